@@ -1,0 +1,55 @@
+import { Elysia } from 'elysia'
+import type { Config } from './config'
+import type { Clock } from './clock'
+import type { IdGenerator } from './ids'
+import type { Logger } from './log'
+import type { Services } from './services'
+import { authGuard, type CredentialVerifier } from './http/auth'
+import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
+import { RateLimiter } from './http/rate-limit'
+import { discoveryRoutes } from './modules/discovery'
+import { foldersRoutes } from './modules/folders'
+import { notesRoutes } from './modules/notes'
+import { processingRoutes } from './modules/processing'
+import { usageRoutes } from './modules/usage'
+
+export interface AppDeps {
+  config: Config
+  clock: Clock
+  ids: IdGenerator
+  log: Logger
+  services: Services
+  /** extra credential checks (OAuth access tokens, ID tokens) tried after API keys */
+  verifiers?: CredentialVerifier[]
+}
+
+/** Assembles the HTTP application from the modules. */
+export function createApp(deps: AppDeps) {
+  const { config, services, log } = deps
+  const limiter = new RateLimiter(config.rateLimits, deps.clock)
+  const guard = authGuard([services.accounts.verifyApiKey, ...(deps.verifiers ?? [])], limiter)
+  let methodsForPath: MethodsForPath | undefined
+
+  const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
+    .use(errorHandler({
+      docsUrl: config.docsUrl,
+      log,
+      newRequestId: () => deps.ids.next('req'),
+      methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
+    }))
+    .use(guard)
+    .use(discoveryRoutes({ config, guard }))
+    .use(notesRoutes({ guard, notes: services.notes }))
+    .use(foldersRoutes({ guard, folders: services.folders }))
+    .use(processingRoutes({ guard, processing: services.processing }))
+    .use(usageRoutes({ guard, usage: services.usage }))
+
+  if (config.accessLog) {
+    app.onAfterResponse(({ request, set, path }: any) => {
+      log.info('request', { method: request.method, path, status: set.status, requestId: set.headers['x-request-id'] })
+    })
+  }
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,211 @@
+#!/usr/bin/env bun
+import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './config'
+import { systemClock } from './clock'
+import { createIdGenerator } from './ids'
+import { createLogger, type Logger } from './log'
+import { openDatabase } from './db/database'
+import { createServices, type Services } from './services'
+import { createApp } from './app'
+import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
+import { runDoctor } from './doctor'
+import { listModels } from './engines/asr/models'
+import { VERSION } from './version'
+
+const USAGE = `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
+
+Usage: notesvc <command> [flags]
+
+  serve                                   start the HTTP server (the default command)
+  keys create --email E [--plan free|pro] [--sandbox] [--scopes s1,s2] [--name N]
+                                          create an API key (and the account if new); prints the key
+  keys list --email E                     list an account's keys
+  keys revoke <key-id-or-start>           revoke a key at once
+  accounts credit --email E --credits N   add N prepaid credits
+  accounts plan --email E --plan free|pro set the account's plan
+  models list                             list the Whisper models in the models folder
+  doctor                                  check what is ready and what is missing
+  version                                 print the version
+
+Configuration comes from environment variables (see the README); a flag of the same name in kebab
+case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
+
+/** A mistake in how the command was called; printed with a hint, exit code 2. */
+class UsageError extends Error {}
+
+interface Parsed {
+  positional: string[]
+  flags: Record<string, string | true>
+}
+
+function parseArgs(args: string[]): Parsed {
+  const positional: string[] = []
+  const flags: Record<string, string | true> = {}
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (!a.startsWith('--')) { positional.push(a); continue }
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+    if (inline !== undefined) flags[name] = inline
+    else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--')) flags[name] = args[++i]!
+    else flags[name] = true
+  }
+  return { positional, flags }
+}
+
+function stringFlag(p: Parsed, name: string, required: true): string
+function stringFlag(p: Parsed, name: string, required?: false): string | undefined
+function stringFlag(p: Parsed, name: string, required = false): string | undefined {
+  const v = p.flags[name]
+  if (v === true) throw new UsageError(`--${name} needs a value`)
+  if (v === undefined && required) throw new UsageError(`--${name} is required`)
+  return v
+}
+
+function openServices(config: Config): { services: Services; close(): void } {
+  const db = openDatabase(config.databasePath)
+  const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
+  return { services, close: () => db.close() }
+}
+
+function out(line: string) {
+  process.stdout.write(line + '\n')
+}
+
+async function serve(config: Config, log: Logger) {
+  const db = openDatabase(config.databasePath)
+  const ids = createIdGenerator()
+  const services = createServices({ config, db, clock: systemClock, ids })
+  if (services.accounts.isEmpty()) {
+    const live = services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
+    const sandbox = services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
+    process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} and two API keys.\n` +
+      'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
+    out(`live key:    ${live.key}`)
+    out(`sandbox key: ${sandbox.key}`)
+    process.stderr.write('\n')
+  }
+  const app = createApp({ config, clock: systemClock, ids, log, services })
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
+  const server = app.server!
+  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, version: VERSION })
+  const shutdown = async (signal: string) => {
+    log.info('shutting down', { signal })
+    await app.stop()
+    db.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+}
+
+function keyLine(k: { id: string; start: string; sandbox: boolean; name: string | null; scopes: string[]; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }) {
+  return [k.id, `${k.start}…`, k.sandbox ? 'sandbox' : 'live', k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? '-', k.scopes.join(','), `created ${k.createdAt}`, `last used ${k.lastUsedAt ?? 'never'}`].join('\t')
+}
+
+async function run(argv: string[], env: Env): Promise<number> {
+  const { env: withFlags, rest } = applyFlags(env, argv)
+  const p = parseArgs(rest)
+  const [command = 'serve', sub, arg] = p.positional
+  if (p.flags.help || command === 'help') { out(USAGE); return 0 }
+  if (command === 'version' || p.flags.version) { out(VERSION); return 0 }
+  const config = loadConfig(withFlags)
+  const log = createLogger((withFlags.NOTESVC_LOG_LEVEL as 'info') || 'info')
+
+  switch (command) {
+    case 'serve':
+      await serve(config, log)
+      return -1 // keep running
+    case 'keys': {
+      const { services, close } = openServices(config)
+      try {
+        if (sub === 'create') {
+          const plan = stringFlag(p, 'plan') as Plan | undefined
+          if (plan && plan !== 'free' && plan !== 'pro') throw new UsageError('--plan must be free or pro')
+          const created = services.accounts.createKey({
+            email: stringFlag(p, 'email', true),
+            plan,
+            sandbox: p.flags.sandbox === true || p.flags.sandbox === 'true',
+            scopes: parseScopes(stringFlag(p, 'scopes')),
+            name: stringFlag(p, 'name'),
+          })
+          out(created.key)
+          process.stderr.write(`created ${created.info.sandbox ? 'sandbox' : 'live'} key ${created.info.id} for ${created.account.email} with scopes ${created.info.scopes.join(',')}; it is shown only this once\n`)
+          return 0
+        }
+        if (sub === 'list') {
+          for (const k of services.accounts.listKeys(stringFlag(p, 'email', true))) out(keyLine(k))
+          return 0
+        }
+        if (sub === 'revoke') {
+          if (!arg) throw new UsageError('name the key to revoke: notesvc keys revoke <key-id-or-start>')
+          const k = services.accounts.revokeKey(arg)
+          out(keyLine(k))
+          return 0
+        }
+        throw new UsageError('keys needs a subcommand: create, list or revoke')
+      } finally {
+        close()
+      }
+    }
+    case 'accounts': {
+      const { services, close } = openServices(config)
+      try {
+        const email = stringFlag(p, 'email', true)
+        if (sub === 'credit') {
+          const raw = stringFlag(p, 'credits', true)
+          const credits = Number(raw)
+          const account = services.accounts.addPurchasedCredits(email, credits)
+          const b = services.usage.balance(account.id)
+          out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
+          return 0
+        }
+        if (sub === 'plan') {
+          const plan = stringFlag(p, 'plan', true) as Plan
+          const account = services.accounts.setPlan(email, plan)
+          const b = services.usage.balance(account.id)
+          out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
+          return 0
+        }
+        throw new UsageError('accounts needs a subcommand: credit or plan')
+      } finally {
+        close()
+      }
+    }
+    case 'models': {
+      if (sub === 'list' || sub === undefined) {
+        const models = listModels(config.modelsDir)
+        if (models.length === 0) process.stderr.write(`no models in ${config.modelsDir}; get one with: notesvc models pull base.en\n`)
+        for (const m of models) out(`${m.name}\t${m.sizeBytes}\t${m.path}`)
+        return 0
+      }
+      if (sub === 'pull') {
+        throw new UsageError('models pull is not available in this version yet; place a ggml model file (for example ggml-base.en.bin) in the models folder by hand')
+      }
+      throw new UsageError('models needs a subcommand: list or pull')
+    }
+    case 'doctor': {
+      const ok = await runDoctor(config, out)
+      return ok ? 0 : 1
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`)
+  }
+}
+
+if (import.meta.main) {
+  run(process.argv.slice(2), process.env)
+    .then(code => { if (code >= 0) process.exit(code) })
+    .catch(err => {
+      if (err instanceof UsageError) {
+        process.stderr.write(`notesvc: ${err.message}\nRun notesvc help for the commands and their flags.\n`)
+        process.exit(2)
+      }
+      if (err instanceof ConfigError || err instanceof AccountError) {
+        process.stderr.write(`notesvc: ${err.message}\n`)
+        process.exit(2)
+      }
+      process.stderr.write(`notesvc: ${err instanceof Error ? err.message : String(err)}\n`)
+      process.exit(1)
+    })
+}
+
+export { run }

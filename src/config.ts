@@ -1,0 +1,156 @@
+import { resolve } from 'node:path'
+
+export type RateClass = 'read' | 'write' | 'processing'
+export type StorageKind = 'disk' | 's3'
+export type AsrKind = 'whisper' | 'pocketsphinx'
+export type LlmKind = 'auto' | 'ollama' | 'builtin'
+
+export interface Config {
+  port: number
+  host: string
+  publicUrl: string
+  docsUrl: string
+  dataDir: string
+  databasePath: string
+  storage: StorageKind
+  s3: { bucket?: string; endpoint?: string; region?: string; forcePathStyle: boolean }
+  modelsDir: string
+  asr: AsrKind
+  whisperModel: string
+  llm: LlmKind
+  ollamaHost: string
+  ollamaModel: string
+  workers: number
+  rateLimits: Record<RateClass, number>
+  allowPrivateUrls: boolean
+  ffmpeg?: string
+  ffprobe?: string
+  ytdlp?: string
+  ownerEmail: string
+  accessLog: boolean
+}
+
+/** Thrown when the environment holds a value we cannot use; the message says what to set. */
+export class ConfigError extends Error {}
+
+export type Env = Record<string, string | undefined>
+
+const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
+
+/** The variables of DECISIONS.md "Running it", with their defaults. */
+export const CONFIG_VARIABLES = [
+  'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_STORAGE',
+  'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
+  'NOTESVC_MODELS_DIR', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
+  'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
+  'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG',
+] as const
+
+/**
+ * Flags override variables: `--port 9000`, `--data-dir ./x` and `--notesvc-data-dir ./x` all work.
+ * Returns the environment with the flags applied and the arguments that were not flags of that kind.
+ */
+export function applyFlags(env: Env, args: string[]): { env: Env; rest: string[] } {
+  const out: Env = { ...env }
+  const rest: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(arg)
+    const name = m ? variableForFlag(m[1]!) : undefined
+    if (!m || !name) { rest.push(arg); continue }
+    let value = m[2]
+    if (value === undefined) {
+      const next = args[i + 1]
+      if (next === undefined || next.startsWith('--')) value = '1'
+      else { value = next; i++ }
+    }
+    out[name] = value
+  }
+  return { env: out, rest }
+}
+
+function variableForFlag(flag: string): string | undefined {
+  const upper = flag.toUpperCase().replaceAll('-', '_')
+  for (const candidate of [upper, `NOTESVC_${upper}`]) {
+    if ((CONFIG_VARIABLES as readonly string[]).includes(candidate)) return candidate
+  }
+  return undefined
+}
+
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined || value === '') return fallback
+  if ((allowed as readonly string[]).includes(value)) return value as T
+  throw new ConfigError(`${name}=${value} is not valid; use one of: ${allowed.join(', ')}`)
+}
+
+function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}=${value} is not valid; use a whole number from ${min} to ${max}`)
+  }
+  return n
+}
+
+function flag(value: string | undefined): boolean {
+  return value !== undefined && ['1', 'true', 'yes', 'on'].includes(value.toLowerCase())
+}
+
+export function parseRateLimits(value: string | undefined): Record<RateClass, number> {
+  const limits = { ...DEFAULT_RATE_LIMITS }
+  if (!value) return limits
+  for (const part of value.split(',')) {
+    const [key, raw] = part.split('=').map(s => s.trim())
+    if (!key || !(key in limits)) {
+      throw new ConfigError(`NOTESVC_RATE_LIMITS: unknown class "${key ?? ''}"; write it as read=120,write=30,processing=10`)
+    }
+    limits[key as RateClass] = integer(`NOTESVC_RATE_LIMITS ${key}`, raw, 0, 1, 1_000_000_000)
+  }
+  return limits
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '')
+}
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const port = integer('PORT', env.PORT, 8080, 0, 65535)
+  const host = env.HOST || '127.0.0.1'
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  const publicUrl = trimSlash(env.NOTESVC_PUBLIC_URL || `http://${urlHost}:${port}`)
+  try {
+    new URL(publicUrl)
+  } catch {
+    throw new ConfigError(`NOTESVC_PUBLIC_URL=${publicUrl} is not a URL; set it to the address clients use, e.g. https://notes.example.com`)
+  }
+  const dataDir = resolve(cwd, env.NOTESVC_DATA_DIR || './data')
+  return {
+    port,
+    host,
+    publicUrl,
+    docsUrl: trimSlash(env.NOTESVC_DOCS_URL || `${publicUrl}/docs`),
+    dataDir,
+    databasePath: resolve(dataDir, 'notesvc.db'),
+    storage: oneOf('NOTESVC_STORAGE', env.NOTESVC_STORAGE, ['disk', 's3'] as const, 'disk'),
+    s3: {
+      bucket: env.NOTESVC_S3_BUCKET || undefined,
+      endpoint: env.NOTESVC_S3_ENDPOINT || undefined,
+      region: env.NOTESVC_S3_REGION || undefined,
+      forcePathStyle: flag(env.NOTESVC_S3_FORCE_PATH_STYLE),
+    },
+    modelsDir: resolve(cwd, env.NOTESVC_MODELS_DIR || './models'),
+    asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['whisper', 'pocketsphinx'] as const, 'whisper'),
+    whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
+    llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),
+    ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
+    ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
+    workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 1, 1, 64),
+    rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),
+    allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
+    ffmpeg: env.NOTESVC_FFMPEG || undefined,
+    ffprobe: env.NOTESVC_FFPROBE || undefined,
+    ytdlp: env.NOTESVC_YTDLP || undefined,
+    ownerEmail: env.NOTESVC_OWNER_EMAIL || 'owner@localhost',
+    accessLog: flag(env.NOTESVC_ACCESS_LOG),
+  }
+}

@@ -1,0 +1,41 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { MIGRATIONS } from './migrations'
+
+export type { Database }
+
+/**
+ * Opens (creating if needed) the database with the pragmas every connection needs, then brings its
+ * schema up to date. `:memory:` gives a private database, for tests.
+ */
+export function openDatabase(path: string, migrations = MIGRATIONS): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path, { create: true, strict: true })
+  db.exec('PRAGMA journal_mode = WAL')
+  db.exec('PRAGMA synchronous = NORMAL')
+  db.exec('PRAGMA foreign_keys = ON')
+  db.exec('PRAGMA busy_timeout = 5000')
+  migrate(db, migrations)
+  return db
+}
+
+export function migrate(db: Database, migrations = MIGRATIONS): number {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+  const row = db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()
+  const current = row?.v ?? 0
+  const latest = Math.max(0, ...migrations.map(m => m.version))
+  if (current > latest) {
+    throw new Error(`the database is at schema version ${current}, newer than this build knows (${latest}); run a newer notesvc or restore a backup`)
+  }
+  let applied = 0
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (m.version <= current) continue
+    db.transaction(() => {
+      db.exec(m.sql)
+      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString())
+    })()
+    applied++
+  }
+  return applied
+}

@@ -1,0 +1,95 @@
+/**
+ * Numbered migrations, applied in order at start-up inside one transaction each.
+ * Never edit a migration that has shipped: add the next number.
+ */
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, folders, notes, usage',
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        plan TEXT NOT NULL DEFAULT 'free' CHECK (plan IN ('free', 'pro')),
+        grant_period TEXT NOT NULL,              -- 'YYYY-MM' the grant counter belongs to
+        grant_used INTEGER NOT NULL DEFAULT 0 CHECK (grant_used >= 0),
+        purchased_credits INTEGER NOT NULL DEFAULT 0 CHECK (purchased_credits >= 0),
+        created_at TEXT NOT NULL
+      );
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        name TEXT,
+        start TEXT NOT NULL,                     -- the first characters, for people to recognise it
+        hash TEXT NOT NULL UNIQUE,               -- SHA-256 of the whole key; the key itself is never stored
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        scopes TEXT NOT NULL,                    -- space-separated
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id, created_at);
+
+      CREATE TABLE folders (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        name TEXT NOT NULL,
+        color TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX folders_by_name ON folders(account_id, sandbox, name COLLATE NOCASE, id);
+
+      CREATE TABLE notes (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        folder_id TEXT REFERENCES folders(id) ON DELETE SET NULL,
+        title TEXT NOT NULL DEFAULT '',
+        summary TEXT NOT NULL DEFAULT '',
+        original_transcription TEXT NOT NULL DEFAULT '',
+        structured_content TEXT,                 -- JSON
+        status TEXT NOT NULL CHECK (status IN ('Done', 'Summarizing', 'Error')),
+        processing_stage TEXT,
+        type TEXT NOT NULL,
+        style_id TEXT NOT NULL DEFAULT 'note',
+        language TEXT,
+        is_pinned INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL DEFAULT 'api',
+        error_code TEXT,
+        error_message TEXT,
+        date_created TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      -- Listing is newest first, ties by id, within one library; each filter has its own ordered index
+      -- so a page is read straight off an index whatever the library's size.
+      CREATE INDEX notes_newest ON notes(account_id, sandbox, date_created DESC, id DESC);
+      CREATE INDEX notes_by_folder ON notes(account_id, sandbox, folder_id, date_created DESC, id DESC);
+      CREATE INDEX notes_by_status ON notes(account_id, sandbox, status, date_created DESC, id DESC);
+      CREATE INDEX notes_by_type ON notes(account_id, sandbox, type, date_created DESC, id DESC);
+      CREATE INDEX notes_by_update ON notes(account_id, sandbox, updated_at);
+      CREATE INDEX notes_folder ON notes(folder_id);
+
+      CREATE TABLE usage (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        operation TEXT NOT NULL,
+        credits INTEGER NOT NULL,                -- negative for refunds
+        grant_credits INTEGER NOT NULL DEFAULT 0,
+        purchased_credits INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL CHECK (source IN ('api_key', 'oauth', 'mcp', 'cli')),
+        note_id TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX usage_recent ON usage(account_id, created_at DESC, id DESC);
+
+      -- Instance-wide values such as the secret that signs upload URLs.
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
+]

@@ -1,0 +1,91 @@
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import type { Config } from './config'
+import { openDatabase } from './db/database'
+import { modelPath } from './engines/asr/models'
+
+interface Check {
+  name: string
+  ok: boolean
+  /** true when the server cannot run without it */
+  essential?: boolean
+  detail: string
+  fix?: string
+}
+
+function program(configured: string | undefined, name: string): string | null {
+  if (configured) return existsSync(configured) ? configured : null
+  return Bun.which(name)
+}
+
+async function ollamaReachable(host: string): Promise<{ ok: boolean; models: string[]; error?: string }> {
+  try {
+    const res = await fetch(`${host}/api/tags`, { signal: AbortSignal.timeout(1500) })
+    if (!res.ok) return { ok: false, models: [], error: `HTTP ${res.status}` }
+    const body = (await res.json()) as { models?: { name: string }[] }
+    return { ok: true, models: (body.models ?? []).map(m => m.name) }
+  } catch (err) {
+    return { ok: false, models: [], error: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+/** One line per check: what is ready, what is missing, and the command that fixes it. */
+export async function runDoctor(config: Config, out: (line: string) => void): Promise<boolean> {
+  const checks: Check[] = []
+
+  try {
+    mkdirSync(config.dataDir, { recursive: true })
+    accessSync(config.dataDir, constants.W_OK)
+    checks.push({ name: 'data dir', ok: true, essential: true, detail: config.dataDir })
+  } catch (err) {
+    checks.push({ name: 'data dir', ok: false, essential: true, detail: `${config.dataDir} is not writable (${(err as Error).message})`, fix: 'set NOTESVC_DATA_DIR to a folder this user can write' })
+  }
+
+  try {
+    const db = openDatabase(config.databasePath)
+    const v = db.query<{ v: number }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v
+    db.close()
+    checks.push({ name: 'database', ok: true, essential: true, detail: `${config.databasePath} (schema ${v})` })
+  } catch (err) {
+    checks.push({ name: 'database', ok: false, essential: true, detail: (err as Error).message, fix: 'check NOTESVC_DATA_DIR, or restore the database from a backup' })
+  }
+
+  if (config.storage === 'disk') {
+    checks.push({ name: 'storage', ok: true, essential: true, detail: `disk, under ${config.dataDir}` })
+  } else {
+    const ok = Boolean(config.s3.bucket)
+    checks.push({ name: 'storage', ok, essential: true, detail: ok ? `s3 bucket ${config.s3.bucket}${config.s3.endpoint ? ` at ${config.s3.endpoint}` : ''}` : 's3 selected but NOTESVC_S3_BUCKET is not set', fix: ok ? undefined : 'set NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)' })
+  }
+
+  for (const [name, configured, fix] of [
+    ['ffmpeg', config.ffmpeg, 'apt-get install ffmpeg (or set NOTESVC_FFMPEG); without it only WAV uploads work'],
+    ['ffprobe', config.ffprobe, 'apt-get install ffmpeg (or set NOTESVC_FFPROBE)'],
+    ['yt-dlp', config.ytdlp, 'install yt-dlp (apt-get install yt-dlp, or set NOTESVC_YTDLP); needed for video links'],
+  ] as const) {
+    const found = program(configured, name)
+    checks.push({ name, ok: Boolean(found), detail: found ?? 'not found', fix: found ? undefined : fix })
+  }
+
+  if (config.asr === 'whisper') {
+    const path = modelPath(config.modelsDir, config.whisperModel)
+    const ok = existsSync(path)
+    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : `notesvc models pull ${config.whisperModel}` })
+  } else {
+    checks.push({ name: 'asr engine', ok: true, detail: 'pocketsphinx' })
+  }
+
+  if (config.llm === 'builtin') {
+    checks.push({ name: 'llm engine', ok: true, detail: 'builtin (offline extractive engine)' })
+  } else {
+    const o = await ollamaReachable(config.ollamaHost)
+    const hasModel = o.models.some(m => m === config.ollamaModel || m.startsWith(`${config.ollamaModel}:`))
+    if (o.ok && hasModel) checks.push({ name: 'llm engine', ok: true, detail: `ollama at ${config.ollamaHost}, model ${config.ollamaModel}` })
+    else if (o.ok) checks.push({ name: 'llm engine', ok: false, detail: `ollama answers at ${config.ollamaHost} but has no model ${config.ollamaModel}`, fix: `ollama pull ${config.ollamaModel}` })
+    else if (config.llm === 'auto') checks.push({ name: 'llm engine', ok: true, detail: `builtin (ollama not reachable at ${config.ollamaHost}: ${o.error})`, fix: 'for model-written summaries install Ollama and run: ollama pull ' + config.ollamaModel })
+    else checks.push({ name: 'llm engine', ok: false, detail: `ollama not reachable at ${config.ollamaHost}: ${o.error}`, fix: 'start Ollama (ollama serve), set OLLAMA_HOST, or set NOTESVC_LLM=auto to fall back to the builtin engine' })
+  }
+
+  for (const c of checks) {
+    out(`${c.ok ? 'ok     ' : 'missing'}  ${c.name.padEnd(14)} ${c.detail}${c.fix ? `  → fix: ${c.fix}` : ''}`)
+  }
+  return checks.every(c => c.ok || !c.essential)
+}

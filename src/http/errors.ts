@@ -1,0 +1,84 @@
+/** The SPEC's error codes and the HTTP status each one carries. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_token: 401,
+  insufficient_credits: 402,
+  insufficient_scope: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  content_policy: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_failure: 502,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+/** What each code means, for the errors page and the OpenAPI document. */
+export const ERROR_MEANING: Record<ErrorCode, string> = {
+  invalid_request: 'The request is malformed or failed validation; `details` names each field at fault.',
+  invalid_token: 'The credential is missing, malformed, expired or revoked. Send `Authorization: Bearer <key>`.',
+  insufficient_credits: 'The account has no credits left for this operation. Add credits or wait for the monthly grant.',
+  insufficient_scope: 'The credential is valid but lacks a scope this operation needs; create a key with that scope.',
+  not_found: 'The resource does not exist in the library this credential sees.',
+  method_not_allowed: 'The path exists but does not serve this method; the `Allow` header lists the ones it does.',
+  conflict: 'The request conflicts with the current state of the resource (for example the note is still processing).',
+  payload_too_large: 'The uploaded file exceeds the size limit.',
+  unsupported_media_type: 'The file format is not supported; send audio or video.',
+  content_policy: 'The content was refused by the content policy.',
+  rate_limited: 'Too many requests in this window; wait `Retry-After` seconds.',
+  internal_error: 'The service failed to process the request; quote `request_id` when reporting it.',
+  upstream_failure: 'A provider the service depends on (a model engine, a media tool) failed.',
+}
+
+export interface ErrorDetail {
+  field: string
+  issue: string
+}
+
+/** The one way to fail: throw this and the error handler turns it into the envelope. */
+export class ApiError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: { details?: ErrorDetail[]; retryAfterSeconds?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.status = ERROR_STATUS[code]
+  }
+}
+
+export interface ErrorEnvelope {
+  error: {
+    type: 'invalid_request_error'
+    code: ErrorCode
+    message: string
+    doc_url: string
+    details?: ErrorDetail[]
+    retry_after_seconds?: number
+    request_id?: string
+  }
+}
+
+export function errorEnvelope(
+  err: ApiError,
+  docsUrl: string,
+  requestId: string | undefined,
+): ErrorEnvelope {
+  const body: ErrorEnvelope['error'] = {
+    type: 'invalid_request_error',
+    code: err.code,
+    message: err.message,
+    doc_url: `${docsUrl}/errors#${err.code}`,
+  }
+  if (err.options.details?.length) body.details = err.options.details
+  if (err.options.retryAfterSeconds !== undefined) body.retry_after_seconds = err.options.retryAfterSeconds
+  if (requestId) body.request_id = requestId
+  return { error: body }
+}
+
+export const notFound = (what: string, id: string) => new ApiError('not_found', `No ${what} with id ${id} exists in this library.`)

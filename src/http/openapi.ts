@@ -1,0 +1,64 @@
+import { ERROR_STATUS, type ErrorCode } from './errors'
+import { operation } from './operations'
+import { ErrorEnvelopeSchema } from './schemas'
+
+const COMMON_ERRORS: ErrorCode[] = ['invalid_request', 'invalid_token', 'insufficient_scope', 'rate_limited', 'internal_error']
+
+/** The error codes each operation can answer with, recorded as its route is declared. */
+const errorCodesOf = new Map<string, ErrorCode[]>()
+
+function errorResponses(codes: ErrorCode[]) {
+  const responses: Record<string, unknown> = {}
+  for (const code of codes) {
+    const status = String(ERROR_STATUS[code])
+    const existing = responses[status] as { description: string } | undefined
+    responses[status] = {
+      description: existing ? `${existing.description}, ${code}` : code,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    }
+  }
+  return responses
+}
+
+/**
+ * Route options for one operation from the operations table: the OpenAPI annotations (operationId,
+ * scopes as the security requirement, `x-service-credits`, rate class).
+ */
+export function documented(operationId: string, extraErrors: ErrorCode[] = []) {
+  const op = operation(operationId)
+  errorCodesOf.set(op.id, op.public ? ['rate_limited', 'internal_error'] : [...COMMON_ERRORS, ...extraErrors])
+  return {
+    detail: {
+      operationId: op.id,
+      summary: op.summary,
+      tags: [op.tag],
+      security: op.public ? [] : [{ apiKey: op.scopes }, { oauth2: op.scopes }],
+      'x-service-credits': op.credits,
+      'x-rate-limit-class': op.rateClass,
+      ...(op.scopes.length ? { 'x-scopes': op.scopes } : {}),
+    } as Record<string, unknown>,
+  }
+}
+
+type Doc = { paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; requestBody?: { content?: Record<string, unknown> } }>> }
+
+/**
+ * Completes the generated document: each operation's error responses (the generator keeps only the
+ * success schemas) and request bodies described as JSON only. Idempotent.
+ */
+export function completeDocument<T>(doc: T): T {
+  for (const methods of Object.values((doc as Doc).paths ?? {})) {
+    for (const o of Object.values(methods)) {
+      const codes = o.operationId ? errorCodesOf.get(o.operationId) : undefined
+      if (codes) o.responses = { ...o.responses, ...errorResponses(codes) }
+      const content = o.requestBody?.content
+      if (content) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
+    }
+  }
+  return doc
+}
+
+/** Route options for a JSON body: parsed as JSON whatever Content-Type says, so `curl -d '{…}'` works. */
+export const jsonBody = { parse: 'json' as const }
+
+export { ErrorEnvelopeSchema }

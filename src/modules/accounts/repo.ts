@@ -1,0 +1,58 @@
+import type { Database } from '../../db/database'
+
+export interface AccountRow {
+  id: string
+  email: string
+  plan: 'free' | 'pro'
+  grant_period: string
+  grant_used: number
+  purchased_credits: number
+  created_at: string
+}
+
+export interface ApiKeyRow {
+  id: string
+  account_id: string
+  name: string | null
+  start: string
+  hash: string
+  sandbox: number
+  scopes: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export type AccountsRepo = ReturnType<typeof createAccountsRepo>
+
+export function createAccountsRepo(db: Database) {
+  const q = {
+    count: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
+    byEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
+    byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
+    insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, grant_used, purchased_credits, created_at) VALUES ($id, $email, $plan, $grant_period, 0, 0, $created_at)'),
+    setPlan: db.query('UPDATE accounts SET plan = ? WHERE id = ?'),
+    addPurchased: db.query('UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?'),
+    insertKey: db.query('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at) VALUES ($id, $account_id, $name, $start, $hash, $sandbox, $scopes, $created_at)'),
+    keyByHash: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE hash = ?'),
+    keysOf: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
+    keysMatching: db.query<ApiKeyRow, [string, string]>('SELECT * FROM api_keys WHERE id = ? OR start = ?'),
+    revokeKey: db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    touchKey: db.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+  }
+  return {
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    countAccounts: () => q.count.get()!.n,
+    findAccountByEmail: (email: string) => q.byEmail.get(email),
+    findAccount: (id: string) => q.byId.get(id),
+    insertAccount: (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) => { q.insert.run(a) },
+    setPlan: (id: string, plan: AccountRow['plan']) => { q.setPlan.run(plan, id) },
+    addPurchased: (id: string, credits: number) => { q.addPurchased.run(credits, id) },
+    insertKey: (k: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>) => { q.insertKey.run(k) },
+    findKeyByHash: (hash: string) => q.keyByHash.get(hash),
+    listKeys: (accountId: string) => q.keysOf.all(accountId),
+    findKeys: (idOrStart: string) => q.keysMatching.all(idOrStart, idOrStart),
+    revokeKey: (id: string, at: string) => q.revokeKey.run(at, id).changes > 0,
+    touchKey: (id: string, at: string) => { q.touchKey.run(at, id) },
+  }
+}

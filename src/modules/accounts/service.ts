@@ -1,0 +1,179 @@
+import type { Clock } from '../../clock'
+import type { IdGenerator } from '../../ids'
+import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
+import type { Principal } from '../../http/auth'
+import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
+
+export const LIVE_PREFIX = 'svc_live_'
+export const SANDBOX_PREFIX = 'svc_test_'
+const KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+/** 32 characters of base62: log2(62) * 32 ≈ 190 bits of randomness. */
+const KEY_RANDOM_CHARS = 32
+/** How many characters of a key are kept in clear so a person can tell keys apart. */
+const KEY_START_CHARS = 8
+/** `last_used_at` is written at most this often per key, so reads stay reads. */
+const TOUCH_INTERVAL_MS = 60_000
+
+export type Plan = AccountRow['plan']
+export const PLANS: Record<Plan, number> = { free: 60, pro: 2000 }
+
+/** A user-facing failure of an account operation (CLI and settings); the message says what to do. */
+export class AccountError extends Error {}
+
+export interface KeyInfo {
+  id: string
+  name: string | null
+  start: string
+  sandbox: boolean
+  scopes: Scope[]
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher('sha256').update(key).digest('hex')
+}
+
+function randomKeyBody(): string {
+  // Rejection sampling keeps every character uniformly likely.
+  let out = ''
+  while (out.length < KEY_RANDOM_CHARS) {
+    for (const b of crypto.getRandomValues(new Uint8Array(48))) {
+      if (b < 248 && out.length < KEY_RANDOM_CHARS) out += KEY_ALPHABET[b % 62]
+    }
+  }
+  return out
+}
+
+export function parseScopes(list: string | undefined): Scope[] {
+  if (list === undefined || list.trim() === '') return [...ALL_SCOPES]
+  const scopes = list.split(/[\s,]+/).filter(Boolean)
+  const unknown = scopes.filter(s => !isScope(s))
+  if (unknown.length) {
+    throw new AccountError(`unknown scope ${unknown.join(', ')}; choose from: ${ALL_SCOPES.join(', ')}`)
+  }
+  return [...new Set(scopes)] as Scope[]
+}
+
+export function currentPeriod(at: Date): string {
+  return at.toISOString().slice(0, 7)
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>
+
+export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator }) {
+  const { repo, clock, ids } = deps
+  const lastTouched = new Map<string, number>()
+
+  function now() {
+    return clock.now().toISOString()
+  }
+
+  function ensureAccount(email: string, plan?: Plan): AccountRow {
+    const normalized = email.trim()
+    if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new AccountError(`"${email}" is not an email address; pass --email you@example.com`)
+    return repo.transaction(() => {
+      const existing = repo.findAccountByEmail(normalized)
+      if (existing) {
+        if (plan && plan !== existing.plan) repo.setPlan(existing.id, plan)
+        return repo.findAccount(existing.id)!
+      }
+      const at = clock.now()
+      const id = ids.next('acct')
+      repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: currentPeriod(at), created_at: at.toISOString() })
+      return repo.findAccount(id)!
+    })
+  }
+
+  function requireAccount(email: string): AccountRow {
+    const account = repo.findAccountByEmail(email.trim())
+    if (!account) throw new AccountError(`no account with email ${email}; create one with: notesvc keys create --email ${email}`)
+    return account
+  }
+
+  function toKeyInfo(row: ApiKeyRow): KeyInfo {
+    return {
+      id: row.id,
+      name: row.name,
+      start: row.start,
+      sandbox: row.sandbox === 1,
+      scopes: row.scopes.split(' ').filter(isScope),
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      revokedAt: row.revoked_at,
+    }
+  }
+
+  return {
+    ensureAccount,
+    requireAccount,
+    isEmpty: () => repo.countAccounts() === 0,
+
+    /** Creates a key (and the account if needed). The returned `key` is the only time it is visible. */
+    createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }): { key: string; info: KeyInfo; account: AccountRow } {
+      const account = ensureAccount(opts.email, opts.plan)
+      const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
+      const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
+      const row = {
+        id: ids.next('key'),
+        account_id: account.id,
+        name: opts.name ?? null,
+        start: key.slice(0, prefixLength + KEY_START_CHARS),
+        hash: hashKey(key),
+        sandbox: opts.sandbox ? 1 : 0,
+        scopes: (opts.scopes?.length ? opts.scopes : ALL_SCOPES).join(' '),
+        created_at: now(),
+      }
+      repo.insertKey(row)
+      return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }), account }
+    },
+
+    listKeys(email: string): KeyInfo[] {
+      return repo.listKeys(requireAccount(email).id).map(toKeyInfo)
+    },
+
+    /** Revokes by key id (`key_…`) or by the key's visible start (`svc_live_AbCd1234`). */
+    revokeKey(idOrStart: string): KeyInfo {
+      const matches = repo.findKeys(idOrStart.trim())
+      if (matches.length === 0) throw new AccountError(`no key matches "${idOrStart}"; list keys with: notesvc keys list --email <email>`)
+      if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see notesvc keys list)`)
+      const row = matches[0]!
+      if (!row.revoked_at) repo.revokeKey(row.id, now())
+      return toKeyInfo(repo.findKeys(row.id)[0]!)
+    },
+
+    setPlan(email: string, plan: Plan): AccountRow {
+      if (!(plan in PLANS)) throw new AccountError(`unknown plan "${plan}"; use free or pro`)
+      const account = requireAccount(email)
+      repo.setPlan(account.id, plan)
+      return repo.findAccount(account.id)!
+    },
+
+    addPurchasedCredits(email: string, credits: number): AccountRow {
+      if (!Number.isInteger(credits) || credits <= 0) throw new AccountError(`--credits must be a positive whole number, not "${credits}"`)
+      const account = requireAccount(email)
+      repo.addPurchased(account.id, credits)
+      return repo.findAccount(account.id)!
+    },
+
+    /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
+    verifyApiKey(token: string): Principal | null {
+      if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null
+      const row = repo.findKeyByHash(hashKey(token))
+      if (!row || row.revoked_at) return null
+      const t = clock.now().getTime()
+      if ((lastTouched.get(row.id) ?? 0) + TOUCH_INTERVAL_MS <= t) {
+        lastTouched.set(row.id, t)
+        repo.touchKey(row.id, new Date(t).toISOString())
+      }
+      return {
+        accountId: row.account_id,
+        sandbox: row.sandbox === 1,
+        scopes: new Set(row.scopes.split(' ').filter(isScope)),
+        credentialId: row.id,
+        source: 'api_key',
+      }
+    },
+  }
+}

@@ -1,0 +1,22 @@
+import { t } from 'elysia'
+
+const Free = t.Record(t.String(), t.Unknown())
+
+export const ApiIndex = t.Object(
+  {
+    name: t.String(),
+    version: t.String(),
+    documentation: t.String({ format: 'uri' }),
+    openapi: t.String({ format: 'uri' }),
+    mcp: t.String({ format: 'uri' }),
+    authentication: Free,
+    sandbox: Free,
+    credits: Free,
+    rateLimits: Free,
+    scopes: t.Array(t.Object({ scope: t.String(), description: t.String() })),
+    resources: t.Record(t.String(), t.String()),
+  },
+  { title: 'ApiIndex' },
+)
+
+export const Health = t.Object({ status: t.Literal('ok'), version: t.String() }, { title: 'Health' })

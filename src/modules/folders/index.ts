@@ -1,0 +1,44 @@
+import { Elysia } from 'elysia'
+import { requirePrincipal, type authGuard } from '../../http/auth'
+import { documented, jsonBody } from '../../http/openapi'
+import { IdParams } from '../../http/schemas'
+import { CreateFolderRequest, Folder, FolderList, UpdateFolderRequest } from './model'
+import type { FoldersService } from './service'
+
+export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folders: FoldersService }) {
+  const { folders } = deps
+  return new Elysia({ name: 'folders-routes' })
+    .use(deps.guard)
+    .get('/v1/folders', ({ principal }) => folders.list(requirePrincipal(principal)), {
+      response: { 200: FolderList },
+      ...documented('listFolders'),
+    })
+    .post('/v1/folders', ({ principal, body, set }) => {
+      set.status = 201
+      return folders.create(requirePrincipal(principal), body)
+    }, {
+      body: CreateFolderRequest,
+      ...jsonBody,
+      response: { 201: Folder },
+      ...documented('createFolder'),
+    })
+    .get('/v1/folders/:id', ({ principal, params }) => folders.get(requirePrincipal(principal), params.id), {
+      params: IdParams,
+      response: { 200: Folder },
+      ...documented('getFolder', ['not_found']),
+    })
+    .patch('/v1/folders/:id', ({ principal, params, body }) => folders.update(requirePrincipal(principal), params.id, body), {
+      params: IdParams,
+      body: UpdateFolderRequest,
+      ...jsonBody,
+      response: { 200: Folder },
+      ...documented('updateFolder', ['not_found']),
+    })
+    .delete('/v1/folders/:id', ({ principal, params }) => {
+      folders.delete(requirePrincipal(principal), params.id)
+      return new Response(null, { status: 204 })
+    }, {
+      params: IdParams,
+      ...documented('deleteFolder', ['not_found']),
+    })
+}

@@ -1,0 +1,103 @@
+import { t, type Static } from 'elysia'
+import { DateTime, Nullable, StyleId } from '../../http/schemas'
+
+export const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
+export type NoteStatusValue = (typeof NOTE_STATUSES)[number]
+export const PROCESSING_STAGES = ['awaiting_upload', 'queued', 'converting', 'transcribing', 'summarizing'] as const
+export const ERROR_CODES = ['media_missing', 'media_unreadable', 'media_unsupported', 'transcription_failed', 'summarization_failed', 'engine_unavailable', 'timeout', 'internal'] as const
+
+const Status = t.Union([t.Literal('Done'), t.Literal('Summarizing'), t.Literal('Error')], { error: `must be one of ${NOTE_STATUSES.join(', ')}` })
+
+export const Note = t.Object(
+  {
+    id: t.String({ examples: ['note_01jd6x3m2k8v4n7p9q2r5s8t0w'] }),
+    title: t.String(),
+    summary: t.String({ description: 'generated summary in the note\'s style' }),
+    originalTranscription: t.Optional(t.String({ description: 'full transcript; omitted from list items, present on getNote' })),
+    structuredContent: t.Optional(Nullable(t.Record(t.String(), t.Unknown(), { description: 'machine-readable form of the summary, keyed by format; omitted from list items' }))),
+    status: Status,
+    processingStage: Nullable(t.String({ examples: ['transcribing'] })),
+    type: t.String({ examples: ['audio', 'video', 'youtube', 'import'] }),
+    styleId: t.String(),
+    language: Nullable(t.String()),
+    folderId: Nullable(t.String()),
+    isPinned: t.Boolean(),
+    source: t.String(),
+    dateCreated: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'Note' },
+)
+export type Note = Static<typeof Note>
+
+export const NoteList = t.Object(
+  {
+    data: t.Array(Note),
+    pagination: t.Object({ limit: t.Integer(), offset: t.Integer(), hasMore: t.Boolean() }),
+  },
+  { title: 'NoteList' },
+)
+
+export const NoteStatus = t.Object(
+  {
+    status: t.Union([t.Literal('Done'), t.Literal('Summarizing'), t.Literal('Error'), t.Literal('Unknown')]),
+    processingStage: Nullable(t.String()),
+    isComplete: t.Boolean({ description: 'true when transcript and summary are ready' }),
+    hasError: t.Boolean({ description: 'true when processing failed' }),
+    errorMessage: Nullable(t.String()),
+    errorCode: Nullable(t.String({ description: `one of ${ERROR_CODES.join(', ')}` })),
+  },
+  { title: 'NoteStatus' },
+)
+
+export const Transcript = t.Object(
+  { noteId: t.String(), transcript: t.String(), language: Nullable(t.String()) },
+  { title: 'Transcript' },
+)
+
+export const Answer = t.Object(
+  { noteId: t.String(), question: t.String(), answer: t.String(), creditsCharged: t.Integer() },
+  { title: 'Answer' },
+)
+
+export const ListNotesQuery = t.Object({
+  updatedAfter: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
+  folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
+  status: t.Optional(Status),
+  type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0, error: 'must be a whole number of at least 0' })),
+})
+export type ListNotesQuery = Static<typeof ListNotesQuery>
+
+const Title = t.String({ maxLength: 500, error: 'must be a string of at most 500 characters' })
+
+export const CreateNoteRequest = t.Object(
+  {
+    title: Title,
+    content: t.String({ description: 'text or markdown body', error: 'must be a string' }),
+    folderId: t.Optional(Nullable(t.String({ maxLength: 200 }))),
+    source: t.Optional(t.String({ maxLength: 200, description: 'origin label for the caller\'s records', error: 'must be a string of at most 200 characters' })),
+    format: t.Optional(t.String({ minLength: 1, maxLength: 50, description: 'structured-content format label', error: 'must be a string of 1 to 50 characters' })),
+  },
+  { additionalProperties: false, title: 'CreateNoteRequest' },
+)
+export type CreateNoteRequest = Static<typeof CreateNoteRequest>
+
+export const UpdateNoteRequest = t.Object(
+  {
+    title: t.Optional(Title),
+    summary: t.Optional(t.String()),
+    folderId: t.Optional(Nullable(t.String({ maxLength: 200 }))),
+    isPinned: t.Optional(t.Boolean({ error: 'must be true or false' })),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateNoteRequest', error: 'send at least one of title, summary, folderId, isPinned, and no other fields' },
+)
+export type UpdateNoteRequest = Static<typeof UpdateNoteRequest>
+
+export const QuestionRequest = t.Object(
+  { question: t.String({ minLength: 1, maxLength: 2000, error: 'must be a string of 1 to 2000 characters' }) },
+  { additionalProperties: false, title: 'QuestionRequest' },
+)
+
+export { StyleId }

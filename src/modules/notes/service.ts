@@ -1,0 +1,196 @@
+import type { Clock } from '../../clock'
+import type { IdGenerator } from '../../ids'
+import { ApiError, notFound } from '../../http/errors'
+import type { Library } from '../library'
+import type { CreateNoteRequest, ListNotesQuery, Note, UpdateNoteRequest } from './model'
+import type { NoteListRow, NoteRow, NotesRepo } from './repo'
+
+export type NotesService = ReturnType<typeof createNotesService>
+
+function listItem(r: NoteListRow): Note {
+  return {
+    id: r.id,
+    title: r.title,
+    summary: r.summary,
+    status: r.status,
+    processingStage: r.processing_stage,
+    type: r.type,
+    styleId: r.style_id,
+    language: r.language,
+    folderId: r.folder_id,
+    isPinned: r.is_pinned === 1,
+    source: r.source,
+    dateCreated: r.date_created,
+    updatedAt: r.updated_at,
+  }
+}
+
+export function toNote(r: NoteRow): Note {
+  return {
+    ...listItem(r),
+    originalTranscription: r.original_transcription,
+    structuredContent: r.structured_content === null ? null : JSON.parse(r.structured_content),
+  }
+}
+
+export function createNotesService(deps: {
+  repo: NotesRepo
+  clock: Clock
+  ids: IdGenerator
+  transaction: <T>(fn: () => T) => T
+  folderExists: (lib: Library, folderId: string) => boolean
+}) {
+  const { repo, clock, ids } = deps
+
+  function requireNote(lib: Library, id: string): NoteRow {
+    const row = repo.get(lib, id)
+    if (!row) throw notFound('note', id)
+    return row
+  }
+
+  function checkFolder(lib: Library, folderId: string | null | undefined) {
+    if (folderId && !deps.folderExists(lib, folderId)) {
+      throw new ApiError('invalid_request', `Folder ${folderId} does not exist in this library; create it first or send folderId null.`, {
+        details: [{ field: 'folderId', issue: 'no such folder' }],
+      })
+    }
+  }
+
+  return {
+    requireNote,
+
+    list(lib: Library, q: ListNotesQuery) {
+      const limit = q.limit ?? 50
+      const offset = q.offset ?? 0
+      const rows = repo.list(lib, {
+        updatedAfter: q.updatedAfter === undefined ? undefined : new Date(q.updatedAfter).toISOString(),
+        folderId: q.folderId === 'null' ? null : q.folderId,
+        status: q.status,
+        type: q.type,
+      }, limit, offset)
+      const hasMore = rows.length > limit
+      return { data: (hasMore ? rows.slice(0, limit) : rows).map(listItem), pagination: { limit, offset, hasMore } }
+    },
+
+    get: (lib: Library, id: string) => toNote(requireNote(lib, id)),
+
+    /** A note from text is finished at once (DECISIONS.md "Notes created from text"). */
+    create(lib: Library, body: CreateNoteRequest): Note {
+      checkFolder(lib, body.folderId)
+      const at = clock.now().toISOString()
+      const row: NoteRow = {
+        id: ids.next('note'),
+        account_id: lib.accountId,
+        sandbox: lib.sandbox ? 1 : 0,
+        folder_id: body.folderId ?? null,
+        title: body.title,
+        summary: body.content,
+        original_transcription: body.content,
+        structured_content: JSON.stringify({ [body.format ?? 'markdown']: body.content }),
+        status: 'Done',
+        processing_stage: null,
+        type: 'import',
+        style_id: 'note',
+        language: null,
+        is_pinned: 0,
+        source: body.source ?? 'api',
+        error_code: null,
+        error_message: null,
+        date_created: at,
+        updated_at: at,
+      }
+      repo.insert(row)
+      return toNote(row)
+    },
+
+    /** A note that processing will fill in: `Summarizing`, at the given stage. */
+    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Note {
+      const at = clock.now().toISOString()
+      const row: NoteRow = {
+        id: ids.next('note'),
+        account_id: lib.accountId,
+        sandbox: lib.sandbox ? 1 : 0,
+        folder_id: null,
+        title: fields.title,
+        summary: '',
+        original_transcription: '',
+        structured_content: null,
+        status: 'Summarizing',
+        processing_stage: fields.stage,
+        type: fields.type,
+        style_id: fields.styleId,
+        language: fields.language,
+        is_pinned: 0,
+        source: fields.source,
+        error_code: null,
+        error_message: null,
+        date_created: at,
+        updated_at: at,
+      }
+      repo.insert(row)
+      return toNote(row)
+    },
+
+    /** Stores finished processing output and marks the note `Done`. */
+    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }) {
+      repo.setProcessing(id, {
+        ...(result.title ? { title: result.title } : {}),
+        summary: result.summary,
+        original_transcription: result.transcript,
+        structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
+        language: result.language,
+        status: 'Done',
+        processing_stage: null,
+        error_code: null,
+        error_message: null,
+        updated_at: clock.now().toISOString(),
+      })
+    },
+
+    update(lib: Library, id: string, body: UpdateNoteRequest): Note {
+      return deps.transaction(() => {
+        requireNote(lib, id)
+        checkFolder(lib, body.folderId)
+        const fields: Parameters<NotesRepo['update']>[2] = {}
+        if (body.title !== undefined) fields.title = body.title
+        if (body.summary !== undefined) fields.summary = body.summary
+        if (body.folderId !== undefined) fields.folder_id = body.folderId
+        if (body.isPinned !== undefined) fields.is_pinned = body.isPinned ? 1 : 0
+        repo.update(lib, id, fields, clock.now().toISOString())
+        return toNote(requireNote(lib, id))
+      })
+    },
+
+    delete(lib: Library, id: string) {
+      if (!repo.delete(lib, id)) throw notFound('note', id)
+    },
+
+    status(lib: Library, id: string) {
+      const r = requireNote(lib, id)
+      return {
+        status: r.status,
+        processingStage: r.status === 'Done' ? null : r.processing_stage,
+        isComplete: r.status === 'Done',
+        hasError: r.status === 'Error',
+        errorMessage: r.status === 'Error' ? r.error_message : null,
+        errorCode: r.status === 'Error' ? (r.error_code ?? 'internal') : null,
+      }
+    },
+
+    transcript(lib: Library, id: string) {
+      const r = requireNote(lib, id)
+      if (r.status === 'Summarizing') {
+        throw new ApiError('conflict', `Note ${id} is still processing (stage: ${r.processing_stage ?? 'queued'}); poll GET /v1/notes/${id}/status until isComplete is true.`)
+      }
+      if (r.status === 'Error') {
+        throw new ApiError('conflict', `Note ${id} failed processing (${r.error_code ?? 'internal'}), so it has no transcript; see GET /v1/notes/${id}/status.`)
+      }
+      return { noteId: r.id, transcript: r.original_transcription, language: r.language }
+    },
+
+    /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */
+    unfileFolder(folderId: string): number {
+      return repo.unfileAll(folderId, clock.now().toISOString())
+    },
+  }
+}

@@ -1,0 +1,5 @@
+// Files imported `with { type: 'text' }` arrive as their contents.
+declare module '*/standalone.js' {
+  const text: string
+  export default text
+}

@@ -1,0 +1,55 @@
+import { loadConfig, type Env } from '../../src/config'
+import { fixedClock, systemClock, type Clock } from '../../src/clock'
+import { createIdGenerator } from '../../src/ids'
+import { silentLogger, type Logger } from '../../src/log'
+import { openDatabase } from '../../src/db/database'
+import { createServices } from '../../src/services'
+import { createApp } from '../../src/app'
+import type { Scope } from '../../src/http/operations'
+
+export interface CallResult {
+  status: number
+  headers: Headers
+  body: any
+  text: string
+}
+
+/**
+ * A complete app on a private in-memory database, driven through `app.handle`, with helpers to make
+ * keys and call routes. `clock` may be fixed so tests can move time.
+ */
+export function createTestApp(opts: { env?: Env; clock?: Clock; log?: Logger } = {}) {
+  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: '/tmp/notesvc-test-unused', ...opts.env })
+  const db = openDatabase(':memory:')
+  const clock = opts.clock ?? systemClock
+  const ids = createIdGenerator(() => clock.now().getTime())
+  const services = createServices({ config, db, clock, ids })
+  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services })
+
+  function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): string {
+    return services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan }).key
+  }
+
+  async function call(method: string, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<CallResult> {
+    const headers: Record<string, string> = { ...o.headers }
+    if (o.token) headers.authorization = `Bearer ${o.token}`
+    let body: string | undefined
+    if (o.body !== undefined) {
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await res.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text }
+  }
+
+  return { app, db, config, services, clock, key, call }
+}
+
+export { fixedClock }
