@@ -18,12 +18,13 @@ export interface CallResult {
  * A complete app on a private in-memory database, driven through `app.handle`, with helpers to make
  * keys and call routes. `clock` may be fixed so tests can move time.
  */
-export function createTestApp(opts: { env?: Env; clock?: Clock; log?: Logger } = {}) {
+export function createTestApp(opts: { env?: Env; clock?: Clock; log?: Logger; alter?: (services: ReturnType<typeof createServices>) => void } = {}) {
   const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: '/tmp/notesvc-test-unused', ...opts.env })
   const db = openDatabase(':memory:')
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
   const services = createServices({ config, db, clock, ids })
+  opts.alter?.(services)
   const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services })
 
   function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): string {
