@@ -36,8 +36,25 @@ function validationDetails(err: ValidationError): ErrorDetail[] {
   return [...seen].map(([field, issue]) => ({ field, issue }))
 }
 
-function toApiError(code: string | number, error: unknown, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
+/**
+ * Query numbers are coerced from strings, and a coerced value that breaks a bound fails inside
+ * Elysia's decoder with the type "property" and no path. Only query parameters are coerced, so the
+ * field is the query parameter holding that value.
+ */
+function coercedQueryDetails(err: ValidationError, url: string): ErrorDetail[] {
+  const schema = err.validator as { error?: unknown }
+  const issue = typeof schema?.error === 'string' ? schema.error : err.messageValue?.message ?? 'is not valid'
+  const params = [...new URL(url).searchParams]
+  const match = params.find(([, v]) => v === String(err.value) || (v.trim() !== '' && Number(v) === err.value))
+  return [{ field: match?.[0] ?? 'query', issue }]
+}
+
+function toApiError(code: string | number, error: unknown, request: Request, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
   if (error instanceof ApiError) return error
+  if (code === 'VALIDATION' && error instanceof ValidationError && error.type === 'property') {
+    const details = coercedQueryDetails(error, request.url)
+    return new ApiError('invalid_request', `The query parameters failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`, { details })
+  }
   if (code === 'VALIDATION' && error instanceof ValidationError) {
     const details = validationDetails(error)
     const where = error.type === 'query' ? 'query parameters' : error.type === 'params' ? 'path' : 'request body'
@@ -64,7 +81,7 @@ export function errorHandler(opts: { docsUrl: string; log: Logger; methodsForPat
     })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const requestId = set.headers['x-request-id'] as string | undefined
-      let apiError = toApiError(code, error, path, opts.methodsForPath)
+      let apiError = toApiError(code, error, request, path, opts.methodsForPath)
       if (!apiError) {
         opts.log.error('unhandled error', { requestId, method: request.method, path, error })
         apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId ?? 'unknown'} when reporting it.`)

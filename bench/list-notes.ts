@@ -1,0 +1,377 @@
+#!/usr/bin/env bun
+/**
+ * Throughput and latency of GET /v1/notes?limit=50 for libraries of different sizes, against a bare
+ * Bun.serve returning the same body. See bench/README.md.
+ *
+ * The same file is also the baseline server: `bun run bench/list-notes.ts --baseline-server` serves the
+ * file named by BENCH_BODY_FILE on PORT, so the script needs no second file.
+ */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+import { loadConfig } from '../src/config'
+import { systemClock } from '../src/clock'
+import { createIdGenerator } from '../src/ids'
+import { openDatabase } from '../src/db/database'
+import { createServices } from '../src/services'
+
+const HOST = '127.0.0.1'
+const PAGE = 50
+const LIST_PATH = `/v1/notes?limit=${PAGE}`
+const WRK_THREADS = 1
+const WRK_CONNECTIONS = 32
+const WARMUP_SECONDS = 2
+const TARGET_RATIO = 0.5
+const TARGET_FLATNESS = 1.5
+const REPO_ROOT = resolve(import.meta.dir, '..')
+
+interface Settings {
+  sizes: number[]
+  seconds: number
+}
+
+interface WrkResult {
+  requestsPerSec: number
+  p50Ms: number
+  p99Ms: number
+}
+
+interface SizeResult {
+  size: number
+  seedSeconds: number
+  bodyBytes: number
+  notesvc: WrkResult
+  baseline: WrkResult
+}
+
+/** Something broke (as opposed to a target being missed): the run exits non-zero. */
+class BenchFailure extends Error {}
+
+function readSettings(env = process.env): Settings {
+  const sizes = (env.BENCH_SIZES ?? '1000,100000').split(',').map(s => Number(s.trim()))
+  if (sizes.length === 0 || sizes.some(n => !Number.isInteger(n) || n < PAGE)) {
+    throw new BenchFailure(`BENCH_SIZES=${env.BENCH_SIZES} must be a comma-separated list of whole numbers of at least ${PAGE}`)
+  }
+  const seconds = Number(env.BENCH_SECONDS ?? '10')
+  if (!Number.isInteger(seconds) || seconds < 1) throw new BenchFailure(`BENCH_SECONDS=${env.BENCH_SECONDS} must be a whole number of at least 1`)
+  return { sizes, seconds }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Seeding
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so every run seeds the same library. */
+function randomSource(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const WORDS = ('meeting roadmap budget customer launch review design weekly interview notes quarterly hiring ' +
+  'migration incident retro planning feedback pricing onboarding release sprint backlog metrics growth ' +
+  'support contract partner workshop research strategy podcast lecture chapter summary decision action ' +
+  'follow-up owner deadline risk scope estimate team product engineering marketing sales finance legal').split(' ')
+
+function pick<T>(rand: () => number, items: readonly T[]): T {
+  return items[Math.floor(rand() * items.length)]!
+}
+
+/** Words joined into sentences until the text reaches `length` characters. */
+function prose(rand: () => number, length: number): string {
+  let text = ''
+  while (text.length < length) {
+    const words = Array.from({ length: 6 + Math.floor(rand() * 10) }, () => pick(rand, WORDS))
+    text += words.join(' ').replace(/^./, c => c.toUpperCase()) + '. '
+  }
+  return text.slice(0, length).trimEnd()
+}
+
+/** A pool of texts to draw from: generating 100,000 distinct 2,000-character transcripts would dominate seeding. */
+function pool(rand: () => number, count: number, length: number): string[] {
+  return Array.from({ length: count }, () => prose(rand, length))
+}
+
+const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'original_transcription', 'structured_content',
+  'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'date_created', 'updated_at']
+
+/**
+ * Creates the database in `dataDir` with one account, a live API key and `size` notes in its live
+ * library, dated over the last three years, some in folders. Returns the key.
+ */
+function seedLibrary(dataDir: string, size: number): string {
+  const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
+  const db = openDatabase(config.databasePath)
+  try {
+    const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
+    const { key, account } = services.accounts.createKey({ email: 'bench@example.com' })
+    const library = { accountId: account.id, sandbox: false }
+    const folders = ['Work', 'Personal', 'Lectures', 'Podcasts'].map(name => services.folders.create(library, { name }).id)
+
+    const rand = randomSource(size)
+    const summaries = pool(rand, 200, 300)
+    const transcripts = pool(rand, 50, 2000)
+    let noteTime = 0
+    const noteIds = createIdGenerator(() => noteTime)
+    const end = Date.now()
+    const step = (3 * 365 * 24 * 3600 * 1000) / size
+    const insert = db.prepare(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`)
+
+    db.exec('PRAGMA synchronous = OFF'); db.exec('PRAGMA cache_size = -262144')
+    const t0=performance.now()
+    db.transaction(() => {
+      for (let i = 0; i < size; i++) {
+        noteTime = Math.round(end - (size - i) * step + rand() * step)
+        const created = new Date(noteTime).toISOString()
+        const summary = pick(rand, summaries)
+        const failed = rand() < 0.02
+        insert.run(
+          noteIds.next('note'), account.id, 0,
+          rand() < 0.3 ? pick(rand, folders) : null,
+          prose(rand, 40),
+          failed ? '' : summary,
+          failed ? '' : pick(rand, transcripts),
+          failed ? null : JSON.stringify({ markdown: summary, actionItems: [prose(rand, 60), prose(rand, 60)], topics: [pick(rand, WORDS), pick(rand, WORDS)] }),
+          failed ? 'Error' : 'Done', null,
+          pick(rand, ['audio', 'audio', 'video', 'youtube', 'import']), 'note', 'en',
+          rand() < 0.05 ? 1 : 0, 'api', created, created,
+        )
+      }
+    }).immediate()
+    process.stderr.write(`tx ${performance.now()-t0}\n`)
+    insert.finalize()
+    const t=performance.now(); db.exec('PRAGMA wal_checkpoint(TRUNCATE)'); process.stderr.write(`ckpt ${performance.now()-t}\n`)
+    return key
+  } finally {
+    const t=performance.now(); db.close(true); process.stderr.write(`close ${performance.now()-t}\n`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Processes
+
+interface Server {
+  proc: Subprocess
+  baseUrl: string
+  logPath: string
+}
+
+function freePort(): number {
+  const probe = Bun.serve({ hostname: HOST, port: 0, fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}
+
+function logTail(logPath: string): string {
+  try {
+    return readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+/** Starts `args` under bun with PORT set, output to `logPath`, and waits until `readyPath` answers 200. */
+async function startServer(name: string, args: string[], env: Record<string, string>, readyPath: string, logPath: string): Promise<Server> {
+  const port = freePort()
+  const log = openSync(logPath, 'a')
+  const proc = Bun.spawn([process.execPath, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST },
+    stdin: 'ignore',
+    stdout: log,
+    stderr: log,
+  })
+  closeSync(log)
+  const server = { proc, baseUrl: `http://${HOST}:${port}`, logPath }
+  const deadline = Date.now() + 15_000
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new BenchFailure(`${name} exited with code ${proc.exitCode} before answering:\n${logTail(logPath)}`)
+    try {
+      if ((await fetch(server.baseUrl + readyPath)).ok) return server
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50)
+  }
+  await stopServer(server)
+  throw new BenchFailure(`${name} did not answer ${readyPath} within 15 s:\n${logTail(logPath)}`)
+}
+
+async function stopServer(server: Server): Promise<void> {
+  if (server.proc.exitCode !== null) return
+  server.proc.kill('SIGTERM')
+  const exited = await Promise.race([server.proc.exited.then(() => true), Bun.sleep(5_000).then(() => false)])
+  if (!exited) {
+    server.proc.kill('SIGKILL')
+    await server.proc.exited
+  }
+}
+
+function startNotesvc(dataDir: string): Promise<Server> {
+  return startServer('notesvc', ['run', 'src/cli.ts', 'serve'], {
+    NOTESVC_DATA_DIR: dataDir,
+    NOTESVC_RATE_LIMITS: 'read=1000000000,write=1000000000,processing=1000000000',
+  }, '/v1/health', join(dataDir, 'notesvc.log'))
+}
+
+function startBaseline(workDir: string, bodyPath: string): Promise<Server> {
+  return startServer('baseline', ['run', import.meta.path, '--baseline-server'], { BENCH_BODY_FILE: bodyPath }, '/', join(workDir, 'baseline.log'))
+}
+
+/** The baseline process: a bare Bun.serve answering every request with the captured body. */
+function serveBaseline(): void {
+  const body = readFileSync(process.env.BENCH_BODY_FILE!, 'utf8')
+  Bun.serve({
+    hostname: HOST,
+    port: Number(process.env.PORT),
+    fetch: () => new Response(body, { headers: { 'content-type': 'application/json' } }),
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Measuring
+
+/** Fetches the first page once, fails unless it is a 200 with a full page, and returns the body. */
+async function firstPage(server: Server, key: string): Promise<string> {
+  const res = await fetch(server.baseUrl + LIST_PATH, { headers: { authorization: `Bearer ${key}` } })
+  const body = await res.text()
+  if (res.status !== 200) throw new BenchFailure(`GET ${LIST_PATH} answered ${res.status}: ${body.slice(0, 500)}`)
+  const items = (JSON.parse(body) as { data?: unknown[] }).data?.length
+  if (items !== PAGE) throw new BenchFailure(`GET ${LIST_PATH} returned ${items} items, expected ${PAGE}`)
+  return body
+}
+
+const LATENCY_UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
+
+function latencyMs(output: string, percentile: string): number {
+  const m = new RegExp(`^\\s*${percentile}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output)
+  if (!m) throw new BenchFailure(`wrk output has no ${percentile}% latency:\n${output}`)
+  return Number(m[1]) * LATENCY_UNITS_MS[m[2]!]!
+}
+
+/** Reads the figures from wrk's report; any non-2xx response or socket error is a failure. */
+function parseWrk(output: string): WrkResult {
+  const non2xx = /Non-2xx or 3xx responses:\s*(\d+)/.exec(output)
+  if (non2xx) throw new BenchFailure(`wrk saw ${non2xx[1]} non-2xx/3xx responses:\n${output}`)
+  const socketErrors = /Socket errors:.*/.exec(output)
+  if (socketErrors) throw new BenchFailure(`wrk saw ${socketErrors[0]}:\n${output}`)
+  const rps = /Requests\/sec:\s*([\d.]+)/.exec(output)
+  if (!rps) throw new BenchFailure(`wrk output has no Requests/sec:\n${output}`)
+  return { requestsPerSec: Number(rps[1]), p50Ms: latencyMs(output, '50'), p99Ms: latencyMs(output, '99') }
+}
+
+async function wrk(url: string, seconds: number, headers: string[]): Promise<string> {
+  const args = ['wrk', `-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '--latency', ...headers.flatMap(h => ['-H', h]), url]
+  const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const [output, errors, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (code !== 0) throw new BenchFailure(`wrk exited with code ${code}:\n${output}${errors}`)
+  return output
+}
+
+/** A short warm-up run (discarded), then the measured run. */
+async function measure(url: string, seconds: number, headers: string[] = []): Promise<WrkResult> {
+  parseWrk(await wrk(url, WARMUP_SECONDS, headers))
+  return parseWrk(await wrk(url, seconds, headers))
+}
+
+async function benchSize(size: number, settings: Settings): Promise<SizeResult> {
+  const workDir = mkdtempSync(join(tmpdir(), `notesvc-bench-${size}-`))
+  const servers: Server[] = []
+  try {
+    const seedStart = performance.now()
+    const key = seedLibrary(workDir, size)
+    const seedSeconds = (performance.now() - seedStart) / 1000
+    process.stderr.write(`N=${size}: seeded in ${seedSeconds.toFixed(1)} s; measuring notesvc\n`)
+
+    const notesvc = await startNotesvc(workDir)
+    servers.push(notesvc)
+    const body = await firstPage(notesvc, key)
+    const notesvcResult = await measure(notesvc.baseUrl + LIST_PATH, settings.seconds, [`Authorization: Bearer ${key}`])
+    await stopServer(notesvc)
+
+    process.stderr.write(`N=${size}: measuring baseline\n`)
+    const bodyPath = join(workDir, 'body.json')
+    writeFileSync(bodyPath, body)
+    const baseline = await startBaseline(workDir, bodyPath)
+    servers.push(baseline)
+    const baselineResult = await measure(baseline.baseUrl + LIST_PATH, settings.seconds)
+
+    return { size, seedSeconds, bodyBytes: Buffer.byteLength(body), notesvc: notesvcResult, baseline: baselineResult }
+  } finally {
+    await Promise.all(servers.map(stopServer))
+    rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+function commandOutput(args: string[]): string {
+  const r = Bun.spawnSync(args, { stdout: 'pipe', stderr: 'pipe' })
+  return (r.stdout.toString() + r.stderr.toString()).trim().split('\n')[0] ?? ''
+}
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
+const fmtMs = (ms: number) => `${ms.toFixed(2)} ms`
+const fmtRatio = (r: number) => `${r.toFixed(2)}x`
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i]!.length)))
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')
+  return [line(header), widths.map(w => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+function printReport(results: SizeResult[], settings: Settings): void {
+  const out = (s = '') => process.stdout.write(s + '\n')
+  out(`notesvc list benchmark: GET ${LIST_PATH}`)
+  out(`machine: nproc ${commandOutput(['nproc'])}, bun ${Bun.version}, ${commandOutput(['wrk', '-v']).split(' Copyright')[0]}`)
+  out(`load: wrk -t${WRK_THREADS} -c${WRK_CONNECTIONS} -d${settings.seconds}s --latency, after a ${WARMUP_SECONDS}s warm-up; servers are separate processes`)
+  out()
+  out(table(
+    ['notes', 'seed', 'body', 'notesvc req/s', 'p50', 'p99', 'baseline req/s', 'p50', 'p99', 'notesvc/baseline'],
+    results.map(r => [
+      fmtInt(r.size), `${r.seedSeconds.toFixed(1)} s`, `${fmtInt(r.bodyBytes)} B`,
+      fmtInt(r.notesvc.requestsPerSec), fmtMs(r.notesvc.p50Ms), fmtMs(r.notesvc.p99Ms),
+      fmtInt(r.baseline.requestsPerSec), fmtMs(r.baseline.p50Ms), fmtMs(r.baseline.p99Ms),
+      fmtRatio(r.notesvc.requestsPerSec / r.baseline.requestsPerSec),
+    ]),
+  ))
+  out()
+
+  const worstRatio = Math.min(...results.map(r => r.notesvc.requestsPerSec / r.baseline.requestsPerSec))
+  out(`target: notesvc throughput >= ${TARGET_RATIO} x baseline at every size: lowest ${fmtRatio(worstRatio)} -> ${verdict(worstRatio >= TARGET_RATIO)}`)
+
+  const smallest = results.reduce((a, b) => (b.size < a.size ? b : a))
+  const largest = results.reduce((a, b) => (b.size > a.size ? b : a))
+  if (smallest === largest) {
+    out('target: listing flat across sizes: not checked (only one size)')
+    return
+  }
+  const p50Growth = largest.notesvc.p50Ms / smallest.notesvc.p50Ms
+  const rpsGrowth = largest.notesvc.requestsPerSec / smallest.notesvc.requestsPerSec
+  const flat = p50Growth <= TARGET_FLATNESS && rpsGrowth >= 1 / TARGET_FLATNESS
+  out(`flatness ${fmtInt(largest.size)} vs ${fmtInt(smallest.size)} notes: p50 ${fmtRatio(p50Growth)}, req/s ${fmtRatio(rpsGrowth)}`)
+  out(`target: listing flat within ${TARGET_FLATNESS}x (p50 <= ${TARGET_FLATNESS}x, req/s >= 1/${TARGET_FLATNESS}x) -> ${verdict(flat)}`)
+}
+
+/** A missed target is still a report (exit 0); only a failure to measure exits non-zero. */
+async function main(): Promise<void> {
+  const settings = readSettings()
+  const results: SizeResult[] = []
+  for (const size of settings.sizes) results.push(await benchSize(size, settings))
+  printReport(results, settings)
+}
+
+if (process.argv[2] === '--baseline-server') {
+  serveBaseline()
+} else {
+  main().then(() => process.exit(0), err => {
+    process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
+    process.exit(1)
+  })
+}

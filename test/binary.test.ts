@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { freePort, run, startServer, tempDir } from './helpers/process'
+
+// The compiled binary, run from an empty folder with no node_modules anywhere near it.
+const build = tempDir('notesvc-bin-')
+const binary = join(build.path, 'notesvc')
+const work = tempDir('notesvc-bin-run-')
+
+beforeAll(async () => {
+  const r = await run(['bun', 'run', 'scripts/build.ts', binary])
+  if (r.code !== 0) throw new Error(`build failed: ${r.stderr}`)
+}, 120_000)
+afterAll(() => { build.remove(); work.remove() })
+
+describe('dist/notesvc', () => {
+  test('serves health, docs and validated routes from an empty folder, like the source', async () => {
+    expect(existsSync(join(work.path, 'node_modules'))).toBe(false)
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: '' } })
+    try {
+      expect(await (await fetch(`${base}/v1/health`)).json()).toEqual({ status: 'ok', version: '1.1.0' })
+      expect(existsSync(join(work.path, 'data', 'notesvc.db'))).toBe(true)
+      // validation survives compilation (plain --minify breaks it)
+      const key = (await run([binary, 'keys', 'create', '--email', 'bin@example.com'], { cwd: work.path, env: { NOTESVC_DATA_DIR: '' } })).stdout.trim()
+      expect(key).toMatch(/^svc_live_/)
+      const bad = await fetch(`${base}/v1/notes?limit=101`, { headers: { authorization: `Bearer ${key}` } })
+      expect(bad.status).toBe(400)
+      expect((await bad.json() as any).error.details[0].field).toBe('limit')
+      const created = await fetch(`${base}/v1/notes`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ title: 'from the binary', content: 'x' }) })
+      expect(created.status).toBe(201)
+      // the docs page and its script come from the binary itself
+      const docs = await (await fetch(`${base}/docs`)).text()
+      expect(docs).toContain('src="/docs/scalar.js"')
+      const script = await fetch(`${base}/docs/scalar.js`)
+      expect(script.status).toBe(200)
+      expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000)
+      const doc = (await (await fetch(`${base}/v1/openapi.json`)).json()) as any
+      expect(doc.paths['/v1/notes'].get.operationId).toBe('listNotes')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('CLI output matches the source', async () => {
+    const [a, b] = await Promise.all([run([binary, 'version']), run(['bun', 'run', 'src/cli.ts', 'version'])])
+    expect(a.stdout).toBe(b.stdout)
+    const help = await run([binary, 'help'])
+    expect(help.stdout).toContain('keys create --email E')
+  })
+})

@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { freePort, run, startServer, tempDir } from './helpers/process'
+
+const dir = tempDir('notesvc-cli-')
+afterAll(() => dir.remove())
+const env = { NOTESVC_DATA_DIR: dir.path }
+const cli = (...args: string[]) => run(['bun', 'run', 'src/cli.ts', ...args], { env })
+
+describe('keys and accounts', () => {
+  let liveKey = ''
+
+  test('keys create prints the key alone on stdout and creates the account', async () => {
+    const r = await cli('keys', 'create', '--email', 'ann@example.com', '--name', 'laptop')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^svc_live_[A-Za-z0-9]{32}\n$/)
+    liveKey = r.stdout.trim()
+    const sb = await cli('keys', 'create', '--email', 'ann@example.com', '--sandbox', '--scopes', 'notes:read,usage:read')
+    expect(sb.stdout).toMatch(/^svc_test_[A-Za-z0-9]{32}\n$/)
+  })
+
+  test('keys list shows both keys by their start, never the whole key or its hash', async () => {
+    const r = await cli('keys', 'list', '--email', 'ann@example.com')
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toContain(`${liveKey.slice(0, 17)}…`)
+    expect(lines[0]).toContain('live')
+    expect(lines[0]).toContain('laptop')
+    expect(lines[1]).toContain('sandbox')
+    expect(lines[1]).toContain('notes:read,usage:read')
+    expect(r.stdout).not.toContain(liveKey)
+  })
+
+  test('the key is stored only as a hash', async () => {
+    const db = await Bun.file(`${dir.path}/notesvc.db`).arrayBuffer()
+    expect(Buffer.from(db).includes(Buffer.from(liveKey))).toBe(false)
+  })
+
+  test('accounts credit and plan change the balance', async () => {
+    const c = await cli('accounts', 'credit', '--email', 'ann@example.com', '--credits', '25')
+    expect(c.code).toBe(0)
+    expect(c.stdout).toContain('prepaid 25')
+    expect(c.stdout).toContain('total 85')
+    const p = await cli('accounts', 'plan', '--email', 'ann@example.com', '--plan', 'pro')
+    expect(p.stdout).toContain('plan pro')
+    expect(p.stdout).toContain('total 2025')
+  })
+
+  test('keys revoke by the visible start', async () => {
+    const r = await cli('keys', 'revoke', liveKey.slice(0, 17))
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('revoked')
+  })
+
+  test.each([
+    [['keys', 'create'], '--email is required'],
+    [['keys', 'create', '--email', 'not-an-email'], 'not an email address'],
+    [['keys', 'create', '--email', 'a@b.c', '--scopes', 'notes:reed'], 'unknown scope notes:reed'],
+    [['accounts', 'credit', '--email', 'nobody@example.com', '--credits', '5'], 'notesvc keys create --email nobody@example.com'],
+    [['accounts', 'credit', '--email', 'ann@example.com', '--credits', '-3'], 'positive whole number'],
+    [['keys', 'revoke', 'key_nope'], 'notesvc keys list'],
+    [['frobnicate'], 'unknown command'],
+  ])('%p fails with exit 2 and says what to do: %s', async (args, message) => {
+    const r = await cli(...args)
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain(message)
+  })
+})
+
+describe('serve', () => {
+  test('first start creates the owner and prints one live and one sandbox key, which work at once', async () => {
+    const d = tempDir('notesvc-serve-')
+    try {
+      const port = await freePort()
+      const server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port}/v1/health`, { env: { NOTESVC_DATA_DIR: d.path, PORT: String(port) } })
+      try {
+        const reader = server.proc.stdout.getReader()
+        let stdout = ''
+        while (!/sandbox key: \S+\n/.test(stdout)) stdout += new TextDecoder().decode((await reader.read()).value)
+        const live = /live key: +(svc_live_\S+)/.exec(stdout)![1]!
+        const sandbox = /sandbox key: +(svc_test_\S+)/.exec(stdout)![1]!
+        for (const key of [live, sandbox]) {
+          const res = await fetch(`http://127.0.0.1:${port}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })
+          expect(res.status).toBe(200)
+        }
+      } finally {
+        await server.stop()
+      }
+      // a second start prints no keys
+      const port2 = await freePort()
+      const again = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port2}/v1/health`, { env: { NOTESVC_DATA_DIR: d.path, PORT: String(port2) } })
+      await again.stop()
+      expect(await new Response(again.proc.stdout).text()).toBe('')
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('a bad setting stops start-up with a message naming the variable', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'serve'], { env: { NOTESVC_STORAGE: 'ftp', NOTESVC_DATA_DIR: dir.path } })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('NOTESVC_STORAGE=ftp is not valid; use one of: disk, s3')
+  })
+})

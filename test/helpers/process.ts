@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+export const ROOT = resolve(import.meta.dir, '../..')
+
+export function tempDir(prefix = 'notesvc-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix))
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+export interface RunResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs a command to completion and collects its output. */
+export async function run(cmd: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
+  const proc = Bun.spawn(cmd, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { code, stdout, stderr }
+}
+
+export async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = server.port!
+  server.stop(true)
+  return port
+}
+
+/** Starts a long-running command and waits until `url` answers 200. */
+export async function startServer(cmd: string[], url: string, opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}) {
+  const started = performance.now()
+  const proc = Bun.spawn(cmd, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
+  const deadline = started + (opts.timeoutMs ?? 15_000)
+  let firstByteMs = -1
+  while (performance.now() < deadline) {
+    try {
+      const res = await fetch(url)
+      if (res.ok) { firstByteMs = performance.now() - started; break }
+    } catch {
+      // not listening yet
+    }
+    if (proc.exitCode !== null) break
+    await Bun.sleep(20)
+  }
+  if (firstByteMs < 0) {
+    proc.kill()
+    const err = await new Response(proc.stderr).text()
+    throw new Error(`server did not answer ${url}: ${err}`)
+  }
+  return { proc, firstByteMs, stop: async () => { proc.kill(); await proc.exited } }
+}
