@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { bearer } from '@elysiajs/bearer'
 import { ApiError } from './errors'
+import { UNPARSEABLE_BODY } from './openapi'
 import { operationForRoute, type Operation, type Scope } from './operations'
 import type { RateLimiter, RateDecision } from './rate-limit'
 
@@ -76,7 +77,7 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
     return null
   }
 
-  function admit(principal: Principal | null, op: Operation, headers: Record<string, unknown>) {
+  function admit(principal: Principal | null, op: Operation, headers: Record<string, unknown>, body: unknown) {
     if (!principal) {
       throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `notesvc keys create`.', {
         headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
@@ -84,12 +85,18 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
     }
     enforce(limiter, `c:${principal.credentialId}`, op, headers)
     checkScopes(principal, op)
+    const unparseable = typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
+    if (unparseable) {
+      throw new ApiError('invalid_request', unparseable === 'empty'
+        ? `${op.id} needs a JSON body; send one with \`Content-Type: application/json\`.`
+        : 'The request body is not valid JSON; check quotes and commas, and send it with `Content-Type: application/json`.')
+    }
     return { principal, operation: op }
   }
 
   return new Elysia({ name: 'notesvc-auth' })
     .use(bearer())
-    .derive({ as: 'global' }, ({ request, route, bearer: token, set, server }) => {
+    .derive({ as: 'global' }, ({ request, route, bearer: token, set, server, body }) => {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const op = operationForRoute(method, route)
       if (!op) return { principal: null as Principal | null, operation: null as Operation | null }
@@ -103,8 +110,8 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
         })
       }
       const p = verify(token)
-      if (p instanceof Promise) return p.then(r => admit(r, op, set.headers) as { principal: Principal | null; operation: Operation | null })
-      return admit(p, op, set.headers) as { principal: Principal | null; operation: Operation | null }
+      if (p instanceof Promise) return p.then(r => admit(r, op, set.headers, body) as { principal: Principal | null; operation: Operation | null })
+      return admit(p, op, set.headers, body) as { principal: Principal | null; operation: Operation | null }
     })
 }
 

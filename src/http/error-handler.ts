@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { ApiError, errorEnvelope, type ErrorDetail } from './errors'
+import { ApiError, detailsFromValueErrors, errorEnvelope, validationMessage } from './errors'
 import type { Logger } from '../log'
 
 /** Which methods a path serves, for 405 `Allow`; empty when the path is unknown. */
@@ -20,45 +20,11 @@ export function methodsForPathFrom(routes: { method: string; path: string }[]): 
   }
 }
 
-function fieldName(type: string, path: string): string {
-  const p = path.replace(/^\//, '').replaceAll('/', '.')
-  return p === '' ? type : p
-}
-
-function validationDetails(err: ValidationError): ErrorDetail[] {
-  const seen = new Map<string, string>()
-  for (const e of err.all as { path: string; message: string; summary?: string; value?: unknown; schema?: { error?: unknown } }[]) {
-    const field = fieldName(err.type, e.path ?? '')
-    if (seen.has(field)) continue
-    const custom = typeof e.schema?.error === 'string' ? e.schema.error : undefined
-    seen.set(field, e.value === undefined && e.path ? 'is required' : custom ?? e.summary ?? e.message)
-  }
-  return [...seen].map(([field, issue]) => ({ field, issue }))
-}
-
-/**
- * Query numbers are coerced from strings, and a coerced value that breaks a bound fails inside
- * Elysia's decoder with the type "property" and no path. Only query parameters are coerced, so the
- * field is the query parameter holding that value.
- */
-function coercedQueryDetails(err: ValidationError, url: string): ErrorDetail[] {
-  const schema = err.validator as { error?: unknown }
-  const issue = typeof schema?.error === 'string' ? schema.error : err.messageValue?.message ?? 'is not valid'
-  const params = [...new URL(url).searchParams]
-  const match = params.find(([, v]) => v === String(err.value) || (v.trim() !== '' && Number(v) === err.value))
-  return [{ field: match?.[0] ?? 'query', issue }]
-}
-
-function toApiError(code: string | number, error: unknown, request: Request, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
+function toApiError(code: string | number, error: unknown, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
   if (error instanceof ApiError) return error
-  if (code === 'VALIDATION' && error instanceof ValidationError && error.type === 'property') {
-    const details = coercedQueryDetails(error, request.url)
-    return new ApiError('invalid_request', `The query parameters failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`, { details })
-  }
   if (code === 'VALIDATION' && error instanceof ValidationError) {
-    const details = validationDetails(error)
-    const where = error.type === 'query' ? 'query parameters' : error.type === 'params' ? 'path' : 'request body'
-    return new ApiError('invalid_request', `The ${where} failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`, { details })
+    const details = detailsFromValueErrors(error.type, error.all as Parameters<typeof detailsFromValueErrors>[1])
+    return new ApiError('invalid_request', validationMessage(error.type, details), { details })
   }
   if (code === 'PARSE') {
     return new ApiError('invalid_request', 'The request body could not be parsed; send JSON with `Content-Type: application/json`.')
@@ -81,7 +47,7 @@ export function errorHandler(opts: { docsUrl: string; log: Logger; methodsForPat
     })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const requestId = set.headers['x-request-id'] as string | undefined
-      let apiError = toApiError(code, error, request, path, opts.methodsForPath)
+      let apiError = toApiError(code, error, path, opts.methodsForPath)
       if (!apiError) {
         opts.log.error('unhandled error', { requestId, method: request.method, path, error })
         apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId ?? 'unknown'} when reporting it.`)

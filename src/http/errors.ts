@@ -82,3 +82,32 @@ export function errorEnvelope(
 }
 
 export const notFound = (what: string, id: string) => new ApiError('not_found', `No ${what} with id ${id} exists in this library.`)
+
+interface ValueErrorLike {
+  path: string
+  message: string
+  summary?: string
+  value?: unknown
+  schema?: { error?: unknown }
+}
+
+/**
+ * One detail per field at fault, from the validator's errors: a field that is missing says so; a
+ * schema's own `error` text wins over the validator's wording.
+ */
+export function detailsFromValueErrors(part: string, errors: ValueErrorLike[]): ErrorDetail[] {
+  const seen = new Map<string, string>()
+  for (const e of errors) {
+    const p = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    const field = p === '' ? part : p
+    if (seen.has(field)) continue
+    const custom = typeof e.schema?.error === 'string' ? e.schema.error : undefined
+    seen.set(field, e.value === undefined && p ? 'is required' : custom ?? e.summary ?? e.message)
+  }
+  return [...seen].map(([field, issue]) => ({ field, issue }))
+}
+
+export function validationMessage(part: string, details: ErrorDetail[]): string {
+  const where = part === 'query' ? 'query parameters' : part === 'params' ? 'path' : 'request body'
+  return `The ${where} failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`
+}

@@ -1,5 +1,7 @@
 import { t } from 'elysia'
-import { ERROR_STATUS } from './errors'
+import { Type, type TObject } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage } from './errors'
 
 /** Shapes shared by several modules. */
 export const DateTime = t.String({ format: 'date-time', examples: ['2026-11-22T10:00:00.000Z'] })
@@ -27,3 +29,34 @@ export const ErrorEnvelopeSchema = t.Object(
   },
   { $id: '#/components/schemas/Error', title: 'Error' },
 )
+
+/**
+ * An integer query parameter. Plain TypeBox, not Elysia's `t.Integer` (which is a union that coerces
+ * strings itself), so `validatedQuery` can see that it is numeric.
+ */
+export const QueryInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
+
+/**
+ * Route options for a query schema. Query strings are checked here, with numeric parameters turned
+ * into numbers first, so every parameter out of bounds is named (Elysia's own string coercion
+ * reports a number out of bounds without saying which parameter held it).
+ */
+export function validatedQuery<T extends TObject>(schema: T) {
+  const numeric = Object.entries(schema.properties)
+    .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
+    .map(([k]) => k)
+  const check = TypeCompiler.Compile(schema)
+  return {
+    query: schema,
+    transform({ query }: { query: Record<string, unknown> }) {
+      for (const k of numeric) {
+        const v = query[k]
+        if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
+      }
+      if (!check.Check(query)) {
+        const details = detailsFromValueErrors('query', [...check.Errors(query)])
+        throw new ApiError('invalid_request', validationMessage('query', details), { details })
+      }
+    },
+  }
+}

@@ -243,6 +243,21 @@ describe('other value rules', () => {
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field)
   })
 
+  // The field at fault is named even when a valid parameter carries the same value.
+  const sameValue = [
+    ['offset=0&limit=0', 'limit', 'offset'],
+    ['offset=101&limit=101', 'limit', 'offset'],
+    ['type=-1&offset=-1', 'offset', 'type'],
+  ] as const
+  test.each(sameValue)('listNotes ?%s → 400 naming %s, not %s', async (query, field, valid) => {
+    const ctx = await setup()
+    const res = await send(ctx, { method: 'GET', path: `/v1/notes?${query}` })
+    expect(res.status).toBe(400)
+    const fields = res.body.error.details.map((d: { field: string }) => d.field)
+    expect(fields).toContain(field)
+    expect(fields).not.toContain(valid)
+  })
+
   test.each(['Done', 'Summarizing', 'Error'])('listNotes ?status=%s → 200', async status => {
     const ctx = await setup()
     const res = await send(ctx, { method: 'GET', path: `/v1/notes?status=${status}` })

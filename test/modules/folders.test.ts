@@ -4,7 +4,7 @@ import { createTestApp, fixedClock } from '../helpers/app'
 function setup() {
   const clock = fixedClock('2026-11-01T10:00:00.000Z')
   const t = createTestApp({ clock })
-  return { ...t, token: t.key() }
+  return { ...t, clock, token: t.key() }
 }
 
 describe('folders', () => {

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody } from '../../http/openapi'
+import { documented, jsonBody, noBody } from '../../http/openapi'
 import { IdParams } from '../../http/schemas'
 import { CreateFolderRequest, Folder, FolderList, UpdateFolderRequest } from './model'
 import type { FoldersService } from './service'
@@ -39,6 +39,7 @@ export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folde
       return new Response(null, { status: 204 })
     }, {
       params: IdParams,
+      ...noBody,
       ...documented('deleteFolder', ['not_found']),
     })
 }

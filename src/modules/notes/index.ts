@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody } from '../../http/openapi'
-import { IdParams } from '../../http/schemas'
+import { documented, jsonBody, noBody } from '../../http/openapi'
+import { IdParams, validatedQuery } from '../../http/schemas'
 import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'
 import type { NotesService } from './service'
 
@@ -10,7 +10,7 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
   return new Elysia({ name: 'notes-routes' })
     .use(deps.guard)
     .get('/v1/notes', ({ principal, query }) => notes.list(requirePrincipal(principal), query), {
-      query: ListNotesQuery,
+      ...validatedQuery(ListNotesQuery),
       response: { 200: NoteList },
       ...documented('listNotes'),
     })
@@ -41,6 +41,7 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
       return new Response(null, { status: 204 })
     }, {
       params: IdParams,
+      ...noBody,
       ...documented('deleteNote', ['not_found']),
     })
     .get('/v1/notes/:id/status', ({ principal, params }) => notes.status(requirePrincipal(principal), params.id), {

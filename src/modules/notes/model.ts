@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { DateTime, Nullable, StyleId } from '../../http/schemas'
+import { DateTime, Nullable, QueryInteger, StyleId } from '../../http/schemas'
 
 export const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
 export type NoteStatusValue = (typeof NOTE_STATUSES)[number]
@@ -65,8 +65,8 @@ export const ListNotesQuery = t.Object({
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),
   type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0, error: 'must be a whole number of at least 0' })),
+  limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  offset: t.Optional(QueryInteger({ minimum: 0, default: 0, error: 'must be a whole number of at least 0' })),
 })
 export type ListNotesQuery = Static<typeof ListNotesQuery>
 

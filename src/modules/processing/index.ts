@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody } from '../../http/openapi'
+import { documented, jsonBody, noBody } from '../../http/openapi'
 import { IdParams } from '../../http/schemas'
 import { Answer, QuestionRequest } from '../notes/model'
 import { CreateUploadRequest, SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, Upload, UploadAccepted, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
@@ -35,6 +35,7 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
     }, {
       params: IdParams,
       response: { 200: UploadAccepted, 202: UploadAccepted },
+      ...noBody,
       ...documented('completeUpload', [...CHARGING_ERRORS, 'not_found', 'conflict']),
     })
     .post('/v1/transcriptions', ({ principal, body, set }) => charged(set, processing.createTranscription(requirePrincipal(principal), body)), {

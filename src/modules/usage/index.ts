@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
 import { documented } from '../../http/openapi'
+import { validatedQuery } from '../../http/schemas'
 import { Usage, UsageQuery } from './model'
 import type { UsageService } from './service'
 
@@ -8,7 +9,7 @@ export function usageRoutes(deps: { guard: ReturnType<typeof authGuard>; usage: 
   return new Elysia({ name: 'usage-routes' })
     .use(deps.guard)
     .get('/v1/usage', ({ principal, query }) => deps.usage.usage(requirePrincipal(principal).accountId, query.limit ?? 50), {
-      query: UsageQuery,
+      ...validatedQuery(UsageQuery),
       response: { 200: Usage },
       ...documented('getUsage'),
     })

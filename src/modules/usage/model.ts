@@ -1,10 +1,10 @@
 import { t } from 'elysia'
-import { DateTime, Nullable } from '../../http/schemas'
+import { DateTime, Nullable, QueryInteger } from '../../http/schemas'
 
 export const COSTS = { transcriptionPerMinute: 1, youtubePerMinute: 1, summarizeText: 2, askQuestion: 1, documentFlat: 2 } as const
 
 export const UsageQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
 })
 
 export const Usage = t.Object(
