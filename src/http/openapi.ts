@@ -1,11 +1,13 @@
+import type { TSchema } from '@sinclair/typebox'
 import { ERROR_STATUS, type ErrorCode } from './errors'
 import { operation } from './operations'
 import { ErrorEnvelopeSchema } from './schemas'
 
 const COMMON_ERRORS: ErrorCode[] = ['invalid_request', 'invalid_token', 'insufficient_scope', 'rate_limited', 'internal_error']
 
-/** The error codes each operation can answer with, recorded as its route is declared. */
+/** The error codes and body schema of each operation, recorded as its route is declared. */
 const errorCodesOf = new Map<string, ErrorCode[]>()
+const bodyOf = new Map<string, TSchema>()
 
 function errorResponses(codes: ErrorCode[]) {
   const responses: Record<string, unknown> = {}
@@ -40,7 +42,7 @@ export function documented(operationId: string, extraErrors: ErrorCode[] = []) {
   }
 }
 
-type Doc = { paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; requestBody?: { content?: Record<string, unknown> } }>> }
+type Doc = { paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown }>> }
 
 /**
  * Completes the generated document: each operation's error responses (the generator keeps only the
@@ -51,11 +53,17 @@ export function completeDocument<T>(doc: T): T {
     for (const o of Object.values(methods)) {
       const codes = o.operationId ? errorCodesOf.get(o.operationId) : undefined
       if (codes) o.responses = { ...o.responses, ...errorResponses(codes) }
-      const content = o.requestBody?.content
-      if (content) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
+      const body = o.operationId ? bodyOf.get(o.operationId) : undefined
+      if (body) o.requestBody = { required: true, content: { 'application/json': { schema: body } } }
     }
   }
   return doc
+}
+
+/** `documented` for an operation with a JSON body: the body schema validates and documents it. */
+export function documentedWithBody<B extends TSchema>(operationId: string, extraErrors: ErrorCode[], body: B) {
+  bodyOf.set(operationId, body)
+  return { body, ...jsonBody, ...documented(operationId, extraErrors) }
 }
 
 /** What an unparseable body becomes, so the guard can refuse it after checking the credential. */

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody, noBody } from '../../http/openapi'
+import { documented, documentedWithBody, noBody } from '../../http/openapi'
 import { IdParams } from '../../http/schemas'
 import { CreateFolderRequest, Folder, FolderList, UpdateFolderRequest } from './model'
 import type { FoldersService } from './service'
@@ -17,10 +17,8 @@ export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folde
       set.status = 201
       return folders.create(requirePrincipal(principal), body)
     }, {
-      body: CreateFolderRequest,
-      ...jsonBody,
       response: { 201: Folder },
-      ...documented('createFolder'),
+      ...documentedWithBody('createFolder', [], CreateFolderRequest),
     })
     .get('/v1/folders/:id', ({ principal, params }) => folders.get(requirePrincipal(principal), params.id), {
       params: IdParams,
@@ -29,10 +27,8 @@ export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folde
     })
     .patch('/v1/folders/:id', ({ principal, params, body }) => folders.update(requirePrincipal(principal), params.id, body), {
       params: IdParams,
-      body: UpdateFolderRequest,
-      ...jsonBody,
       response: { 200: Folder },
-      ...documented('updateFolder', ['not_found']),
+      ...documentedWithBody('updateFolder', ['not_found'], UpdateFolderRequest),
     })
     .delete('/v1/folders/:id', ({ principal, params }) => {
       folders.delete(requirePrincipal(principal), params.id)

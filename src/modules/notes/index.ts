@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody, noBody } from '../../http/openapi'
+import { documented, documentedWithBody, noBody } from '../../http/openapi'
 import { IdParams, validatedQuery } from '../../http/schemas'
 import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'
 import type { NotesService } from './service'
@@ -18,10 +18,8 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
       set.status = 201
       return notes.create(requirePrincipal(principal), body)
     }, {
-      body: CreateNoteRequest,
-      ...jsonBody,
       response: { 201: Note },
-      ...documented('createNote'),
+      ...documentedWithBody('createNote', [], CreateNoteRequest),
     })
     .get('/v1/notes/:id', ({ principal, params }) => notes.get(requirePrincipal(principal), params.id), {
       params: IdParams,
@@ -30,10 +28,8 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
     })
     .patch('/v1/notes/:id', ({ principal, params, body }) => notes.update(requirePrincipal(principal), params.id, body), {
       params: IdParams,
-      body: UpdateNoteRequest,
-      ...jsonBody,
       response: { 200: Note },
-      ...documented('updateNote', ['not_found']),
+      ...documentedWithBody('updateNote', ['not_found'], UpdateNoteRequest),
     })
     .delete('/v1/notes/:id', ({ principal, params, set }) => {
       notes.delete(requirePrincipal(principal), params.id)

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, jsonBody, noBody } from '../../http/openapi'
+import { documented, documentedWithBody, noBody } from '../../http/openapi'
 import { IdParams } from '../../http/schemas'
 import { Answer, QuestionRequest } from '../notes/model'
 import { CreateUploadRequest, SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, Upload, UploadAccepted, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
@@ -23,10 +23,8 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
       set.status = 201
       return upload
     }, {
-      body: CreateUploadRequest,
-      ...jsonBody,
       response: { 201: Upload },
-      ...documented('createUpload', ['payload_too_large', 'unsupported_media_type']),
+      ...documentedWithBody('createUpload', ['payload_too_large', 'unsupported_media_type'], CreateUploadRequest),
     })
     .post('/v1/uploads/:id/complete', ({ principal, params, set }) => {
       const r = processing.completeUpload(requirePrincipal(principal), params.id)
@@ -39,28 +37,20 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
       ...documented('completeUpload', [...CHARGING_ERRORS, 'not_found', 'conflict']),
     })
     .post('/v1/transcriptions', ({ principal, body, set }) => charged(set, processing.createTranscription(requirePrincipal(principal), body)), {
-      body: TranscriptionRequest,
-      ...jsonBody,
       response: { 200: TranscriptionResult },
-      ...documented('createTranscription', [...CHARGING_ERRORS]),
+      ...documentedWithBody('createTranscription', [...CHARGING_ERRORS], TranscriptionRequest),
     })
     .post('/v1/summaries', ({ principal, body, set }) => charged(set, processing.createSummary(requirePrincipal(principal), body)), {
-      body: SummaryRequest,
-      ...jsonBody,
       response: { 200: SummaryResult },
-      ...documented('createSummary', [...CHARGING_ERRORS, 'content_policy']),
+      ...documentedWithBody('createSummary', [...CHARGING_ERRORS, 'content_policy'], SummaryRequest),
     })
     .post('/v1/youtube-summaries', ({ principal, body, set }) => charged(set, processing.createYoutubeSummary(requirePrincipal(principal), body)), {
-      body: YoutubeSummaryRequest,
-      ...jsonBody,
       response: { 200: YoutubeSummaryResult },
-      ...documented('createYoutubeSummary', [...CHARGING_ERRORS]),
+      ...documentedWithBody('createYoutubeSummary', [...CHARGING_ERRORS], YoutubeSummaryRequest),
     })
     .post('/v1/notes/:id/questions', ({ principal, params, body, set }) => charged(set, processing.askNoteQuestion(requirePrincipal(principal), params.id, body.question)), {
       params: IdParams,
-      body: QuestionRequest,
-      ...jsonBody,
       response: { 200: Answer },
-      ...documented('askNoteQuestion', [...CHARGING_ERRORS, 'not_found', 'conflict']),
+      ...documentedWithBody('askNoteQuestion', [...CHARGING_ERRORS, 'not_found', 'conflict'], QuestionRequest),
     })
 }

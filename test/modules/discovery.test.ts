@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'bun:test'
+import { createTestApp } from '../helpers/app'
+import { OPERATIONS, SCOPES } from '../../src/http/operations'
+import { ERROR_STATUS } from '../../src/http/errors'
+
+describe('GET /v1', () => {
+  test('fills every ApiIndex field with real content', async () => {
+    const t = createTestApp({ env: { NOTESVC_PUBLIC_URL: 'https://notes.example.org', NOTESVC_RATE_LIMITS: 'read=200' } })
+    const r = await t.call('GET', '/v1')
+    expect(r.status).toBe(200)
+    const b = r.body
+    expect(Object.keys(b).sort()).toEqual(['authentication', 'credits', 'documentation', 'mcp', 'name', 'openapi', 'rateLimits', 'resources', 'sandbox', 'scopes', 'version'].sort())
+    expect(b).toMatchObject({ name: 'notesvc', version: '1.1.0', documentation: 'https://notes.example.org/docs', openapi: 'https://notes.example.org/v1/openapi.json', mcp: 'https://notes.example.org/mcp' })
+    expect(b.scopes).toEqual(SCOPES.map(s => ({ scope: s.scope, description: s.description })))
+    expect(b.credits.costs).toEqual({ transcriptionPerMinute: 1, youtubePerMinute: 1, summarizeText: 2, askQuestion: 1, documentFlat: 2 })
+    expect(b.credits.plans).toEqual({ free: { monthlyGrant: 60 }, pro: { monthlyGrant: 2000 } })
+    expect(b.rateLimits.classes.read.limit).toBe(200)
+    expect(b.rateLimits.classes.processing.operations).toEqual(['askNoteQuestion', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary'])
+    expect(b.sandbox.keyPrefix).toBe('svc_test_')
+    expect(b.authentication.oauth.tokenUrl).toBe('https://notes.example.org/oauth/token')
+    expect(b.resources.notes).toBe('https://notes.example.org/v1/notes')
+  })
+
+  test('health needs no credential and reports the version', async () => {
+    const t = createTestApp()
+    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0' })
+  })
+})
+
+describe('OpenAPI document', () => {
+  test('every operation of the SPEC is there with its operationId, scopes and x-service-credits', async () => {
+    const t = createTestApp()
+    const doc = (await t.call('GET', '/v1/openapi.json')).body
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.info.version).toBe('1.1.0')
+    const found = new Map<string, any>()
+    for (const [path, methods] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(methods)) found.set(op.operationId, { ...op, path, method })
+    }
+    for (const op of OPERATIONS) {
+      const d = found.get(op.id)
+      expect(d, op.id).toBeDefined()
+      expect(`${d.method.toUpperCase()} ${d.path}`).toBe(`${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')}`)
+      expect(d['x-service-credits']).toBe(op.credits)
+      expect(d.security).toEqual(op.public ? [] : [{ apiKey: op.scopes }, { oauth2: op.scopes }])
+      if (!op.public) expect(Object.keys(d.responses)).toEqual(expect.arrayContaining(['400', '401', '403', '429', '500']))
+    }
+    expect(found.get('askNoteQuestion')['x-service-credits']).toBe(1)
+    expect(found.get('completeUpload')['x-service-credits']).toBe('1 per started minute')
+    expect(Object.keys(found.get('createUpload').responses)).toEqual(expect.arrayContaining(['201', '413', '415']))
+    expect(Object.keys(found.get('createSummary').responses)).toEqual(expect.arrayContaining(['200', '402', '422', '502']))
+    expect(found.get('createNote').requestBody.content).toEqual({ 'application/json': expect.anything() })
+    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes['usage:read']).toBe('read credit balance and usage history')
+  })
+})
+
+describe('documentation pages', () => {
+  test('the docs page loads its script from this server, never a CDN', async () => {
+    const t = createTestApp()
+    const html = (await t.call('GET', '/docs')).text
+    const sources = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map(m => m[1])
+    expect(sources).toEqual(['/docs/scalar.js'])
+    expect(html).not.toMatch(/https?:\/\/(cdn|unpkg|fonts)/)
+    const script = await t.app.handle(new Request('http://localhost/docs/scalar.js'))
+    expect(script.status).toBe(200)
+    expect(script.headers.get('content-type')).toContain('javascript')
+  })
+
+  test('every error code has an anchor on the errors page that doc_url points to', async () => {
+    const t = createTestApp()
+    const html = (await t.call('GET', '/docs/errors')).text
+    for (const code of Object.keys(ERROR_STATUS)) expect(html).toContain(`id="${code}"`)
+    const err = (await t.call('GET', '/v1/notes')).body.error
+    expect(err.doc_url).toBe('http://localhost/docs/errors#invalid_token')
+  })
+})
