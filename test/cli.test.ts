@@ -68,6 +68,39 @@ describe('keys and accounts', () => {
   })
 })
 
+describe('doctor and models', () => {
+  test('doctor prints one line per check, and the command that fixes what is missing', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], {
+      env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_FFMPEG: '/nonexistent/ffmpeg', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_LLM: 'auto' },
+    })
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    const line = (name: string) => lines.find(l => l.includes(` ${name} `)) ?? ''
+    expect(line('database')).toStartWith('ok')
+    expect(line('ffmpeg')).toStartWith('missing')
+    expect(line('ffmpeg')).toContain('fix: apt-get install ffmpeg')
+    expect(line('whisper model')).toContain('fix: notesvc models pull base.en')
+    expect(line('llm engine')).toContain('builtin (ollama not reachable at http://127.0.0.1:9')
+  })
+
+  test('doctor exits 1 when the server could not run (storage unusable)', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { ...env, NOTESVC_STORAGE: 's3', NOTESVC_LLM: 'builtin' } })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toContain('NOTESVC_S3_BUCKET')
+  })
+
+  test('models list names the files in the models folder', async () => {
+    const models = tempDir('notesvc-models-')
+    try {
+      await Bun.write(`${models.path}/ggml-tiny.en.bin`, 'x'.repeat(10))
+      const r = await run(['bun', 'run', 'src/cli.ts', 'models', 'list'], { env: { NOTESVC_MODELS_DIR: models.path } })
+      expect(r.stdout).toBe(`tiny.en\t10\t${models.path}/ggml-tiny.en.bin\n`)
+    } finally {
+      models.remove()
+    }
+  })
+})
+
 describe('serve', () => {
   test('first start creates the owner and prints one live and one sandbox key, which work at once', async () => {
     const d = tempDir('notesvc-serve-')
