@@ -34,7 +34,8 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler({
       docsUrl: config.docsUrl,
       log,
-      newRequestId: () => deps.ids.next('req'),
+      // Request ids need only be unique, and are made for every request: a UUID is the cheapest.
+      newRequestId: () => `req_${crypto.randomUUID()}`,
       methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
     }))
     .use(guard)

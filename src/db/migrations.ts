@@ -42,6 +42,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
       CREATE INDEX folders_by_name ON folders(account_id, sandbox, name COLLATE NOCASE, id);
 
+      -- A note's small fields, which lists read; its bulky text lives in note_bodies so a page of
+      -- 50 list items reads 50 short rows, however long the recordings were.
       CREATE TABLE notes (
         id TEXT PRIMARY KEY,
         account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -49,8 +51,6 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         folder_id TEXT REFERENCES folders(id) ON DELETE SET NULL,
         title TEXT NOT NULL DEFAULT '',
         summary TEXT NOT NULL DEFAULT '',
-        original_transcription TEXT NOT NULL DEFAULT '',
-        structured_content TEXT,                 -- JSON
         status TEXT NOT NULL CHECK (status IN ('Done', 'Summarizing', 'Error')),
         processing_stage TEXT,
         type TEXT NOT NULL,
@@ -71,6 +71,12 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX notes_by_type ON notes(account_id, sandbox, type, date_created DESC, id DESC);
       CREATE INDEX notes_by_update ON notes(account_id, sandbox, updated_at);
       CREATE INDEX notes_folder ON notes(folder_id);
+
+      CREATE TABLE note_bodies (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        original_transcription TEXT NOT NULL DEFAULT '',
+        structured_content TEXT                  -- JSON
+      );
 
       CREATE TABLE usage (
         id TEXT PRIMARY KEY,

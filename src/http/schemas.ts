@@ -37,26 +37,24 @@ export const ErrorEnvelopeSchema = t.Object(
 export const QueryInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
 
 /**
- * Route options for a query schema. Query strings are checked here, with numeric parameters turned
- * into numbers first, so every parameter out of bounds is named (Elysia's own string coercion
- * reports a number out of bounds without saying which parameter held it).
+ * A `transform` hook that checks the query string against `schema` (numeric parameters turned into
+ * numbers first) and names every parameter at fault. Elysia is not given the schema itself: its own
+ * coercion re-decodes the query on every request and reports a number out of bounds without saying
+ * which parameter held it.
  */
-export function validatedQuery<T extends TObject>(schema: T) {
+export function queryValidator<T extends TObject>(schema: T) {
   const numeric = Object.entries(schema.properties)
     .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
     .map(([k]) => k)
   const check = TypeCompiler.Compile(schema)
-  return {
-    query: schema,
-    transform({ query }: { query: Record<string, unknown> }) {
-      for (const k of numeric) {
-        const v = query[k]
-        if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
-      }
-      if (!check.Check(query)) {
-        const details = detailsFromValueErrors('query', [...check.Errors(query)])
-        throw new ApiError('invalid_request', validationMessage('query', details), { details })
-      }
-    },
+  return ({ query }: { query: Record<string, unknown> }) => {
+    for (const k of numeric) {
+      const v = query[k]
+      if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
+    }
+    if (!check.Check(query)) {
+      const details = detailsFromValueErrors('query', [...check.Errors(query)])
+      throw new ApiError('invalid_request', validationMessage('query', details), { details })
+    }
   }
 }

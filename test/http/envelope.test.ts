@@ -81,7 +81,7 @@ describe('bad requests', () => {
 
 describe('unexpected exception → 500 internal_error without internals', () => {
   const SECRET = 'SECRET-DB-PATH /var/x'
-  const app = createTestApp({ alter: s => { s.notes.list = () => { throw new Error(SECRET) } } })
+  const app = createTestApp({ alter: s => { s.notes.listJson = () => { throw new Error(SECRET) } } })
   const token = app.key()
 
   test('GET /v1/notes whose service throws', async () => {

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock'
+import type { ReadCache } from '../../db/read-cache'
 import type { IdGenerator } from '../../ids'
 import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
 import type { Principal } from '../../http/auth'
@@ -32,7 +33,7 @@ export interface KeyInfo {
 }
 
 export function hashKey(key: string): string {
-  return new Bun.CryptoHasher('sha256').update(key).digest('hex')
+  return Bun.SHA256.hash(key, 'hex') as string
 }
 
 function randomKeyBody(): string {
@@ -62,7 +63,7 @@ export function currentPeriod(at: Date): string {
 
 export type AccountsService = ReturnType<typeof createAccountsService>
 
-export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator }) {
+export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null> }) {
   const { repo, clock, ids } = deps
   const lastTouched = new Map<string, number>()
 
@@ -160,20 +161,27 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
     verifyApiKey(token: string): Principal | null {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null
-      const row = repo.findKeyByHash(hashKey(token))
-      if (!row || row.revoked_at) return null
-      const t = clock.now().getTime()
-      if ((lastTouched.get(row.id) ?? 0) + TOUCH_INTERVAL_MS <= t) {
-        lastTouched.set(row.id, t)
-        repo.touchKey(row.id, new Date(t).toISOString())
+      const hash = hashKey(token)
+      const principal = deps.keyCache.get(hash, () => {
+        const row = repo.findKeyByHash(hash)
+        if (!row || row.revoked_at) return null
+        return {
+          accountId: row.account_id,
+          sandbox: row.sandbox === 1,
+          scopes: new Set(row.scopes.split(' ').filter(isScope)),
+          credentialId: row.id,
+          source: 'api_key' as const,
+        }
+      })
+      if (principal) {
+        const t = clock.now().getTime()
+        if ((lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= t) {
+          lastTouched.set(principal.credentialId, t)
+          repo.touchKey(principal.credentialId, new Date(t).toISOString())
+        }
       }
-      return {
-        accountId: row.account_id,
-        sandbox: row.sandbox === 1,
-        scopes: new Set(row.scopes.split(' ').filter(isScope)),
-        credentialId: row.id,
-        source: 'api_key',
-      }
+      return principal
     },
+
   }
 }

@@ -133,6 +133,6 @@ export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, 
     }))
     .get(SCALAR_PATH, () => new Response(scalarBundle, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }), { detail: { hide: true } })
     .get('/docs/errors', () => new Response(errorsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/v1', () => index, { response: { 200: ApiIndex }, ...documented('getApiIndex') })
-    .get('/v1/health', () => health, { response: { 200: Health }, ...documented('getHealth') })
+    .get('/v1', () => index, { ...documented('getApiIndex', [], { 200: ApiIndex }) })
+    .get('/v1/health', () => health, { ...documented('getHealth', [], { 200: Health }) })
 }

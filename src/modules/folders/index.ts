@@ -10,25 +10,21 @@ export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folde
   return new Elysia({ name: 'folders-routes' })
     .use(deps.guard)
     .get('/v1/folders', ({ principal }) => folders.list(requirePrincipal(principal)), {
-      response: { 200: FolderList },
-      ...documented('listFolders'),
+      ...documented('listFolders', [], { 200: FolderList }),
     })
     .post('/v1/folders', ({ principal, body, set }) => {
       set.status = 201
       return folders.create(requirePrincipal(principal), body)
     }, {
-      response: { 201: Folder },
-      ...documentedWithBody('createFolder', [], CreateFolderRequest),
+      ...documentedWithBody('createFolder', [], CreateFolderRequest, { 201: Folder }),
     })
     .get('/v1/folders/:id', ({ principal, params }) => folders.get(requirePrincipal(principal), params.id), {
       params: IdParams,
-      response: { 200: Folder },
-      ...documented('getFolder', ['not_found']),
+      ...documented('getFolder', ['not_found'], { 200: Folder }),
     })
     .patch('/v1/folders/:id', ({ principal, params, body }) => folders.update(requirePrincipal(principal), params.id, body), {
       params: IdParams,
-      response: { 200: Folder },
-      ...documentedWithBody('updateFolder', ['not_found'], UpdateFolderRequest),
+      ...documentedWithBody('updateFolder', ['not_found'], UpdateFolderRequest, { 200: Folder }),
     })
     .delete('/v1/folders/:id', ({ principal, params }) => {
       folders.delete(requirePrincipal(principal), params.id)

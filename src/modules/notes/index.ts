@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithBody, noBody } from '../../http/openapi'
-import { IdParams, validatedQuery } from '../../http/schemas'
+import { documented, documentedWithQuery, documentedWithBody, noBody } from '../../http/openapi'
+import { jsonText } from '../../http/responses'
+import { IdParams } from '../../http/schemas'
 import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'
 import type { NotesService } from './service'
 
@@ -9,27 +10,22 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
   const { notes } = deps
   return new Elysia({ name: 'notes-routes' })
     .use(deps.guard)
-    .get('/v1/notes', ({ principal, query }) => notes.list(requirePrincipal(principal), query), {
-      ...validatedQuery(ListNotesQuery),
-      response: { 200: NoteList },
-      ...documented('listNotes'),
+    .get('/v1/notes', ({ principal, query, set }) => jsonText(set, notes.listJson(requirePrincipal(principal), query as ListNotesQuery)), {
+      ...documentedWithQuery('listNotes', [], { 200: NoteList }, ListNotesQuery),
     })
     .post('/v1/notes', ({ principal, body, set }) => {
       set.status = 201
       return notes.create(requirePrincipal(principal), body)
     }, {
-      response: { 201: Note },
-      ...documentedWithBody('createNote', [], CreateNoteRequest),
+      ...documentedWithBody('createNote', [], CreateNoteRequest, { 201: Note }),
     })
     .get('/v1/notes/:id', ({ principal, params }) => notes.get(requirePrincipal(principal), params.id), {
       params: IdParams,
-      response: { 200: Note },
-      ...documented('getNote', ['not_found']),
+      ...documented('getNote', ['not_found'], { 200: Note }),
     })
     .patch('/v1/notes/:id', ({ principal, params, body }) => notes.update(requirePrincipal(principal), params.id, body), {
       params: IdParams,
-      response: { 200: Note },
-      ...documentedWithBody('updateNote', ['not_found'], UpdateNoteRequest),
+      ...documentedWithBody('updateNote', ['not_found'], UpdateNoteRequest, { 200: Note }),
     })
     .delete('/v1/notes/:id', ({ principal, params, set }) => {
       notes.delete(requirePrincipal(principal), params.id)
@@ -42,12 +38,10 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
     })
     .get('/v1/notes/:id/status', ({ principal, params }) => notes.status(requirePrincipal(principal), params.id), {
       params: IdParams,
-      response: { 200: NoteStatus },
-      ...documented('getNoteStatus', ['not_found']),
+      ...documented('getNoteStatus', ['not_found'], { 200: NoteStatus }),
     })
     .get('/v1/notes/:id/transcript', ({ principal, params }) => notes.transcript(requirePrincipal(principal), params.id), {
       params: IdParams,
-      response: { 200: Transcript },
-      ...documented('getNoteTranscript', ['not_found', 'conflict']),
+      ...documented('getNoteTranscript', ['not_found', 'conflict'], { 200: Transcript }),
     })
 }

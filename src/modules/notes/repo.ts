@@ -23,10 +23,19 @@ export interface NoteRow {
   updated_at: string
 }
 
-/** The columns a list item carries: everything but the transcript and structured content. */
-export type NoteListRow = Omit<NoteRow, 'original_transcription' | 'structured_content' | 'account_id' | 'sandbox' | 'error_code' | 'error_message'>
+const BODY_COLUMNS = ['original_transcription', 'structured_content'] as const
+type BodyColumn = (typeof BODY_COLUMNS)[number]
+type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
 
-const LIST_COLUMNS = 'id, folder_id, title, summary, status, processing_stage, type, style_id, language, is_pinned, source, date_created, updated_at'
+/**
+ * A list item as JSON, built by SQLite: the Note fields except the transcript and structured content,
+ * in the order the API documents them.
+ */
+const LIST_ITEM_JSON = `json_object(
+  'id', id, 'title', title, 'summary', summary, 'status', status, 'processingStage', processing_stage,
+  'type', type, 'styleId', style_id, 'language', language, 'folderId', folder_id,
+  'isPinned', json(CASE is_pinned WHEN 1 THEN 'true' ELSE 'false' END), 'source', source,
+  'dateCreated', date_created, 'updatedAt', updated_at)`
 
 export interface NoteFilter {
   updatedAfter?: string
@@ -39,10 +48,17 @@ export interface NoteFilter {
 export type NotesRepo = ReturnType<typeof createNotesRepo>
 
 export function createNotesRepo(db: Database) {
-  const get = db.query<NoteRow, [string, string, number]>('SELECT * FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?')
-  const insert = db.query(`INSERT INTO notes (id, account_id, sandbox, folder_id, title, summary, original_transcription, structured_content, status, processing_stage, type, style_id, language, is_pinned, source, date_created, updated_at)
-    VALUES ($id, $account_id, $sandbox, $folder_id, $title, $summary, $original_transcription, $structured_content, $status, $processing_stage, $type, $style_id, $language, $is_pinned, $source, $date_created, $updated_at)`)
-  const remove = db.query('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?')
+  const q = {
+    get: db.query<NoteRow, [string, string, number]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
+      FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`),
+    getById: db.query<NoteRow, [string]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
+      FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ?`),
+    insert: db.query(`INSERT INTO notes (id, account_id, sandbox, folder_id, title, summary, status, processing_stage, type, style_id, language, is_pinned, source, error_code, error_message, date_created, updated_at)
+      VALUES ($id, $account_id, $sandbox, $folder_id, $title, $summary, $status, $processing_stage, $type, $style_id, $language, $is_pinned, $source, $error_code, $error_message, $date_created, $updated_at)`),
+    insertBody: db.query('INSERT INTO note_bodies (note_id, original_transcription, structured_content) VALUES (?, ?, ?)'),
+    remove: db.query('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?'),
+  }
+
   /** One statement per combination of filters (db.query caches each), so each uses its own index. */
   function listStatement(filter: NoteFilter) {
     const where = ['account_id = $account_id', 'sandbox = $sandbox']
@@ -51,34 +67,54 @@ export function createNotesRepo(db: Database) {
     if (filter.status !== undefined) where.push('status = $status')
     if (filter.type !== undefined) where.push('type = $type')
     if (filter.updatedAfter !== undefined) where.push('updated_at > $updated_after')
-    const sql = `SELECT ${LIST_COLUMNS} FROM notes WHERE ${where.join(' AND ')} ORDER BY date_created DESC, id DESC LIMIT $limit OFFSET $offset`
-    return db.query(sql)
+    return db.query<unknown, Record<string, string | number>>(`SELECT ${LIST_ITEM_JSON} FROM notes WHERE ${where.join(' AND ')} ORDER BY date_created DESC, id DESC LIMIT $limit OFFSET $offset`)
+  }
+
+  function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
+    const cols = Object.keys(fields)
+    if (cols.length === 0) return
+    db.query(`UPDATE ${table} SET ${cols.map(k => `${k} = $${k}`).join(', ')} WHERE ${key} = $__id`)
+      .run({ ...fields, __id: id } as Record<string, string | number | null>)
   }
 
   return {
-    get: (lib: Library, id: string) => get.get(id, lib.accountId, lib.sandbox ? 1 : 0),
-    insert: (row: NoteRow) => { insert.run(row as unknown as Record<string, string | number | null>) },
-    /** Reads `limit + 1` rows so the caller can tell whether another page exists. */
-    list(lib: Library, filter: NoteFilter, limit: number, offset: number): NoteListRow[] {
+    get: (lib: Library, id: string) => q.get.get(id, lib.accountId, lib.sandbox ? 1 : 0),
+    getById: (id: string) => q.getById.get(id),
+
+    insert(row: NoteRow) {
+      db.transaction(() => {
+        const { original_transcription, structured_content, ...small } = row
+        q.insert.run(small as unknown as Record<string, string | number | null>)
+        q.insertBody.run(row.id, original_transcription, structured_content)
+      })()
+    },
+
+    /**
+     * A page of list items as JSON strings, reading `limit + 1` so the caller can tell whether
+     * another page exists.
+     */
+    listJson(lib: Library, filter: NoteFilter, limit: number, offset: number): string[] {
       const params: Record<string, string | number> = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0, limit: limit + 1, offset }
       if (typeof filter.folderId === 'string') params.folder_id = filter.folderId
       if (filter.status !== undefined) params.status = filter.status
       if (filter.type !== undefined) params.type = filter.type
       if (filter.updatedAfter !== undefined) params.updated_after = filter.updatedAfter
-      return listStatement(filter).all(params) as NoteListRow[]
+      return listStatement(filter).values(params).map(r => r[0] as string)
     },
-    update(lib: Library, id: string, fields: Partial<Pick<NoteRow, 'title' | 'summary' | 'folder_id' | 'is_pinned'>>, updatedAt: string): boolean {
-      const sets = Object.keys(fields).map(k => `${k} = $${k}`)
-      sets.push('updated_at = $updated_at')
-      const stmt = db.query(`UPDATE notes SET ${sets.join(', ')} WHERE id = $id AND account_id = $account_id AND sandbox = $sandbox`)
-      return stmt.run({ ...fields, updated_at: updatedAt, id, account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 } as Record<string, string | number | null>).changes > 0
+
+    /** Changes the given columns (of either table) of one note; both tables in one transaction. */
+    write(id: string, fields: Writable) {
+      const body: Record<string, unknown> = {}
+      const small: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(fields)) ((BODY_COLUMNS as readonly string[]).includes(k) ? body : small)[k] = v
+      db.transaction(() => {
+        updateColumns('notes', 'id', id, small)
+        updateColumns('note_bodies', 'note_id', id, body as Partial<Record<BodyColumn, unknown>>)
+      })()
     },
-    /** Writes processing results; only the given columns change. */
-    setProcessing(id: string, fields: Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>) {
-      const sets = Object.keys(fields).map(k => `${k} = $${k}`)
-      db.query(`UPDATE notes SET ${sets.join(', ')} WHERE id = $id`).run({ ...fields, id } as Record<string, string | number | null>)
-    },
-    delete: (lib: Library, id: string) => remove.run(id, lib.accountId, lib.sandbox ? 1 : 0).changes > 0,
+
+    delete: (lib: Library, id: string) => q.remove.run(id, lib.accountId, lib.sandbox ? 1 : 0).changes > 0,
+
     /** Moves every note of a folder to the top level; part of the folder's deletion transaction. */
     unfileAll(folderId: string, updatedAt: string): number {
       return db.query('UPDATE notes SET folder_id = NULL, updated_at = ? WHERE folder_id = ?').run(updatedAt, folderId).changes

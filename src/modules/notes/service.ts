@@ -1,13 +1,14 @@
 import type { Clock } from '../../clock'
+import type { ReadCache } from '../../db/read-cache'
 import type { IdGenerator } from '../../ids'
 import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { CreateNoteRequest, ListNotesQuery, Note, UpdateNoteRequest } from './model'
-import type { NoteListRow, NoteRow, NotesRepo } from './repo'
+import type { NoteRow, NotesRepo } from './repo'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
-function listItem(r: NoteListRow): Note {
+export function toNote(r: NoteRow): Note {
   return {
     id: r.id,
     title: r.title,
@@ -22,12 +23,6 @@ function listItem(r: NoteListRow): Note {
     source: r.source,
     dateCreated: r.date_created,
     updatedAt: r.updated_at,
-  }
-}
-
-export function toNote(r: NoteRow): Note {
-  return {
-    ...listItem(r),
     originalTranscription: r.original_transcription,
     structuredContent: r.structured_content === null ? null : JSON.parse(r.structured_content),
   }
@@ -39,6 +34,8 @@ export function createNotesService(deps: {
   ids: IdGenerator
   transaction: <T>(fn: () => T) => T
   folderExists: (lib: Library, folderId: string) => boolean
+  /** list pages, kept until the database changes */
+  listCache: ReadCache<string>
 }) {
   const { repo, clock, ids } = deps
 
@@ -59,17 +56,29 @@ export function createNotesService(deps: {
   return {
     requireNote,
 
-    list(lib: Library, q: ListNotesQuery) {
+    /**
+     * A NoteList as JSON text, ready to send: SQLite builds each item's JSON, so a page costs one
+     * indexed read and a string join, not an object per column and a serialization; the page is kept
+     * until the database changes.
+     */
+    listJson(lib: Library, q: ListNotesQuery): string {
       const limit = q.limit ?? 50
       const offset = q.offset ?? 0
-      const rows = repo.list(lib, {
+      const filter = {
         updatedAfter: q.updatedAfter === undefined ? undefined : new Date(q.updatedAfter).toISOString(),
         folderId: q.folderId === 'null' ? null : q.folderId,
         status: q.status,
         type: q.type,
-      }, limit, offset)
-      const hasMore = rows.length > limit
-      return { data: (hasMore ? rows.slice(0, limit) : rows).map(listItem), pagination: { limit, offset, hasMore } }
+      }
+      // Absent and null filters must not collide with any real value: mark them with control characters.
+      const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
+      const key = `${lib.accountId}\u0002${lib.sandbox}\u0002${limit}\u0002${offset}\u0002${folder}\u0002${filter.status ?? '\u0000'}\u0002${filter.type ?? '\u0000'}\u0002${filter.updatedAfter ?? '\u0000'}`
+      return deps.listCache.get(key, () => {
+        const items = repo.listJson(lib, filter, limit, offset)
+        const hasMore = items.length > limit
+        if (hasMore) items.length = limit
+        return (`{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`)
+      })
     },
 
     get: (lib: Library, id: string) => toNote(requireNote(lib, id)),
@@ -133,7 +142,7 @@ export function createNotesService(deps: {
 
     /** Stores finished processing output and marks the note `Done`. */
     finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }) {
-      repo.setProcessing(id, {
+      repo.write(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         original_transcription: result.transcript,
@@ -151,12 +160,12 @@ export function createNotesService(deps: {
       return deps.transaction(() => {
         requireNote(lib, id)
         checkFolder(lib, body.folderId)
-        const fields: Parameters<NotesRepo['update']>[2] = {}
+        const fields: Parameters<NotesRepo['write']>[1] = { updated_at: clock.now().toISOString() }
         if (body.title !== undefined) fields.title = body.title
         if (body.summary !== undefined) fields.summary = body.summary
         if (body.folderId !== undefined) fields.folder_id = body.folderId
         if (body.isPinned !== undefined) fields.is_pinned = body.isPinned ? 1 : 0
-        repo.update(lib, id, fields, clock.now().toISOString())
+        repo.write(id, fields)
         return toNote(requireNote(lib, id))
       })
     },

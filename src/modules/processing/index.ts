@@ -23,8 +23,7 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
       set.status = 201
       return upload
     }, {
-      response: { 201: Upload },
-      ...documentedWithBody('createUpload', ['payload_too_large', 'unsupported_media_type'], CreateUploadRequest),
+      ...documentedWithBody('createUpload', ['payload_too_large', 'unsupported_media_type'], CreateUploadRequest, { 201: Upload }),
     })
     .post('/v1/uploads/:id/complete', ({ principal, params, set }) => {
       const r = processing.completeUpload(requirePrincipal(principal), params.id)
@@ -32,25 +31,20 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
       return charged(set, r)
     }, {
       params: IdParams,
-      response: { 200: UploadAccepted, 202: UploadAccepted },
       ...noBody,
-      ...documented('completeUpload', [...CHARGING_ERRORS, 'not_found', 'conflict']),
+      ...documented('completeUpload', [...CHARGING_ERRORS, 'not_found', 'conflict'], { 200: UploadAccepted, 202: UploadAccepted }),
     })
     .post('/v1/transcriptions', ({ principal, body, set }) => charged(set, processing.createTranscription(requirePrincipal(principal), body)), {
-      response: { 200: TranscriptionResult },
-      ...documentedWithBody('createTranscription', [...CHARGING_ERRORS], TranscriptionRequest),
+      ...documentedWithBody('createTranscription', [...CHARGING_ERRORS], TranscriptionRequest, { 200: TranscriptionResult }),
     })
     .post('/v1/summaries', ({ principal, body, set }) => charged(set, processing.createSummary(requirePrincipal(principal), body)), {
-      response: { 200: SummaryResult },
-      ...documentedWithBody('createSummary', [...CHARGING_ERRORS, 'content_policy'], SummaryRequest),
+      ...documentedWithBody('createSummary', [...CHARGING_ERRORS, 'content_policy'], SummaryRequest, { 200: SummaryResult }),
     })
     .post('/v1/youtube-summaries', ({ principal, body, set }) => charged(set, processing.createYoutubeSummary(requirePrincipal(principal), body)), {
-      response: { 200: YoutubeSummaryResult },
-      ...documentedWithBody('createYoutubeSummary', [...CHARGING_ERRORS], YoutubeSummaryRequest),
+      ...documentedWithBody('createYoutubeSummary', [...CHARGING_ERRORS], YoutubeSummaryRequest, { 200: YoutubeSummaryResult }),
     })
     .post('/v1/notes/:id/questions', ({ principal, params, body, set }) => charged(set, processing.askNoteQuestion(requirePrincipal(principal), params.id, body.question)), {
       params: IdParams,
-      response: { 200: Answer },
-      ...documentedWithBody('askNoteQuestion', [...CHARGING_ERRORS, 'not_found', 'conflict'], QuestionRequest),
+      ...documentedWithBody('askNoteQuestion', [...CHARGING_ERRORS, 'not_found', 'conflict'], QuestionRequest, { 200: Answer }),
     })
 }

@@ -1,0 +1,52 @@
+import type { Database } from './database'
+
+/** How long a read of `data_version` is trusted: another process's commit is seen within this. */
+const OTHER_WRITERS_MS = 1
+
+/**
+ * A stamp that changes whenever the database's content may have changed: `total_changes()` counts this
+ * connection's own writes and is read every time (a fraction of a microsecond); `data_version` moves
+ * when another connection (another process, the CLI) commits, and costs a few microseconds, so it is
+ * read at most once a millisecond.
+ */
+export function changeStamp(db: Database, now: () => number = performance.now.bind(performance)): () => string {
+  const changes = db.query<[number], []>('SELECT total_changes()')
+  const dataVersion = db.query<[number], []>('PRAGMA data_version')
+  let version = 0
+  let readAt = -Infinity
+  return () => {
+    const t = now()
+    if (t - readAt >= OTHER_WRITERS_MS) {
+      version = dataVersion.values()[0]![0] as number
+      readAt = t
+    }
+    return `${changes.values()[0]![0]}:${version}`
+  }
+}
+
+/**
+ * Results of read-only queries, kept until the database changes. Any write anywhere empties it, so it
+ * never serves what the database no longer says; it pays off for what is read far more often than
+ * written (listing a library, checking a key).
+ */
+export class ReadCache<V> {
+  private stamp = ''
+  private entries = new Map<string, V>()
+
+  constructor(private readonly currentStamp: () => string, private readonly maxEntries = 1000) {}
+
+  get(key: string, compute: () => V): V {
+    const stamp = this.currentStamp()
+    if (stamp !== this.stamp) {
+      this.entries.clear()
+      this.stamp = stamp
+    }
+    let value = this.entries.get(key)
+    if (value === undefined) {
+      value = compute()
+      if (this.entries.size >= this.maxEntries) this.entries.clear()
+      this.entries.set(key, value)
+    }
+    return value
+  }
+}
