@@ -61,7 +61,15 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         error_code TEXT,
         error_message TEXT,
         date_created TEXT NOT NULL,
-        updated_at TEXT NOT NULL
+        updated_at TEXT NOT NULL,
+        -- The note as a list item (every Note field but the transcript and structured content), as JSON,
+        -- kept by SQLite itself on every write: a page of the list is 50 stored strings joined, with no
+        -- per-column work on the read path.
+        list_item TEXT GENERATED ALWAYS AS (json_object(
+          'id', id, 'title', title, 'summary', summary, 'status', status, 'processingStage', processing_stage,
+          'type', type, 'styleId', style_id, 'language', language, 'folderId', folder_id,
+          'isPinned', json(CASE is_pinned WHEN 1 THEN 'true' ELSE 'false' END), 'source', source,
+          'dateCreated', date_created, 'updatedAt', updated_at)) STORED
       );
       -- Listing is newest first, ties by id, within one library; each filter has its own ordered index
       -- so a page is read straight off an index whatever the library's size.

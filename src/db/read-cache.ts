@@ -33,9 +33,11 @@ export class ReadCache<V> {
   private stamp = ''
   private entries = new Map<string, V>()
 
-  constructor(private readonly currentStamp: () => string, private readonly maxEntries = 1000) {}
+  /** `enabled: false` computes every time (for measuring the uncached path, or ruling the cache out). */
+  constructor(private readonly currentStamp: () => string, private readonly enabled = true, private readonly maxEntries = 1000) {}
 
   get(key: string, compute: () => V): V {
+    if (!this.enabled) return compute()
     const stamp = this.currentStamp()
     if (stamp !== this.stamp) {
       this.entries.clear()

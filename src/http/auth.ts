@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia'
-import { bearer } from '@elysiajs/bearer'
 import { ApiError } from './errors'
 import { UNPARSEABLE_BODY } from './openapi'
 import { operationForRoute, type Operation, type Scope } from './operations'
@@ -55,6 +54,18 @@ function clientAddress(server: { requestIP(r: Request): { address: string } | nu
 }
 
 /**
+ * The credential of an `Authorization: Bearer <token>` header (the scheme is case-insensitive, RFC 7235).
+ * Only the header is read: a token in the query string (RFC 6750 section 2.3) ends up in access logs
+ * and browser history, so it is not accepted. (This replaces @elysiajs/bearer, which also reads the
+ * query string and costs a second per-request hook.)
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header || header.length < 8 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
+  const token = header.slice(7).trim()
+  return token === '' ? undefined : token
+}
+
+/**
  * Authentication, rate limiting and scope checks for every operation of the table, before body
  * validation: a request without a credential is told so, not told its body is wrong.
  */
@@ -95,8 +106,7 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
   }
 
   return new Elysia({ name: 'notesvc-auth' })
-    .use(bearer())
-    .derive({ as: 'global' }, ({ request, route, bearer: token, set, server, body }) => {
+    .derive({ as: 'global' }, ({ request, route, headers, set, server, body }) => {
       const method = request.method === 'HEAD' ? 'GET' : request.method
       const op = operationForRoute(method, route)
       if (!op) return { principal: null as Principal | null, operation: null as Operation | null }
@@ -104,6 +114,7 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
         enforce(limiter, `ip:${clientAddress(server, request)}`, op, set.headers)
         return { principal: null as Principal | null, operation: op as Operation | null }
       }
+      const token = bearerToken(headers.authorization)
       if (!token) {
         throw new ApiError('invalid_token', 'No credential was sent: add the header `Authorization: Bearer <API key or access token>`.', {
           headers: { 'www-authenticate': CHALLENGE },

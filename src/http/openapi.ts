@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import { ErrorEnvelopeSchema, queryValidator } from './schemas'
+import { ErrorEnvelopeSchema } from './schemas'
 import { ERROR_STATUS, type ErrorCode } from './errors'
 import { operation } from './operations'
 
@@ -85,10 +85,13 @@ export function completeDocument<T>(doc: T): T {
   return doc
 }
 
-/** `documented` for an operation with query parameters: they are checked and documented from `query`. */
+/**
+ * `documented` for an operation with query parameters, documented from `query`. The handler checks
+ * them with `queryValidator(query)` (a route hook for it would cost every request more than the check).
+ */
 export function documentedWithQuery(operationId: string, extraErrors: ErrorCode[], success: Record<number, TSchema>, query: TObject) {
   queryOf.set(operationId, query)
-  return { transform: queryValidator(query), ...documented(operationId, extraErrors, success) }
+  return documented(operationId, extraErrors, success)
 }
 
 /** `documented` for an operation with a JSON body: the body schema validates and documents it. */

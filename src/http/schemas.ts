@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Type, type TObject } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage } from './errors'
 
@@ -37,17 +37,17 @@ export const ErrorEnvelopeSchema = t.Object(
 export const QueryInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
 
 /**
- * A `transform` hook that checks the query string against `schema` (numeric parameters turned into
- * numbers first) and names every parameter at fault. Elysia is not given the schema itself: its own
- * coercion re-decodes the query on every request and reports a number out of bounds without saying
- * which parameter held it.
+ * A check of the query string against `schema` (numeric parameters turned into numbers first) that
+ * names every parameter at fault, and returns the typed query. Elysia is not given the schema itself:
+ * its own coercion re-decodes the query on every request and reports a number out of bounds without
+ * saying which parameter held it.
  */
-export function queryValidator<T extends TObject>(schema: T) {
+export function queryValidator<T extends TObject>(schema: T): (query: Record<string, unknown>) => Static<T> {
   const numeric = Object.entries(schema.properties)
     .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
     .map(([k]) => k)
   const check = TypeCompiler.Compile(schema)
-  return ({ query }: { query: Record<string, unknown> }) => {
+  return query => {
     for (const k of numeric) {
       const v = query[k]
       if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
@@ -56,5 +56,6 @@ export function queryValidator<T extends TObject>(schema: T) {
       const details = detailsFromValueErrors('query', [...check.Errors(query)])
       throw new ApiError('invalid_request', validationMessage('query', details), { details })
     }
+    return query as Static<T>
   }
 }

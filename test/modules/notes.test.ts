@@ -71,6 +71,19 @@ describe('listNotes', () => {
     expect(r.body.data[0].summary).toBe('Body of one')
   })
 
+  test('a list item is the full note without its transcript and structured content, also after changes', async () => {
+    const t = setup()
+    const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
+    const n = await t.create('quote " and ünïcode ✓', { folderId: folder.id })
+    await t.call('PATCH', `/v1/notes/${n.id}`, { token: t.token, body: { isPinned: true, summary: 'new "summary"\n' } })
+    const { originalTranscription, structuredContent, ...expected } = (await t.call('GET', `/v1/notes/${n.id}`, { token: t.token })).body
+    expect(originalTranscription).toBe('Body of quote " and ünïcode ✓')
+    expect(structuredContent).toEqual({ markdown: 'Body of quote " and ünïcode ✓' })
+    expect((await t.call('GET', '/v1/notes', { token: t.token })).body.data).toEqual([expected])
+    await t.call('DELETE', `/v1/folders/${folder.id}`, { token: t.token })
+    expect((await t.call('GET', '/v1/notes', { token: t.token })).body.data[0].folderId).toBeNull()
+  })
+
   test('notes created in the same millisecond are ordered by id, stably across pages', async () => {
     const t = setup()
     const ids: string[] = []

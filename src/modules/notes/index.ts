@@ -2,15 +2,17 @@ import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
 import { documented, documentedWithQuery, documentedWithBody, noBody } from '../../http/openapi'
 import { jsonText } from '../../http/responses'
-import { IdParams } from '../../http/schemas'
+import { IdParams, queryValidator } from '../../http/schemas'
 import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'
 import type { NotesService } from './service'
+
+const listQuery = queryValidator(ListNotesQuery)
 
 export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService }) {
   const { notes } = deps
   return new Elysia({ name: 'notes-routes' })
     .use(deps.guard)
-    .get('/v1/notes', ({ principal, query, set }) => jsonText(set, notes.listJson(requirePrincipal(principal), query as ListNotesQuery)), {
+    .get('/v1/notes', ({ principal, query, set }) => jsonText(set, notes.listJson(requirePrincipal(principal), listQuery(query))), {
       ...documentedWithQuery('listNotes', [], { 200: NoteList }, ListNotesQuery),
     })
     .post('/v1/notes', ({ principal, body, set }) => {

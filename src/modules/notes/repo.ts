@@ -27,16 +27,6 @@ const BODY_COLUMNS = ['original_transcription', 'structured_content'] as const
 type BodyColumn = (typeof BODY_COLUMNS)[number]
 type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
 
-/**
- * A list item as JSON, built by SQLite: the Note fields except the transcript and structured content,
- * in the order the API documents them.
- */
-const LIST_ITEM_JSON = `json_object(
-  'id', id, 'title', title, 'summary', summary, 'status', status, 'processingStage', processing_stage,
-  'type', type, 'styleId', style_id, 'language', language, 'folderId', folder_id,
-  'isPinned', json(CASE is_pinned WHEN 1 THEN 'true' ELSE 'false' END), 'source', source,
-  'dateCreated', date_created, 'updatedAt', updated_at)`
-
 export interface NoteFilter {
   updatedAfter?: string
   /** a folder id, or null for the top level */
@@ -67,7 +57,7 @@ export function createNotesRepo(db: Database) {
     if (filter.status !== undefined) where.push('status = $status')
     if (filter.type !== undefined) where.push('type = $type')
     if (filter.updatedAfter !== undefined) where.push('updated_at > $updated_after')
-    return db.query<unknown, Record<string, string | number>>(`SELECT ${LIST_ITEM_JSON} FROM notes WHERE ${where.join(' AND ')} ORDER BY date_created DESC, id DESC LIMIT $limit OFFSET $offset`)
+    return db.query<unknown, Record<string, string | number>>(`SELECT list_item FROM notes WHERE ${where.join(' AND ')} ORDER BY date_created DESC, id DESC LIMIT $limit OFFSET $offset`)
   }
 
   function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {

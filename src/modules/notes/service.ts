@@ -57,9 +57,9 @@ export function createNotesService(deps: {
     requireNote,
 
     /**
-     * A NoteList as JSON text, ready to send: SQLite builds each item's JSON, so a page costs one
-     * indexed read and a string join, not an object per column and a serialization; the page is kept
-     * until the database changes.
+     * A NoteList as JSON text, ready to send: each item's JSON is stored with the note (a generated
+     * column), so a page costs one indexed read and a string join, not an object per column and a
+     * serialization; the page is kept until the database changes.
      */
     listJson(lib: Library, q: ListNotesQuery): string {
       const limit = q.limit ?? 50
