@@ -11,6 +11,7 @@ import { discoveryRoutes } from './modules/discovery'
 import { foldersRoutes } from './modules/folders'
 import { notesRoutes } from './modules/notes'
 import { processingRoutes } from './modules/processing'
+import { uploadsRoutes } from './modules/uploads'
 import { usageRoutes } from './modules/usage'
 
 export interface AppDeps {
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
     .use(discoveryRoutes({ config, guard }))
     .use(notesRoutes({ guard, notes: services.notes }))
     .use(foldersRoutes({ guard, folders: services.folders }))
+    .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(usageRoutes({ guard, usage: services.usage }))
 

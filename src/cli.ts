@@ -73,7 +73,7 @@ function out(line: string) {
 async function serve(config: Config, log: Logger) {
   const db = openDatabase(config.databasePath)
   const ids = createIdGenerator()
-  const services = createServices({ config, db, clock: systemClock, ids })
+  const services = createServices({ config, db, clock: systemClock, ids, log })
   if (services.accounts.isEmpty()) {
     const live = services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
     const sandbox = services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
@@ -86,10 +86,12 @@ async function serve(config: Config, log: Logger) {
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!
+  services.workers.start()
   log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, version: VERSION })
   const shutdown = async (signal: string) => {
     log.info('shutting down', { signal })
     await app.stop()
+    await services.workers.stop()
     db.close()
     process.exit(0)
   }

@@ -3,6 +3,19 @@ import type { Clock } from './clock'
 import type { Database } from './db/database'
 import type { IdGenerator } from './ids'
 import { instanceSecret } from './db/settings'
+import { silentLogger, type Logger } from './log'
+import type { AsrEngine } from './engines/asr/engine'
+import { createAsrEngine } from './engines/asr'
+import type { LlmEngine } from './engines/llm/engine'
+import { createLeadSentencesEngine } from './engines/llm/lead'
+import { findMediaTools } from './engines/media/ffmpeg'
+import { createStorage } from './storage'
+import type { MediaStorage } from './storage/storage'
+import { createJobsRepo } from './jobs/repo'
+import { createWorkerPool, type WorkerPool } from './jobs/worker'
+import { createUploadPipeline } from './jobs/pipeline'
+import { createUploadsRepo } from './modules/uploads/repo'
+import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { changeStamp, ReadCache } from './db/read-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
@@ -19,6 +32,10 @@ export interface CoreDeps {
   db: Database
   clock: Clock
   ids: IdGenerator
+  log?: Logger
+  /** the engines; by default the ones the configuration names (tests pass their own) */
+  engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine }
+  storage?: MediaStorage
 }
 
 /** The services behind the routes and the CLI, built once from what varies (db, clock, ids, config). */
@@ -31,11 +48,47 @@ export function createServices(deps: CoreDeps) {
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes), so each gets the one function of the other it needs.
   let folderExists: (lib: { accountId: string; sandbox: boolean }, id: string) => boolean = () => false
-  const notes = createNotesService({ repo: createNotesRepo(db), clock, ids, transaction, folderExists: (l, id) => folderExists(l, id), listCache: new ReadCache(stamp, config.readCache) })
+  const log = deps.log ?? silentLogger
+  const uploadSecret = instanceSecret(db, 'upload_signing_key')
+  const storage = deps.storage ?? createStorage(config, uploadSecret)
+  const uploadsRepo = createUploadsRepo(db)
+  const notes = createNotesService({
+    repo: createNotesRepo(db), clock, ids, transaction, folderExists: (l, id) => folderExists(l, id), listCache: new ReadCache(stamp, config.readCache),
+    mediaOf: noteId => {
+      const upload = uploadsRepo.byNote(noteId)
+      return upload ? [upload.storage_key] : []
+    },
+    removeMedia: async keys => {
+      for (const key of keys) {
+        await storage.delete(key).catch(err => log.error('could not remove the media of a deleted note', { key, error: err }))
+      }
+    },
+  })
   const folders = createFoldersService({ repo: createFoldersRepo(db), clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
   folderExists = folders.exists
-  const processing = createProcessingService({ clock, notes, usage, publicUrl: config.publicUrl, uploadSecret: instanceSecret(db, 'upload_signing_key') })
-  return { accounts, usage, notes, folders, processing }
+  const processing = createProcessingService({ notes, usage })
+
+  const tools = findMediaTools(config)
+  const jobsRepo = createJobsRepo(db)
+  let asr: AsrEngine | undefined
+  let llm: LlmEngine | undefined
+  const engines = {
+    asr: deps.engines?.asr ?? (() => (asr ??= createAsrEngine(config))),
+    llm: deps.engines?.llm ?? (() => (llm ??= createLeadSentencesEngine())),
+  }
+  let workers: WorkerPool | undefined
+  const uploads = createUploadsService({
+    repo: uploadsRepo, notes, usage, storage, tools, clock, ids, transaction,
+    publicUrl: config.publicUrl, uploadSecret,
+    queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
+    wakeWorkers: () => workers?.notify(),
+  })
+  workers = createWorkerPool({
+    jobs: jobsRepo, clock, log, workers: config.workers,
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
+    onFailure: (job, err) => uploads.onJobFailure(job, err),
+  })
+  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -106,4 +106,48 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'uploads and the durable job queue',
+    sql: `
+      -- One row per upload: where the file goes, what was declared, and whether it was completed.
+      CREATE TABLE uploads (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        storage_key TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        declared_size INTEGER,
+        received_size INTEGER,
+        received_at TEXT,
+        completed_at TEXT,
+        duration_seconds REAL,
+        credits_charged INTEGER NOT NULL DEFAULT 0,
+        usage_id TEXT,
+        source TEXT NOT NULL DEFAULT 'api_key',
+        created_at TEXT NOT NULL
+      );
+
+      -- Background work. A job is claimed by setting status 'running'; a process that dies leaves it
+      -- 'running', and start-up puts it back in the queue.
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        run_after TEXT NOT NULL,
+        last_error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX jobs_ready ON jobs(status, run_after, created_at);
+      CREATE INDEX jobs_note ON jobs(note_id);
+
+      -- A refund is a usage row of negative credits pointing at the charge it gives back, at most once.
+      ALTER TABLE usage ADD COLUMN refund_of TEXT REFERENCES usage(id);
+      CREATE UNIQUE INDEX usage_refund_once ON usage(refund_of) WHERE refund_of IS NOT NULL;
+    `,
+  },
 ]

@@ -3,7 +3,10 @@ import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger, type Logger } from '../../src/log'
 import { openDatabase } from '../../src/db/database'
-import { createServices } from '../../src/services'
+import { createServices, type CoreDeps } from '../../src/services'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createApp } from '../../src/app'
 import type { Scope } from '../../src/http/operations'
 
@@ -18,12 +21,21 @@ export interface CallResult {
  * A complete app on a private in-memory database, driven through `app.handle`, with helpers to make
  * keys and call routes. `clock` may be fixed so tests can move time.
  */
-export function createTestApp(opts: { env?: Env; clock?: Clock; log?: Logger; alter?: (services: ReturnType<typeof createServices>) => void } = {}) {
-  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: '/tmp/notesvc-test-unused', ...opts.env })
+export function createTestApp(opts: {
+  env?: Env
+  clock?: Clock
+  log?: Logger
+  alter?: (services: ReturnType<typeof createServices>) => void
+  engines?: CoreDeps['engines']
+  storage?: CoreDeps['storage']
+} = {}) {
+  // Each app gets its own data folder (disk media lands there); the database stays in memory.
+  const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-app-'))
+  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, ...opts.env })
   const db = openDatabase(':memory:')
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
-  const services = createServices({ config, db, clock, ids })
+  const services = createServices({ config, db, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
   opts.alter?.(services)
   const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services })
 

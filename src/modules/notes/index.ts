@@ -29,8 +29,8 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
       params: IdParams,
       ...documentedWithBody('updateNote', ['not_found'], UpdateNoteRequest, { 200: Note }),
     })
-    .delete('/v1/notes/:id', ({ principal, params, set }) => {
-      notes.delete(requirePrincipal(principal), params.id)
+    .delete('/v1/notes/:id', async ({ principal, params, set }) => {
+      await notes.delete(requirePrincipal(principal), params.id)
       set.status = 204
       return new Response(null, { status: 204 })
     }, {

@@ -36,6 +36,9 @@ export function createNotesService(deps: {
   folderExists: (lib: Library, folderId: string) => boolean
   /** list pages, kept until the database changes */
   listCache: ReadCache<string>
+  /** the storage keys of a note's media (its upload), removed after the note is deleted */
+  mediaOf?: (noteId: string) => string[]
+  removeMedia?: (keys: string[]) => Promise<void>
 }) {
   const { repo, clock, ids } = deps
 
@@ -140,6 +143,18 @@ export function createNotesService(deps: {
       return toNote(row)
     },
 
+    getById: (id: string) => repo.getById(id),
+
+    /** Reports how far processing has got (DECISIONS.md "Processing states"). */
+    setStage(id: string, stage: string) {
+      repo.write(id, { status: 'Summarizing', processing_stage: stage, updated_at: clock.now().toISOString() })
+    },
+
+    /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
+    fail(id: string, code: string, message: string) {
+      repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
+    },
+
     /** Stores finished processing output and marks the note `Done`. */
     finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }) {
       repo.write(id, {
@@ -170,8 +185,14 @@ export function createNotesService(deps: {
       })
     },
 
-    delete(lib: Library, id: string) {
+    /**
+     * Deletes the note, then its stored media. The row goes first: a failure to remove a file then
+     * leaves an orphan file (logged), never a note whose media is gone.
+     */
+    async delete(lib: Library, id: string) {
+      const keys = deps.mediaOf?.(id) ?? []
       if (!repo.delete(lib, id)) throw notFound('note', id)
+      if (keys.length) await deps.removeMedia?.(keys)
     },
 
     status(lib: Library, id: string) {

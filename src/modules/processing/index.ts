@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithBody, noBody } from '../../http/openapi'
+import { documentedWithBody } from '../../http/openapi'
 import { IdParams } from '../../http/schemas'
 import { Answer, QuestionRequest } from '../notes/model'
-import { CreateUploadRequest, SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, Upload, UploadAccepted, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
+import { SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
 import type { Charged, ProcessingService } from './service'
 
 /** Every charging response carries `X-Credits-Remaining` beside `creditsCharged` in the body. */
@@ -18,22 +18,6 @@ export function processingRoutes(deps: { guard: ReturnType<typeof authGuard>; pr
   const { processing } = deps
   return new Elysia({ name: 'processing-routes' })
     .use(deps.guard)
-    .post('/v1/uploads', ({ principal, body, set }) => {
-      const upload = processing.createUpload(requirePrincipal(principal), body)
-      set.status = 201
-      return upload
-    }, {
-      ...documentedWithBody('createUpload', ['payload_too_large', 'unsupported_media_type'], CreateUploadRequest, { 201: Upload }),
-    })
-    .post('/v1/uploads/:id/complete', ({ principal, params, set }) => {
-      const r = processing.completeUpload(requirePrincipal(principal), params.id)
-      set.status = r.accepted ? 202 : 200
-      return charged(set, r)
-    }, {
-      params: IdParams,
-      ...noBody,
-      ...documented('completeUpload', [...CHARGING_ERRORS, 'not_found', 'conflict'], { 200: UploadAccepted, 202: UploadAccepted }),
-    })
     .post('/v1/transcriptions', ({ principal, body, set }) => charged(set, processing.createTranscription(requirePrincipal(principal), body)), {
       ...documentedWithBody('createTranscription', [...CHARGING_ERRORS], TranscriptionRequest, { 200: TranscriptionResult }),
     })

@@ -78,6 +78,28 @@ export function createUsageService(deps: { repo: UsageRepo; clock: Clock; ids: I
       })
     },
 
+    /**
+     * Gives back what a charge took, once: grant credits to this month's grant (if the charge was made
+     * this month; a new month's grant is already full), prepaid credits to the prepaid balance.
+     */
+    refund(usageId: string): { refunded: number } {
+      return repo.transaction(() => {
+        const charge = repo.get(usageId)
+        if (!charge || charge.credits <= 0 || repo.refundOf(usageId)) return { refunded: 0 }
+        const at = clock.now()
+        const row = repo.balance(charge.account_id)!
+        const b = current(row, at)
+        const grantBack = charge.created_at.slice(0, 7) === b.grant_period ? Math.min(charge.grant_credits, b.grant_used) : 0
+        repo.setBalance(charge.account_id, { grant_period: b.grant_period, grant_used: b.grant_used - grantBack, purchased_credits: b.purchased_credits + charge.purchased_credits })
+        repo.insert({
+          id: ids.next('use'), account_id: charge.account_id, operation: `refund:${charge.operation}`, credits: -charge.credits,
+          grant_credits: -grantBack, purchased_credits: -charge.purchased_credits, source: charge.source, note_id: charge.note_id,
+          created_at: at.toISOString(), refund_of: usageId,
+        })
+        return { refunded: charge.credits }
+      })
+    },
+
     usage(accountId: string, limit: number) {
       const at = clock.now()
       const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)).toISOString()

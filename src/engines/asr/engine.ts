@@ -1,0 +1,37 @@
+/**
+ * A speech-recognition engine. The pipeline decodes media to 16 kHz mono and hands the engine one
+ * chunk of samples at a time (a few minutes), so a two-hour recording never sits in memory whole; the
+ * engine answers with timed segments relative to the chunk's start.
+ */
+export const SAMPLE_RATE = 16_000
+
+export interface TranscriptSegment {
+  /** seconds from the start of the recording */
+  start: number
+  end: number
+  text: string
+}
+
+export interface ChunkTranscription {
+  /** times relative to the start of the chunk */
+  segments: TranscriptSegment[]
+  /** the language the engine heard (ISO 639-1), or null when it cannot tell */
+  language: string | null
+}
+
+export interface TranscribeOptions {
+  /** ISO 639-1 code, or null to let the engine detect it */
+  language: string | null
+  signal?: AbortSignal
+}
+
+export interface AsrEngine {
+  readonly name: string
+  /** Throws AsrUnavailableError when the engine cannot run here (missing model or program). */
+  ready(): Promise<void>
+  /** `samples`: 16 kHz mono, float32 in [-1, 1]. */
+  transcribeChunk(samples: Float32Array, opts: TranscribeOptions): Promise<ChunkTranscription>
+}
+
+/** The engine cannot run on this host; the message names what is missing and the command that fixes it. */
+export class AsrUnavailableError extends Error {}

@@ -1,0 +1,109 @@
+import { open } from 'node:fs/promises'
+import { MediaUnreadableError } from './errors'
+
+/** What a PCM WAV file holds; read from its header alone. */
+export interface WavInfo {
+  sampleRate: number
+  channels: number
+  bitsPerSample: 16
+  dataOffset: number
+  dataBytes: number
+  durationSeconds: number
+}
+
+const WAVE_FORMAT_PCM = 1
+const WAVE_FORMAT_EXTENSIBLE = 0xfffe
+
+/**
+ * Reads the header of a RIFF/WAVE file. Returns null when the file is not a WAV at all (so another
+ * reader may try), and throws when it is a WAV this reader cannot use (not 16-bit PCM, or broken).
+ */
+export async function readWavInfo(path: string): Promise<WavInfo | null> {
+  const file = await open(path, 'r')
+  try {
+    const { size } = await file.stat()
+    const head = Buffer.alloc(12)
+    if ((await file.read(head, 0, 12, 0)).bytesRead < 12) return null
+    if (head.toString('ascii', 0, 4) !== 'RIFF' || head.toString('ascii', 8, 12) !== 'WAVE') return null
+    let offset = 12
+    let fmt: { format: number; channels: number; sampleRate: number; bits: number } | null = null
+    const chunkHeader = Buffer.alloc(8)
+    while (offset + 8 <= size) {
+      await file.read(chunkHeader, 0, 8, offset)
+      const id = chunkHeader.toString('ascii', 0, 4)
+      const length = chunkHeader.readUInt32LE(4)
+      const body = offset + 8
+      if (id === 'fmt ') {
+        const f = Buffer.alloc(Math.min(length, 40))
+        await file.read(f, 0, f.length, body)
+        if (f.length < 16) throw new MediaUnreadableError('the WAV file has a truncated format chunk')
+        let format = f.readUInt16LE(0)
+        if (format === WAVE_FORMAT_EXTENSIBLE && f.length >= 26) format = f.readUInt16LE(24)
+        fmt = { format, channels: f.readUInt16LE(2), sampleRate: f.readUInt32LE(4), bits: f.readUInt16LE(14) }
+      } else if (id === 'data') {
+        if (!fmt) throw new MediaUnreadableError('the WAV file has audio data before its format chunk')
+        if (fmt.format !== WAVE_FORMAT_PCM || fmt.bits !== 16) return null
+        if (fmt.channels < 1 || fmt.sampleRate < 1000) throw new MediaUnreadableError('the WAV file declares no channels or an impossible sample rate')
+        // Streams written live often leave the length at 0 or 0xFFFFFFFF: trust the file's size then.
+        const dataBytes = length === 0 || length === 0xffffffff || body + length > size ? size - body : length
+        const frame = fmt.channels * 2
+        return {
+          sampleRate: fmt.sampleRate,
+          channels: fmt.channels,
+          bitsPerSample: 16,
+          dataOffset: body,
+          dataBytes: dataBytes - (dataBytes % frame),
+          durationSeconds: Math.floor(dataBytes / frame) / fmt.sampleRate,
+        }
+      }
+      offset = body + length + (length % 2)
+    }
+    throw new MediaUnreadableError('the WAV file has no audio data chunk')
+  } finally {
+    await file.close()
+  }
+}
+
+/**
+ * Streams a 16-bit PCM WAV file as mono float32 at `targetRate`: channels averaged, rate converted by
+ * linear interpolation, read in blocks so memory stays constant whatever the file's length.
+ */
+export async function* readWavSamples(path: string, info: WavInfo, targetRate: number, blockFrames = 65_536): AsyncGenerator<Float32Array> {
+  const file = await open(path, 'r')
+  try {
+    const frameBytes = info.channels * 2
+    const step = info.sampleRate / targetRate
+    let position = 0 // in input frames, fractional, of the next output sample
+    let consumed = 0 // input frames before the current block
+    let previous = 0 // the last mono input sample of the previous block
+    const buffer = Buffer.alloc(blockFrames * frameBytes)
+    for (let read = 0; read < info.dataBytes;) {
+      const want = Math.min(buffer.length, info.dataBytes - read)
+      const { bytesRead } = await file.read(buffer, 0, want, info.dataOffset + read)
+      if (bytesRead <= 0) break
+      read += bytesRead
+      const frames = Math.floor(bytesRead / frameBytes)
+      const mono = new Float32Array(frames)
+      for (let f = 0; f < frames; f++) {
+        let sum = 0
+        for (let c = 0; c < info.channels; c++) sum += buffer.readInt16LE(f * frameBytes + c * 2)
+        mono[f] = sum / info.channels / 32768
+      }
+      const out: number[] = []
+      // Output samples whose position falls within [consumed - 1, consumed + frames - 1].
+      while (position <= consumed + frames - 1) {
+        const i = Math.floor(position) - consumed
+        const frac = position - Math.floor(position)
+        const a = i < 0 ? previous : mono[i]!
+        const b = i + 1 < frames ? mono[i + 1]! : a
+        out.push(a + (b - a) * frac)
+        position += step
+      }
+      previous = mono[frames - 1] ?? previous
+      consumed += frames
+      if (out.length) yield Float32Array.from(out)
+    }
+  } finally {
+    await file.close()
+  }
+}

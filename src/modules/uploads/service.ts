@@ -1,0 +1,215 @@
+import type { Static } from 'elysia'
+import type { Clock } from '../../clock'
+import type { IdGenerator } from '../../ids'
+import { ApiError } from '../../http/errors'
+import type { Principal } from '../../http/auth'
+import type { NotesService } from '../notes/service'
+import type { UsageService } from '../usage/service'
+import type { MediaStorage } from '../../storage/storage'
+import { TooLargeError } from '../../storage/storage'
+import type { DiskStorage } from '../../storage/disk'
+import { checkUploadSignature } from '../../storage/signed-url'
+import { mediaDuration } from '../../engines/media/decode'
+import type { MediaTools } from '../../engines/media/ffmpeg'
+import type { JobRow } from '../../jobs/repo'
+import { PermanentJobError } from '../../jobs/worker'
+import { MAX_UPLOAD_BYTES, type CreateUploadRequest } from '../processing/model'
+import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxSummary, type StyleIdValue } from '../processing/sandbox'
+import type { Charged } from '../processing/service'
+import type { UploadRow, UploadsRepo } from './repo'
+
+const UPLOAD_TTL_MS = 60 * 60 * 1000
+export const PROCESS_UPLOAD = 'process_upload'
+
+export interface UploadAccepted {
+  noteId: string
+  status: string
+  creditsCharged: number
+  durationSeconds: number | null
+  poll: string
+  alreadyCompleted: boolean
+}
+
+export type UploadsService = ReturnType<typeof createUploadsService>
+
+/** One credit per started minute, at least one (DECISIONS.md "Uploads on disk storage"). */
+export function creditsForDuration(seconds: number | null): number {
+  return seconds === null ? 1 : Math.max(1, Math.ceil(seconds / 60))
+}
+
+/**
+ * The upload lifecycle of SPEC.md: start (a note and a signed target), the file arriving (the disk
+ * PUT target, or the client's PUT to S3), completion (charged once, processing queued), and what a
+ * failed job gives back.
+ */
+export function createUploadsService(deps: {
+  repo: UploadsRepo
+  notes: NotesService
+  usage: UsageService
+  storage: MediaStorage
+  tools: MediaTools
+  clock: Clock
+  ids: IdGenerator
+  publicUrl: string
+  uploadSecret: string
+  transaction: <T>(fn: () => T) => T
+  /** adds the processing job (inside the caller's transaction) */
+  queueJob: (noteId: string) => void
+  /** tells idle workers a job is waiting (after the commit) */
+  wakeWorkers: () => void
+}) {
+  const { repo, notes, usage, storage, clock } = deps
+
+  function requireUpload(p: Principal, id: string): UploadRow {
+    const row = repo.get(p, id)
+    if (!row) throw new ApiError('not_found', `No upload with id ${id} exists in this library; start one with POST /v1/uploads.`)
+    return row
+  }
+
+  const limitOf = (row: UploadRow) => Math.min(row.declared_size ?? MAX_UPLOAD_BYTES, MAX_UPLOAD_BYTES)
+
+  async function durationOf(key: string): Promise<number | null> {
+    const copy = await storage.localCopy(key)
+    try {
+      return await mediaDuration(copy.path, deps.tools)
+    } finally {
+      await copy.release()
+    }
+  }
+
+  return {
+    async createUpload(p: Principal, body: Static<typeof CreateUploadRequest>) {
+      const type = body.contentType.toLowerCase().split(';')[0]!.trim()
+      if (!/^(audio|video)\/[a-z0-9.+-]+$/.test(type)) {
+        throw new ApiError('unsupported_media_type', `contentType ${body.contentType} is not supported; upload audio (audio/*) or video (video/*).`, {
+          details: [{ field: 'contentType', issue: 'must be an audio/* or video/* MIME type' }],
+        })
+      }
+      if (body.fileSize !== undefined && body.fileSize > MAX_UPLOAD_BYTES) {
+        throw new ApiError('payload_too_large', `fileSize ${body.fileSize} exceeds the limit of ${MAX_UPLOAD_BYTES} bytes (5 GB); split the recording or compress it.`, {
+          details: [{ field: 'fileSize', issue: `must be at most ${MAX_UPLOAD_BYTES}` }],
+        })
+      }
+      const note = deps.transaction(() => {
+        const n = notes.createPending(p, {
+          title: body.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, ''),
+          type: type.startsWith('video/') ? 'video' : 'audio',
+          styleId: body.styleId ?? 'note',
+          language: body.language && body.language !== 'auto' ? body.language : null,
+          source: 'upload',
+          stage: 'awaiting_upload',
+        })
+        repo.insert({
+          note_id: n.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${n.id}`,
+          file_name: body.fileName, content_type: body.contentType, declared_size: body.fileSize ?? null,
+          source: p.source, created_at: clock.now().toISOString(),
+        })
+        return n
+      })
+      const expiresAt = new Date(clock.now().getTime() + UPLOAD_TTL_MS)
+      const target = await storage.uploadTarget(`uploads/${note.id}`, body.contentType, expiresAt)
+      return {
+        noteId: note.id,
+        uploadUrl: target.url,
+        method: 'PUT' as const,
+        headers: target.headers,
+        filePath: `uploads/${note.id}`,
+        contentType: body.contentType,
+        expiresAt: expiresAt.toISOString(),
+        next: `PUT the file to uploadUrl with these headers, then POST ${deps.publicUrl}/v1/uploads/${note.id}/complete`,
+        ...(p.sandbox ? { notice: `${SANDBOX_NOTICE} Completing this upload does not need the file.` } : {}),
+      }
+    },
+
+    /** The disk PUT target: checks the signature, then streams the body to storage within the size limit. */
+    async receiveFile(disk: DiskStorage, noteId: string, query: { expires?: string; signature?: string }, request: Request) {
+      const check = checkUploadSignature(deps.uploadSecret, noteId, query.expires, query.signature, clock.now())
+      if (check !== 'ok') {
+        throw new ApiError('invalid_token', check === 'expired'
+          ? 'This upload URL has expired; start a new upload with POST /v1/uploads.'
+          : 'This upload URL is not valid (bad or missing signature); use the uploadUrl returned by POST /v1/uploads as is.')
+      }
+      const row = repo.byNote(noteId)
+      if (!row) throw new ApiError('not_found', `No upload with id ${noteId} exists.`)
+      if (row.completed_at) throw new ApiError('conflict', `Upload ${noteId} is already completed; its file cannot be replaced.`)
+      const limit = limitOf(row)
+      const declared = Number(request.headers.get('content-length') ?? NaN)
+      if (declared > limit) throw tooLarge(limit)
+      if (!request.body) throw new ApiError('invalid_request', 'The PUT has no body; send the file as the request body.')
+      try {
+        const size = await disk.write(row.storage_key, request.body as unknown as AsyncIterable<Uint8Array>, limit)
+        repo.markReceived(noteId, size, clock.now().toISOString())
+        return { noteId, receivedBytes: size }
+      } catch (err) {
+        if (err instanceof TooLargeError) throw tooLarge(limit)
+        throw err
+      }
+    },
+
+    async completeUpload(p: Principal, id: string): Promise<Charged<UploadAccepted> & { accepted: boolean }> {
+      const row = requireUpload(p, id)
+      const poll = `${deps.publicUrl}/v1/notes/${id}/status`
+      const remaining = () => usage.balance(p.accountId).totalRemaining
+      const already = (r: UploadRow): Charged<UploadAccepted> & { accepted: boolean } => ({
+        accepted: false,
+        creditsRemaining: remaining(),
+        body: { noteId: id, status: notes.requireNote(p, id).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
+      })
+      if (row.completed_at) return already(row)
+
+      if (p.sandbox) {
+        const won = deps.transaction(() => {
+          if (!repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null })) return false
+          const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleIdValue)
+          notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
+          return true
+        })
+        if (!won) return already(repo.byNote(id)!)
+        return { accepted: true, creditsRemaining: remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
+      }
+
+      const stored = await storage.stat(row.storage_key)
+      if (!stored) throw new ApiError('conflict', `The file for upload ${id} has not arrived yet; PUT it to the uploadUrl, then complete the upload.`)
+      if (stored.size > limitOf(row)) {
+        await storage.delete(row.storage_key)
+        throw new ApiError('conflict', `The stored file (${stored.size} bytes) is larger than the ${limitOf(row)} bytes allowed for this upload, so it was removed; upload it again.`)
+      }
+      const duration = await durationOf(row.storage_key)
+      const credits = creditsForDuration(duration)
+
+      // Charging, marking complete and queueing are one transaction: of concurrent calls exactly one
+      // charges; the rest find it completed and charge nothing.
+      const outcome = deps.transaction(() => {
+        const current = repo.byNote(id)!
+        if (current.completed_at) return null
+        const charge = usage.charge({ accountId: p.accountId, operation: 'completeUpload', credits, source: p.source, noteId: id })
+        repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: credits, usage_id: charge.usageId })
+        notes.setStage(id, 'queued')
+        deps.queueJob(id)
+        return charge.balance.totalRemaining
+      })
+      if (outcome === null) return already(repo.byNote(id)!)
+      deps.wakeWorkers()
+      return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: credits, durationSeconds: duration, poll, alreadyCompleted: false } }
+    },
+
+    /** A job failed for good: the note says why, and the credits it was charged come back. */
+    onJobFailure(job: JobRow, err: unknown) {
+      const note = notes.getById(job.note_id)
+      if (!note) return
+      const code = err instanceof PermanentJobError
+        ? err.code
+        : note.processing_stage === 'transcribing' ? 'transcription_failed' : note.processing_stage === 'summarizing' ? 'summarization_failed' : 'internal'
+      const message = err instanceof PermanentJobError ? err.message : `Processing failed after several attempts (${err instanceof Error ? err.message : String(err)}).`
+      deps.transaction(() => {
+        notes.fail(job.note_id, code, message)
+        const upload = repo.byNote(job.note_id)
+        if (upload?.usage_id) usage.refund(upload.usage_id)
+      })
+    },
+  }
+}
+
+function tooLarge(limit: number) {
+  return new ApiError('payload_too_large', `The file is larger than the ${limit} bytes this upload allows (the declared fileSize, at most 5 GB); start a new upload with the right fileSize.`)
+}
