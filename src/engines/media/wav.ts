@@ -76,27 +76,32 @@ export async function* readWavSamples(path: string, info: WavInfo, targetRate: n
     let position = 0 // in input frames, fractional, of the next output sample
     let consumed = 0 // input frames before the current block
     let previous = 0 // the last mono input sample of the previous block
-    const buffer = Buffer.alloc(blockFrames * frameBytes)
+    // Not from Buffer's shared pool, so the Int16Array view below starts aligned.
+    const buffer = Buffer.allocUnsafeSlow(blockFrames * frameBytes)
     for (let read = 0; read < info.dataBytes;) {
       const want = Math.min(buffer.length, info.dataBytes - read)
       const { bytesRead } = await file.read(buffer, 0, want, info.dataOffset + read)
       if (bytesRead <= 0) break
       read += bytesRead
       const frames = Math.floor(bytesRead / frameBytes)
+      const pcm = new Int16Array(buffer.buffer, buffer.byteOffset, frames * info.channels)
       const mono = new Float32Array(frames)
-      for (let f = 0; f < frames; f++) {
+      const scale = 1 / (info.channels * 32768)
+      for (let f = 0, j = 0; f < frames; f++) {
         let sum = 0
-        for (let c = 0; c < info.channels; c++) sum += buffer.readInt16LE(f * frameBytes + c * 2)
-        mono[f] = sum / info.channels / 32768
+        for (let c = 0; c < info.channels; c++) sum += pcm[j++]!
+        mono[f] = sum * scale
       }
+      const last = read >= info.dataBytes
       const out: number[] = []
-      // Output samples whose position falls within [consumed - 1, consumed + frames - 1].
-      while (position <= consumed + frames - 1) {
+      // Each output sample interpolates between the input frames around its position; one at the
+      // block's last frame waits for the next block, except at the end, where the last frame holds.
+      while (position < consumed + frames) {
         const i = Math.floor(position) - consumed
-        const frac = position - Math.floor(position)
+        if (i + 1 >= frames && !last) break
         const a = i < 0 ? previous : mono[i]!
         const b = i + 1 < frames ? mono[i + 1]! : a
-        out.push(a + (b - a) * frac)
+        out.push(a + (b - a) * (position - Math.floor(position)))
         position += step
       }
       previous = mono[frames - 1] ?? previous
