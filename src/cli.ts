@@ -9,6 +9,8 @@ import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
 import { runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
+import { pullModel, PullError } from './engines/asr/pull'
+import { createProgressBar } from './progress'
 import { VERSION } from './version'
 
 const USAGE = `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
@@ -23,6 +25,7 @@ Usage: notesvc <command> [flags]
   accounts credit --email E --credits N   add N prepaid credits
   accounts plan --email E --plan free|pro set the account's plan
   models list                             list the Whisper models in the models folder
+  models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable
   doctor                                  check what is ready and what is missing
   version                                 print the version
 
@@ -180,7 +183,19 @@ async function run(argv: string[], env: Env): Promise<number> {
         return 0
       }
       if (sub === 'pull') {
-        throw new UsageError('models pull is not available in this version yet; place a ggml model file (for example ggml-base.en.bin) in the models folder by hand')
+        if (!arg) throw new UsageError('name the model to pull, for example: notesvc models pull base.en')
+        const progress = createProgressBar(`ggml-${arg}.bin`)
+        try {
+          const r = await pullModel({ name: arg, modelsDir: config.modelsDir, baseUrl: config.modelsUrl, onProgress: progress.update })
+          progress.done()
+          process.stderr.write(`${r.resumed ? 'resumed and ' : ''}downloaded ${(r.bytes / 1e6).toFixed(1)} MB; checksum ${r.verified === 'none' ? 'not published for this model, not checked' : `${r.verified.toUpperCase()} verified`}\n`)
+          out(r.path)
+          return 0
+        } catch (err) {
+          progress.done()
+          if (err instanceof PullError) throw new AccountError(err.message)
+          throw err
+        }
       }
       throw new UsageError('models needs a subcommand: list or pull')
     }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { DEFAULT_MODELS_URL } from './engines/asr/pull'
 
 export type RateClass = 'read' | 'write' | 'processing'
 export type StorageKind = 'disk' | 's3'
@@ -15,6 +16,8 @@ export interface Config {
   storage: StorageKind
   s3: { bucket?: string; endpoint?: string; region?: string; forcePathStyle: boolean }
   modelsDir: string
+  /** where `models pull` downloads from */
+  modelsUrl: string
   asr: AsrKind
   whisperModel: string
   llm: LlmKind
@@ -43,7 +46,7 @@ const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, p
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
-  'NOTESVC_MODELS_DIR', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
+  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_LOG_LEVEL',
 ] as const
@@ -141,6 +144,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       forcePathStyle: flag(env.NOTESVC_S3_FORCE_PATH_STYLE),
     },
     modelsDir: resolve(cwd, env.NOTESVC_MODELS_DIR || './models'),
+    modelsUrl: trimSlash(env.NOTESVC_MODELS_URL || DEFAULT_MODELS_URL),
     asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['whisper', 'pocketsphinx'] as const, 'whisper'),
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),

@@ -10,7 +10,7 @@ export interface DiskStorage extends MediaStorage {
    * Streams `body` to `key` with constant memory: written to a temporary name beside it and renamed
    * into place only when complete, so a failed or oversized upload leaves nothing behind.
    */
-  write(key: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number>
+  write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number): Promise<number>
   pathOf(key: string): string
 }
 
@@ -49,7 +49,7 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       await rm(pathOf(key), { force: true })
     },
 
-    async write(key: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number> {
+    async write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number): Promise<number> {
       const final = pathOf(key)
       await mkdir(dirname(final), { recursive: true })
       const temp = join(dirname(final), `.${key.split('/').at(-1)}.${crypto.randomUUID()}.part`)

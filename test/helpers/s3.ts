@@ -7,8 +7,8 @@ import { createS3Storage } from '../../src/storage/s3'
 /** A real S3-protocol server (s3rver) on loopback with one bucket, and a storage client for it. */
 export async function startS3(bucket = 'notesvc') {
   const dir = mkdtempSync(join(tmpdir(), 'notesvc-s3rver-'))
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: bucket, configs: [] }] } as ConstructorParameters<typeof S3rver>[0])
-  const { port } = (await server.run()) as unknown as { port: number }
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: bucket, configs: [] }] })
+  const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   return {
     endpoint,
