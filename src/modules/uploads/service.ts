@@ -137,7 +137,7 @@ export function createUploadsService(deps: {
       if (declared > limit) throw tooLarge(limit)
       if (!request.body) throw new ApiError('invalid_request', 'The PUT has no body; send the file as the request body.')
       try {
-        const size = await disk.write(row.storage_key, request.body as unknown as AsyncIterable<Uint8Array>, limit)
+        const size = await disk.write(row.storage_key, request.body, limit, Number.isFinite(declared) ? declared : undefined)
         repo.markReceived(noteId, size, clock.now().toISOString())
         return { noteId, receivedBytes: size }
       } catch (err) {

@@ -1,0 +1,95 @@
+/**
+ * Memory and speed of the disk PUT target: streams a large file (1 GB by default) to a notesvc server
+ * running as its own process, samples the server's resident memory while it arrives, and reports the
+ * peak and the throughput.
+ *
+ *   bun run bench/upload.ts                 # 1 GB
+ *   BENCH_UPLOAD_MB=256 bun run bench/upload.ts
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const ROOT = resolve(import.meta.dir, '..')
+const MB = 1024 * 1024
+const SIZE = Number(process.env.BENCH_UPLOAD_MB ?? 1024) * MB
+const TARGET_PEAK_MB = 150
+
+/** Resident and peak-resident memory of a process, from /proc, in MB. */
+function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = s.port!
+  s.stop(true)
+  return port
+}
+
+/** `size` bytes made on the fly in 1 MB blocks, so the client holds no more than a block either. */
+function generatedBody(size: number): ReadableStream<Uint8Array> {
+  const block = crypto.getRandomValues(new Uint8Array(MB))
+  let sent = 0
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= size) return controller.close()
+      const n = Math.min(MB, size - sent)
+      controller.enqueue(n === MB ? block : block.subarray(0, n))
+      sent += n
+    },
+  })
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-bench-upload-'))
+const port = await freePort()
+const base = `http://127.0.0.1:${port}`
+const server = Bun.spawn(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve'], {
+  cwd: ROOT,
+  env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: dataDir },
+  stdout: 'pipe',
+  stderr: 'ignore',
+})
+try {
+  const reader = server.stdout.getReader()
+  let out = ''
+  while (!/live key: +(\S+)/.test(out)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the server exited before printing its first key')
+    out += new TextDecoder().decode(value)
+  }
+  const key = /live key: +(\S+)/.exec(out)![1]!
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/v1/health`)).ok) break
+    } catch {
+      if (i > 500) throw new Error('the server did not answer /v1/health')
+      await Bun.sleep(20)
+    }
+  }
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const upload = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers: auth, body: JSON.stringify({ fileName: 'big.mp4', contentType: 'video/mp4', fileSize: SIZE }) })).json()) as { uploadUrl: string; headers: Record<string, string> }
+
+  const before = memory(server.pid)
+  let peakSampled = before.rss
+  const sampler = setInterval(() => { peakSampled = Math.max(peakSampled, memory(server.pid).rss) }, 20)
+  const started = performance.now()
+  const res = await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: generatedBody(SIZE), duplex: 'half' } as RequestInit)
+  const seconds = (performance.now() - started) / 1000
+  clearInterval(sampler)
+  const after = memory(server.pid)
+  const answer = await res.text()
+  if (res.status !== 200) throw new Error(`the PUT answered ${res.status}: ${answer}`)
+
+  console.log(`PUT of ${(SIZE / MB).toFixed(0)} MB to disk storage through notesvc (bun ${Bun.version}, ${navigator.hardwareConcurrency} cores)`)
+  console.log(`  answer:            ${answer}`)
+  console.log(`  throughput:        ${(SIZE / MB / seconds).toFixed(0)} MB/s (${seconds.toFixed(2)} s)`)
+  console.log(`  server RSS:        ${before.rss.toFixed(0)} MB before, ${peakSampled.toFixed(0)} MB highest sampled during, ${after.rss.toFixed(0)} MB after`)
+  console.log(`  server peak (VmHWM, whole life): ${after.peak.toFixed(0)} MB -> target under ${TARGET_PEAK_MB} MB: ${after.peak < TARGET_PEAK_MB ? 'PASS' : 'MISS'}`)
+} finally {
+  server.kill()
+  await server.exited
+  rmSync(dataDir, { recursive: true, force: true })
+}
