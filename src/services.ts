@@ -73,7 +73,7 @@ export function createServices(deps: CoreDeps) {
   let asr: AsrEngine | undefined
   let llm: LlmEngine | undefined
   const engines = {
-    asr: deps.engines?.asr ?? (() => (asr ??= createAsrEngine(config))),
+    asr: deps.engines?.asr ?? (() => (asr ??= createAsrEngine(config, log))),
     llm: deps.engines?.llm ?? (() => (llm ??= createLeadSentencesEngine())),
   }
   let workers: WorkerPool | undefined

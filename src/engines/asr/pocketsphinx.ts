@@ -19,10 +19,13 @@ import {
  * sound card (`-inmic`). A pipe would do (`-infile /dev/stdin`), but Bun gives a child's stdin as a
  * socket, which /dev/stdin cannot open; so the chunk is converted a block at a time into a raw PCM
  * file in a private temporary directory (2 bytes a sample, about 10 MB for five minutes), which is
- * removed when the call ends, however it ends. Memory holds the chunk and one block. With `-time yes` the program
- * prints, for each utterance its voice-activity detector finds, the hypothesis line and then one
- * line per word: `word start end confidence`, times in seconds from the start of the input. Words
- * are grouped into one segment per utterance (split further when an utterance runs long).
+ * removed when the call ends, however it ends (success, failure, abort). Memory holds the caller's
+ * chunk and one converted block, nothing more.
+ *
+ * With `-time yes` the program prints, for each utterance its voice-activity detector finds, the
+ * hypothesis line and then one line per word: `word start end confidence`, times in seconds from
+ * the start of the input (silence the detector skipped is counted, so they are chunk-relative).
+ * Words are grouped into one segment per utterance (cut further when an utterance runs long).
  */
 
 export const POCKETSPHINX_INSTALL_HINT = 'apt-get install pocketsphinx pocketsphinx-en-us'
@@ -87,7 +90,7 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
     },
 
     async transcribeChunk(samples: Float32Array, topts: TranscribeOptions): Promise<ChunkTranscription> {
-      if (topts.language !== null && topts.language.toLowerCase() !== 'en') {
+      if (topts.language !== null && !/^en(-|$)/i.test(topts.language)) {
         throw new AsrUnavailableError(
           `the pocketsphinx engine recognizes English only, not '${topts.language}'; use NOTESVC_ASR=whisper for other languages`,
         )
@@ -123,7 +126,7 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
             .filter(l => /ERROR|FATAL/.test(l))
             .slice(-5)
             .join('\n')
-          throw new Error(`pocketsphinx_continuous exited with ${describeExit(proc, code)}${why ? `:\n${why}` : ''}`)
+          throw new Error(`pocketsphinx_continuous exited with ${proc.signalCode ? `signal ${String(proc.signalCode)}` : `code ${code}`}${why ? `:\n${why}` : ''}`)
         }
         return { segments: parseOutput(stdout, duration), language: 'en' }
       } catch (err) {
@@ -191,10 +194,6 @@ async function tail(stream: ReadableStream<Uint8Array>, max: number): Promise<st
     kept = next
   }
   return new TextDecoder().decode(kept)
-}
-
-function describeExit(proc: { signalCode: string | null }, code: number): string {
-  return proc.signalCode ? `signal ${proc.signalCode}` : `code ${code}`
 }
 
 const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (\S+)$/
