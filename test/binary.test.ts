@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, run, startServer, tempDir } from './helpers/process'
+import { writeTinyWhisperModel } from './fixtures/ggml-model'
+import { makeWav } from './fixtures/wav'
 
 // The compiled binary, run from an empty folder with no node_modules anywhere near it.
 const build = tempDir('notesvc-bin-')
@@ -43,6 +45,40 @@ describe('dist/notesvc', () => {
       await server.stop()
     }
   })
+
+  test('transcribes an upload end to end with whisper.cpp inside the binary (generated tiny model)', async () => {
+    const data = tempDir('notesvc-bin-whisper-')
+    try {
+      const model = writeTinyWhisperModel(join(data.path, 'ggml-tiny-test.bin'), { multilingual: false })
+      const port = await freePort()
+      const base = `http://127.0.0.1:${port}`
+      const env = { PORT: String(port), NOTESVC_DATA_DIR: data.path, NOTESVC_WHISPER_MODEL: model }
+      const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env })
+      try {
+        const key = (await run([binary, 'keys', 'create', '--email', 'w@example.com'], { cwd: work.path, env })).stdout.trim()
+        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+        const wav = makeWav({ seconds: 4, sampleRate: 22050, channels: 2 })
+        const up = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers, body: JSON.stringify({ fileName: 'a.wav', contentType: 'audio/wav', styleId: 'transcript' }) })).json()) as any
+        expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: wav as unknown as BodyInit })).status).toBe(200)
+        expect((await fetch(`${base}/v1/uploads/${up.noteId}/complete`, { method: 'POST', headers })).status).toBe(202)
+        let status: any
+        for (let i = 0; i < 600; i++) {
+          status = await (await fetch(`${base}/v1/notes/${up.noteId}/status`, { headers })).json()
+          if (status.status !== 'Summarizing') break
+          await Bun.sleep(100)
+        }
+        // random weights make no sense of the audio, but loading, inference and segments ran
+        expect(status).toMatchObject({ status: 'Done', errorCode: null })
+        const note = (await (await fetch(`${base}/v1/notes/${up.noteId}`, { headers })).json()) as any
+        expect(Array.isArray(note.structuredContent.transcript.segments)).toBe(true)
+        for (const s of note.structuredContent.transcript.segments) expect(s.end).toBeLessThanOrEqual(4.01)
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      data.remove()
+    }
+  }, 120_000)
 
   test('CLI output matches the source', async () => {
     const [a, b] = await Promise.all([run([binary, 'version']), run(['bun', 'run', 'src/cli.ts', 'version'])])
