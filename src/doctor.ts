@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import type { Config } from './config'
 import { openDatabase } from './db/database'
 import { modelPath } from './engines/asr/models'
+import { POCKETSPHINX_DEFAULTS, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 
 interface Check {
   name: string
@@ -70,7 +71,13 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     const ok = existsSync(path)
     checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : `notesvc models pull ${config.whisperModel}` })
   } else {
-    checks.push({ name: 'asr engine', ok: true, detail: 'pocketsphinx' })
+    const program = Bun.which(POCKETSPHINX_DEFAULTS.program) ?? (existsSync(POCKETSPHINX_DEFAULTS.program) ? POCKETSPHINX_DEFAULTS.program : null)
+    const model = existsSync(`${POCKETSPHINX_DEFAULTS.hmm}/mdef`)
+    checks.push({
+      name: 'pocketsphinx', ok: Boolean(program && model),
+      detail: program && model ? `${program}, model ${POCKETSPHINX_DEFAULTS.hmm}` : `${program ? 'the English model' : 'pocketsphinx_continuous'} is missing`,
+      fix: program && model ? undefined : POCKETSPHINX_INSTALL_HINT,
+    })
   }
 
   if (config.llm === 'builtin') {
