@@ -171,6 +171,20 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(202)
   })
 
+  test('a missing Whisper model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
+    const t = createTestApp({ env: { NOTESVC_WHISPER_MODEL: 'tiny.en' } })
+    apps.push(t)
+    t.services.workers.start()
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
+    expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })).status).toBe(202)
+    const { status } = await waitForStatus(t, token, up.noteId, ['Done', 'Error'])
+    expect(status).toMatchObject({ status: 'Error', errorCode: 'engine_unavailable', processingStage: 'converting' })
+    expect(status.errorMessage).toContain('notesvc models pull tiny.en')
+    expect((await t.call('GET', '/v1/usage', { token })).body.balance.totalRemaining).toBe(60)
+  })
+
   test('deleting the note deletes its media', async () => {
     const t = setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
