@@ -13,20 +13,13 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { POCKETSPHINX_DEFAULTS } from '../src/engines/asr/pocketsphinx'
 import { speechWav } from '../test/fixtures/speech'
+import { startNotesvc } from './notesvc-process'
 
-const ROOT = resolve(import.meta.dir, '..')
 const SECONDS = Number(process.env.BENCH_AUDIO_SECONDS ?? 600)
 const TARGET = 1.1
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = s.port!
-  s.stop(true)
-  return port
-}
 
 /** (a) The engine by itself, on the whole WAV. */
 async function engineAlone(wavPath: string): Promise<{ seconds: number; words: number }> {
@@ -43,29 +36,9 @@ async function engineAlone(wavPath: string): Promise<{ seconds: number; words: n
 
 /** (b) Upload → PUT → complete → Done through a notesvc server using the same engine. */
 async function throughNotesvc(wav: Uint8Array): Promise<{ seconds: number; words: number; stages: string[] }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-bench-pipeline-'))
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const server = Bun.spawn(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: dataDir, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_RATE_LIMITS: 'read=1000000' },
-    stdout: 'pipe',
-    stderr: 'ignore',
-  })
+  const server = await startNotesvc({ NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_RATE_LIMITS: 'read=1000000' })
+  const { base, headers } = server
   try {
-    const reader = server.stdout.getReader()
-    let out = ''
-    while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-    const key = /live key: +(\S+)/.exec(out)![1]!
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/v1/health`)).ok) break
-      } catch {
-        if (i > 500) throw new Error('notesvc did not start')
-        await Bun.sleep(20)
-      }
-    }
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
     const started = performance.now()
     const up = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers, body: JSON.stringify({ fileName: 'talk.wav', contentType: 'audio/wav', fileSize: wav.length }) })).json()) as any
     const put = await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: wav as unknown as BodyInit })
@@ -86,9 +59,7 @@ async function throughNotesvc(wav: Uint8Array): Promise<{ seconds: number; words
     const note = (await (await fetch(`${base}/v1/notes/${up.noteId}`, { headers })).json()) as any
     return { seconds, words: note.originalTranscription.split(/\s+/).filter(Boolean).length, stages }
   } finally {
-    server.kill()
-    await server.exited
-    rmSync(dataDir, { recursive: true, force: true })
+    await server.stop()
   }
 }
 

@@ -6,11 +6,9 @@
  *   bun run bench/upload.ts                 # 1 GB
  *   BENCH_UPLOAD_MB=256 bun run bench/upload.ts
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { startNotesvc } from './notesvc-process'
 
-const ROOT = resolve(import.meta.dir, '..')
 const MB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_UPLOAD_MB ?? 1024) * MB
 const TARGET_PEAK_MB = 150
@@ -20,13 +18,6 @@ function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
-}
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = s.port!
-  s.stop(true)
-  return port
 }
 
 /** `size` bytes made on the fly in 1 MB blocks, so the client holds no more than a block either. */
@@ -43,33 +34,10 @@ function generatedBody(size: number): ReadableStream<Uint8Array> {
   })
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-bench-upload-'))
-const port = await freePort()
-const base = `http://127.0.0.1:${port}`
-const server = Bun.spawn(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve'], {
-  cwd: ROOT,
-  env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: dataDir },
-  stdout: 'pipe',
-  stderr: 'ignore',
-})
+const server = await startNotesvc()
+const base = server.base
 try {
-  const reader = server.stdout.getReader()
-  let out = ''
-  while (!/live key: +(\S+)/.test(out)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error('the server exited before printing its first key')
-    out += new TextDecoder().decode(value)
-  }
-  const key = /live key: +(\S+)/.exec(out)![1]!
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${base}/v1/health`)).ok) break
-    } catch {
-      if (i > 500) throw new Error('the server did not answer /v1/health')
-      await Bun.sleep(20)
-    }
-  }
-  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const auth = server.headers
   const upload = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers: auth, body: JSON.stringify({ fileName: 'big.mp4', contentType: 'video/mp4', fileSize: SIZE }) })).json()) as { uploadUrl: string; headers: Record<string, string> }
 
   const before = memory(server.pid)
@@ -89,7 +57,5 @@ try {
   console.log(`  server RSS:        ${before.rss.toFixed(0)} MB before, ${peakSampled.toFixed(0)} MB highest sampled during, ${after.rss.toFixed(0)} MB after`)
   console.log(`  server peak (VmHWM, whole life): ${after.peak.toFixed(0)} MB -> target under ${TARGET_PEAK_MB} MB: ${after.peak < TARGET_PEAK_MB ? 'PASS' : 'MISS'}`)
 } finally {
-  server.kill()
-  await server.exited
-  rmSync(dataDir, { recursive: true, force: true })
+  await server.stop()
 }
