@@ -13,12 +13,53 @@ export interface SummaryInput {
 export interface SummaryOutput {
   title: string
   summary: string
-  /** keyed by style, per DECISIONS.md "Structured content" */
+  /**
+   * Keyed by style, per DECISIONS.md "Structured content":
+   * - note: {"note": {"summary": string, "sections": [{"heading": string, "points": [string]}]}}
+   * - bulletpoints: {"bulletpoints": {"bullets": [string]}}
+   * - meeting-notes: {"meeting-notes": {"summary": string, "attendees": [string], "decisions": [string],
+   *   "actionItems": [{"task": string, "owner": string|null, "due": string|null}]}}
+   * - transcript: {"transcript": {"segments": [{"start": number, "end": number, "text": string}]}}
+   */
   structuredContent: Record<string, unknown>
 }
 
-/** Writes summaries in a style. The summaries issue brings the Ollama and builtin engines. */
+/** A passage of a transcript, found by retrieval, handed to the engine to answer from. */
+export interface Passage {
+  text: string
+  /** where it starts in the transcript, in characters */
+  offset: number
+  score: number
+}
+
+export interface AnswerInput {
+  question: string
+  /** the most relevant passages, best first; the answer must come from these */
+  passages: Passage[]
+  language?: string | null
+}
+
+export interface AnswerOutput {
+  answer: string
+}
+
+/**
+ * Writes summaries in a style and answers questions from passages. Adapters: `ollama` (a local model
+ * server) and `builtin` (offline, extractive, no model).
+ */
 export interface LlmEngine {
   readonly name: string
+  /**
+   * How many characters of text one call can take. Longer input is summarized map-reduce: in parts,
+   * then the parts' summaries together.
+   */
+  readonly maxInputChars: number
   summarize(input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput>
+  answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput>
 }
+
+/** The engine cannot be used right now (server down, model not pulled, timeout): 502 upstream_failure. */
+export class LlmUnavailableError extends Error {}
+
+/** The model refused the content: 422 content_policy. */
+export class LlmRefusalError extends Error {}

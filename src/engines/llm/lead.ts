@@ -17,6 +17,10 @@ function titleFrom(sentences: string[]): string {
 export function createLeadSentencesEngine(leadCount = 5): LlmEngine {
   return {
     name: 'lead-sentences',
+    maxInputChars: Number.POSITIVE_INFINITY,
+    async answer(input) {
+      return { answer: input.passages[0]?.text ?? 'The transcript does not say.' }
+    },
     async summarize(input: SummaryInput): Promise<SummaryOutput> {
       const sentences = sentencesOf(input.text)
       const lead = sentences.slice(0, leadCount)
