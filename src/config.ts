@@ -33,6 +33,8 @@ export interface Config {
   accessLog: boolean
   /** keep read results until the database changes (off: every read queries SQLite) */
   readCache: boolean
+  /** a file of refused phrases or /regexes/, one per line (createSummary answers 422 on a match) */
+  contentPolicyFile?: string
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -48,7 +50,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
-  'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_LOG_LEVEL',
+  'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
 ] as const
 
 /**
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ytdlp: env.NOTESVC_YTDLP || undefined,
     ownerEmail: env.NOTESVC_OWNER_EMAIL || 'owner@localhost',
     accessLog: flag(env.NOTESVC_ACCESS_LOG),
+    contentPolicyFile: env.NOTESVC_CONTENT_POLICY || undefined,
     readCache: oneOf('NOTESVC_READ_CACHE', env.NOTESVC_READ_CACHE, ['on', 'off'] as const, 'on') === 'on',
   }
 }

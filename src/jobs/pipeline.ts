@@ -47,6 +47,40 @@ export async function* chunked(blocks: AsyncIterable<Float32Array>, size: number
   if (filled > 0) yield { samples: buffer.subarray(0, filled), offsetSamples: offset }
 }
 
+export interface Transcription {
+  segments: TranscriptSegment[]
+  transcript: string
+  language: string | null
+}
+
+/**
+ * Decodes a media file to 16 kHz mono (streamed) and transcribes it chunk by chunk; segment times are
+ * offset to the whole recording. Used by the upload pipeline and the synchronous routes alike.
+ */
+export async function transcribeMedia(
+  path: string,
+  deps: { asr: AsrEngine; tools: MediaTools; chunkSeconds?: number },
+  opts: { language: string | null; signal?: AbortSignal; onFirstChunk?: () => void },
+): Promise<Transcription> {
+  const chunkSamples = (deps.chunkSeconds ?? CHUNK_SECONDS) * SAMPLE_RATE
+  const segments: TranscriptSegment[] = []
+  let language = opts.language
+  let started = false
+  for await (const chunk of chunked(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples)) {
+    if (!started) {
+      opts.onFirstChunk?.()
+      started = true
+    }
+    opts.signal?.throwIfAborted()
+    const offset = chunk.offsetSamples / SAMPLE_RATE
+    const r = await deps.asr.transcribeChunk(chunk.samples, { language: opts.language, signal: opts.signal })
+    for (const s of r.segments) segments.push({ start: s.start + offset, end: s.end + offset, text: s.text.trim() })
+    language ??= r.language
+  }
+  if (!started) throw new MediaUnreadableError('the file holds no audio')
+  return { segments, transcript: segments.map(s => s.text).filter(Boolean).join(' '), language }
+}
+
 /** Why a stage failed, as the note's `errorCode`, for failures retrying cannot fix. */
 function permanent(err: unknown): never {
   if (err instanceof PermanentJobError) throw err
@@ -61,8 +95,6 @@ function permanent(err: unknown): never {
  * summarize in the note's style, store. Each stage is reported on the note as it starts.
  */
 export function createUploadPipeline(deps: PipelineDeps) {
-  const chunkSamples = (deps.chunkSeconds ?? CHUNK_SECONDS) * SAMPLE_RATE
-
   return async function processUpload(job: JobRow, signal: AbortSignal): Promise<void> {
     const note = deps.notes.getById(job.note_id)
     const upload = deps.uploads.byNote(job.note_id)
@@ -77,31 +109,23 @@ export function createUploadPipeline(deps: PipelineDeps) {
       permanent(err)
     }
 
-    const segments: TranscriptSegment[] = []
-    let language = note.language
     const copy = await deps.storage.localCopy(upload.storage_key)
+    let heard: Transcription
     try {
-      let started = false
-      for await (const chunk of chunked(decodeMedia(copy.path, SAMPLE_RATE, deps.tools, signal), chunkSamples)) {
-        if (!started) {
-          deps.notes.setStage(note.id, 'transcribing')
-          started = true
-        }
-        signal.throwIfAborted()
-        const offset = chunk.offsetSamples / SAMPLE_RATE
-        const r = await asr.transcribeChunk(chunk.samples, { language: note.language, signal })
-        for (const s of r.segments) segments.push({ start: s.start + offset, end: s.end + offset, text: s.text.trim() })
-        language ??= r.language
-      }
-      if (!started) throw new MediaUnreadableError('the file holds no audio')
+      heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds }, {
+        language: note.language,
+        signal,
+        onFirstChunk: () => deps.notes.setStage(note.id, 'transcribing'),
+      })
     } catch (err) {
       permanent(err)
     } finally {
       await copy.release()
     }
+    const { segments, transcript } = heard
+    const language = heard.language
 
     deps.notes.setStage(note.id, 'summarizing')
-    const transcript = segments.map(s => s.text).filter(Boolean).join(' ')
     const summary = await deps.llm().summarize({ text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
     deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
   }
