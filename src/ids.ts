@@ -1,5 +1,10 @@
-/** Time-sortable opaque ids: `<prefix>_<10 chars of milliseconds><16 random chars>` in Crockford base32. */
+/**
+ * Time-sortable opaque ids: `<prefix>_<10 chars of milliseconds><16 random chars>` in Crockford
+ * base32 (80 random bits). Within one millisecond the random part counts up, so ids made by one process
+ * sort in the order they were made (as monotonic ULIDs do): ties in time order by id.
+ */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
+const RANDOM_CHARS = 16
 
 export type IdPrefix = 'note' | 'fld' | 'use' | 'key' | 'acct' | 'cli' | 'req' | 'job'
 
@@ -16,14 +21,33 @@ function encodeTime(ms: number): string {
   return out
 }
 
-function randomPart(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16))
-  let out = ''
-  for (const b of bytes) out += ALPHABET[b & 31]
-  return out
+function randomDigits(): number[] {
+  // The top digit leaves headroom so counting up within a millisecond never overflows in practice.
+  return [...crypto.getRandomValues(new Uint8Array(RANDOM_CHARS))].map((b, i) => (i === 0 ? b & 15 : b & 31))
 }
 
-/** Ids from the clock and 80 random bits; monotonic within one millisecond is not needed (ties sort by id). */
+function increment(digits: number[]): void {
+  for (let i = digits.length - 1; i >= 0; i--) {
+    if (digits[i]! < 31) {
+      digits[i]!++
+      return
+    }
+    digits[i] = 0
+  }
+}
+
 export function createIdGenerator(now: () => number = Date.now): IdGenerator {
-  return { next: prefix => `${prefix}_${encodeTime(now())}${randomPart()}` }
+  let lastMs = -1
+  let digits: number[] = []
+  return {
+    next(prefix) {
+      const ms = now()
+      if (ms === lastMs) increment(digits)
+      else {
+        lastMs = ms
+        digits = randomDigits()
+      }
+      return `${prefix}_${encodeTime(ms)}${digits.map(d => ALPHABET[d]).join('')}`
+    },
+  }
 }
