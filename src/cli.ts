@@ -90,6 +90,8 @@ async function serve(config: Config, log: Logger) {
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!
   services.workers.start()
+  // Find out now which summary engine answers, so health can say so from the first request.
+  void services.llmSelector.describe().then(d => log.info('summary engine', d)).catch(() => {})
   log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, version: VERSION })
   const shutdown = async (signal: string) => {
     log.info('shutting down', { signal })

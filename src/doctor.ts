@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import type { Config } from './config'
 import { openDatabase } from './db/database'
 import { modelPath } from './engines/asr/models'
+import { createLlmSelector } from './engines/llm'
 import { POCKETSPHINX_DEFAULTS, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 
 interface Check {
@@ -16,17 +17,6 @@ interface Check {
 function program(configured: string | undefined, name: string): string | null {
   if (configured) return existsSync(configured) ? configured : null
   return Bun.which(name)
-}
-
-async function ollamaReachable(host: string): Promise<{ ok: boolean; models: string[]; error?: string }> {
-  try {
-    const res = await fetch(`${host}/api/tags`, { signal: AbortSignal.timeout(1500) })
-    if (!res.ok) return { ok: false, models: [], error: `HTTP ${res.status}` }
-    const body = (await res.json()) as { models?: { name: string }[] }
-    return { ok: true, models: (body.models ?? []).map(m => m.name) }
-  } catch (err) {
-    return { ok: false, models: [], error: err instanceof Error ? err.message : String(err) }
-  }
 }
 
 /** One line per check: what is ready, what is missing, and the command that fixes it. */
@@ -80,16 +70,17 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     })
   }
 
-  if (config.llm === 'builtin') {
-    checks.push({ name: 'llm engine', ok: true, detail: 'builtin (offline extractive engine)' })
-  } else {
-    const o = await ollamaReachable(config.ollamaHost)
-    const hasModel = o.models.some(m => m === config.ollamaModel || m.startsWith(`${config.ollamaModel}:`))
-    if (o.ok && hasModel) checks.push({ name: 'llm engine', ok: true, detail: `ollama at ${config.ollamaHost}, model ${config.ollamaModel}` })
-    else if (o.ok) checks.push({ name: 'llm engine', ok: false, detail: `ollama answers at ${config.ollamaHost} but has no model ${config.ollamaModel}`, fix: `ollama pull ${config.ollamaModel}` })
-    else if (config.llm === 'auto') checks.push({ name: 'llm engine', ok: true, detail: `builtin (ollama not reachable at ${config.ollamaHost}: ${o.error})`, fix: 'for model-written summaries install Ollama and run: ollama pull ' + config.ollamaModel })
-    else checks.push({ name: 'llm engine', ok: false, detail: `ollama not reachable at ${config.ollamaHost}: ${o.error}`, fix: 'start Ollama (ollama serve), set OLLAMA_HOST, or set NOTESVC_LLM=auto to fall back to the builtin engine' })
-  }
+  const llm = await createLlmSelector(config).describe()
+  const ollamaWanted = config.llm === 'ollama'
+  const ollamaBroken = llm.detail.includes('not reachable') || llm.detail.includes('has no model')
+  checks.push({
+    name: 'llm engine',
+    ok: !(ollamaWanted && ollamaBroken),
+    detail: llm.detail,
+    fix: !ollamaBroken ? undefined : llm.detail.includes('has no model')
+      ? `ollama pull ${config.ollamaModel}`
+      : ollamaWanted ? 'start Ollama (ollama serve), set OLLAMA_HOST, or set NOTESVC_LLM=auto to fall back to the builtin engine' : `for model-written summaries install Ollama and run: ollama pull ${config.ollamaModel}`,
+  })
 
   for (const c of checks) {
     out(`${c.ok ? 'ok     ' : 'missing'}  ${c.name.padEnd(14)} ${c.detail}${c.fix ? `  → fix: ${c.fix}` : ''}`)

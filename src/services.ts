@@ -7,7 +7,9 @@ import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
 import { createAsrEngine } from './engines/asr'
 import type { LlmEngine } from './engines/llm/engine'
-import { createLeadSentencesEngine } from './engines/llm/lead'
+import { createLlmSelector } from './engines/llm'
+import { createYtdlp } from './engines/media/ytdlp'
+import { loadContentPolicy } from './modules/processing/content-policy'
 import { findMediaTools } from './engines/media/ffmpeg'
 import { createStorage } from './storage'
 import type { MediaStorage } from './storage/storage'
@@ -34,7 +36,7 @@ export interface CoreDeps {
   ids: IdGenerator
   log?: Logger
   /** the engines; by default the ones the configuration names (tests pass their own) */
-  engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine }
+  engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine | Promise<LlmEngine> }
   storage?: MediaStorage
 }
 
@@ -66,16 +68,19 @@ export function createServices(deps: CoreDeps) {
   })
   const folders = createFoldersService({ repo: createFoldersRepo(db), clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
   folderExists = folders.exists
-  const processing = createProcessingService({ notes, usage })
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(db)
   let asr: AsrEngine | undefined
-  let llm: LlmEngine | undefined
+  const llmSelector = createLlmSelector(config, log)
   const engines = {
     asr: deps.engines?.asr ?? (() => (asr ??= createAsrEngine(config, log))),
-    llm: deps.engines?.llm ?? (() => (llm ??= createLeadSentencesEngine())),
+    llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
   }
+  const processing = createProcessingService({
+    notes, usage, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
+    contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls,
+  })
   let workers: WorkerPool | undefined
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, usage, storage, tools, clock, ids, transaction,
@@ -88,7 +93,7 @@ export function createServices(deps: CoreDeps) {
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
-  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo }
+  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, llmSelector }
 }
 
 export type Services = ReturnType<typeof createServices>

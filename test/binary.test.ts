@@ -23,7 +23,7 @@ describe('dist/notesvc', () => {
     const base = `http://127.0.0.1:${port}`
     const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: '' } })
     try {
-      expect(await (await fetch(`${base}/v1/health`)).json()).toEqual({ status: 'ok', version: '1.1.0' })
+      expect(await (await fetch(`${base}/v1/health`)).json()).toMatchObject({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper' } })
       expect(existsSync(join(work.path, 'data', 'notesvc.db'))).toBe(true)
       // validation survives compilation (plain --minify breaks it)
       const key = (await run([binary, 'keys', 'create', '--email', 'bin@example.com'], { cwd: work.path, env: { NOTESVC_DATA_DIR: '' } })).stdout.trim()

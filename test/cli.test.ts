@@ -80,7 +80,7 @@ describe('doctor and models', () => {
     expect(line('ffmpeg')).toStartWith('missing')
     expect(line('ffmpeg')).toContain('fix: apt-get install ffmpeg')
     expect(line('whisper model')).toContain('fix: notesvc models pull base.en')
-    expect(line('llm engine')).toContain('builtin (ollama not reachable at http://127.0.0.1:9')
+    expect(line('llm engine')).toContain('builtin; Ollama not reachable at http://127.0.0.1:9')
   })
 
   test('doctor exits 1 when the server could not run (storage unusable)', async () => {

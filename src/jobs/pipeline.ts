@@ -1,5 +1,6 @@
 import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from '../engines/asr/engine'
 import type { LlmEngine, StyleId } from '../engines/llm/engine'
+import { summarizeLong } from '../engines/llm/summarize'
 import { decodeMedia } from '../engines/media/decode'
 import { MediaToolMissingError, MediaUnreadableError } from '../engines/media/errors'
 import type { MediaTools } from '../engines/media/ffmpeg'
@@ -14,7 +15,7 @@ export interface PipelineDeps {
   storage: MediaStorage
   tools: MediaTools
   asr: () => AsrEngine
-  llm: () => LlmEngine
+  llm: () => Promise<LlmEngine>
   notes: {
     getById(id: string): { id: string; style_id: string; language: string | null } | null
     setStage(id: string, stage: string): void
@@ -126,7 +127,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const language = heard.language
 
     deps.notes.setStage(note.id, 'summarizing')
-    const summary = await deps.llm().summarize({ text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
+    const summary = await summarizeLong(await deps.llm(), { text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
     deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
   }
 }

@@ -31,7 +31,8 @@ export function createTestApp(opts: {
 } = {}) {
   // Each app gets its own data folder (disk media lands there); the database stays in memory.
   const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-app-'))
-  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, ...opts.env })
+  // The builtin summary engine unless a test asks for another: no test depends on an Ollama nearby.
+  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_LLM: 'builtin', ...opts.env })
   const db = openDatabase(':memory:')
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())

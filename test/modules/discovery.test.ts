@@ -23,7 +23,7 @@ describe('GET /v1', () => {
 
   test('health needs no credential and reports the version', async () => {
     const t = createTestApp()
-    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0' })
+    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper', llm: 'builtin' } })
   })
 })
 

@@ -95,10 +95,9 @@ ${rows}
 </tbody></table></body></html>`
 }
 
-export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any> }) {
+export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any>; llmEngine: () => string }) {
   const index = apiIndex(deps.config)
   const errorsHtml = errorsPage()
-  const health = { status: 'ok', version: VERSION }
   return new Elysia({ name: 'discovery-routes' })
     .use(deps.guard)
     // Registered before the plugin so that it applies to the plugin's document route.
@@ -134,5 +133,6 @@ export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, 
     .get(SCALAR_PATH, () => new Response(scalarBundle, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }), { detail: { hide: true } })
     .get('/docs/errors', () => new Response(errorsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
     .get('/v1', () => index, { ...documented('getApiIndex', [], { 200: ApiIndex }) })
-    .get('/v1/health', () => health, { ...documented('getHealth', [], { 200: Health }) })
+    // Which engines answer is reported without checking them: health never waits on a provider.
+    .get('/v1/health', () => ({ status: 'ok', version: VERSION, engines: { asr: deps.config.asr, llm: deps.llmEngine() } }), { ...documented('getHealth', [], { 200: Health }) })
 }

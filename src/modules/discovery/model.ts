@@ -19,4 +19,14 @@ export const ApiIndex = t.Object(
   { title: 'ApiIndex' },
 )
 
-export const Health = t.Object({ status: t.Literal('ok'), version: t.String() }, { title: 'Health' })
+export const Health = t.Object(
+  {
+    status: t.Literal('ok'),
+    version: t.String(),
+    engines: t.Optional(t.Object({
+      asr: t.String({ description: 'whisper or pocketsphinx' }),
+      llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
+    })),
+  },
+  { title: 'Health' },
+)

@@ -7,7 +7,8 @@ import { SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResul
 import type { Charged, ProcessingService } from './service'
 
 /** Every charging response carries `X-Credits-Remaining` beside `creditsCharged` in the body. */
-function charged<T>(set: { headers: Record<string, unknown> }, r: Charged<T>): T {
+async function charged<T>(set: { headers: Record<string, unknown> }, pending: Promise<Charged<T>>): Promise<T> {
+  const r = await pending
   set.headers['x-credits-remaining'] = String(r.creditsRemaining)
   return r.body
 }

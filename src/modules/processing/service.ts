@@ -1,12 +1,25 @@
 import type { Static } from 'elysia'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
 import type { UsageService } from '../usage/service'
-import { type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
+import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
+import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
+import { retrievePassages } from '../../engines/llm/retrieval'
+import { summarizeLong } from '../../engines/llm/summarize'
+import { mediaDuration } from '../../engines/media/decode'
+import { MediaToolMissingError, MediaUnreadableError } from '../../engines/media/errors'
+import type { MediaTools } from '../../engines/media/ffmpeg'
+import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
+import { YtdlpFailedError, YtdlpMissingError, type Ytdlp } from '../../engines/media/ytdlp'
+import { transcribeMedia } from '../../jobs/pipeline'
+import { MAX_UPLOAD_BYTES, type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
+import { checkContentPolicy } from './content-policy'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
-
-const YOUTUBE_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com', 'youtu.be', 'www.youtube-nocookie.com', 'youtube-nocookie.com'])
+import type { CredentialSource } from '../../http/auth'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -16,9 +29,11 @@ export interface Charged<T> {
 
 export type ProcessingService = ReturnType<typeof createProcessingService>
 
-function notYetAvailable(what: string): never {
-  throw new ApiError('upstream_failure', `${what} is not available on this server yet: no engine for it is installed in this version of notesvc. Sandbox keys (svc_test_) return sample output meanwhile.`)
-}
+const YOUTUBE_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com', 'youtu.be', 'www.youtube-nocookie.com', 'youtube-nocookie.com'])
+const PASSAGES_FOR_A_QUESTION = 5
+/** Longest video a link may summarize: 6 hours. */
+const MAX_VIDEO_SECONDS = 6 * 3600
+const perMinute = (seconds: number | null) => (seconds === null ? 1 : Math.max(1, Math.ceil(seconds / 60)))
 
 /** The YouTube video id of a watch, short, embed, shorts or live link; null for anything else. */
 export function youtubeVideoId(raw: string): string | null {
@@ -39,46 +54,164 @@ export function youtubeVideoId(raw: string): string | null {
   return id && /^[A-Za-z0-9_-]{11}$/.test(id) ? id : null
 }
 
+/** Provider failures as the SPEC's statuses: 502 for what the engines or the network could not do. */
+function asApiError(err: unknown): never {
+  if (err instanceof ApiError) throw err
+  if (err instanceof LlmRefusalError) throw new ApiError('content_policy', `The model refused the content: ${err.message}. Nothing was charged.`)
+  if (err instanceof LlmUnavailableError || err instanceof AsrUnavailableError || err instanceof MediaToolMissingError || err instanceof YtdlpMissingError) {
+    throw new ApiError('upstream_failure', `${err.message} Nothing was charged.`)
+  }
+  if (err instanceof UrlRefusedError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: err.message }] })
+  if (err instanceof UrlTooLargeError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: 'the file is too large' }] })
+  if (err instanceof UrlTimeoutError || err instanceof UrlFetchFailedError || err instanceof YtdlpFailedError) throw new ApiError('upstream_failure', `${err.message} Nothing was charged.`)
+  if (err instanceof MediaUnreadableError) throw new ApiError('upstream_failure', `The media could not be read as audio: ${err.message}. Nothing was charged.`)
+  if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError') throw new ApiError('upstream_failure', 'The operation ran past its time limit; try a shorter recording or a longer timeoutSeconds. Nothing was charged.')
+  throw err
+}
+
+async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'notesvc-work-'))
+  try {
+    return await fn(dir)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The synchronous processing routes. Each checks the balance before the work (402 early), does the
+ * work, and charges only on success, in one transaction that refuses (402) if the balance no longer
+ * covers it: a provider failure charges nothing, and concurrent calls never overspend.
+ */
 export function createProcessingService(deps: {
   notes: NotesService
   usage: UsageService
+  llm: () => Promise<LlmEngine>
+  asr: () => AsrEngine
+  tools: MediaTools
+  ytdlp: Ytdlp
+  contentPolicy: RegExp[]
+  allowPrivateUrls: boolean
 }) {
   const { notes, usage } = deps
   const remaining = (p: Principal) => usage.balance(p.accountId).totalRemaining
 
+  function ensureBalance(p: Principal, operation: string, credits: number) {
+    const left = remaining(p)
+    if (left < credits) {
+      throw new ApiError('insufficient_credits', `${operation} needs ${credits} credit${credits === 1 ? '' : 's'} but ${left} remain. Prepaid credits are added by the operator (notesvc accounts credit); the monthly grant resets on the 1st.`)
+    }
+  }
+
+  function charge(p: Principal, operation: string, credits: number, noteId: string | null = null): number {
+    return usage.charge({ accountId: p.accountId, operation, credits, source: p.source as CredentialSource, noteId }).balance.totalRemaining
+  }
+
+  async function transcribeFile(path: string, language: string | null, signal: AbortSignal) {
+    const asr = deps.asr()
+    await asr.ready()
+    return transcribeMedia(path, { asr, tools: deps.tools }, { language, signal })
+  }
+
   return {
-    createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>) {
-      if (!p.sandbox) notYetAvailable('Transcription from a URL')
-      return {
-        creditsRemaining: remaining(p),
-        body: { transcript: SANDBOX_TRANSCRIPT, language: body.language && body.language !== 'auto' ? body.language : 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE },
+    async createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<{ transcript: string; language: string; durationSeconds: number | null; creditsCharged: number; notice?: string }>> {
+      const language = body.language && body.language !== 'auto' ? body.language : null
+      if (p.sandbox) {
+        return { creditsRemaining: remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      }
+      ensureBalance(p, 'createTranscription', 1)
+      const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
+      const signal = AbortSignal.timeout(timeoutMs)
+      try {
+        return await inTempDir(async dir => {
+          const dest = join(dir, 'media')
+          await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
+          const duration = await mediaDuration(dest, deps.tools)
+          const credits = perMinute(duration)
+          ensureBalance(p, 'createTranscription', credits)
+          const heard = await transcribeFile(dest, language, signal)
+          const left = charge(p, 'createTranscription', credits)
+          return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: credits } }
+        })
+      } catch (err) {
+        asApiError(err)
       }
     },
 
-    createSummary(p: Principal, body: Static<typeof SummaryRequest>) {
-      if (!p.sandbox) notYetAvailable('Summarization')
-      const styleId = body.styleId ?? 'note'
-      return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+    async createSummary(p: Principal, body: Static<typeof SummaryRequest>) {
+      const styleId = (body.styleId ?? 'note') as StyleId
+      checkContentPolicy(deps.contentPolicy, body.text)
+      if (p.sandbox) return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      ensureBalance(p, 'createSummary', 2)
+      try {
+        const engine = await deps.llm()
+        const out = await summarizeLong(engine, { text: body.text, styleId })
+        const left = charge(p, 'createSummary', 2)
+        return { creditsRemaining: left, body: { title: out.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: 2 } }
+      } catch (err) {
+        asApiError(err)
+      }
     },
 
-    createYoutubeSummary(p: Principal, body: Static<typeof YoutubeSummaryRequest>) {
+    async createYoutubeSummary(p: Principal, body: Static<typeof YoutubeSummaryRequest>) {
       if (!youtubeVideoId(body.youtubeUrl)) {
         throw new ApiError('invalid_request', `${body.youtubeUrl} is not a YouTube video link; send a link such as https://www.youtube.com/watch?v=<id> or https://youtu.be/<id>.`, {
           details: [{ field: 'youtubeUrl', issue: 'must be a YouTube video URL' }],
         })
       }
-      if (!p.sandbox) notYetAvailable('Video-link summaries')
-      const styleId = body.styleId ?? 'note'
-      return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      const styleId = (body.styleId ?? 'note') as StyleId
+      if (p.sandbox) {
+        return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      }
+      ensureBalance(p, 'createYoutubeSummary', 1)
+      const signal = AbortSignal.timeout(60 * 60 * 1000)
+      try {
+        // Duration and balance first: nothing is downloaded for a video the account cannot pay for.
+        const info = await deps.ytdlp.info(body.youtubeUrl, { signal })
+        if (info.isLive) {
+          throw new ApiError('invalid_request', 'The link is a live stream; summarize it once the recording is published.', { details: [{ field: 'youtubeUrl', issue: 'live streams cannot be summarized' }] })
+        }
+        if (info.durationSeconds !== null && info.durationSeconds > MAX_VIDEO_SECONDS) {
+          throw new ApiError('invalid_request', `The video is ${Math.round(info.durationSeconds / 60)} minutes long; links of up to ${MAX_VIDEO_SECONDS / 3600} hours are summarized.`, { details: [{ field: 'youtubeUrl', issue: 'the video is too long' }] })
+        }
+        const credits = perMinute(info.durationSeconds)
+        ensureBalance(p, 'createYoutubeSummary', credits)
+        return await inTempDir(async dir => {
+          const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })
+          const heard = await transcribeFile(audio.path, null, signal)
+          const engine = await deps.llm()
+          const out = await summarizeLong(engine, { text: heard.transcript, styleId, segments: heard.segments, language: heard.language }, signal)
+          const left = charge(p, 'createYoutubeSummary', credits)
+          return {
+            creditsRemaining: left,
+            body: { title: out.title || info.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: credits, youtubeUrl: body.youtubeUrl, durationSeconds: info.durationSeconds },
+          }
+        })
+      } catch (err) {
+        asApiError(err)
+      }
     },
 
-    askNoteQuestion(p: Principal, id: string, question: string) {
+    async askNoteQuestion(p: Principal, id: string, question: string) {
       const note = notes.requireNote(p, id)
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)
       }
-      if (!p.sandbox) notYetAvailable('Questions about notes')
-      return { creditsRemaining: remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0 } }
+      if (p.sandbox) return { creditsRemaining: remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0 } }
+      if (!note.original_transcription.trim()) {
+        throw new ApiError('conflict', `Note ${id} has no transcript to answer from${note.status === 'Error' ? ' (its processing failed)' : ''}.`)
+      }
+      ensureBalance(p, 'askNoteQuestion', 1)
+      try {
+        // Only the passages most relevant to the question go to the model, so a two-hour transcript works.
+        const passages = retrievePassages(note.original_transcription, question, PASSAGES_FOR_A_QUESTION)
+        const engine = await deps.llm()
+        const out = await engine.answer({ question, passages, language: note.language })
+        const left = charge(p, 'askNoteQuestion', 1, id)
+        return { creditsRemaining: left, body: { noteId: id, question, answer: out.answer, creditsCharged: 1 } }
+      } catch (err) {
+        asApiError(err)
+      }
     },
   }
 }

@@ -1,0 +1,262 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { createTestApp } from '../helpers/app'
+import { recordingEngine } from '../helpers/engines'
+import { makeWav } from '../fixtures/wav'
+import { tempDir } from '../helpers/process'
+import { startFakeOllama } from '../helpers/fake-ollama'
+import { FAKE_WAV_SECONDS, installFakeYtdlp } from '../fixtures/fake-ytdlp'
+
+const servers: { stop(force?: boolean): void }[] = []
+afterAll(() => servers.forEach(s => s.stop(true)))
+
+/** A loopback file host that counts the requests it gets. */
+function fileHost(files: Record<string, { body: Uint8Array | string; type?: string; status?: number; redirect?: string }>) {
+  const hits: string[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch(req) {
+      const path = new URL(req.url).pathname
+      hits.push(path)
+      const f = files[path]
+      if (!f) return new Response('missing', { status: 404 })
+      if (f.redirect) return new Response(null, { status: 302, headers: { location: f.redirect } })
+      return new Response(f.body as BodyInit, { status: f.status ?? 200, headers: { 'content-type': f.type ?? 'audio/wav' } })
+    },
+  })
+  servers.push(server)
+  return { base: `http://127.0.0.1:${server.port}`, hits }
+}
+
+function app(env: Record<string, string> = {}) {
+  const rec = recordingEngine()
+  const t = createTestApp({ env: { NOTESVC_LLM: 'builtin', NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000', ...env }, engines: { asr: () => rec.engine } })
+  return { ...t, rec, token: t.key() }
+}
+
+const MEETING = 'Maria opened the weekly planning meeting. We decided to ship the beta on March third. ' +
+  'Tom will write the migration guide by Friday. The budget for the launch is forty thousand euros. ' +
+  'Action item: Maria will send the release notes next week. We agreed to keep the upload limit at five gigabytes.'
+
+describe('createSummary', () => {
+  test.each(['note', 'bulletpoints', 'meeting-notes', 'transcript'] as const)('%s: 200, two credits, structured content keyed by the style', async styleId => {
+    const t = app()
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId } })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ styleId, creditsCharged: 2 })
+    expect(r.body.notice).toBeUndefined()
+    expect(r.headers.get('x-credits-remaining')).toBe('58')
+    expect(Object.keys(r.body.structuredContent)).toEqual([styleId])
+    expect(r.body.title.length).toBeGreaterThan(0)
+    const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
+    expect(usage.recent.map((u: any) => [u.operation, u.credits, u.source])).toEqual([['createSummary', 2, 'api_key']])
+  })
+
+  test('meeting notes find decisions and action items with owners', async () => {
+    const t = app()
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId: 'meeting-notes' } })
+    const m = r.body.structuredContent['meeting-notes']
+    expect(m.decisions.join(' ')).toContain('ship the beta on March third')
+    expect(m.actionItems.map((a: any) => a.owner)).toEqual(expect.arrayContaining(['Tom']))
+  })
+
+  test('text the content policy refuses is a 422 and costs nothing', async () => {
+    const d = tempDir()
+    const policy = join(d.path, 'policy.txt')
+    await Bun.write(policy, '# refused\nforbidden phrase\n/secret\\s+plans?/\n')
+    const t = app({ NOTESVC_CONTENT_POLICY: policy })
+    for (const text of ['This has a Forbidden Phrase in it.', 'Our SECRET   plan is here.']) {
+      const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text } })
+      expect(r.status).toBe(422)
+      expect(r.body.error.code).toBe('content_policy')
+    }
+    expect((await t.call('POST', '/v1/summaries', { token: t.token, body: { text: 'A forbidden-ish phrasebook is fine.' } })).status).toBe(200)
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toHaveLength(1)
+    d.remove()
+  })
+
+  test('402 when fewer than two credits remain; nothing changes', async () => {
+    const t = app()
+    const account = t.services.accounts.requireAccount('user@example.com')
+    t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 59, source: 'api_key' })
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
+    expect(r.status).toBe(402)
+    expect(r.body.error.code).toBe('insufficient_credits')
+    expect(t.services.usage.balance(account.id).totalRemaining).toBe(1)
+  })
+
+  test('502 with a useful message when Ollama is down, and nothing is charged', async () => {
+    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
+    expect(r.status).toBe(502)
+    expect(r.body.error.code).toBe('upstream_failure')
+    expect(r.body.error.message).toContain('127.0.0.1:9')
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+})
+
+describe('askNoteQuestion', () => {
+  test('answers from the note\'s transcript for one credit', async () => {
+    const t = app()
+    const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Planning', content: MEETING } })).body
+    const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'What is the budget for the launch?' } })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ noteId: note.id, question: 'What is the budget for the launch?', creditsCharged: 1 })
+    expect(r.body.answer).toContain('forty thousand euros')
+    expect(r.headers.get('x-credits-remaining')).toBe('59')
+  })
+
+  test('404 for an unknown note, 409 while the note is processing; neither charges', async () => {
+    const t = app()
+    expect((await t.call('POST', '/v1/notes/note_nope/questions', { token: t.token, body: { question: 'Why?' } })).status).toBe(404)
+    const up = (await t.call('POST', '/v1/uploads', { token: t.token, body: { fileName: 'a.wav', contentType: 'audio/wav' } })).body
+    const r = await t.call('POST', `/v1/notes/${up.noteId}/questions`, { token: t.token, body: { question: 'Why?' } })
+    expect(r.status).toBe(409)
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+
+  test('50 parallel questions against 10 credits: exactly 10 answered, 40 refused with 402', async () => {
+    const t = app()
+    const account = t.services.accounts.requireAccount('user@example.com')
+    t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 50, source: 'api_key' })
+    const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
+    const results = await Promise.all(Array.from({ length: 50 }, () => t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who writes the migration guide?' } })))
+    const statuses = results.map(r => r.status)
+    expect(statuses.filter(s => s === 200)).toHaveLength(10)
+    expect(statuses.filter(s => s === 402)).toHaveLength(40)
+    const usage = (await t.call('GET', '/v1/usage?limit=100', { token: t.token })).body
+    expect(usage.balance.totalRemaining).toBe(0)
+    expect(usage.recent.reduce((n: number, u: any) => n + u.credits, 0)).toBe(60)
+  })
+})
+
+describe('createTranscription', () => {
+  test('fetches the audio, charges per started minute, and returns the transcript inline', async () => {
+    const host = fileHost({ '/talk.wav': { body: makeWav({ seconds: 75, sampleRate: 8000 }) } })
+    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/talk.wav`, timeoutSeconds: 60 } })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ durationSeconds: 75, creditsCharged: 2, language: 'en' })
+    expect(r.body.transcript).toContain('Heard')
+    expect(r.headers.get('x-credits-remaining')).toBe('58')
+    expect(t.rec.calls.reduce((n, c) => n + c.samples, 0)).toBe(75 * 16_000)
+  })
+
+  test('private and loopback addresses are refused before any request is made', async () => {
+    const host = fileHost({ '/talk.wav': { body: makeWav({ seconds: 1 }) } })
+    const t = app()
+    for (const audioUrl of [`${host.base}/talk.wav`, `https://127.0.0.1:${new URL(host.base).port}/talk.wav`, 'https://localhost/talk.wav', 'https://169.254.169.254/latest/meta-data/']) {
+      const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl } })
+      expect(`${audioUrl} → ${r.status}`).toBe(`${audioUrl} → 400`)
+      expect(r.body.error.details[0].field).toBe('audioUrl')
+    }
+    expect(host.hits).toEqual([])
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+
+  test('a source that answers 500 is a 502, and nothing is charged', async () => {
+    const host = fileHost({ '/broken.wav': { body: 'boom', status: 500 } })
+    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/broken.wav` } })
+    expect(r.status).toBe(502)
+    expect(r.body.error.code).toBe('upstream_failure')
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+})
+
+describe('with Ollama (a stand-in that speaks its protocol)', () => {
+  test('auto uses Ollama when it answers with the model; refusals are 422; a long text is summarized in parts', async () => {
+    const fake = startFakeOllama({ contextLength: 2048 })
+    servers.push({ stop: () => fake.stop() })
+    const t = app({ NOTESVC_LLM: 'auto', OLLAMA_HOST: fake.host })
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId: 'meeting-notes' } })
+    expect(r.status).toBe(200)
+    expect(fake.requestsTo('/api/chat')).toHaveLength(1)
+    expect(fake.requestsTo('/api/chat')[0]!.body.format.properties).toBeDefined()
+    expect(t.services.llmSelector.lastKnown()).toBe('ollama')
+    expect((await t.call('GET', '/v1/health')).body.engines.llm).toBe('ollama')
+
+    // 2048 tokens of context: 60,000 characters cannot go in one call
+    const long = Array.from({ length: 400 }, (_, i) => `Item ${i}: the team reviewed topic number ${i} and agreed on next steps.`).join(' ')
+    const before = fake.requestsTo('/api/chat').length
+    const big = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: long, styleId: 'note' } })
+    expect(big.status).toBe(200)
+    expect(fake.requestsTo('/api/chat').length - before).toBeGreaterThan(2)
+    for (const req of fake.requestsTo('/api/chat').slice(before)) {
+      expect(JSON.stringify(req.body.messages).length).toBeLessThan(12_000)
+    }
+
+    fake.behaviour = { refusal: 'json' }
+    const refused = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.code).toBe('content_policy')
+    const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
+    expect(usage.recent.map((u: any) => u.credits)).toEqual([2, 2])
+  })
+
+  test('a question sends only the relevant passages of a long transcript to the model', async () => {
+    const fake = startFakeOllama()
+    servers.push({ stop: () => fake.stop() })
+    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
+    const filler = Array.from({ length: 2000 }, (_, i) => `Segment ${i} covers routine matters of no consequence.`).join(' ')
+    const content = `${filler} The warehouse lease ends on the ninth of October. ${filler}`
+    const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Long', content } })).body
+    const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'When does the warehouse lease end?' } })
+    expect(r.status).toBe(200)
+    expect(r.body.answer).toContain('ninth of October')
+    const sent = JSON.stringify(fake.requestsTo('/api/chat').at(-1)!.body)
+    expect(sent).toContain('warehouse lease ends')
+    expect(sent.length).toBeLessThan(content.length / 10)
+  })
+
+  test('a model that is not pulled is a 502 that names the pull command', async () => {
+    const fake = startFakeOllama({ models: ['mistral:latest'] })
+    servers.push({ stop: () => fake.stop() })
+    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
+    const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
+    expect(r.status).toBe(502)
+    expect(r.body.error.message).toContain('ollama pull llama3.2')
+  })
+})
+
+describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
+  const bin = tempDir('notesvc-ytdlp-bin-')
+  const fake = installFakeYtdlp(bin.path)
+  afterAll(() => bin.remove())
+
+  test('checks the length and the balance, downloads, transcribes, summarizes, charges per started minute', async () => {
+    const t = app({ NOTESVC_YTDLP: fake })
+    const r = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ', styleId: 'bulletpoints' } })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ', durationSeconds: 212, creditsCharged: 4, styleId: 'bulletpoints' })
+    expect(r.body.structuredContent.bulletpoints.bullets.length).toBeGreaterThan(0)
+    expect(r.headers.get('x-credits-remaining')).toBe('56')
+    expect(t.rec.calls.reduce((n, c) => n + c.samples, 0)).toBe(FAKE_WAV_SECONDS * 16_000)
+  })
+
+  test('402 before anything is downloaded when the video costs more than the balance', async () => {
+    const log = join(bin.path, 'calls.jsonl')
+    const logged = installFakeYtdlp(bin.path, { name: 'yt-dlp-logged', log })
+    const t = app({ NOTESVC_YTDLP: logged })
+    const account = t.services.accounts.requireAccount('user@example.com')
+    t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 57, source: 'api_key' })
+    const r = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } })
+    expect(r.status).toBe(402)
+    const calls = (await Bun.file(log).text()).trim().split('\n').map(l => JSON.parse(l) as string[])
+    expect(calls).toHaveLength(1)
+    expect(calls[0]).toContain('--dump-single-json')
+  })
+
+  test('only YouTube video links are accepted; an unavailable video is a 502; a live stream a 400', async () => {
+    const t = app({ NOTESVC_YTDLP: fake })
+    for (const youtubeUrl of ['https://vimeo.com/123', 'https://www.youtube.com/channel/UCuAXFkgsw1L7xaCfnd5JJOw', 'https://evil.example/watch?v=dQw4w9WgXcQ']) {
+      expect((await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl } })).status).toBe(400)
+    }
+    const gone = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=unavailabl0' } })
+    expect(gone.status).toBe(502)
+    expect(gone.body.error.message).toContain('Video unavailable')
+    expect((await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=livestream0' } })).status).toBe(400)
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+})
