@@ -260,3 +260,57 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
     expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
   })
 })
+
+describe('the remaining error statuses', () => {
+  test('askNoteQuestion: 502 when the engine is down, nothing charged', async () => {
+    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
+    const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
+    const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who writes the guide?' } })
+    expect(r.status).toBe(502)
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+
+  test('askNoteQuestion: 402 with no credits left', async () => {
+    const t = app()
+    const account = t.services.accounts.requireAccount('user@example.com')
+    t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 60, source: 'api_key' })
+    const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
+    expect((await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who?' } })).status).toBe(402)
+  })
+
+  test('createTranscription: 402 when the recording costs more than the balance, before transcribing', async () => {
+    const host = fileHost({ '/long.wav': { body: makeWav({ seconds: 130, sampleRate: 4000 }) } })
+    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const account = t.services.accounts.requireAccount('user@example.com')
+    t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 58, source: 'api_key' })
+    const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/long.wav` } })
+    expect(r.status).toBe(402)
+    expect(r.body.error.message).toContain('needs 3 credits but 2 remain')
+    expect(t.rec.calls).toEqual([])
+  })
+})
+
+describe('sandbox forms', () => {
+  test('every processing route answers with fixed output, a notice and nothing charged, with no engine reachable', async () => {
+    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_YTDLP: '/nonexistent/yt-dlp' })
+    const sandbox = t.key({ sandbox: true })
+    const note = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'S', content: MEETING } })).body
+    const calls = [
+      await t.call('POST', '/v1/summaries', { token: sandbox, body: { text: MEETING, styleId: 'meeting-notes' } }),
+      await t.call('POST', '/v1/transcriptions', { token: sandbox, body: { audioUrl: 'https://example.com/a.mp3' } }),
+      await t.call('POST', '/v1/youtube-summaries', { token: sandbox, body: { youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ' } }),
+      await t.call('POST', `/v1/notes/${note.id}/questions`, { token: sandbox, body: { question: 'When is the launch?' } }),
+    ]
+    for (const r of calls) {
+      expect(r.status).toBe(200)
+      expect(r.body.creditsCharged).toBe(0)
+      expect(r.headers.get('x-credits-remaining')).toBe('60')
+    }
+    for (const r of calls.slice(0, 3)) expect(r.body.notice).toContain('fixed sample data')
+    // the same input gives the same output
+    const again = await t.call('POST', '/v1/summaries', { token: sandbox, body: { text: MEETING, styleId: 'meeting-notes' } })
+    expect(again.body).toEqual(calls[0]!.body)
+    expect(t.rec.calls).toEqual([])
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
+  })
+})
