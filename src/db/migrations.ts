@@ -150,4 +150,70 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE UNIQUE INDEX usage_refund_once ON usage(refund_of) WHERE refund_of IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'sign-in, sessions, OAuth clients, codes and tokens',
+    sql: `
+      -- Bun.password (argon2id) hash; null until a password is set (keys work without one).
+      ALTER TABLE accounts ADD COLUMN password_hash TEXT;
+      -- The subject of the external OpenID Connect provider, for accounts that sign in through it.
+      ALTER TABLE accounts ADD COLUMN oidc_subject TEXT;
+      CREATE UNIQUE INDEX accounts_oidc_subject ON accounts(oidc_subject) WHERE oidc_subject IS NOT NULL;
+
+      -- Browser sessions: only the SHA-256 of the cookie value is stored.
+      CREATE TABLE sessions (
+        id_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        csrf_token TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX sessions_account ON sessions(account_id);
+
+      -- Failed sign-ins, for brute-force limits (per email and per client address).
+      CREATE TABLE sign_in_failures (
+        key TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX sign_in_failures_key ON sign_in_failures(key, at);
+
+      CREATE TABLE oauth_clients (
+        id TEXT PRIMARY KEY,                     -- cli_…
+        secret_hash TEXT,                        -- null for public clients
+        name TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,             -- JSON array, matched exactly
+        token_endpoint_auth_method TEXT NOT NULL,
+        scope TEXT NOT NULL,                     -- the scopes it may ask for, space-separated
+        created_at TEXT NOT NULL
+      );
+
+      CREATE TABLE oauth_codes (
+        code_hash TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        redirect_uri TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT
+      );
+
+      -- Access and refresh tokens, stored as SHA-256. A refresh token's family is every token issued
+      -- from one authorization; reusing a rotated refresh token revokes the whole family.
+      CREATE TABLE oauth_tokens (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        family_id TEXT NOT NULL,
+        client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT,                            -- refresh: when it was exchanged (rotated)
+        revoked_at TEXT
+      );
+      CREATE INDEX oauth_tokens_family ON oauth_tokens(family_id);
+    `,
+  },
 ]
