@@ -22,6 +22,8 @@ export interface AppDeps {
   services: Services
   /** extra credential checks (OAuth access tokens, ID tokens) tried after API keys */
   verifiers?: CredentialVerifier[]
+  /** more route modules (pages, OAuth, MCP), each given the shared guard */
+  plugins?: ((guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any>)[]
 }
 
 /** Assembles the HTTP application from the modules. */
@@ -46,6 +48,7 @@ export function createApp(deps: AppDeps) {
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(usageRoutes({ guard, usage: services.usage }))
+  for (const plugin of deps.plugins ?? []) app.use(plugin(guard))
 
   if (config.accessLog) {
     app.onAfterResponse(({ request, set, path }: any) => {

@@ -1,0 +1,77 @@
+import type { Database } from '../../db/database'
+import type { Clock } from '../../clock'
+
+export const SESSION_COOKIE = 'notesvc_session'
+export const SIGN_IN_PATH = '/signin'
+/** Sessions last a week from sign-in. */
+const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
+
+export interface SessionUser {
+  accountId: string
+  email: string
+  /** the session's CSRF token: every form posted by a signed-in user must carry it */
+  csrf: string
+}
+
+const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
+const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+
+/** The value of one cookie in a Cookie header. */
+export function cookieValue(header: string | null | undefined, name: string): string | null {
+  if (!header) return null
+  for (const part of header.split(';')) {
+    const [k, ...v] = part.trim().split('=')
+    if (k === name) return decodeURIComponent(v.join('='))
+  }
+  return null
+}
+
+export type SessionService = ReturnType<typeof createSessionService>
+
+/**
+ * Browser sessions for the sign-in, settings and consent pages. The cookie holds 256 random bits;
+ * the database keeps only its SHA-256. Cookies are HttpOnly, SameSite=Lax, Path=/, and Secure when
+ * the public URL is https.
+ */
+export function createSessionService(deps: { db: Database; clock: Clock; secureCookies: boolean }) {
+  const { db, clock } = deps
+  const q = {
+    insert: db.query('INSERT INTO sessions (id_hash, account_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
+    get: db.query<{ account_id: string; email: string; csrf_token: string; expires_at: string }, [string]>(
+      'SELECT s.account_id, a.email, s.csrf_token, s.expires_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id_hash = ?'),
+    remove: db.query('DELETE FROM sessions WHERE id_hash = ?'),
+    removeExpired: db.query('DELETE FROM sessions WHERE expires_at <= ?'),
+  }
+
+  function cookie(value: string, maxAgeSeconds: number): string {
+    return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAgeSeconds}${deps.secureCookies ? '; Secure' : ''}`
+  }
+
+  return {
+    /** Starts a session; returns the Set-Cookie header value. */
+    create(accountId: string): { setCookie: string; csrf: string } {
+      const value = randomToken()
+      const csrf = randomToken()
+      const now = clock.now()
+      q.removeExpired.run(now.toISOString())
+      q.insert.run(sha256(value), accountId, csrf, now.toISOString(), new Date(now.getTime() + SESSION_TTL_MS).toISOString())
+      return { setCookie: cookie(value, SESSION_TTL_MS / 1000), csrf }
+    },
+
+    /** The signed-in user of a request, or null. */
+    userOf(request: Request): SessionUser | null {
+      const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
+      if (!value) return null
+      const row = q.get.get(sha256(value))
+      if (!row || row.expires_at <= clock.now().toISOString()) return null
+      return { accountId: row.account_id, email: row.email, csrf: row.csrf_token }
+    },
+
+    /** Ends the request's session; returns the Set-Cookie header value that clears the cookie. */
+    destroy(request: Request): string {
+      const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
+      if (value) q.remove.run(sha256(value))
+      return cookie('', 0)
+    },
+  }
+}
