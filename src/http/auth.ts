@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { ApiError } from './errors'
-import { UNPARSEABLE_BODY } from './openapi'
+import { UNPARSEABLE_BODY } from './json-body'
 import { operationForRoute, type Operation, type Scope } from './operations'
 import type { RateLimiter, RateDecision } from './rate-limit'
 

@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { ErrorEnvelopeSchema } from './schemas'
 import { ERROR_STATUS, type ErrorCode } from './errors'
+import { jsonBody } from './json-body'
 import { operation } from './operations'
 
 const COMMON_ERRORS: ErrorCode[] = ['invalid_request', 'invalid_token', 'insufficient_scope', 'rate_limited', 'internal_error']
@@ -99,26 +100,5 @@ export function documentedWithBody<B extends TSchema>(operationId: string, extra
   bodyOf.set(operationId, body)
   return { body, ...jsonBody, ...documented(operationId, extraErrors, success) }
 }
-
-/** What an unparseable body becomes, so the guard can refuse it after checking the credential. */
-export const UNPARSEABLE_BODY: unique symbol = Symbol('unparseable body')
-
-/**
- * Route options for a JSON body: parsed as JSON whatever Content-Type says, so `curl -d '{…}'` works.
- * A body that is not JSON is not an error yet: a caller without a credential is told that first.
- */
-export const jsonBody = {
-  parse: async ({ request }: { request: Request }) => {
-    const text = await request.text()
-    try {
-      return JSON.parse(text) as unknown
-    } catch {
-      return { [UNPARSEABLE_BODY]: text.length === 0 ? 'empty' : 'invalid' }
-    }
-  },
-}
-
-/** Route options for an operation that takes no body: whatever is sent is not read. */
-export const noBody = { parse: 'none' as const }
 
 export { ErrorEnvelopeSchema }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithBody, noBody } from '../../http/openapi'
+import { documented, documentedWithBody } from '../../http/openapi'
+import { noBody } from '../../http/json-body'
 import { IdParams } from '../../http/schemas'
 import { CreateFolderRequest, Folder, FolderList, UpdateFolderRequest } from './model'
 import type { FoldersService } from './service'

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithQuery, documentedWithBody, noBody } from '../../http/openapi'
+import { documented, documentedWithQuery, documentedWithBody } from '../../http/openapi'
+import { noBody } from '../../http/json-body'
 import { jsonText } from '../../http/responses'
 import { IdParams, queryValidator } from '../../http/schemas'
 import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'

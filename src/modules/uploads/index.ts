@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithBody, noBody } from '../../http/openapi'
+import { documented, documentedWithBody } from '../../http/openapi'
+import { noBody } from '../../http/json-body'
 import { ApiError } from '../../http/errors'
 import { IdParams } from '../../http/schemas'
 import type { MediaStorage } from '../../storage/storage'
