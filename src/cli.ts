@@ -91,7 +91,7 @@ async function serve(config: Config, log: Logger) {
   const server = app.server!
   services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
-  void services.llmSelector.describe().then(d => log.info('summary engine', d)).catch(() => {})
+  void services.llmSelector.describe().catch(() => {})
   log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, version: VERSION })
   const shutdown = async (signal: string) => {
     log.info('shutting down', { signal })
