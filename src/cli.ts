@@ -3,11 +3,12 @@ import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './co
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
-import { openDatabase } from './db/database'
+import { openDatabase, type Database } from './db/database'
 import { createServices, type Services } from './services'
 import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
 import { runDoctor } from './doctor'
+import { createWebService } from './modules/web/service'
 import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { createProgressBar } from './progress'
@@ -24,6 +25,10 @@ Usage: notesvc <command> [flags]
   keys revoke <key-id-or-start>           revoke a key at once
   accounts credit --email E --credits N   add N prepaid credits
   accounts plan --email E --plan free|pro set the account's plan
+  accounts password --email E [--password-stdin]
+                                          set the password for signing in to the settings page (and
+                                          create the account if new); reads it from stdin, or asks
+                                          for it without echo on a terminal
   models list                             list the Whisper models in the models folder
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable
   doctor                                  check what is ready and what is missing
@@ -63,10 +68,36 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
   return v
 }
 
-function openServices(config: Config): { services: Services; close(): void } {
+function openServices(config: Config): { services: Services; db: Database; close(): void } {
   const db = openDatabase(config.databasePath)
   const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
-  return { services, close: () => db.close() }
+  return { services, db, close: () => db.close() }
+}
+
+/** One line typed on the terminal, not echoed. */
+async function promptHidden(prompt: string): Promise<string> {
+  process.stderr.write(prompt)
+  const stty = (arg: string) => Bun.spawnSync(['stty', arg], { stdin: 'inherit', stdout: 'ignore', stderr: 'ignore' })
+  stty('-echo')
+  try {
+    for await (const line of console) return line
+    return ''
+  } finally {
+    stty('echo')
+    process.stderr.write('\n')
+  }
+}
+
+/** The new password: all of stdin (one trailing newline dropped) when piped, else asked twice. */
+async function readNewPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin || !process.stdin.isTTY) {
+    const text = await new Response(Bun.stdin.stream()).text()
+    return text.replace(/\r?\n$/, '')
+  }
+  const first = await promptHidden('New password: ')
+  const again = await promptHidden('Repeat it: ')
+  if (first !== again) throw new AccountError('the two passwords differ; nothing was changed')
+  return first
 }
 
 function out(line: string) {
@@ -154,7 +185,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       }
     }
     case 'accounts': {
-      const { services, close } = openServices(config)
+      const { services, db, close } = openServices(config)
       try {
         const email = stringFlag(p, 'email', true)
         if (sub === 'credit') {
@@ -172,7 +203,14 @@ async function run(argv: string[], env: Env): Promise<number> {
           out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
           return 0
         }
-        throw new UsageError('accounts needs a subcommand: credit or plan')
+        if (sub === 'password') {
+          const password = await readNewPassword(p.flags['password-stdin'] === true)
+          const web = createWebService({ db, clock: systemClock, accounts: services.accounts, secureCookies: false })
+          const r = await web.setPassword(email, password)
+          out(`${r.email}\tpassword set${r.created ? '\taccount created' : ''}`)
+          return 0
+        }
+        throw new UsageError('accounts needs a subcommand: credit, plan or password')
       } finally {
         close()
       }

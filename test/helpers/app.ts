@@ -1,13 +1,13 @@
-import { loadConfig, type Env } from '../../src/config'
+import { loadConfig, type Config, type Env } from '../../src/config'
 import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger, type Logger } from '../../src/log'
-import { openDatabase } from '../../src/db/database'
+import { openDatabase, type Database } from '../../src/db/database'
 import { createServices, type CoreDeps } from '../../src/services'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../../src/app'
+import { createApp, type AppDeps } from '../../src/app'
 import type { Scope } from '../../src/http/operations'
 
 export interface CallResult {
@@ -28,6 +28,10 @@ export function createTestApp(opts: {
   alter?: (services: ReturnType<typeof createServices>) => void
   engines?: CoreDeps['engines']
   storage?: CoreDeps['storage']
+  /** more route modules for createApp (pages, OAuth, MCP), built from the app's parts */
+  plugins?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['plugins']
+  /** more credential verifiers for createApp (OAuth access tokens, ID tokens), built from the app's parts */
+  verifiers?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['verifiers']
 } = {}) {
   // Each app gets its own data folder (disk media lands there); the database stays in memory.
   const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-app-'))
@@ -38,7 +42,7 @@ export function createTestApp(opts: {
   const ids = createIdGenerator(() => clock.now().getTime())
   const services = createServices({ config, db, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
   opts.alter?.(services)
-  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services })
+  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, plugins: opts.plugins?.({ config, db, clock, services }), verifiers: opts.verifiers?.({ config, db, clock, services }) })
 
   function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): string {
     return services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan }).key

@@ -144,6 +144,19 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       return toKeyInfo(repo.findKeys(row.id)[0]!)
     },
 
+    /** The keys of one account (for the settings page, which knows the account, not the email). */
+    listKeysOf(accountId: string): KeyInfo[] {
+      return repo.listKeys(accountId).map(toKeyInfo)
+    },
+
+    /** Revokes a key by id only if it belongs to `accountId`; null when it does not (or does not exist). */
+    revokeKeyOf(accountId: string, keyId: string): KeyInfo | null {
+      const row = repo.findKeys(keyId).find(k => k.id === keyId && k.account_id === accountId)
+      if (!row) return null
+      if (!row.revoked_at) repo.revokeKey(row.id, now())
+      return toKeyInfo(repo.findKeys(row.id)[0]!)
+    },
+
     setPlan(email: string, plan: Plan): AccountRow {
       if (!(plan in PLANS)) throw new AccountError(`unknown plan "${plan}"; use free or pro`)
       const account = requireAccount(email)

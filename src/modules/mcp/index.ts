@@ -1,0 +1,190 @@
+import { Elysia } from 'elysia'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Config } from '../../config'
+import { bearerToken, type CredentialVerifier, type Principal, type authGuard } from '../../http/auth'
+import { ApiError, errorEnvelope } from '../../http/errors'
+import type { RateLimiter } from '../../http/rate-limit'
+import { SCOPES } from '../../http/operations'
+import { silentLogger, type Logger } from '../../log'
+import { VERSION } from '../../version'
+import { checkScopes, createTools, type Tool, type ToolServices } from './tools'
+
+export { createTools, type Tool } from './tools'
+
+export const MCP_PATH = '/mcp'
+export const MCP_MANIFEST_PATH = '/.well-known/mcp.json'
+export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource'
+
+const DESCRIPTION = 'Transcripts and structured summaries of audio, video and video links, and the library of notes and folders behind them.'
+
+export interface McpDeps {
+  config: Config
+  services: ToolServices
+  /** the bearer check: the same verifiers as the API (API keys, then OAuth access tokens, ID tokens) */
+  verify: (token: string) => Principal | null | Promise<Principal | null>
+  /** when given, each tool call counts against the credential's rate class like the HTTP operation */
+  limiter?: RateLimiter
+  log?: Logger
+}
+
+/** The first verifier that recognises the token decides, as in the API's guard. */
+export function anyVerifier(verifiers: CredentialVerifier[]): McpDeps['verify'] {
+  return async token => {
+    for (const v of verifiers) {
+      const p = await v(token)
+      if (p) return p
+    }
+    return null
+  }
+}
+
+/** The manifest at /.well-known/mcp.json: what the server is, where it listens, how to authenticate. */
+export function mcpManifest(config: Config, tools: Tool[]) {
+  const base = config.publicUrl
+  return {
+    name: 'notesvc',
+    version: VERSION,
+    description: DESCRIPTION,
+    endpoint: `${base}${MCP_PATH}`,
+    transport: 'streamable-http',
+    transports: [{ type: 'streamable-http', url: `${base}${MCP_PATH}` }],
+    authentication: {
+      type: 'bearer',
+      header: 'Authorization: Bearer <credential>',
+      credentials: ['api_key', 'oauth2_access_token', 'id_token'],
+      resource_metadata: `${base}${PROTECTED_RESOURCE_PATH}`,
+      authorization_servers: [base],
+      scopes: SCOPES.map(s => ({ scope: s.scope, description: s.description })),
+    },
+    documentation: config.docsUrl,
+    api: `${base}/v1`,
+    tools: tools.map(t => ({
+      name: t.name,
+      description: t.description,
+      scopes: t.operation.scopes,
+      credits: t.operation.credits,
+    })),
+  }
+}
+
+function toolError(err: unknown, config: Config, log: Logger, tool: string): CallToolResult {
+  let apiError: ApiError
+  if (err instanceof ApiError) apiError = err
+  else {
+    log.error('an MCP tool failed', { tool, error: err })
+    apiError = new ApiError('internal_error', 'The service failed to run this tool.')
+  }
+  const envelope = errorEnvelope(apiError, config.docsUrl, undefined)
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${apiError.code}: ${apiError.message}\n${JSON.stringify(envelope, null, 2)}` }],
+    structuredContent: envelope as unknown as Record<string, unknown>,
+  }
+}
+
+/** A server for one request, acting for one principal (stateless: nothing outlives the request). */
+function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool>, deps: McpDeps): Server {
+  const log = deps.log ?? silentLogger
+  const server = new Server(
+    { name: 'notesvc', version: VERSION, title: 'notesvc' },
+    { capabilities: { tools: { listChanged: false } }, instructions: `${DESCRIPTION} Each tool is one operation of the HTTP API (${deps.config.publicUrl}/v1), with the same arguments, results, scopes and credits.` },
+  )
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map(t => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: {
+        title: t.operation.summary,
+        readOnlyHint: t.operation.method === 'GET',
+        destructiveHint: t.operation.method === 'DELETE',
+        idempotentHint: t.operation.method !== 'POST',
+        openWorldHint: t.name === 'createTranscription' || t.name === 'createYoutubeSummary',
+      },
+    })),
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = byName.get(request.params.name)
+    if (!tool) throw new McpError(McpErrorCode.InvalidParams, `There is no tool named ${request.params.name}; tools/list names them.`)
+    const args = request.params.arguments ?? {}
+    try {
+      const op = tool.operation
+      if (!op.public) {
+        if (deps.limiter) {
+          const d = deps.limiter.hit(`c:${principal.credentialId}`, op.rateClass)
+          if (!d.allowed) throw new ApiError('rate_limited', `Too many ${op.rateClass} requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, { retryAfterSeconds: d.resetSeconds })
+        }
+        checkScopes(principal, op)
+      }
+      tool.validate(args)
+      const r = await tool.run(principal, args)
+      const result: CallToolResult = {
+        content: [{ type: 'text', text: JSON.stringify(r.result, null, 2) }],
+        structuredContent: r.result,
+      }
+      if (r.creditsRemaining !== undefined) result._meta = { 'notesvc/creditsRemaining': r.creditsRemaining }
+      return result
+    } catch (err) {
+      return toolError(err, deps.config, log, tool.name)
+    }
+  })
+  return server
+}
+
+function jsonRpcError(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  })
+}
+
+/**
+ * `{base_url}/mcp`: the Model Context Protocol over Streamable HTTP (stateless: a server and a
+ * transport per request, JSON responses), authenticated by the API's bearer credentials; and the
+ * manifest at `/.well-known/mcp.json`. Charges made through it are recorded with source "mcp".
+ */
+export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any> {
+  const tools = createTools({ config: deps.config, services: deps.services })
+  const byName = new Map(tools.map(t => [t.name, t]))
+  const manifest = mcpManifest(deps.config, tools)
+  const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`
+
+  async function authenticate(header: string | null): Promise<Principal> {
+    const token = bearerToken(header ?? undefined)
+    if (!token) {
+      throw new ApiError('invalid_token', 'No credential was sent: add the header `Authorization: Bearer <API key or access token>`.', {
+        headers: { 'www-authenticate': challenge },
+      })
+    }
+    const p = await deps.verify(token)
+    if (!p) {
+      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `notesvc keys create`.', {
+        headers: { 'www-authenticate': `${challenge}, error="invalid_token"` },
+      })
+    }
+    return { ...p, source: 'mcp' }
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const principal = await authenticate(request.headers.get('authorization'))
+    // Stateless: no session to resume, so no standalone SSE stream (GET) and no session to end (DELETE).
+    if (request.method !== 'POST') return jsonRpcError(405, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST.', { allow: 'POST' })
+    const server = serverFor(principal, tools, byName, deps)
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    try {
+      await server.connect(transport)
+      return await transport.handleRequest(request)
+    } finally {
+      await server.close().catch(() => {})
+    }
+  }
+
+  return guard => new Elysia({ name: 'mcp-routes' })
+    .use(guard)
+    .get(MCP_MANIFEST_PATH, () => manifest, { detail: { hide: true } })
+    .post(MCP_PATH, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
+    .get(MCP_PATH, ({ request }) => handle(request), { detail: { hide: true } })
+    .delete(MCP_PATH, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
+}

@@ -1,0 +1,186 @@
+import { Elysia } from 'elysia'
+import type { authGuard, CredentialVerifier } from '../../http/auth'
+import type { RateLimiter } from '../../http/rate-limit'
+import type { SessionService } from '../web/sessions'
+import { SIGN_IN_PATH } from '../web/sessions'
+import { consentPage, errorPage, PAGE_HEADERS } from './pages'
+import { OAuthError, safeEqual, type OAuthService } from './service'
+
+export { createOAuthService, OAuthError, type OAuthService } from './service'
+
+/** Request bodies of these endpoints are small: metadata, or a handful of form fields. */
+const MAX_BODY_BYTES = 64 * 1024
+const AUTHORIZE_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource'] as const
+
+/** JSON endpoints may be called from browser-based clients (PKCE public clients, MCP inspectors). */
+const CORS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, mcp-protocol-version',
+  'access-control-max-age': '600',
+}
+
+function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache', ...CORS, ...headers },
+  })
+}
+
+function oauthError(e: OAuthError): Response {
+  return json({ error: e.error, error_description: e.description }, e.status, e.headers)
+}
+
+function html(body: string, status = 200): Response {
+  return new Response(body, { status, headers: PAGE_HEADERS })
+}
+
+function redirect(location: string, status = 302): Response {
+  return new Response(null, { status, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
+}
+
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  if (declared > MAX_BODY_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes.`)
+  const text = await request.text()
+  if (text.length > MAX_BODY_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes.`)
+  return text
+}
+
+async function readForm(request: Request): Promise<URLSearchParams> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded.')
+  return new URLSearchParams(await readBody(request))
+}
+
+/** Runs an endpoint so that every failure is answered as OAuth error JSON, never reaching the API's envelope. */
+async function guarded(fn: () => Response | Promise<Response>, log?: (e: unknown) => void): Promise<Response> {
+  try {
+    return await fn()
+  } catch (e) {
+    if (e instanceof OAuthError) return oauthError(e)
+    log?.(e)
+    return json({ error: 'server_error', error_description: 'The authorization server failed to process the request.' }, 500)
+  }
+}
+
+export interface OAuthRouteDeps {
+  service: OAuthService
+  sessions: SessionService
+  log?: { error(msg: string, fields?: Record<string, unknown>): void }
+  /** per client address, the `write` class: registration, token and revocation requests */
+  limiter?: RateLimiter
+}
+
+type Server = { requestIP(r: Request): { address: string } | null } | null
+
+/**
+ * The OAuth 2.1 authorization server: metadata (RFC 8414, RFC 9728), registration (RFC 7591), the
+ * authorization and consent step, the token endpoint and revocation (RFC 7009). Every handler returns
+ * its own Response, so the API's error envelope never applies here.
+ */
+export function oauthRoutes(deps: OAuthRouteDeps) {
+  const { service, sessions } = deps
+  const logError = (e: unknown) => deps.log?.error('oauth endpoint failed', { error: e })
+  const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
+  const preflight = () => new Response(null, { status: 204, headers: CORS })
+  const hide = { detail: { hide: true } }
+  function limit(server: Server, request: Request) {
+    if (!deps.limiter) return
+    const d = deps.limiter.hit(`oauth-ip:${server?.requestIP(request)?.address ?? 'local'}`, 'write')
+    if (!d.allowed) throw new OAuthError('rate_limited', `Too many requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, 429, { 'retry-after': String(d.resetSeconds) })
+  }
+  const noParse = { parse: 'none' as const, detail: { hide: true } }
+
+  function fieldsOf(params: URLSearchParams): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const k of AUTHORIZE_FIELDS) {
+      const v = params.get(k)
+      if (v !== null) out[k] = v
+    }
+    return out
+  }
+
+  function signIn(params: URLSearchParams): Response {
+    const back = `/oauth/authorize?${new URLSearchParams(fieldsOf(params)).toString()}`
+    return redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(back)}`, 303)
+  }
+
+  return (_guard: ReturnType<typeof authGuard>) => new Elysia({ name: 'oauth-routes' })
+    .get('/.well-known/oauth-authorization-server', () => json(service.metadata(), 200, { 'cache-control': 'public, max-age=3600' }), hide)
+    .get('/.well-known/oauth-protected-resource', () => json(service.resourceMetadata(service.issuer), 200, { 'cache-control': 'public, max-age=3600' }), hide)
+    .get('/.well-known/oauth-protected-resource/mcp', () => json(service.resourceMetadata(`${service.issuer}/mcp`), 200, { 'cache-control': 'public, max-age=3600' }), hide)
+    .options('/.well-known/oauth-authorization-server', preflight, hide)
+    .options('/.well-known/oauth-protected-resource', preflight, hide)
+    .options('/.well-known/oauth-protected-resource/mcp', preflight, hide)
+
+    .post('/oauth/register', ({ request, server }) => guarded(async () => {
+      limit(server, request)
+      const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+      if (type !== 'application/json') throw new OAuthError('invalid_client_metadata', 'Send the client metadata as application/json.')
+      let body: unknown
+      try {
+        body = JSON.parse(await readBody(request))
+      } catch (e) {
+        if (e instanceof OAuthError) throw e
+        throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON.')
+      }
+      return json(service.register(body), 201)
+    }, logError), noParse)
+    .options('/oauth/register', preflight, hide)
+    .get('/oauth/register', notAllowed('POST'), hide)
+
+    .get('/oauth/authorize', ({ request }) => {
+      const params = new URL(request.url).searchParams
+      const check = service.checkAuthorization(params)
+      if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
+      if (check.kind === 'redirect') return redirect(check.location)
+      const user = sessions.userOf(request)
+      if (!user) return signIn(params)
+      const r = check.request
+      return html(consentPage({
+        clientName: r.client.name, clientId: r.client.id, redirectUri: r.redirectUri, email: user.email,
+        scopes: service.describeScopes(r.scopes), fields: fieldsOf(params), csrf: user.csrf,
+      }))
+    }, hide)
+    .post('/oauth/authorize', async ({ request }) => {
+      let params: URLSearchParams
+      try {
+        params = await readForm(request)
+      } catch (e) {
+        return html(errorPage('Bad request', e instanceof OAuthError ? e.description : 'The form could not be read.'), 400)
+      }
+      const check = service.checkAuthorization(params)
+      if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
+      if (check.kind === 'redirect') return redirect(check.location, 303)
+      const user = sessions.userOf(request)
+      if (!user) return signIn(params)
+      const csrf = params.get('csrf_token') ?? ''
+      if (!safeEqual(csrf, user.csrf)) return html(errorPage('The form has expired', 'The form was not sent from this session (CSRF check failed). Go back to the application and start again.'), 403)
+      const decision = params.get('decision')
+      if (decision === 'allow') return redirect(service.approve(check.request, user.accountId), 303)
+      if (decision === 'deny') return redirect(service.deny(check.request), 303)
+      return html(errorPage('Bad request', 'decision must be allow or deny.'), 400)
+    }, noParse)
+
+    .post('/oauth/token', ({ request, server }) => guarded(async () => {
+      limit(server, request)
+      const params = await readForm(request)
+      return json(service.token(params, request.headers.get('authorization')))
+    }, logError), noParse)
+    .options('/oauth/token', preflight, hide)
+    .get('/oauth/token', notAllowed('POST'), hide)
+
+    .post('/oauth/revoke', ({ request, server }) => guarded(async () => {
+      limit(server, request)
+      service.revoke(await readForm(request), request.headers.get('authorization'))
+      return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...CORS } })
+    }, logError), noParse)
+    .options('/oauth/revoke', preflight, hide)
+    .get('/oauth/revoke', notAllowed('POST'), hide)
+}
+
+/** API credentials: an OAuth access token becomes a Principal with source 'oauth' (expired or revoked: null, so 401). */
+export function oauthAccessTokenVerifier(service: OAuthService): CredentialVerifier {
+  return token => service.verifyAccessToken(token)
+}

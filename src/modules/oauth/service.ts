@@ -1,0 +1,398 @@
+import { timingSafeEqual } from 'node:crypto'
+import type { Clock } from '../../clock'
+import type { Database } from '../../db/database'
+import type { IdGenerator } from '../../ids'
+import type { Principal } from '../../http/auth'
+import { ALL_SCOPES, isScope, SCOPES, type Scope } from '../../http/operations'
+import { createOAuthRepo, type ClientRow, type OAuthRepo } from './repo'
+
+/** Codes are good for this long, once. */
+export const CODE_TTL_MS = 5 * 60 * 1000
+export const ACCESS_TOKEN_TTL_S = 3600
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
+export const ACCESS_PREFIX = 'oat_'
+export const REFRESH_PREFIX = 'ort_'
+const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const
+type AuthMethod = (typeof AUTH_METHODS)[number]
+const MAX_REDIRECT_URIS = 10
+const MAX_URI_LENGTH = 2000
+const MAX_STATE_LENGTH = 2000
+
+/**
+ * A failure of an OAuth endpoint, answered as the OAuth error JSON (RFC 6749 section 5.2), never as the
+ * API's envelope. 401 invalid_client carries a WWW-Authenticate challenge.
+ */
+export class OAuthError extends Error {
+  constructor(readonly error: string, readonly description: string, readonly status = 400, readonly headers: Record<string, string> = {}) {
+    super(description)
+  }
+}
+
+const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401, { 'www-authenticate': 'Basic realm="notesvc", charset="UTF-8"' })
+
+export const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
+const randomSecret = (bytes = 32) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url')
+
+/** Constant-time equality of two strings (their SHA-256 digests are compared, so lengths never leak). */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(new Uint8Array(Bun.SHA256.hash(a) as Uint8Array), new Uint8Array(Bun.SHA256.hash(b) as Uint8Array))
+}
+
+/** Constant-time equality of two hex digests of the same length. */
+function digestEqual(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'))
+}
+
+function s256(verifier: string): string {
+  return Buffer.from(Bun.SHA256.hash(verifier) as Uint8Array).toString('base64url')
+}
+
+/** https, or http on a loopback host (RFC 8252 section 7.3); never a fragment or credentials. */
+export function redirectUriProblem(uri: unknown): string | null {
+  if (typeof uri !== 'string' || uri === '') return 'a redirect URI must be a non-empty string'
+  if (uri.length > MAX_URI_LENGTH) return `a redirect URI must be at most ${MAX_URI_LENGTH} characters`
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return `${uri} is not an absolute URL`
+  }
+  if (uri.includes('#')) return `${uri} has a fragment; redirect URIs must not`
+  if (url.username || url.password) return `${uri} has credentials in it`
+  if (url.protocol === 'https:') return null
+  if (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return null
+  return `${uri} must use https (http is allowed only for 127.0.0.1, [::1] and localhost)`
+}
+
+function parseScope(value: string | null | undefined): string[] {
+  return (value ?? '').split(' ').filter(Boolean)
+}
+
+export interface AuthorizationRequest {
+  client: ClientRow
+  redirectUri: string
+  scopes: Scope[]
+  state: string | null
+  codeChallenge: string
+  resource: string | null
+}
+
+export type AuthorizationCheck =
+  | { kind: 'ok'; request: AuthorizationRequest }
+  /** the client or redirect URI cannot be trusted: show the error, never redirect */
+  | { kind: 'page'; message: string }
+  /** the redirect URI is registered: send the error there */
+  | { kind: 'redirect'; location: string }
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  refresh_token: string
+  scope: string
+}
+
+export type OAuthService = ReturnType<typeof createOAuthService>
+
+export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGenerator; config: { publicUrl: string }; repo?: OAuthRepo }) {
+  const { clock, ids } = deps
+  const repo = deps.repo ?? createOAuthRepo(deps.db)
+  const issuer = deps.config.publicUrl
+  const resources = [issuer, `${issuer}/mcp`]
+  const now = () => clock.now()
+  const iso = (ms = 0) => new Date(now().getTime() + ms).toISOString()
+
+  function redirectTo(redirectUri: string, params: Record<string, string | null>): string {
+    const url = new URL(redirectUri)
+    for (const [k, v] of Object.entries(params)) if (v !== null) url.searchParams.set(k, v)
+    url.searchParams.set('iss', issuer)
+    return url.href
+  }
+
+  function clientScopes(client: ClientRow): Scope[] {
+    return parseScope(client.scope).filter(isScope)
+  }
+
+  function redirectUris(client: ClientRow): string[] {
+    return JSON.parse(client.redirect_uris) as string[]
+  }
+
+  /** RFC 6749 section 2.3 with the method the client registered; anything else is invalid_client. */
+  function authenticateClient(params: URLSearchParams, authorization: string | null): ClientRow {
+    let basic: { id: string; secret: string } | null = null
+    if (authorization && /^basic /i.test(authorization)) {
+      const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8')
+      const colon = decoded.indexOf(':')
+      if (colon < 0) throw invalidClient('The Basic credentials are malformed; send base64(client_id:client_secret).')
+      const form = (s: string) => {
+        try {
+          return decodeURIComponent(s.replace(/\+/g, ' '))
+        } catch {
+          throw invalidClient('The Basic credentials are not correctly form-encoded.')
+        }
+      }
+      basic = { id: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) }
+    }
+    const bodyId = params.get('client_id')
+    const bodySecret = params.get('client_secret')
+    if (basic && bodySecret !== null) throw new OAuthError('invalid_request', 'Use one client authentication method, not both Basic and client_secret.')
+    if (basic && bodyId !== null && bodyId !== basic.id) throw new OAuthError('invalid_request', 'client_id differs from the Basic credentials.')
+    const clientId = basic?.id ?? bodyId
+    if (!clientId) throw invalidClient('No client authentication: send client_id (public clients) or the client credentials.')
+    const client = repo.client(clientId)
+    if (!client) throw invalidClient(`There is no client ${clientId}; register at /oauth/register.`)
+    const method = client.token_endpoint_auth_method as AuthMethod
+    const presented = basic ? basic.secret : bodySecret
+    const used: AuthMethod = basic ? 'client_secret_basic' : bodySecret !== null ? 'client_secret_post' : 'none'
+    if (used !== method) throw invalidClient(`This client authenticates with ${method}, not ${used}.`)
+    if (method !== 'none' && (!client.secret_hash || !digestEqual(sha256(presented ?? ''), client.secret_hash))) {
+      throw invalidClient('The client secret is wrong.')
+    }
+    return client
+  }
+
+  function issueTokens(o: { clientId: string; accountId: string; familyId: string; accessScope: string; refreshScope: string }): TokenResponse {
+    const access = ACCESS_PREFIX + randomSecret()
+    const refresh = REFRESH_PREFIX + randomSecret()
+    const created = iso()
+    repo.insertToken({ id: ids.next('tok'), token_hash: sha256(access), kind: 'access', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.accessScope, created_at: created, expires_at: iso(ACCESS_TOKEN_TTL_S * 1000) })
+    repo.insertToken({ id: ids.next('tok'), token_hash: sha256(refresh), kind: 'refresh', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.refreshScope, created_at: created, expires_at: iso(REFRESH_TOKEN_TTL_S * 1000) })
+    return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: o.accessScope }
+  }
+
+  function codeGrant(params: URLSearchParams, client: ClientRow): TokenResponse {
+    const code = params.get('code')
+    const redirectUri = params.get('redirect_uri')
+    const verifier = params.get('code_verifier')
+    if (!code) throw new OAuthError('invalid_request', 'code is required.')
+    if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required.')
+    if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE).')
+    if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).')
+    const codeHash = sha256(code)
+    // Failures are returned, not thrown, so that a revocation made on the way commits.
+    const result = repo.transaction((): TokenResponse | OAuthError => {
+      const row = repo.code(codeHash)
+      if (!row) return new OAuthError('invalid_grant', 'The authorization code is unknown or expired.')
+      if (row.used_at) {
+        // A replayed code: someone else may hold its tokens, so they all go (RFC 6749 section 4.1.2).
+        repo.revokeFamily(codeHash, iso())
+        return new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.')
+      }
+      if (row.expires_at <= iso()) return new OAuthError('invalid_grant', 'The authorization code has expired; start the authorization again.')
+      if (row.client_id !== client.id) return new OAuthError('invalid_grant', 'The authorization code was issued to another client.')
+      if (row.redirect_uri !== redirectUri) return new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.')
+      if (!safeEqual(s256(verifier), row.code_challenge)) return new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge.')
+      if (!repo.useCode(codeHash, iso())) return new OAuthError('invalid_grant', 'The authorization code was already used.')
+      return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: codeHash, accessScope: row.scope, refreshScope: row.scope })
+    })
+    if (result instanceof OAuthError) throw result
+    return result
+  }
+
+  function refreshGrant(params: URLSearchParams, client: ClientRow): TokenResponse {
+    const token = params.get('refresh_token')
+    if (!token) throw new OAuthError('invalid_request', 'refresh_token is required.')
+    const requested = params.get('scope')
+    const result = repo.transaction((): TokenResponse | OAuthError => {
+      const row = repo.token(sha256(token))
+      if (!row || row.kind !== 'refresh') return new OAuthError('invalid_grant', 'The refresh token is unknown.')
+      if (row.client_id !== client.id) return new OAuthError('invalid_grant', 'The refresh token was issued to another client.')
+      if (row.revoked_at) return new OAuthError('invalid_grant', 'The refresh token is revoked.')
+      const reused = () => {
+        // Rotation reuse: the token was stolen, or the client lost a response. Either way the family goes.
+        repo.revokeFamily(row.family_id, iso())
+        return new OAuthError('invalid_grant', 'The refresh token was already used; every token of this authorization is revoked. Authorize again.')
+      }
+      if (row.used_at) return reused()
+      if (row.expires_at <= iso()) return new OAuthError('invalid_grant', 'The refresh token has expired; authorize again.')
+      let accessScope = row.scope
+      if (requested !== null) {
+        const granted = new Set(parseScope(row.scope))
+        const asked = [...new Set(parseScope(requested))]
+        if (!asked.length || asked.some(s => !granted.has(s))) return new OAuthError('invalid_scope', `scope may only narrow the granted scope (${row.scope}).`)
+        accessScope = asked.join(' ')
+      }
+      if (!repo.useToken(row.id, iso())) return reused()
+      return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: row.family_id, accessScope, refreshScope: row.scope })
+    })
+    if (result instanceof OAuthError) throw result
+    return result
+  }
+
+  return {
+    issuer,
+
+    /** RFC 8414 authorization server metadata. */
+    metadata() {
+      return {
+        issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        registration_endpoint: `${issuer}/oauth/register`,
+        revocation_endpoint: `${issuer}/oauth/revoke`,
+        scopes_supported: ALL_SCOPES,
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: [...AUTH_METHODS],
+        revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
+        authorization_response_iss_parameter_supported: true,
+        service_documentation: `${issuer}/docs`,
+      }
+    },
+
+    /** RFC 9728 protected resource metadata, for the API (`publicUrl`) or the MCP endpoint. */
+    resourceMetadata(resource: string) {
+      return {
+        resource,
+        authorization_servers: [issuer],
+        scopes_supported: ALL_SCOPES,
+        bearer_methods_supported: ['header'],
+        resource_name: 'notesvc',
+        resource_documentation: `${issuer}/docs`,
+      }
+    },
+
+    /** RFC 7591 dynamic registration. The secret of a confidential client is returned once; only its hash is kept. */
+    register(body: unknown) {
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'Send the client metadata as a JSON object.')
+      const m = body as Record<string, unknown>
+      const uris = m.redirect_uris
+      if (!Array.isArray(uris) || uris.length === 0) throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be a non-empty array of URIs.')
+      if (uris.length > MAX_REDIRECT_URIS) throw new OAuthError('invalid_redirect_uri', `At most ${MAX_REDIRECT_URIS} redirect_uris.`)
+      for (const u of uris) {
+        const problem = redirectUriProblem(u)
+        if (problem) throw new OAuthError('invalid_redirect_uri', problem)
+      }
+      const method = (m.token_endpoint_auth_method ?? 'client_secret_basic') as AuthMethod
+      if (!AUTH_METHODS.includes(method)) throw new OAuthError('invalid_client_metadata', `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}.`)
+      if (m.grant_types !== undefined && (!Array.isArray(m.grant_types) || m.grant_types.some(g => g !== 'authorization_code' && g !== 'refresh_token'))) {
+        throw new OAuthError('invalid_client_metadata', 'grant_types may contain only authorization_code and refresh_token.')
+      }
+      if (m.response_types !== undefined && (!Array.isArray(m.response_types) || m.response_types.some(r => r !== 'code'))) {
+        throw new OAuthError('invalid_client_metadata', 'response_types may contain only code.')
+      }
+      let scopes: string[] = ALL_SCOPES
+      if (m.scope !== undefined) {
+        if (typeof m.scope !== 'string') throw new OAuthError('invalid_client_metadata', 'scope must be a space-separated string.')
+        scopes = [...new Set(parseScope(m.scope))]
+        const unknown = scopes.filter(s => !isScope(s))
+        if (!scopes.length || unknown.length) throw new OAuthError('invalid_client_metadata', `Unknown scope ${unknown.join(', ')}; choose from ${ALL_SCOPES.join(' ')}.`)
+      }
+      const name = m.client_name === undefined ? 'Unnamed application' : m.client_name
+      if (typeof name !== 'string' || name.trim() === '' || name.length > 200) throw new OAuthError('invalid_client_metadata', 'client_name must be a string of 1 to 200 characters.')
+      const secret = method === 'none' ? null : 'cs_' + randomSecret()
+      const at = now()
+      const row: ClientRow = {
+        id: ids.next('cli'),
+        secret_hash: secret ? sha256(secret) : null,
+        name: name.trim(),
+        redirect_uris: JSON.stringify(uris),
+        token_endpoint_auth_method: method,
+        scope: scopes.join(' '),
+        created_at: at.toISOString(),
+      }
+      repo.insertClient(row)
+      return {
+        client_id: row.id,
+        ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+        client_id_issued_at: Math.floor(at.getTime() / 1000),
+        client_name: row.name,
+        redirect_uris: uris as string[],
+        token_endpoint_auth_method: method,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        scope: row.scope,
+      }
+    },
+
+    /** Checks an authorization request (the query of GET /oauth/authorize, or the consent form echoing it). */
+    checkAuthorization(params: URLSearchParams): AuthorizationCheck {
+      const one = (k: string) => (params.getAll(k).length > 1 ? undefined : params.get(k))
+      const clientId = one('client_id')
+      if (!clientId) return { kind: 'page', message: 'The request has no (or more than one) client_id. The application that sent you here is misconfigured.' }
+      const client = repo.client(clientId)
+      if (!client) return { kind: 'page', message: `There is no application ${clientId}. The application that sent you here may need to register again.` }
+      const redirectUri = one('redirect_uri')
+      if (!redirectUri) return { kind: 'page', message: 'The request has no (or more than one) redirect_uri.' }
+      if (!redirectUris(client).includes(redirectUri)) return { kind: 'page', message: 'The redirect_uri is not one the application registered, so you were not sent back to it.' }
+      const state = one('state') ?? null
+      const fail = (error: string, description: string): AuthorizationCheck => ({ kind: 'redirect', location: redirectTo(redirectUri, { error, error_description: description, state }) })
+      for (const k of ['response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource']) {
+        if (params.getAll(k).length > 1) return fail('invalid_request', `${k} is repeated.`)
+      }
+      if (state !== null && state.length > MAX_STATE_LENGTH) return fail('invalid_request', `state is longer than ${MAX_STATE_LENGTH} characters.`)
+      if (params.get('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.')
+      const challenge = params.get('code_challenge')
+      if (!challenge) return fail('invalid_request', 'code_challenge is required: PKCE with S256.')
+      if (params.get('code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256; plain is not accepted.')
+      if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters).')
+      const allowed = clientScopes(client)
+      const asked = params.get('scope')
+      const scopes = asked === null ? allowed : [...new Set(parseScope(asked))]
+      if (!scopes.length) return fail('invalid_scope', 'No scope was requested.')
+      const bad = scopes.filter(s => !(allowed as string[]).includes(s))
+      if (bad.length) return fail('invalid_scope', `Not allowed for this application: ${bad.join(' ')}.`)
+      const resource = params.get('resource')
+      if (resource !== null && !resources.includes(resource)) return fail('invalid_target', `resource must be ${resources.join(' or ')}.`)
+      return { kind: 'ok', request: { client, redirectUri, scopes: scopes as Scope[], state, codeChallenge: challenge, resource } }
+    },
+
+    describeScopes(scopes: Scope[]) {
+      return SCOPES.filter(s => scopes.includes(s.scope))
+    },
+
+    /** The user allowed the request: a single-use code, bound to everything the token request must repeat. */
+    approve(request: AuthorizationRequest, accountId: string): string {
+      const code = randomSecret()
+      repo.removeCodesExpiredBefore(iso(-24 * 3600 * 1000))
+      repo.removeTokensExpiredBefore(iso())
+      repo.insertCode({
+        code_hash: sha256(code),
+        client_id: request.client.id,
+        account_id: accountId,
+        redirect_uri: request.redirectUri,
+        scope: request.scopes.join(' '),
+        code_challenge: request.codeChallenge,
+        expires_at: iso(CODE_TTL_MS),
+      })
+      return redirectTo(request.redirectUri, { code, state: request.state })
+    },
+
+    deny(request: AuthorizationRequest): string {
+      return redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: request.state })
+    },
+
+    /** POST /oauth/token. */
+    token(params: URLSearchParams, authorization: string | null): TokenResponse {
+      const grant = params.get('grant_type')
+      if (!grant) throw new OAuthError('invalid_request', 'grant_type is required.')
+      if (grant !== 'authorization_code' && grant !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
+      const client = authenticateClient(params, authorization)
+      return grant === 'authorization_code' ? codeGrant(params, client) : refreshGrant(params, client)
+    },
+
+    /**
+     * RFC 7009. A refresh token takes its whole family with it; an access token goes alone. Unknown tokens,
+     * and tokens of other clients, are answered the same way (200) so nothing is learnt from the answer.
+     */
+    revoke(params: URLSearchParams, authorization: string | null): void {
+      const client = authenticateClient(params, authorization)
+      const token = params.get('token')
+      if (!token) throw new OAuthError('invalid_request', 'token is required.')
+      const row = repo.token(sha256(token))
+      if (!row || row.client_id !== client.id) return
+      if (row.kind === 'refresh') repo.revokeFamily(row.family_id, iso())
+      else repo.revokeToken(row.id, iso())
+    },
+
+    /** The credential check for access tokens: one lookup on the unique hash index. */
+    verifyAccessToken(token: string): Principal | null {
+      if (!token.startsWith(ACCESS_PREFIX)) return null
+      const row = repo.token(sha256(token))
+      if (!row || row.kind !== 'access' || row.revoked_at || row.expires_at <= iso()) return null
+      return { accountId: row.account_id, sandbox: false, scopes: new Set(parseScope(row.scope).filter(isScope)), credentialId: row.id, source: 'oauth' }
+    },
+  }
+}

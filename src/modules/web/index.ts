@@ -1,0 +1,191 @@
+import { Elysia } from 'elysia'
+import type { AccountsService, KeyInfo } from '../accounts/service'
+import type { UsageService } from '../usage/service'
+import { isScope, type Scope } from '../../http/operations'
+import { messagePage, settingsPage, signInPage } from './pages'
+import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
+import { safeEqual, type WebService } from './service'
+
+export const SETTINGS_PATH = '/settings'
+/** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
+export const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
+const RECENT_USAGE = 25
+const BASE = 'http://notesvc.invalid'
+
+/**
+ * The `next` parameter, if it is a same-origin relative path (`/settings`, `/oauth/authorize?…`);
+ * null for anything that could leave the site: absolute URLs, `//host`, backslashes (browsers read
+ * `/\host` as `//host`), control characters, other schemes.
+ */
+export function safeNext(raw: unknown): string | null {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return null
+  if (raw[0] !== '/' || raw.startsWith('//')) return null
+  if (/[\\\x00-\x1f\x7f]/.test(raw)) return null
+  let url: URL
+  try {
+    url = new URL(raw, BASE)
+  } catch {
+    return null
+  }
+  if (url.origin !== BASE) return null
+  return url.pathname + url.search + url.hash
+}
+
+const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+
+function clientAddress(server: { requestIP(r: Request): { address: string } | null } | null | undefined, request: Request): string {
+  return server?.requestIP(request)?.address ?? 'local'
+}
+
+async function formOf(request: Request): Promise<URLSearchParams> {
+  const type = request.headers.get('content-type') ?? ''
+  if (type.startsWith('multipart/form-data')) {
+    const fd = await request.formData()
+    const params = new URLSearchParams()
+    for (const [k, v] of fd) if (typeof v === 'string') params.append(k, v)
+    return params
+  }
+  return new URLSearchParams(await request.text())
+}
+
+export interface WebRouteDeps {
+  web: WebService
+  accounts: AccountsService
+  usage: UsageService
+  /** the public URL: https means cookies are marked Secure */
+  publicUrl: string
+}
+
+/** The sign-in and account settings pages: a plugin for createApp's `plugins`. */
+export function webRoutes(deps: WebRouteDeps) {
+  const { web, accounts, usage } = deps
+  const sessions = web.sessions
+  const secure = deps.publicUrl.startsWith('https:')
+
+  function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: string[] = [], nonce = ''): Response {
+    const headers = new Headers({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'same-origin',
+      'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; script-src ${nonce ? `'nonce-${nonce}'` : "'none'"}; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+      ...extra,
+    })
+    for (const c of cookies) headers.append('set-cookie', c)
+    return new Response(body, { status, headers })
+  }
+
+  function redirect(location: string, cookies: string[] = []): Response {
+    const headers = new Headers({ location, 'cache-control': 'no-store' })
+    for (const c of cookies) headers.append('set-cookie', c)
+    return new Response(null, { status: 303, headers })
+  }
+
+  function page(render: (nonce: string) => string, status = 200, extra: Record<string, string> = {}, cookies: string[] = []): Response {
+    const nonce = randomToken()
+    return html(render(nonce), status, extra, cookies, nonce)
+  }
+
+  const forbidden = () => page(nonce => messagePage({
+    nonce, title: 'Form expired',
+    message: 'This form could not be accepted (its security token is missing or does not match your session). Reload the page and try again.',
+    link: { href: SETTINGS_PATH, text: 'Back to account settings' },
+  }), 403)
+
+  const toSignIn = (next: string) => redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`)
+
+  function signInCsrfCookie(value: string, maxAge = 3600): string {
+    return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
+  }
+
+  function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Response {
+    const u = usage.usage(user.accountId, RECENT_USAGE)
+    return page(nonce => settingsPage({
+      nonce, user, keys: accounts.listKeysOf(user.accountId), balance: u.balance,
+      recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
+      newKey: o.newKey, error: o.error,
+    }), o.status ?? 200)
+  }
+
+  /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
+  async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
+    const user = sessions.userOf(request)
+    if (!user) return toSignIn(next)
+    const form = await formOf(request)
+    if (!safeEqual(form.get('csrf') ?? '', user.csrf)) return forbidden()
+    return { user, form }
+  }
+
+  const hidden = { detail: { hide: true } }
+  const noParse = { ...hidden, parse: 'none' as const }
+
+  return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
+    .get(SIGN_IN_PATH, ({ request, query }) => {
+      const next = safeNext(query.next) ?? SETTINGS_PATH
+      if (sessions.userOf(request)) return redirect(next)
+      const existing = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
+      const csrf = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
+      return page(nonce => signInPage({ nonce, next, csrf }), 200, {}, [signInCsrfCookie(csrf)])
+    }, hidden)
+
+    .post(SIGN_IN_PATH, async ({ request, server }) => {
+      const form = await formOf(request)
+      const cookieCsrf = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
+      const next = safeNext(form.get('next')) ?? SETTINGS_PATH
+      if (!cookieCsrf || !safeEqual(form.get('csrf') ?? '', cookieCsrf)) {
+        // Most likely cookies are off or the form is old: show a fresh form.
+        const csrf = randomToken()
+        return page(nonce => signInPage({ nonce, next, csrf, error: 'The sign-in form expired. Please try again.' }), 403, {}, [signInCsrfCookie(csrf)])
+      }
+      const email = (form.get('email') ?? '').trim()
+      const password = form.get('password') ?? ''
+      const result = await web.signIn(email, password, clientAddress(server, request))
+      if (result.ok) return redirect(next, [result.setCookie, signInCsrfCookie('', 0)])
+      if (result.reason === 'limited') {
+        const minutes = Math.ceil(result.retryAfterSeconds / 60)
+        return page(nonce => messagePage({
+          nonce, title: 'Too many attempts',
+          message: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+          link: { href: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, text: 'Back to sign-in' },
+        }), 429, { 'retry-after': String(result.retryAfterSeconds) })
+      }
+      return page(nonce => signInPage({ nonce, next, csrf: cookieCsrf, email, error: 'The email or password is not right.' }), 401)
+    }, noParse)
+
+    .post('/signout', async ({ request }) => {
+      const r = await formUser(request, SETTINGS_PATH)
+      if (r instanceof Response) return r
+      return redirect(SIGN_IN_PATH, [sessions.destroy(request)])
+    }, noParse)
+
+    .get(SETTINGS_PATH, ({ request }) => {
+      const user = sessions.userOf(request)
+      if (!user) return toSignIn(SETTINGS_PATH)
+      return settings(user)
+    }, hidden)
+
+    .post(`${SETTINGS_PATH}/keys`, async ({ request }) => {
+      const r = await formUser(request, SETTINGS_PATH)
+      if (r instanceof Response) return r
+      const { user, form } = r
+      const library = form.get('library') ?? 'live'
+      if (library !== 'live' && library !== 'sandbox') return settings(user, { status: 400, error: 'Choose live or sandbox.' })
+      const chosen = form.getAll('scopes')
+      const scopes = [...new Set(chosen.filter(isScope))] as Scope[]
+      if (scopes.length === 0 || scopes.length !== new Set(chosen).size) {
+        return settings(user, { status: 400, error: 'Choose at least one scope from the list.' })
+      }
+      const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
+      const created = accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name })
+      return settings(user, { newKey: { key: created.key, info: created.info } })
+    }, noParse)
+
+    .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params }) => {
+      const r = await formUser(request, SETTINGS_PATH)
+      if (r instanceof Response) return r
+      const revoked = accounts.revokeKeyOf(r.user.accountId, params.id)
+      if (!revoked) return settings(r.user, { status: 404, error: 'There is no such key in this account.' })
+      return redirect(SETTINGS_PATH)
+    }, noParse)
+}

@@ -1,0 +1,192 @@
+import { SCOPES } from '../../http/operations'
+import type { KeyInfo } from '../accounts/service'
+import type { Balance } from '../usage/service'
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function esc(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+}
+
+const CSS = `
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
+header{background:#1d2330;color:#fff;padding:.7rem 1.5rem;display:flex;align-items:center;justify-content:space-between}
+header b{font-size:1.05rem;letter-spacing:.02em}
+header form{margin:0}
+main{max-width:980px;margin:1.5rem auto;padding:0 1rem}
+section{background:#fff;border:1px solid #dde1e7;border-radius:8px;padding:1rem 1.25rem;margin-bottom:1.25rem}
+h1{font-size:1.35rem;margin:.2rem 0 1rem}
+h2{font-size:1.05rem;margin:0 0 .75rem}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #eceff3;vertical-align:top}
+th{color:#5b6475;font-weight:600}
+code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace}
+label{display:block;margin:.35rem 0}
+input[type=email],input[type=password],input[type=text]{width:100%;max-width:360px;padding:.45rem .55rem;border:1px solid #c4cad4;border-radius:5px;font:inherit}
+button{font:inherit;padding:.4rem .9rem;border-radius:5px;border:1px solid #2b59c3;background:#2b59c3;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#2b59c3}
+button.danger{background:#fff;color:#b42318;border-color:#b42318;padding:.2rem .6rem;font-size:.85rem}
+header button{background:transparent;border-color:#8b93a5;color:#fff;padding:.25rem .7rem}
+.scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:.1rem 1rem;margin:.4rem 0 .8rem}
+.scopes label{font-size:.9rem}
+.muted{color:#6b7385}
+.tag{display:inline-block;padding:0 .45rem;border-radius:9px;font-size:.78rem;background:#e8edf8;color:#2b59c3}
+.tag.sandbox{background:#fff3dc;color:#9a5b00}
+.tag.revoked{background:#fde8e7;color:#b42318}
+.error{background:#fde8e7;border:1px solid #f3b9b4;color:#7a1c14;padding:.6rem .8rem;border-radius:6px;margin-bottom:1rem}
+.newkey{background:#e9f7ef;border:1px solid #a6dcbc;padding:.8rem 1rem;border-radius:6px;margin-bottom:1rem}
+.newkey code{display:block;font-size:15px;padding:.4rem 0;word-break:break-all}
+.balance{display:flex;gap:2rem;flex-wrap:wrap}
+.balance div{min-width:120px}
+.balance strong{display:block;font-size:1.4rem}
+.narrow{max-width:420px;margin:4rem auto}
+`
+
+export interface PageOptions {
+  title: string
+  body: string
+  /** the signed-in user: shows the sign-out button */
+  user?: { email: string; csrf: string }
+  /** a per-response nonce that the Content-Security-Policy allows for inline script */
+  nonce: string
+  script?: string
+}
+
+export function layout(o: PageOptions): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(o.title)} · notesvc</title>
+<style>${CSS}</style>
+</head>
+<body>
+<header><b>notesvc</b>${o.user ? `<form method="post" action="/signout"><span class="muted" style="color:#c9cfdb;margin-right:.8rem">${esc(o.user.email)}</span><input type="hidden" name="csrf" value="${esc(o.user.csrf)}"><button type="submit">Sign out</button></form>` : ''}</header>
+<main>
+${o.body}
+</main>
+${o.script ? `<script nonce="${esc(o.nonce)}">${o.script}</script>` : ''}
+</body>
+</html>`
+}
+
+export function signInPage(o: { next: string; csrf: string; error?: string; email?: string; nonce: string }): string {
+  return layout({
+    title: 'Sign in',
+    nonce: o.nonce,
+    body: `<section class="narrow">
+<h1>Sign in</h1>
+${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
+<form method="post" action="/signin">
+<input type="hidden" name="csrf" value="${esc(o.csrf)}">
+<input type="hidden" name="next" value="${esc(o.next)}">
+<label>Email<br><input type="email" name="email" autocomplete="username" required autofocus value="${esc(o.email ?? '')}"></label>
+<label>Password<br><input type="password" name="password" autocomplete="current-password" required></label>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p class="muted">No password yet? The operator sets one with <code>notesvc accounts password --email you@example.com</code>.</p>
+</section>`,
+  })
+}
+
+export function messagePage(o: { title: string; message: string; nonce: string; link?: { href: string; text: string } }): string {
+  return layout({
+    title: o.title,
+    nonce: o.nonce,
+    body: `<section class="narrow"><h1>${esc(o.title)}</h1><p>${esc(o.message)}</p>${o.link ? `<p><a href="${esc(o.link.href)}">${esc(o.link.text)}</a></p>` : ''}</section>`,
+  })
+}
+
+function date(iso: string | null): string {
+  if (!iso) return '<span class="muted">never</span>'
+  return `<time datetime="${esc(iso)}">${esc(iso.slice(0, 16).replace('T', ' '))} UTC</time>`
+}
+
+export interface UsageRowView {
+  operation: string
+  credits: number
+  source: string
+  noteId: string | null
+  createdAt: string
+}
+
+export function settingsPage(o: {
+  user: { email: string; csrf: string }
+  keys: KeyInfo[]
+  balance: Balance
+  recent: UsageRowView[]
+  nonce: string
+  newKey?: { key: string; info: KeyInfo }
+  error?: string
+}): string {
+  const csrfField = `<input type="hidden" name="csrf" value="${esc(o.user.csrf)}">`
+  const keyRows = o.keys.map(k => `<tr data-key-id="${esc(k.id)}">
+<td><code>${esc(k.start)}…</code></td>
+<td>${k.name ? esc(k.name) : '<span class="muted">—</span>'}</td>
+<td>${k.sandbox ? '<span class="tag sandbox">sandbox</span>' : '<span class="tag">live</span>'}</td>
+<td>${k.scopes.map(s => `<code>${esc(s)}</code>`).join('<br>')}</td>
+<td>${date(k.createdAt)}</td>
+<td>${date(k.lastUsedAt)}</td>
+<td>${k.revokedAt ? `<span class="tag revoked">revoked</span><br>${date(k.revokedAt)}` : `<form method="post" action="/settings/keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke ${esc(k.start)}…? Programs using it stop working at once.">${csrfField}<button class="danger" type="submit">Revoke</button></form>`}</td>
+</tr>`).join('\n')
+  const usageRows = o.recent.map(u => `<tr>
+<td><code>${esc(u.operation)}</code></td>
+<td>${esc(u.credits)}</td>
+<td>${esc(u.source)}</td>
+<td>${u.noteId ? `<code>${esc(u.noteId)}</code>` : '<span class="muted">—</span>'}</td>
+<td>${date(u.createdAt)}</td>
+</tr>`).join('\n')
+  const b = o.balance
+  return layout({
+    title: 'Account settings',
+    user: o.user,
+    nonce: o.nonce,
+    script: `document.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!confirm(f.dataset.confirm))e.preventDefault()})});
+var c=document.getElementById('copy-key');if(c)c.addEventListener('click',function(){navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(function(){c.textContent='Copied'})});`,
+    body: `<h1>Account settings</h1>
+${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
+<section>
+<h2>Credits</h2>
+<div class="balance">
+<div><span class="muted">Plan</span><strong>${esc(b.plan)}</strong></div>
+<div><span class="muted">Monthly grant left</span><strong id="grant">${esc(b.grantRemaining)} / ${esc(b.grantTotal)}</strong></div>
+<div><span class="muted">Prepaid</span><strong id="prepaid">${esc(b.purchasedRemaining)}</strong></div>
+<div><span class="muted">Total available</span><strong id="total">${esc(b.totalRemaining)}</strong></div>
+<div><span class="muted">Grant resets</span><strong style="font-size:1rem">${date(b.grantResetsAt)}</strong></div>
+</div>
+</section>
+<section>
+<h2>API keys</h2>
+${o.newKey ? `<div class="newkey" role="status"><b>New ${o.newKey.info.sandbox ? 'sandbox' : 'live'} key${o.newKey.info.name ? ` “${esc(o.newKey.info.name)}”` : ''}.</b> Copy it now: it is shown only this once and stored only as a hash.
+<code id="new-key">${esc(o.newKey.key)}</code><button type="button" class="secondary" id="copy-key">Copy</button></div>` : ''}
+${o.keys.length ? `<table id="keys"><thead><tr><th>Key</th><th>Name</th><th>Library</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>
+${keyRows}
+</tbody></table>` : '<p class="muted">No keys yet.</p>'}
+</section>
+<section>
+<h2>Create a key</h2>
+<form method="post" action="/settings/keys" id="create-key">
+${csrfField}
+<label>Name<br><input type="text" name="name" maxlength="100" placeholder="e.g. laptop script"></label>
+<label style="display:inline-block;margin-right:1rem"><input type="radio" name="library" value="live" checked> Live</label>
+<label style="display:inline-block"><input type="radio" name="library" value="sandbox"> Sandbox (the separate test library)</label>
+<div class="scopes">
+${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.scope)}" checked> <code>${esc(s.scope)}</code> <span class="muted">${esc(s.description)}</span></label>`).join('\n')}
+</div>
+<button type="submit">Create key</button>
+</form>
+</section>
+<section>
+<h2>Recent usage</h2>
+${o.recent.length ? `<table id="usage"><thead><tr><th>Operation</th><th>Credits</th><th>Source</th><th>Note</th><th>Date</th></tr></thead><tbody>
+${usageRows}
+</tbody></table>` : '<p class="muted">No usage yet.</p>'}
+</section>`,
+  })
+}

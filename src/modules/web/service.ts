@@ -1,0 +1,111 @@
+import type { Database } from '../../db/database'
+import type { Clock } from '../../clock'
+import type { AccountsService } from '../accounts/service'
+import { AccountError } from '../accounts/service'
+import { createSessionService, type SessionService } from './sessions'
+
+/** Failed sign-ins are counted over this window. */
+export const FAILURE_WINDOW_MS = 15 * 60 * 1000
+/** At most this many failures per email address in the window, then sign-in for it is refused. */
+export const MAX_FAILURES_PER_EMAIL = 5
+/** At most this many failures per client address in the window (whatever the emails tried). */
+export const MAX_FAILURES_PER_CLIENT = 20
+export const MIN_PASSWORD_LENGTH = 8
+export const MAX_PASSWORD_LENGTH = 1024
+
+const HASH_OPTIONS = { algorithm: 'argon2id' } as const
+
+const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
+
+/** Constant-time comparison of two strings (false at once when the lengths differ, which is public). */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  if (x.length !== y.length) return false
+  return crypto.timingSafeEqual(x, y)
+}
+
+export type SignInResult =
+  | { ok: true; accountId: string; setCookie: string }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'limited'; retryAfterSeconds: number }
+
+export type WebService = ReturnType<typeof createWebService>
+
+/**
+ * Password sign-in for the web pages: argon2id hashes (Bun.password), brute-force limits recorded in
+ * `sign_in_failures` (per email, stored as a SHA-256, and per client address), and the same argon2id
+ * work whether or not the email belongs to an account, so timing does not reveal which emails exist.
+ */
+export function createWebService(deps: { db: Database; clock: Clock; accounts: AccountsService; secureCookies: boolean }) {
+  const { db, clock, accounts } = deps
+  const sessions: SessionService = createSessionService({ db, clock, secureCookies: deps.secureCookies })
+  const q = {
+    hashOf: db.query<{ id: string; password_hash: string | null }, [string]>('SELECT id, password_hash FROM accounts WHERE email = ?'),
+    setHash: db.query('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+    failures: db.query<{ n: number; oldest: string | null }, [string, string]>('SELECT count(*) AS n, min(at) AS oldest FROM sign_in_failures WHERE key = ? AND at > ?'),
+    addFailure: db.query('INSERT INTO sign_in_failures (key, at) VALUES (?, ?)'),
+    clearFailures: db.query('DELETE FROM sign_in_failures WHERE key = ?'),
+    pruneFailures: db.query('DELETE FROM sign_in_failures WHERE at <= ?'),
+  }
+
+  // A real argon2id hash of a random password, verified against when the email is unknown.
+  let dummyHash: Promise<string> | undefined
+  const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), HASH_OPTIONS))
+
+  const emailKey = (email: string) => `email:${sha256(email.trim().toLowerCase())}`
+  const clientKey = (address: string) => `client:${address}`
+
+  /** Seconds until the key may try again, or 0 when it is under its limit. */
+  function blockedFor(key: string, limit: number, now: Date): number {
+    const since = new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString()
+    const row = q.failures.get(key, since)!
+    if (row.n < limit || !row.oldest) return 0
+    // The window slides: the oldest failure in it leaves at oldest + window.
+    return Math.max(1, Math.ceil((Date.parse(row.oldest) + FAILURE_WINDOW_MS - now.getTime()) / 1000))
+  }
+
+  return {
+    sessions,
+
+    /** Sets (or replaces) an account's password, creating the account if there is none with this email. */
+    async setPassword(email: string, password: string): Promise<{ accountId: string; email: string; created: boolean }> {
+      if (password.length < MIN_PASSWORD_LENGTH) throw new AccountError(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`)
+      if (password.length > MAX_PASSWORD_LENGTH) throw new AccountError(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`)
+      const existed = q.hashOf.get(email.trim())
+      const account = accounts.ensureAccount(email)
+      const hash = await Bun.password.hash(password, HASH_OPTIONS)
+      q.setHash.run(hash, account.id)
+      return { accountId: account.id, email: account.email, created: !existed }
+    },
+
+    /** Checks email and password; on success starts a session. Failures are counted and limited. */
+    async signIn(email: string, password: string, clientAddress: string): Promise<SignInResult> {
+      const now = clock.now()
+      const eKey = emailKey(email)
+      const cKey = clientKey(clientAddress)
+      const wait = Math.max(blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
+      if (wait > 0) return { ok: false, reason: 'limited', retryAfterSeconds: wait }
+
+      const row = email.length <= 320 ? q.hashOf.get(email.trim()) : null
+      const pw = password.slice(0, MAX_PASSWORD_LENGTH)
+      let ok = false
+      if (row?.password_hash) {
+        ok = await Bun.password.verify(pw, row.password_hash).catch(() => false)
+      } else {
+        // Unknown email or no password set: do the same work, then fail.
+        await Bun.password.verify(pw, await dummy()).catch(() => false)
+      }
+      if (!ok || !row) {
+        const at = clock.now().toISOString()
+        q.pruneFailures.run(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
+        q.addFailure.run(eKey, at)
+        q.addFailure.run(cKey, at)
+        return { ok: false, reason: 'invalid' }
+      }
+      q.clearFailures.run(eKey)
+      const { setCookie } = sessions.create(row.id)
+      return { ok: true, accountId: row.id, setCookie }
+    },
+  }
+}
