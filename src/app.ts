@@ -12,6 +12,9 @@ import { foldersRoutes } from './modules/folders'
 import { notesRoutes } from './modules/notes'
 import { processingRoutes } from './modules/processing'
 import { uploadsRoutes } from './modules/uploads'
+import { webRoutes } from './modules/web'
+import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
+import { anyVerifier, mcpRoutes } from './modules/mcp'
 import { usageRoutes } from './modules/usage'
 
 export interface AppDeps {
@@ -30,7 +33,9 @@ export interface AppDeps {
 export function createApp(deps: AppDeps) {
   const { config, services, log } = deps
   const limiter = new RateLimiter(config.rateLimits, deps.clock)
-  const guard = authGuard([services.accounts.verifyApiKey, ...(deps.verifiers ?? [])], limiter)
+  // API keys, then OAuth access tokens, then whatever else the caller adds: on the API and on /mcp alike.
+  const verifiers: CredentialVerifier[] = [services.accounts.verifyApiKey, oauthAccessTokenVerifier(services.oauth), ...(deps.verifiers ?? [])]
+  const guard = authGuard(verifiers, limiter)
   let methodsForPath: MethodsForPath | undefined
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
@@ -48,6 +53,9 @@ export function createApp(deps: AppDeps) {
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(usageRoutes({ guard, usage: services.usage }))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
+    .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, log, limiter })(guard))
+    .use(mcpRoutes({ config, services, log, limiter, verify: anyVerifier(verifiers) })(guard))
   for (const plugin of deps.plugins ?? []) app.use(plugin(guard))
 
   if (config.accessLog) {

@@ -18,6 +18,8 @@ import { createWorkerPool, type WorkerPool } from './jobs/worker'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
+import { createWebService } from './modules/web/service'
+import { createOAuthService } from './modules/oauth'
 import { changeStamp, ReadCache } from './db/read-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
@@ -93,7 +95,9 @@ export function createServices(deps: CoreDeps) {
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
-  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, llmSelector }
+  const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
+  const oauth = createOAuthService({ db, clock, ids, config })
+  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, llmSelector, web, oauth }
 }
 
 export type Services = ReturnType<typeof createServices>

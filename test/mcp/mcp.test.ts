@@ -11,7 +11,6 @@ import { openDatabase } from '../../src/db/database'
 import { OPERATIONS, type Scope } from '../../src/http/operations'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger } from '../../src/log'
-import { anyVerifier, mcpRoutes } from '../../src/modules/mcp'
 import { CreateFolderRequest } from '../../src/modules/folders/model'
 import { CreateNoteRequest, ListNotesQuery, UpdateNoteRequest } from '../../src/modules/notes/model'
 import { SummaryRequest } from '../../src/modules/processing/model'
@@ -30,10 +29,7 @@ function startServer() {
   const base = `http://127.0.0.1:${server.port}`
   const config = { ...bootConfig, publicUrl: base, docsUrl: `${base}/docs` }
   const services = createServices({ config, db, clock, ids, log: silentLogger })
-  const app = createApp({
-    config, clock, ids, log: silentLogger, services,
-    plugins: [mcpRoutes({ config, services, verify: anyVerifier([services.accounts.verifyApiKey]) })],
-  })
+  const app = createApp({ config, clock, ids, log: silentLogger, services })
   fetchApp = r => app.handle(r)
   const key = (o: { email?: string; scopes?: Scope[]; sandbox?: boolean } = {}) =>
     services.accounts.createKey({ email: o.email ?? 'agent@example.com', scopes: o.scopes, sandbox: o.sandbox }).key

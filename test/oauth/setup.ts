@@ -1,28 +1,16 @@
 import * as oauth from 'oauth4webapi'
 import { createTestApp, fixedClock } from '../helpers/app'
-import { createIdGenerator } from '../../src/ids'
-import { createSessionService, type SessionService } from '../../src/modules/web/sessions'
-import { createOAuthService, oauthAccessTokenVerifier, oauthRoutes, type OAuthService } from '../../src/modules/oauth'
+import type { SessionService } from '../../src/modules/web/sessions'
+import type { OAuthService } from '../../src/modules/oauth'
 import type { Clock } from '../../src/clock'
 
 export const REDIRECT = 'http://127.0.0.1:8765/callback'
 
 /** A test app with the OAuth server wired in, a browser session helper, and oauth4webapi pointed at app.handle. */
 export function oauthApp(opts: { clock?: Clock } = {}) {
-  let service: OAuthService | undefined
-  let sessions: SessionService | undefined
-  const t = createTestApp({
-    clock: opts.clock,
-    plugins: p => {
-      service ??= createOAuthService({ db: p.db, clock: p.clock, ids: createIdGenerator(() => p.clock.now().getTime()), config: p.config })
-      sessions = createSessionService({ db: p.db, clock: p.clock, secureCookies: false })
-      return [oauthRoutes({ service, sessions })]
-    },
-    verifiers: p => {
-      service ??= createOAuthService({ db: p.db, clock: p.clock, ids: createIdGenerator(() => p.clock.now().getTime()), config: p.config })
-      return [oauthAccessTokenVerifier(service)]
-    },
-  })
+  const t = createTestApp({ clock: opts.clock })
+  const service: OAuthService = t.services.oauth
+  const sessions: SessionService = t.services.web.sessions
   const fetch = (url: string | URL | Request, init?: RequestInit) => t.app.handle(new Request(url, init)) as Promise<Response>
   const options = { [oauth.customFetch]: fetch, [oauth.allowInsecureRequests]: true }
   const issuer = new URL(t.config.publicUrl)

@@ -2,7 +2,6 @@ import { createTestApp } from '../helpers/app'
 import type { Env } from '../../src/config'
 import type { Clock } from '../../src/clock'
 import { createWebService } from '../../src/modules/web/service'
-import { webRoutes } from '../../src/modules/web'
 
 export interface PageResult {
   status: number
@@ -14,15 +13,8 @@ export interface PageResult {
 
 /** A test app with the web pages, and a tiny cookie-keeping browser over app.handle. */
 export function createWebTestApp(opts: { env?: Env; clock?: Clock } = {}) {
-  let web!: ReturnType<typeof createWebService>
-  const t = createTestApp({
-    env: opts.env,
-    clock: opts.clock,
-    plugins: ({ config, db, clock, services }) => {
-      web = createWebService({ db, clock, accounts: services.accounts, secureCookies: config.publicUrl.startsWith('https:') })
-      return [webRoutes({ web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })]
-    },
-  })
+  const t = createTestApp({ env: opts.env, clock: opts.clock })
+  const web: ReturnType<typeof createWebService> = t.services.web
 
   function browser() {
     const jar = new Map<string, string>()
