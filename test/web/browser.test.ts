@@ -142,3 +142,37 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
   expect(pageErrors).toEqual([])
   await context.close()
 }, 60_000)
+
+test('an application asks for access: sign in, the consent page lists the scopes, allow sends the code back', async () => {
+  const redirect = 'http://127.0.0.1:8765/callback'
+  const reg = await (await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Meeting Bot <beta>', redirect_uris: [redirect], token_endpoint_auth_method: 'none', scope: 'notes:read summaries:write' }) })).json() as { client_id: string }
+  const verifier = 'a'.repeat(64)
+  const challenge = Buffer.from(new Bun.CryptoHasher('sha256').update(verifier).digest()).toString('base64url')
+  const authorize = `${base}/oauth/authorize?${new URLSearchParams({ client_id: reg.client_id, redirect_uri: redirect, response_type: 'code', state: 'xyz', code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read summaries:write' })}`
+
+  const context = await browser!.newContext({ viewport: { width: 900, height: 700 } })
+  const page = await context.newPage()
+  await page.goto(authorize)
+  expect(new URL(page.url()).pathname).toBe('/signin')
+  await page.fill('input[name=email]', EMAIL)
+  await page.fill('input[name=password]', PASSWORD)
+  await page.click('button[type=submit]')
+  await page.waitForURL(u => u.pathname === '/oauth/authorize')
+  const text = await page.textContent('body')
+  expect(text).toContain('Meeting Bot <beta>')
+  expect(text).toContain('read notes, transcripts and summaries')
+  expect(text).toContain('generate summaries from audio, text and video URLs')
+  await page.screenshot({ path: '/tmp/notesvc-consent.png', fullPage: true })
+
+  // Allow: the browser is sent back to the application with a code and the state.
+  const sentBack = page.waitForRequest(r => r.url().startsWith(redirect))
+  await page.click('button[value=allow]')
+  const back = new URL((await sentBack).url())
+  expect(back.searchParams.get('state')).toBe('xyz')
+  const code = back.searchParams.get('code')!
+  const token = await (await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: reg.client_id, code_verifier: verifier }) })).json() as { access_token: string; scope: string }
+  expect(token.scope).toBe('notes:read summaries:write')
+  expect((await fetch(`${base}/v1/notes`, { headers: { authorization: `Bearer ${token.access_token}` } })).status).toBe(200)
+  expect((await fetch(`${base}/v1/folders`, { headers: { authorization: `Bearer ${token.access_token}` } })).status).toBe(403)
+  await context.close()
+}, 60_000)

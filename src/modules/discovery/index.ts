@@ -30,6 +30,8 @@ export function apiIndex(config: Config) {
         { type: 'oauth2_access_token', flow: 'authorization_code with PKCE (S256)' },
         { type: 'id_token', description: 'an ID token from the configured OpenID Connect provider' },
       ],
+      settingsPage: `${base}/settings`,
+      mcp: { endpoint: `${base}/mcp`, manifest: `${base}/.well-known/mcp.json`, transport: 'streamable-http' },
       oauth: {
         authorizationUrl: `${base}/oauth/authorize`,
         tokenUrl: `${base}/oauth/token`,
@@ -79,6 +81,12 @@ export function apiIndex(config: Config) {
       openapi: `${base}${OPENAPI_PATH}`,
       documentation: config.docsUrl,
       errors: `${config.docsUrl}/errors`,
+      mcp: `${base}/mcp`,
+      mcpManifest: `${base}/.well-known/mcp.json`,
+      oauthMetadata: `${base}/.well-known/oauth-authorization-server`,
+      protectedResourceMetadata: `${base}/.well-known/oauth-protected-resource`,
+      signIn: `${base}/signin`,
+      settings: `${base}/settings`,
     },
   }
 }
