@@ -41,6 +41,16 @@ describe('dist/notesvc', () => {
       expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000)
       const doc = (await (await fetch(`${base}/v1/openapi.json`)).json()) as any
       expect(doc.paths['/v1/notes'].get.operationId).toBe('listNotes')
+      // the MCP endpoint (the SDK is bundled too) and the pages
+      expect(((await (await fetch(`${base}/.well-known/mcp.json`)).json()) as any).transport).toBe('streamable-http')
+      const init = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bin-test', version: '1' } } }),
+      })
+      expect(init.status).toBe(200)
+      expect(((await init.json()) as any).result.serverInfo.name).toBe('notesvc')
+      expect((await fetch(`${base}/signin`)).status).toBe(200)
     } finally {
       await server.stop()
     }
