@@ -15,6 +15,7 @@ import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { anyVerifier, mcpRoutes } from './modules/mcp'
+import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 
 export interface AppDeps {
@@ -33,8 +34,14 @@ export interface AppDeps {
 export function createApp(deps: AppDeps) {
   const { config, services, log } = deps
   const limiter = new RateLimiter(config.rateLimits, deps.clock)
-  // API keys, then OAuth access tokens, then whatever else the caller adds: on the API and on /mcp alike.
-  const verifiers: CredentialVerifier[] = [services.accounts.verifyApiKey, oauthAccessTokenVerifier(services.oauth), ...(deps.verifiers ?? [])]
+  // API keys, then OAuth access tokens, then ID tokens of the configured OpenID Connect provider (when
+  // NOTESVC_OIDC_ISSUER is set), then whatever the caller adds: on the API and on /mcp alike.
+  const verifiers: CredentialVerifier[] = [
+    services.accounts.verifyApiKey,
+    oauthAccessTokenVerifier(services.oauth),
+    ...idTokenVerifiers({ config, services, clock: deps.clock, log }),
+    ...(deps.verifiers ?? []),
+  ]
   const guard = authGuard(verifiers, limiter)
   let methodsForPath: MethodsForPath | undefined
 

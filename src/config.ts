@@ -35,6 +35,10 @@ export interface Config {
   readCache: boolean
   /** a file of refused phrases or /regexes/, one per line (createSummary answers 422 on a match) */
   contentPolicyFile?: string
+  /** the OpenID Connect provider whose ID tokens are accepted as bearers (off unless issuer and client id are set) */
+  oidcIssuer?: string
+  oidcClientId?: string
+  oidcClientSecret?: string
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -51,6 +55,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
+  'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET',
 ] as const
 
 /**
@@ -120,6 +125,21 @@ function trimSlash(url: string): string {
   return url.replace(/\/+$/, '')
 }
 
+function oidcIssuer(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError(`NOTESVC_OIDC_ISSUER=${value} is not a URL; set it to the provider's issuer, e.g. https://accounts.example.com`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(`NOTESVC_OIDC_ISSUER=${value} is not an http(s) URL; set it to the provider's issuer, e.g. https://accounts.example.com`)
+  }
+  // Kept as written (not trimmed): the "iss" claim must equal it exactly.
+  return value
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer('PORT', env.PORT, 8080, 0, 65535)
   const host = env.HOST || '127.0.0.1'
@@ -162,5 +182,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     accessLog: flag(env.NOTESVC_ACCESS_LOG),
     contentPolicyFile: env.NOTESVC_CONTENT_POLICY || undefined,
     readCache: oneOf('NOTESVC_READ_CACHE', env.NOTESVC_READ_CACHE, ['on', 'off'] as const, 'on') === 'on',
+    oidcIssuer: oidcIssuer(env.NOTESVC_OIDC_ISSUER),
+    oidcClientId: env.NOTESVC_OIDC_CLIENT_ID || undefined,
+    oidcClientSecret: env.NOTESVC_OIDC_CLIENT_SECRET || undefined,
   }
 }

@@ -8,6 +8,8 @@ export interface AccountRow {
   grant_used: number
   purchased_credits: number
   created_at: string
+  /** the OpenID Connect subject linked to the account (migration 3); absent on rows built by hand */
+  oidc_subject?: string | null
 }
 
 export interface ApiKeyRow {
@@ -30,6 +32,8 @@ export function createAccountsRepo(db: Database) {
     count: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
     byEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
     byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
+    byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
+    linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
     insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, grant_used, purchased_credits, created_at) VALUES ($id, $email, $plan, $grant_period, 0, 0, $created_at)'),
     setPlan: db.query('UPDATE accounts SET plan = ? WHERE id = ?'),
     addPurchased: db.query('UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?'),
@@ -45,6 +49,9 @@ export function createAccountsRepo(db: Database) {
     countAccounts: () => q.count.get()!.n,
     findAccountByEmail: (email: string) => q.byEmail.get(email),
     findAccount: (id: string) => q.byId.get(id),
+    findAccountByOidcSubject: (subject: string) => q.byOidcSubject.get(subject),
+    /** Links an unlinked account to an OIDC subject; false when the account already has one. */
+    linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,
     insertAccount: (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) => { q.insert.run(a) },
     setPlan: (id: string, plan: AccountRow['plan']) => { q.setPlan.run(plan, id) },
     addPurchased: (id: string, credits: number) => { q.addPurchased.run(credits, id) },

@@ -171,6 +171,37 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       return repo.findAccount(account.id)!
     },
 
+    /**
+     * The account of an OpenID Connect sign-in (an ID token already verified by the caller):
+     * 1. the account linked to `subject`, whatever the token's email says now;
+     * 2. else, with a verified email, the account of that email, which gets linked to `subject`
+     *    (unless it is already linked to another subject of the provider: then null, no takeover);
+     * 3. else, with a verified email, a new free account for it, linked to `subject` (SSO users of the
+     *    organisation's provider can sign in without an operator creating them first).
+     * Without a verified email an unlinked subject gets null: an email is what an account is keyed by.
+     */
+    signInWithOidc(claims: { subject: string; email?: string; emailVerified?: boolean }): AccountRow | null {
+      const linked = repo.findAccountByOidcSubject(claims.subject)
+      if (linked) return linked
+      const email = claims.email?.trim()
+      if (!email || claims.emailVerified !== true || !/^[^\s@]+@[^\s@]+$/.test(email)) return null
+      return repo.transaction(() => {
+        const again = repo.findAccountByOidcSubject(claims.subject)
+        if (again) return again
+        const existing = repo.findAccountByEmail(email)
+        if (existing) {
+          if (existing.oidc_subject && existing.oidc_subject !== claims.subject) return null
+          repo.linkOidcSubject(existing.id, claims.subject)
+          return repo.findAccount(existing.id)!
+        }
+        const at = clock.now()
+        const id = ids.next('acct')
+        repo.insertAccount({ id, email, plan: 'free', grant_period: currentPeriod(at), created_at: at.toISOString() })
+        repo.linkOidcSubject(id, claims.subject)
+        return repo.findAccount(id)!
+      })
+    },
+
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
     verifyApiKey(token: string): Principal | null {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null
