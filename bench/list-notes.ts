@@ -16,6 +16,7 @@ import { createIdGenerator } from '../src/ids'
 import { openDatabase } from '../src/db/database'
 import { createServices } from '../src/services'
 import { createNotesRepo } from '../src/modules/notes/repo'
+import { seededRandom } from '../test/fixtures/random'
 
 const HOST = '127.0.0.1'
 const PAGE = 50
@@ -75,15 +76,8 @@ function readSettings(env = process.env): Settings {
 // ---------------------------------------------------------------------------------------------------
 // Seeding
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so every run seeds the same library. */
-function randomSource(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Deterministic pseudo-random numbers, so every run seeds the same library. */
+const randomSource = seededRandom
 
 const WORDS = ('meeting roadmap budget customer launch review design weekly interview notes quarterly hiring ' +
   'migration incident retro planning feedback pricing onboarding release sprint backlog metrics growth ' +
