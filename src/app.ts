@@ -26,8 +26,6 @@ export interface AppDeps {
   services: Services
   /** extra credential checks (OAuth access tokens, ID tokens) tried after API keys */
   verifiers?: CredentialVerifier[]
-  /** more route modules (pages, OAuth, MCP), each given the shared guard */
-  plugins?: ((guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any>)[]
 }
 
 /** Assembles the HTTP application from the modules. */
@@ -63,7 +61,6 @@ export function createApp(deps: AppDeps) {
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, log, limiter })(guard))
     .use(mcpRoutes({ config, services, log, limiter, verify: anyVerifier(verifiers) })(guard))
-  for (const plugin of deps.plugins ?? []) app.use(plugin(guard))
 
   if (config.accessLog) {
     app.onAfterResponse(({ request, set, path }: any) => {

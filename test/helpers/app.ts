@@ -29,7 +29,6 @@ export function createTestApp(opts: {
   engines?: CoreDeps['engines']
   storage?: CoreDeps['storage']
   /** more route modules for createApp (pages, OAuth, MCP), built from the app's parts */
-  plugins?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['plugins']
   /** more credential verifiers for createApp (OAuth access tokens, ID tokens), built from the app's parts */
   verifiers?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['verifiers']
 } = {}) {
@@ -42,7 +41,7 @@ export function createTestApp(opts: {
   const ids = createIdGenerator(() => clock.now().getTime())
   const services = createServices({ config, db, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
   opts.alter?.(services)
-  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, plugins: opts.plugins?.({ config, db, clock, services }), verifiers: opts.verifiers?.({ config, db, clock, services }) })
+  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }) })
 
   function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): string {
     return services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan }).key

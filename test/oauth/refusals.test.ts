@@ -203,17 +203,8 @@ describe('OAuth refusals', () => {
 describe('OAuth endpoint rate limits', () => {
   test('registration and token requests are limited per client address (429, OAuth JSON, Retry-After)', async () => {
     const { createTestApp } = await import('../helpers/app')
-    const { RateLimiter } = await import('../../src/http/rate-limit')
-    const { createOAuthService, oauthRoutes } = await import('../../src/modules/oauth')
-    const { createSessionService } = await import('../../src/modules/web/sessions')
-    const { createIdGenerator } = await import('../../src/ids')
-    const t = createTestApp({
-      plugins: p => [oauthRoutes({
-        service: createOAuthService({ db: p.db, clock: p.clock, ids: createIdGenerator(), config: p.config }),
-        sessions: createSessionService({ db: p.db, clock: p.clock, secureCookies: false }),
-        limiter: new RateLimiter({ read: 100, write: 2, processing: 100 }, p.clock),
-      })],
-    })
+    // The OAuth endpoints count against the app's own limiter, in the write class, per client address.
+    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=100,write=2,processing=100' } })
     const reg = () => t.call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' } })
     expect((await reg()).status).toBe(201)
     expect((await reg()).status).toBe(201)

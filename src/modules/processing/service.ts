@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
-import type { UsageService } from '../usage/service'
+import { creditsForDuration, type UsageService } from '../usage/service'
 import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
 import { retrievePassages } from '../../engines/llm/retrieval'
@@ -19,7 +19,6 @@ import { transcribeMedia } from '../../jobs/pipeline'
 import { MAX_UPLOAD_BYTES, type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
 import { checkContentPolicy } from './content-policy'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
-import type { CredentialSource } from '../../http/auth'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -33,7 +32,6 @@ const YOUTUBE_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com'
 const PASSAGES_FOR_A_QUESTION = 5
 /** Longest video a link may summarize: 6 hours. */
 const MAX_VIDEO_SECONDS = 6 * 3600
-const perMinute = (seconds: number | null) => (seconds === null ? 1 : Math.max(1, Math.ceil(seconds / 60)))
 
 /** The YouTube video id of a watch, short, embed, shorts or live link; null for anything else. */
 export function youtubeVideoId(raw: string): string | null {
@@ -104,7 +102,7 @@ export function createProcessingService(deps: {
   }
 
   function charge(p: Principal, operation: string, credits: number, noteId: string | null = null): number {
-    return usage.charge({ accountId: p.accountId, operation, credits, source: p.source as CredentialSource, noteId }).balance.totalRemaining
+    return usage.charge({ accountId: p.accountId, operation, credits, source: p.source, noteId }).balance.totalRemaining
   }
 
   async function transcribeFile(path: string, language: string | null, signal: AbortSignal) {
@@ -127,7 +125,7 @@ export function createProcessingService(deps: {
           const dest = join(dir, 'media')
           await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
           const duration = await mediaDuration(dest, deps.tools)
-          const credits = perMinute(duration)
+          const credits = creditsForDuration(duration)
           ensureBalance(p, 'createTranscription', credits)
           const heard = await transcribeFile(dest, language, signal)
           const left = charge(p, 'createTranscription', credits)
@@ -174,7 +172,7 @@ export function createProcessingService(deps: {
         if (info.durationSeconds !== null && info.durationSeconds > MAX_VIDEO_SECONDS) {
           throw new ApiError('invalid_request', `The video is ${Math.round(info.durationSeconds / 60)} minutes long; links of up to ${MAX_VIDEO_SECONDS / 3600} hours are summarized.`, { details: [{ field: 'youtubeUrl', issue: 'the video is too long' }] })
         }
-        const credits = perMinute(info.durationSeconds)
+        const credits = creditsForDuration(info.durationSeconds)
         ensureBalance(p, 'createYoutubeSummary', credits)
         return await inTempDir(async dir => {
           const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })

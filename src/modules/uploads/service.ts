@@ -4,7 +4,7 @@ import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
-import type { UsageService } from '../usage/service'
+import { creditsForDuration, type UsageService } from '../usage/service'
 import type { MediaStorage } from '../../storage/storage'
 import { TooLargeError } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
@@ -31,11 +31,6 @@ export interface UploadAccepted {
 }
 
 export type UploadsService = ReturnType<typeof createUploadsService>
-
-/** One credit per started minute, at least one (DECISIONS.md "Uploads on disk storage"). */
-export function creditsForDuration(seconds: number | null): number {
-  return seconds === null ? 1 : Math.max(1, Math.ceil(seconds / 60))
-}
 
 /**
  * The upload lifecycle of SPEC.md: start (a note and a signed target), the file arriving (the disk

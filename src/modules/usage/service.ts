@@ -25,6 +25,11 @@ export function nextGrantReset(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
 }
 
+/** One credit per started minute, at least one (DECISIONS.md "Uploads on disk storage"). */
+export function creditsForDuration(seconds: number | null): number {
+  return seconds === null ? 1 : Math.max(1, Math.ceil(seconds / 60))
+}
+
 export type UsageService = ReturnType<typeof createUsageService>
 
 /**

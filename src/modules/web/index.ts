@@ -56,7 +56,7 @@ export interface WebRouteDeps {
   publicUrl: string
 }
 
-/** The sign-in and account settings pages: a plugin for createApp's `plugins`. */
+/** The sign-in and account settings pages. */
 export function webRoutes(deps: WebRouteDeps) {
   const { web, accounts, usage } = deps
   const sessions = web.sessions
