@@ -31,6 +31,12 @@ export const ErrorEnvelopeSchema = t.Object(
 )
 
 /**
+ * An integer field of a JSON body: a JSON number only. Elysia's `t.Integer` would also accept the
+ * string "300" and convert it; a body field typed integer must be sent as a number.
+ */
+export const BodyInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
+
+/**
  * An integer query parameter. Plain TypeBox, not Elysia's `t.Integer` (which is a union that coerces
  * strings itself), so `validatedQuery` can see that it is numeric.
  */

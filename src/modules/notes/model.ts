@@ -14,7 +14,7 @@ export const Note = t.Object(
     title: t.String(),
     summary: t.String({ description: 'generated summary in the note\'s style' }),
     originalTranscription: t.Optional(t.String({ description: 'full transcript; omitted from list items, present on getNote' })),
-    structuredContent: t.Optional(Nullable(t.Record(t.String(), t.Unknown(), { description: 'machine-readable form of the summary, keyed by format; omitted from list items' }))),
+    structuredContent: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'machine-readable form of the summary, keyed by format; `{}` until processing has produced it; omitted from list items' })),
     status: Status,
     processingStage: Nullable(t.String({ examples: ['transcribing'] })),
     type: t.String({ examples: ['audio', 'video', 'youtube', 'import'] }),
@@ -56,9 +56,24 @@ export const Transcript = t.Object(
 )
 
 export const Answer = t.Object(
-  { noteId: t.String(), question: t.String(), answer: t.String(), creditsCharged: t.Integer() },
+  {
+    noteId: t.String(),
+    question: t.String(),
+    answer: t.String(),
+    creditsCharged: t.Integer(),
+    notice: t.Optional(t.String({ description: 'present on sandbox answers: the answer is fixed and nothing was charged' })),
+  },
   { title: 'Answer' },
 )
+
+/** A folder id, or null for the top level; an empty string is neither. */
+const FolderRef = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], { error: 'must be the id of one of your folders, or null for the top level' })
+
+/**
+ * The largest offset: the largest whole number JSON and JavaScript carry exactly (2^53 - 1), well
+ * within what SQLite and PostgreSQL hold in a 64-bit integer. Larger values are refused, not rounded.
+ */
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 
 export const ListNotesQuery = t.Object({
   updatedAfter: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
@@ -66,7 +81,7 @@ export const ListNotesQuery = t.Object({
   status: t.Optional(Status),
   type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
   limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
-  offset: t.Optional(QueryInteger({ minimum: 0, default: 0, error: 'must be a whole number of at least 0' })),
+  offset: t.Optional(QueryInteger({ minimum: 0, maximum: MAX_OFFSET, default: 0, error: `must be a whole number from 0 to ${MAX_OFFSET}` })),
 })
 export type ListNotesQuery = Static<typeof ListNotesQuery>
 
@@ -76,7 +91,7 @@ export const CreateNoteRequest = t.Object(
   {
     title: Title,
     content: t.String({ description: 'text or markdown body', error: 'must be a string' }),
-    folderId: t.Optional(Nullable(t.String({ maxLength: 200 }))),
+    folderId: t.Optional(FolderRef),
     source: t.Optional(t.String({ maxLength: 200, description: 'origin label for the caller\'s records', error: 'must be a string of at most 200 characters' })),
     format: t.Optional(t.String({ minLength: 1, maxLength: 50, description: 'structured-content format label', error: 'must be a string of 1 to 50 characters' })),
   },
@@ -88,7 +103,7 @@ export const UpdateNoteRequest = t.Object(
   {
     title: t.Optional(Title),
     summary: t.Optional(t.String()),
-    folderId: t.Optional(Nullable(t.String({ maxLength: 200 }))),
+    folderId: t.Optional(FolderRef),
     isPinned: t.Optional(t.Boolean({ error: 'must be true or false' })),
   },
   { additionalProperties: false, minProperties: 1, title: 'UpdateNoteRequest', error: 'send at least one of title, summary, folderId, isPinned, and no other fields' },

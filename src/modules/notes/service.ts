@@ -24,7 +24,7 @@ export function toNote(r: NoteRow): Note {
     dateCreated: r.date_created,
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
-    structuredContent: r.structured_content === null ? null : JSON.parse(r.structured_content),
+    structuredContent: r.structured_content === null ? {} : JSON.parse(r.structured_content),
   }
 }
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Nullable, StyleId } from '../../http/schemas'
+import { BodyInteger, DateTime, Nullable, StyleId } from '../../http/schemas'
 
 /** 5 GB, read as 5 GiB: the largest upload accepted. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
@@ -10,7 +10,7 @@ export const CreateUploadRequest = t.Object(
   {
     fileName: t.String({ minLength: 1, maxLength: 500, error: 'must be a string of 1 to 500 characters' }),
     contentType: t.String({ minLength: 3, maxLength: 255, description: 'MIME type; audio/* and video/* are accepted', error: 'must be a MIME type such as audio/mpeg' }),
-    fileSize: t.Optional(t.Integer({ minimum: 0, description: `bytes; at most ${MAX_UPLOAD_BYTES} (5 GB)`, error: 'must be a whole number of bytes' })),
+    fileSize: t.Optional(BodyInteger({ minimum: 0, description: `bytes; at most ${MAX_UPLOAD_BYTES} (5 GB)`, error: 'must be a whole number of bytes, sent as a JSON number' })),
     styleId: t.Optional(StyleId),
     language: t.Optional(Language),
   },
@@ -48,7 +48,7 @@ export const TranscriptionRequest = t.Object(
   {
     audioUrl: t.String({ format: 'uri', maxLength: 2048, description: 'publicly reachable https URL', error: 'must be an absolute https URL' }),
     language: t.Optional(Language),
-    timeoutSeconds: t.Optional(t.Integer({ minimum: 30, maximum: 1800, default: 300, error: 'must be a whole number from 30 to 1800' })),
+    timeoutSeconds: t.Optional(BodyInteger({ minimum: 30, maximum: 1800, default: 300, error: 'must be a whole number from 30 to 1800, sent as a JSON number' })),
   },
   { additionalProperties: false, title: 'TranscriptionRequest' },
 )

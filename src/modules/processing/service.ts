@@ -195,7 +195,7 @@ export function createProcessingService(deps: {
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)
       }
-      if (p.sandbox) return { creditsRemaining: remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0 } }
+      if (p.sandbox) return { creditsRemaining: remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0, notice: SANDBOX_NOTICE } }
       if (!note.original_transcription.trim()) {
         throw new ApiError('conflict', `Note ${id} has no transcript to answer from${note.status === 'Error' ? ' (its processing failed)' : ''}.`)
       }

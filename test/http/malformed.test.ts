@@ -1,0 +1,240 @@
+import { describe, expect, test } from 'bun:test'
+import { OPERATIONS } from '../../src/http/operations'
+import { createTestApp, type CallResult } from '../helpers/app'
+
+/**
+ * The class of bug behind "a 500 on bad input": every operation of the interface gets each of its
+ * fields (body, query and path) replaced, one at a time, by hostile values — the empty string, the
+ * largest and smallest integers, numbers too large for any integer type, wrong JSON types, control
+ * characters, huge strings — and every answer must be a success or a 4xx envelope whose code goes with
+ * its status (502 is allowed only where the interface lists it: the five charging operations, whose
+ * providers may fail). Never a 500.
+ *
+ * The operations, their fields and a valid value for each are written here from the interface, not
+ * read from the code; one test checks that this table names every operation the service serves.
+ */
+
+/** SPEC "Errors": code → status. */
+const STATUS_OF_CODE: Record<string, number> = {
+  invalid_request: 400,
+  invalid_token: 401,
+  insufficient_credits: 402,
+  insufficient_scope: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  content_policy: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_failure: 502,
+}
+
+interface Ids {
+  noteId: string
+  folderId: string
+  uploadId: string
+}
+
+interface Op {
+  id: string
+  method: string
+  /** `{id}` is replaced by a real id, or by a malformed one */
+  path: string
+  idOf?: (ids: Ids) => string
+  /** body fields with a valid value each */
+  body?: (ids: Ids) => Record<string, unknown>
+  query?: Record<string, string>
+  /** SPEC lists 502 for it */
+  charging?: boolean
+}
+
+const OPS: Op[] = [
+  { id: 'getApiIndex', method: 'GET', path: '/v1' },
+  { id: 'getHealth', method: 'GET', path: '/v1/health' },
+  {
+    id: 'listNotes',
+    method: 'GET',
+    path: '/v1/notes',
+    query: { updatedAfter: '2020-01-01T00:00:00Z', folderId: 'null', status: 'Done', type: 'import', limit: '10', offset: '0' },
+  },
+  { id: 'createNote', method: 'POST', path: '/v1/notes', body: ids => ({ title: 'A note', content: 'Some text.', folderId: ids.folderId, source: 'api', format: 'markdown' }) },
+  { id: 'getNote', method: 'GET', path: '/v1/notes/{id}', idOf: ids => ids.noteId },
+  { id: 'updateNote', method: 'PATCH', path: '/v1/notes/{id}', idOf: ids => ids.noteId, body: ids => ({ title: 'Renamed', summary: 'New summary', folderId: ids.folderId, isPinned: true }) },
+  { id: 'deleteNote', method: 'DELETE', path: '/v1/notes/{id}', idOf: ids => ids.noteId },
+  { id: 'getNoteStatus', method: 'GET', path: '/v1/notes/{id}/status', idOf: ids => ids.noteId },
+  { id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/{id}/transcript', idOf: ids => ids.noteId },
+  { id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/{id}/questions', idOf: ids => ids.noteId, body: () => ({ question: 'When does the beta ship?' }), charging: true },
+  { id: 'listFolders', method: 'GET', path: '/v1/folders' },
+  { id: 'createFolder', method: 'POST', path: '/v1/folders', body: () => ({ name: 'Projects', color: '#ff8800' }) },
+  { id: 'getFolder', method: 'GET', path: '/v1/folders/{id}', idOf: ids => ids.folderId },
+  { id: 'updateFolder', method: 'PATCH', path: '/v1/folders/{id}', idOf: ids => ids.folderId, body: () => ({ name: 'Renamed', color: 'blue' }) },
+  { id: 'deleteFolder', method: 'DELETE', path: '/v1/folders/{id}', idOf: ids => ids.folderId },
+  {
+    id: 'createUpload',
+    method: 'POST',
+    path: '/v1/uploads',
+    body: () => ({ fileName: 'memo.wav', contentType: 'audio/wav', fileSize: 1000, styleId: 'note', language: 'en' }),
+  },
+  { id: 'completeUpload', method: 'POST', path: '/v1/uploads/{id}/complete', idOf: ids => ids.uploadId, charging: true },
+  {
+    id: 'createTranscription',
+    method: 'POST',
+    path: '/v1/transcriptions',
+    // a private address: refused before any download, so no network is needed
+    body: () => ({ audioUrl: 'https://127.0.0.1/memo.mp3', language: 'en', timeoutSeconds: 300 }),
+    charging: true,
+  },
+  { id: 'createSummary', method: 'POST', path: '/v1/summaries', body: () => ({ text: 'The beta ships on March third. Maria writes the notes.', styleId: 'bulletpoints' }), charging: true },
+  { id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', body: () => ({ youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', styleId: 'note' }), charging: true },
+  { id: 'getUsage', method: 'GET', path: '/v1/usage', query: { limit: '10' } },
+]
+
+/** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */
+class Raw {
+  constructor(readonly text: string) {}
+}
+
+const HOSTILE_VALUES: { label: string; value: unknown }[] = [
+  { label: 'empty string', value: '' },
+  { label: 'blank string', value: '   ' },
+  { label: 'NUL character', value: '\u0000' },
+  { label: 'lone surrogate', value: '\ud800' },
+  { label: '100,000-character string', value: 'x'.repeat(100_000) },
+  { label: 'numeric string', value: '300' },
+  { label: 'largest 64-bit integer', value: new Raw('9223372036854775807') },
+  { label: 'smallest 64-bit integer', value: new Raw('-9223372036854775808') },
+  { label: 'integer beyond 64 bits', value: new Raw('99999999999999999999999999') },
+  { label: 'largest double', value: new Raw('1.7976931348623157e308') },
+  { label: 'smallest double', value: new Raw('-1.7976931348623157e308') },
+  { label: 'fraction', value: 1.5 },
+  { label: 'zero', value: 0 },
+  { label: 'minus one', value: -1 },
+  { label: 'true', value: true },
+  { label: 'null', value: null },
+  { label: 'array', value: ['a'] },
+  { label: 'object', value: { a: 1 } },
+]
+
+const HOSTILE_QUERY_VALUES = [
+  '',
+  ' ',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775808',
+  '99999999999999999999999999',
+  '1e308',
+  '-1',
+  '1.5',
+  'NaN',
+  'Infinity',
+  '0x10',
+  'abc',
+  '%00',
+  '%FF',
+  'x'.repeat(10_000),
+]
+
+const MALFORMED_IDS = ['%00', '%FF', '%2F', '..%2F..%2Fetc', 'x'.repeat(10_000), "note_'; DROP TABLE notes;--", 'note_\u00e9', ' ', 'null', '9223372036854775808']
+
+function toJson(body: unknown): string {
+  const raws: string[] = []
+  const text = JSON.stringify(body, (_k, v) => {
+    if (v instanceof Raw) {
+      raws.push(v.text)
+      return `\u0001RAW${raws.length - 1}\u0001`
+    }
+    return v
+  })
+  return text.replace(/"\\u0001RAW(\d+)\\u0001"/g, (_m, i) => raws[Number(i)]!)
+}
+
+async function setup() {
+  const app = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+  const token = app.key({ plan: 'pro' })
+  const note = await app.call('POST', '/v1/notes', { token, body: { title: 'Planning', content: 'The beta ships on March third. Maria writes the release notes.' } })
+  const folder = await app.call('POST', '/v1/folders', { token, body: { name: 'Inbox' } })
+  const upload = await app.call('POST', '/v1/uploads', { token, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })
+  expect([note.status, folder.status, upload.status]).toEqual([201, 201, 201])
+  const ids: Ids = { noteId: note.body.id, folderId: folder.body.id, uploadId: upload.body.noteId }
+  return { app, token, ids }
+}
+
+/** A failure, if the answer is not a success or a proper 4xx envelope (or a 502 where the interface allows one). */
+function verdict(op: Op, what: string, res: CallResult): string | null {
+  if (res.status >= 200 && res.status < 300) return null
+  const code = res.body?.error?.code
+  if (typeof code !== 'string') return `${what}: ${res.status} without the error envelope: ${res.text.slice(0, 120)}`
+  if (STATUS_OF_CODE[code] !== res.status) return `${what}: ${res.status} with code ${code}`
+  if (res.status >= 400 && res.status < 500) return null
+  if (res.status === 502 && op.charging) return null
+  return `${what}: ${res.status} ${code}: ${res.body.error.message}`
+}
+
+async function send(app: ReturnType<typeof createTestApp>, token: string, method: string, path: string, body?: string): Promise<CallResult> {
+  return app.call(method, path, { token, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } })
+}
+
+function pathOf(op: Op, ids: Ids, id?: string): string {
+  return op.path.replace('{id}', id ?? (op.idOf ? encodeURIComponent(op.idOf(ids)) : ''))
+}
+
+test('the table names every operation the service serves', () => {
+  expect(OPS.map(o => `${o.method} ${o.id}`).sort()).toEqual(OPERATIONS.map(o => `${o.method} ${o.id}`).sort())
+})
+
+describe('hostile input to every operation: a success or a 4xx envelope, never a 500', () => {
+  for (const op of OPS) {
+    test(op.id, async () => {
+      const failures: string[] = []
+      const check = (what: string, res: CallResult, mustRefuse = false) => {
+        const v = verdict(op, what, res)
+        if (v) failures.push(v)
+        else if (mustRefuse && res.status < 400) failures.push(`${what}: accepted with ${res.status}, expected a 4xx`)
+      }
+
+      // body fields, one at a time
+      if (op.body) {
+        for (const field of Object.keys(op.body({ noteId: 'n', folderId: 'f', uploadId: 'u' }))) {
+          for (const { label, value } of HOSTILE_VALUES) {
+            const { app, token, ids } = await setup()
+            const res = await send(app, token, op.method, pathOf(op, ids), toJson({ ...op.body(ids), [field]: value }))
+            check(`${field} = ${label}`, res)
+          }
+        }
+        // bodies that are not objects at all
+        const { app, token, ids } = await setup()
+        for (const raw of ['[]', '"text"', '42', 'null', '{', '{"a":', '\u0000', '{"__proto__":{"x":1}}']) {
+          check(`body ${JSON.stringify(raw)}`, await send(app, token, op.method, pathOf(op, ids), raw), true)
+        }
+      }
+
+      // query parameters, one at a time (an operation without any gets a stray one)
+      const query = op.query ?? { stray: '1' }
+      {
+        const { app, token, ids } = await setup()
+        for (const name of Object.keys(query)) {
+          for (const value of HOSTILE_QUERY_VALUES) {
+            const params = new URLSearchParams({ ...query, [name]: value })
+            check(`?${name}=${value.slice(0, 30)}`, await send(app, token, op.method, `${pathOf(op, ids)}?${params}`))
+          }
+          // the same parameter twice
+          check(`?${name} twice`, await send(app, token, op.method, `${pathOf(op, ids)}?${name}=1&${name}=2`))
+        }
+      }
+
+      // malformed path ids are refused, never a 500
+      if (op.idOf) {
+        const { app, token, ids } = await setup()
+        for (const bad of MALFORMED_IDS) {
+          const body = op.body ? toJson(op.body(ids)) : undefined
+          const id = /^%|\.\./.test(bad) ? bad : encodeURIComponent(bad)
+          check(`id ${bad.slice(0, 30)}`, await send(app, token, op.method, op.path.replace('{id}', id), body), true)
+        }
+      }
+
+      expect(failures).toEqual([])
+    })
+  }
+})
