@@ -155,12 +155,31 @@ describe('OAuth refusals', () => {
 
   test('registration validates redirect URIs and metadata (RFC 7591 errors)', async () => {
     const t = oauthApp()
-    for (const uri of ['http://app.example.com/cb', 'https://app.example.com/cb#frag', 'javascript:alert(1)', 'not a url', 'https://user:pw@app.example.com/cb']) {
+    const refused = [
+      'http://app.example.com/cb',
+      'https://app.example.com/cb#frag',
+      'javascript:alert(1)',
+      'not a url',
+      'https://user:pw@app.example.com/cb',
+      // wildcards: OAuth 2.1 compares redirect URIs exactly
+      'https://*.example/cb',
+      'https://app.example.com/*',
+      'https://app.example.com/cb?next=*',
+      'http://localhost:*/cb',
+      // not an absolute URI with a host (URL parsing would repair these into one)
+      'https:app.example.com/cb',
+      'https:/app.example.com/cb',
+      '//app.example.com/cb',
+      '/cb',
+      'https://app_example.com/cb',
+    ]
+    for (const uri of refused) {
       const r = await t.register({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })
-      expect(r.status).toBe(400)
-      expect(r.body.error).toBe('invalid_redirect_uri')
+      expect([uri, r.status, r.body.error]).toEqual([uri, 400, 'invalid_redirect_uri'])
     }
-    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:9/cb', 'https://app.example.com/cb?x=1']) {
+    // one bad URI among good ones refuses the whole registration
+    expect((await t.register({ redirect_uris: [REDIRECT, 'https://*.example/cb'], token_endpoint_auth_method: 'none' })).status).toBe(400)
+    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:9/cb', 'http://127.0.0.1/cb', 'https://app.example.com/cb?x=1', 'https://192.0.2.10:8443/oauth/callback']) {
       expect((await t.register({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status).toBe(201)
     }
     expect((await t.register({ token_endpoint_auth_method: 'none' })).body.error).toBe('invalid_redirect_uri')

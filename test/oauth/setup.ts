@@ -31,8 +31,8 @@ export function oauthApp(opts: { clock?: Clock } = {}) {
     return { account, cookie: s.setCookie.split(';')[0]!, csrf: s.csrf }
   }
 
-  async function browse(url: string, o: { cookie?: string; form?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = {}
+  async function browse(url: string, o: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { ...o.headers }
     if (o.cookie) headers.cookie = o.cookie
     if (o.form) headers['content-type'] = 'application/x-www-form-urlencoded'
     const res = await fetch(new URL(url, t.config.publicUrl), { method: o.form ? 'POST' : 'GET', headers, body: o.form ? new URLSearchParams(o.form).toString() : undefined, redirect: 'manual' })

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { authGuard, CredentialVerifier } from '../../http/auth'
+import { fromOwnOrigin } from '../../http/origin'
 import type { RateLimiter } from '../../http/rate-limit'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
@@ -67,6 +68,8 @@ async function guarded(fn: () => Response | Promise<Response>, log?: (e: unknown
 export interface OAuthRouteDeps {
   service: OAuthService
   sessions: SessionService
+  /** the public URL: the consent form must come from its origin */
+  publicUrl: string
   log?: { error(msg: string, fields?: Record<string, unknown>): void }
   /** per client address, the `write` class: registration, token and revocation requests */
   limiter?: RateLimiter
@@ -155,6 +158,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       if (check.kind === 'redirect') return redirect(check.location, 303)
       const user = sessions.userOf(request)
       if (!user) return signIn(params)
+      if (!fromOwnOrigin(request, deps.publicUrl)) return html(errorPage('The form was sent from another site', `The consent form was not sent from ${deps.publicUrl}, so it was not accepted. Go back to the application and start again.`), 403)
       const csrf = params.get('csrf_token') ?? ''
       if (!safeEqual(csrf, user.csrf)) return html(errorPage('The form has expired', 'The form was not sent from this session (CSRF check failed). Go back to the application and start again.'), 403)
       const decision = params.get('decision')

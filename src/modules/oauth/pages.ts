@@ -4,12 +4,16 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }
 
-/** No framing (clickjacking), no referrer (the query carries the request), nothing cached, no script. */
+/**
+ * No framing (clickjacking), no referrer to other sites (the query carries the request), nothing
+ * cached, no script. `same-origin` rather than `no-referrer`: with no-referrer, browsers send
+ * `Origin: null` on the consent form, which the origin check must refuse.
+ */
 export const PAGE_HEADERS: Record<string, string> = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   // No form-action: browsers apply it to the redirect that follows the form, which goes to the client.
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
 import { isScope, type Scope } from '../../http/operations'
+import { fromOwnOrigin } from '../../http/origin'
 import { messagePage, settingsPage, signInPage } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import { safeEqual, type WebService } from './service'
@@ -93,6 +94,12 @@ export function webRoutes(deps: WebRouteDeps) {
     link: { href: SETTINGS_PATH, text: 'Back to account settings' },
   }), 403)
 
+  const crossOrigin = () => page(nonce => messagePage({
+    nonce, title: 'Form refused',
+    message: `This form was sent from another site, so it was not accepted. Open ${deps.publicUrl} directly and try again (if that is not where you opened it, set NOTESVC_PUBLIC_URL to the address you use).`,
+    link: { href: SETTINGS_PATH, text: 'Back to account settings' },
+  }), 403)
+
   const toSignIn = (next: string) => redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`)
 
   function signInCsrfCookie(value: string, maxAge = 3600): string {
@@ -110,6 +117,7 @@ export function webRoutes(deps: WebRouteDeps) {
 
   /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
   async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
+    if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
     const user = sessions.userOf(request)
     if (!user) return toSignIn(next)
     const form = await formOf(request)
@@ -130,6 +138,7 @@ export function webRoutes(deps: WebRouteDeps) {
     }, hidden)
 
     .post(SIGN_IN_PATH, async ({ request, server }) => {
+      if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
       const form = await formOf(request)
       const cookieCsrf = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
       const next = safeNext(form.get('next')) ?? SETTINGS_PATH
