@@ -16,6 +16,7 @@ import { createIdGenerator } from '../src/ids'
 import { openDatabase } from '../src/db/database'
 import { createServices } from '../src/services'
 import { createNotesRepo } from '../src/modules/notes/repo'
+import { PageBoundaries } from '../src/db/page-boundaries'
 import { seededRandom } from '../test/fixtures/random'
 
 const HOST = '127.0.0.1'
@@ -124,7 +125,7 @@ function seedLibrary(dataDir: string, size: number): string {
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
     // The notes repository's own insert, so the benchmark follows the schema wherever it goes.
-    const notes = createNotesRepo(db)
+    const notes = createNotesRepo(db, new PageBoundaries(() => ''))
 
     db.transaction(() => {
       for (let i = 0; i < size; i++) {

@@ -20,7 +20,8 @@ import { createUploadsRepo } from './modules/uploads/repo'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { changeStamp, ReadCache } from './db/read-cache'
+import { changeStamp, freshEveryTime, ReadCache } from './db/read-cache'
+import { PageBoundaries } from './db/page-boundaries'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
@@ -57,7 +58,7 @@ export function createServices(deps: CoreDeps) {
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(db)
   const notes = createNotesService({
-    repo: createNotesRepo(db), clock, ids, transaction, folderExists: (l, id) => folderExists(l, id), listCache: new ReadCache(stamp, config.readCache),
+    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime))), clock, ids, transaction, folderExists: (l, id) => folderExists(l, id), listCache: new ReadCache(stamp, config.readCache),
     mediaOf: noteId => {
       const upload = uploadsRepo.byNote(noteId)
       return upload ? [upload.storage_key] : []

@@ -17,7 +17,28 @@ export function openDatabase(path: string, migrations = MIGRATIONS): Database {
   db.exec('PRAGMA foreign_keys = ON')
   db.exec('PRAGMA busy_timeout = 5000')
   migrate(db, migrations)
+  keepStatisticsCurrent(db, path)
   return db
+}
+
+const OPTIMIZE_EVERY_MS = 60 * 60 * 1000
+
+/**
+ * The query planner's statistics, as SQLite recommends for long-lived connections: `PRAGMA
+ * optimize=0x10002` at open (analyzes what needs it, with a bounded cost), then `PRAGMA optimize`
+ * every hour. The list queries name their indexes and do not depend on it; other queries do.
+ */
+function keepStatisticsCurrent(db: Database, path: string): void {
+  db.exec('PRAGMA optimize=0x10002')
+  if (path === ':memory:') return
+  const timer = setInterval(() => {
+    try {
+      db.exec('PRAGMA optimize')
+    } catch {
+      clearInterval(timer) // closed
+    }
+  }, OPTIMIZE_EVERY_MS)
+  timer.unref?.()
 }
 
 export function migrate(db: Database, migrations = MIGRATIONS): number {

@@ -25,6 +25,15 @@ export function changeStamp(db: Database, now: () => number = performance.now.bi
 }
 
 /**
+ * A clock for `changeStamp` that reads `data_version` on every call: for page boundaries, which must
+ * see another process's commit at once, not within a millisecond.
+ */
+export const freshEveryTime = (() => {
+  let t = 0
+  return () => (t += OTHER_WRITERS_MS)
+})()
+
+/**
  * Results of read-only queries, kept until the database changes. Any write anywhere empties it, so it
  * never serves what the database no longer says; it pays off for what is read far more often than
  * written (listing a library, checking a key).

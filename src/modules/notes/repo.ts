@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database'
+import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
 import type { Library } from '../library'
 
 export interface NoteRow {
@@ -37,7 +38,35 @@ export interface NoteFilter {
 
 export type NotesRepo = ReturnType<typeof createNotesRepo>
 
-export function createNotesRepo(db: Database) {
+/**
+ * The bounds, in seconds, of migration 4's `changed_within` classes 1 to 8 (class 9 has none): a note
+ * of class c changed at most CHANGED_WITHIN[c - 1] seconds after it was created.
+ */
+const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 86400, 365 * 86400]
+const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
+
+const ORDER = 'ORDER BY date_created DESC, id DESC'
+
+/**
+ * The index of each combination of equality filters (folder, status, type), in list order. Named in
+ * the queries (SQLite's INDEXED BY): with a seek key and an updatedAfter range both on date_created,
+ * the planner may otherwise prefer the plain date index and filter row by row.
+ */
+const LIST_INDEX: Record<string, string> = {
+  '': 'notes_newest',
+  f: 'notes_by_folder',
+  s: 'notes_by_status',
+  t: 'notes_by_type',
+  fs: 'notes_by_folder_status',
+  ft: 'notes_by_folder_type',
+  st: 'notes_by_status_type',
+  fst: 'notes_by_folder_status_type',
+}
+const AFTER = '(date_created, id) < ($after_created, $after_id)'
+
+type Params = Record<string, string | number>
+
+export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
   const q = {
     get: db.query<NoteRow, [string, string, number]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
       FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`),
@@ -49,21 +78,99 @@ export function createNotesRepo(db: Database) {
     remove: db.query('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?'),
   }
 
-  /** One statement per combination of filters (db.query caches each), so each uses its own index. */
-  function listStatement(filter: NoteFilter) {
-    const where = ['account_id = $account_id', 'sandbox = $sandbox']
-    if (filter.folderId === null) where.push('folder_id IS NULL')
-    else if (filter.folderId !== undefined) where.push('folder_id = $folder_id')
-    if (filter.status !== undefined) where.push('status = $status')
-    if (filter.type !== undefined) where.push('type = $type')
-    if (filter.updatedAfter !== undefined) where.push('updated_at > $updated_after')
-    return db.query<unknown, Record<string, string | number>>(`SELECT list_item FROM notes WHERE ${where.join(' AND ')} ORDER BY date_created DESC, id DESC LIMIT $limit OFFSET $offset`)
+  /** The equality filters of a list request as SQL terms and their parameters. */
+  function equalities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
+    const terms = ['account_id = $account_id', 'sandbox = $sandbox']
+    const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
+    if (filter.folderId === null) terms.push('folder_id IS NULL')
+    else if (filter.folderId !== undefined) {
+      terms.push('folder_id = $folder_id')
+      params.folder_id = filter.folderId
+    }
+    if (filter.status !== undefined) {
+      terms.push('status = $status')
+      params.status = filter.status
+    }
+    if (filter.type !== undefined) {
+      terms.push('type = $type')
+      params.type = filter.type
+    }
+    // Absent and null filters must not collide with any real value: mark them with control characters.
+    const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
+    const name = [lib.accountId, lib.sandbox, folder, filter.status ?? '\u0000', filter.type ?? '\u0000'].join('\u0002')
+    const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
+    return { terms, params, name, index: LIST_INDEX[combination]! }
+  }
+
+  const withAfter = (params: Params, after: SortKey | null): Params =>
+    after ? { ...params, after_created: after.dateCreated, after_id: after.id } : params
+
+  /**
+   * The notes matching the equality filters (and, with updatedAfter T, created after T), in list
+   * order: one range of one index, readable from any key onward. db.query caches each statement.
+   */
+  function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
+    const eq = equalities(lib, filter)
+    const terms = [...eq.terms]
+    const params = { ...eq.params }
+    if (filter.updatedAfter !== undefined) {
+      terms.push('date_created > $updated_after')
+      params.updated_after = filter.updatedAfter
+    }
+    const from = `notes INDEXED BY ${eq.index}`
+    const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
+    return {
+      name: `${eq.name}\u0002${filter.updatedAfter ?? '\u0000'}`,
+      keyAt(after, skip) {
+        const row = db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT 1 OFFSET $skip`)
+          .get({ ...withAfter(params, after), skip })
+        return row ? { dateCreated: row.date_created, id: row.id } : null
+      },
+      rows(after, skip, count) {
+        return db.query<unknown, Params>(`SELECT list_item FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
+          .values({ ...withAfter(params, after), skip, count }).map(r => r[0] as string)
+      },
+      countAfter(after, max) {
+        return db.query<{ n: number }, Params>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${from} WHERE ${where(after)} LIMIT $max)`)
+          .get({ ...withAfter(params, after), max })!.n
+      },
+    }
+  }
+
+  /**
+   * With updatedAfter T, the notes created at or before T and changed after it, in list order,
+   * `offset` rows in, at most `count`. Each `changed_within` class c is read off its index from
+   * T - bound(c) to T (a note of class c created earlier cannot have changed after T), already in
+   * list order, and the classes are merged: the work follows the number of such notes, never the
+   * size of the library.
+   */
+  function changedSince(lib: Library, filter: NoteFilter, offset: number, count: number): string[] {
+    const eq = equalities(lib, filter)
+    const t = filter.updatedAfter!
+    const tMs = Date.parse(t)
+    const want = offset + count
+    const rows: { date_created: string; id: string; list_item: string }[] = []
+    for (let c = 1; c <= LAST_CHANGE_CLASS; c++) {
+      const bound = CHANGED_WITHIN[c - 1]
+      const terms = [...eq.terms, 'changed_within > 0', `changed_within = ${c}`, 'date_created <= $t', 'updated_at > $t']
+      const params: Params = { ...eq.params, t, want }
+      if (bound !== undefined) {
+        terms.push('date_created >= $from')
+        params.from = new Date(tMs - bound * 1000).toISOString()
+      }
+      rows.push(...db.query<{ date_created: string; id: string; list_item: string }, Params>(
+        `SELECT date_created, id, list_item FROM notes INDEXED BY notes_changed_later WHERE ${terms.join(' AND ')} ${ORDER} LIMIT $want`).all(params))
+    }
+    rows.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
+    return rows.slice(offset, want).map(r => r.list_item)
   }
 
   function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
     const cols = Object.keys(fields)
     if (cols.length === 0) return
-    db.query(`UPDATE ${table} SET ${cols.map(k => `${k} = $${k}`).join(', ')} WHERE ${key} = $__id`)
+    // updated_at never goes before date_created, even if the clock stepped back (listJson relies on it)
+    const set = (k: string) => (k === 'updated_at' ? 'updated_at = max($updated_at, date_created)' : `${k} = $${k}`)
+    db.query(`UPDATE ${table} SET ${cols.map(set).join(', ')} WHERE ${key} = $__id`)
       .run({ ...fields, __id: id } as Record<string, string | number | null>)
   }
 
@@ -81,15 +188,20 @@ export function createNotesRepo(db: Database) {
 
     /**
      * A page of list items as JSON strings, reading `limit + 1` so the caller can tell whether
-     * another page exists.
+     * another page exists. One read transaction: the page, the boundaries it seeks from and the
+     * count that joins the two parts of an updatedAfter list all see the same library.
      */
     listJson(lib: Library, filter: NoteFilter, limit: number, offset: number): string[] {
-      const params: Record<string, string | number> = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0, limit: limit + 1, offset }
-      if (typeof filter.folderId === 'string') params.folder_id = filter.folderId
-      if (filter.status !== undefined) params.status = filter.status
-      if (filter.type !== undefined) params.type = filter.type
-      if (filter.updatedAfter !== undefined) params.updated_after = filter.updatedAfter
-      return listStatement(filter).values(params).map(r => r[0] as string)
+      return db.transaction(() => {
+        const want = limit + 1
+        const created = createdSequence(lib, filter)
+        const rows = boundaries.page(created, offset, want)
+        if (filter.updatedAfter === undefined || rows.length === want) return rows
+        // updatedAfter T: the notes created after T (all of them changed after T, as a note is never
+        // updated before it was created), then, all older, those created before T and changed since.
+        const createdAfter = rows.length > 0 ? offset + rows.length : boundaries.count(created)
+        return rows.concat(changedSince(lib, filter, Math.max(0, offset - createdAfter), want - rows.length))
+      })()
     },
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
@@ -107,7 +219,7 @@ export function createNotesRepo(db: Database) {
 
     /** Moves every note of a folder to the top level; part of the folder's deletion transaction. */
     unfileAll(folderId: string, updatedAt: string): number {
-      return db.query('UPDATE notes SET folder_id = NULL, updated_at = ? WHERE folder_id = ?').run(updatedAt, folderId).changes
+      return db.query('UPDATE notes SET folder_id = NULL, updated_at = max(?, date_created) WHERE folder_id = ?').run(updatedAt, folderId).changes
     },
   }
 }

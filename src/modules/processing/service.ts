@@ -190,7 +190,7 @@ export function createProcessingService(deps: {
       }
     },
 
-    async askNoteQuestion(p: Principal, id: string, question: string) {
+    async askNoteQuestion(p: Principal, id: string, question: string): Promise<Charged<{ noteId: string; question: string; answer: string; creditsCharged: number; notice?: string }>> {
       const note = notes.requireNote(p, id)
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)

@@ -1,0 +1,309 @@
+import { describe, expect, test } from 'bun:test'
+import { openDatabase, type Database } from '../../src/db/database'
+import { PageBoundaries } from '../../src/db/page-boundaries'
+import { changeStamp, freshEveryTime } from '../../src/db/read-cache'
+import { createFoldersRepo } from '../../src/modules/folders/repo'
+import { createNotesRepo, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
+import { createUsageRepo } from '../../src/modules/usage/repo'
+import { createTestApp, fixedClock } from '../helpers/app'
+import { seededRandom } from '../fixtures/random'
+
+/**
+ * listNotes at any offset and with any combination of filters: every page is exactly the slice of the
+ * interface's order (newest first by dateCreated, ties by id) that a reference computed here gives,
+ * on a stable library and while notes are inserted, changed and deleted; and every query behind a page
+ * is read off the index made for its filters — no scan of the table, no sort.
+ */
+
+const NOW = Date.parse('2026-11-23T12:00:00.000Z')
+const DAY = 86_400_000
+const ACCOUNT = 'acct_list'
+const LIB = { accountId: ACCOUNT, sandbox: false }
+const FOLDERS = ['fld_a', 'fld_b']
+const STATUSES = ['Done', 'Error', 'Summarizing'] as const
+const TYPES = ['audio', 'video', 'import']
+/** How long after creation a note last changed: never, and spans across every class of migration 4. */
+const LIFETIMES_MS = [0, 0, 0, 30e3, 5 * 60e3, 40 * 60e3, 3 * 3600e3, 12 * 3600e3, 3 * DAY, 20 * DAY, 200 * DAY, 600 * DAY]
+
+interface Model {
+  id: string
+  dateCreated: string
+  updatedAt: string
+  folderId: string | null
+  status: string
+  type: string
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+function newDatabase(): Database {
+  const db = openDatabase(':memory:')
+  db.exec(`INSERT INTO accounts (id, email, grant_period, created_at) VALUES ('${ACCOUNT}', 'list@example.com', '2026-11', '${iso(NOW - 900 * DAY)}')`)
+  for (const f of FOLDERS) db.exec(`INSERT INTO folders (id, account_id, sandbox, name, created_at, updated_at) VALUES ('${f}', '${ACCOUNT}', 0, '${f}', '${iso(NOW - 900 * DAY)}', '${iso(NOW - 900 * DAY)}')`)
+  return db
+}
+
+function row(m: Model): NoteRow {
+  return {
+    id: m.id, account_id: ACCOUNT, sandbox: 0, folder_id: m.folderId, title: `Note ${m.id}`, summary: '', original_transcription: '', structured_content: null,
+    status: m.status as NoteRow['status'], processing_stage: null, type: m.type, style_id: 'note', language: null, is_pinned: 0, source: 'api',
+    error_code: null, error_message: null, date_created: m.dateCreated, updated_at: m.updatedAt,
+  }
+}
+
+/** A library of `n` notes over 800 days, some created in the same millisecond (ties go by id). */
+function generate(n: number, seed: number): Model[] {
+  const rand = seededRandom(seed)
+  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!
+  const out: Model[] = []
+  let created = NOW - 800 * DAY
+  for (let i = 0; i < n; i++) {
+    if (rand() > 0.1) created += Math.floor(rand() * ((800 * DAY) / n) * 2)
+    const updated = Math.min(NOW, created + pick(LIFETIMES_MS))
+    out.push({
+      id: `note_${String(i).padStart(6, '0')}_${Math.floor(rand() * 1e6).toString(36)}`,
+      dateCreated: iso(created),
+      updatedAt: iso(updated),
+      folderId: rand() < 0.5 ? null : pick(FOLDERS),
+      status: pick(STATUSES),
+      type: pick(TYPES),
+    })
+  }
+  return out
+}
+
+/** The interface's answer, computed from the model: filter, newest first, ties by id. */
+function expected(all: Iterable<Model>, f: NoteFilter): string[] {
+  return [...all]
+    .filter(m => (f.folderId === undefined || m.folderId === f.folderId) && (f.status === undefined || m.status === f.status) &&
+      (f.type === undefined || m.type === f.type) && (f.updatedAfter === undefined || m.updatedAt > f.updatedAfter))
+    .sort((a, b) => (a.dateCreated !== b.dateCreated ? (a.dateCreated < b.dateCreated ? 1 : -1) : a.id < b.id ? 1 : -1))
+    .map(m => m.id)
+}
+
+/** Every combination of the list filters, with updatedAfter at instants that split the library differently. */
+function filterCombinations(): NoteFilter[] {
+  const out: NoteFilter[] = []
+  for (const folderId of [undefined, null, 'fld_a'])
+    for (const status of [undefined, 'Error'])
+      for (const type of [undefined, 'video'])
+        for (const updatedAfter of [undefined, iso(NOW - 700 * DAY), iso(NOW - 30 * DAY), iso(NOW - 2 * DAY)]) {
+          const f: NoteFilter = {}
+          if (folderId !== undefined) f.folderId = folderId
+          if (status !== undefined) f.status = status
+          if (type !== undefined) f.type = type
+          if (updatedAfter !== undefined) f.updatedAfter = updatedAfter
+          out.push(f)
+        }
+  return out
+}
+
+const ids = (items: string[]) => items.map(s => (JSON.parse(s) as { id: string }).id)
+
+describe('pages at any offset equal the reference order (repository, boundaries every 7 rows)', () => {
+  const db = newDatabase()
+  const notes = createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime), 7))
+  const model = new Map<string, Model>()
+  for (const m of generate(1200, 9)) {
+    notes.insert(row(m))
+    model.set(m.id, m)
+  }
+
+  test('paging from the first page to past the last returns every note once, in order, for every filter combination', () => {
+    for (const f of filterCombinations()) {
+      const want = expected(model.values(), f)
+      for (const limit of [1, 13, 100]) {
+        const got: string[] = []
+        for (let offset = 0; ; offset += limit) {
+          const page = ids(notes.listJson(LIB, f, limit, offset))
+          got.push(...page.slice(0, limit))
+          if (page.length <= limit) break
+        }
+        expect([JSON.stringify(f), limit, got]).toEqual([JSON.stringify(f), limit, want])
+      }
+    }
+  })
+
+  test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', () => {
+    const rand = seededRandom(4)
+    for (const f of filterCombinations()) {
+      const want = expected(model.values(), f)
+      const offsets = [want.length + 3, want.length, want.length - 1, ...Array.from({ length: 12 }, () => Math.floor(rand() * (want.length + 5)))]
+      for (const offset of offsets.filter(o => o >= 0)) {
+        expect([JSON.stringify(f), offset, ids(notes.listJson(LIB, f, 20, offset))]).toEqual([JSON.stringify(f), offset, want.slice(offset, offset + 21)])
+      }
+    }
+  })
+
+  test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', () => {
+    const rand = seededRandom(77)
+    const combos = filterCombinations()
+    let counter = 0
+    for (let step = 0; step < 300; step++) {
+      const action = rand()
+      const existing = [...model.keys()]
+      if (action < 0.35) {
+        const created = NOW - Math.floor(rand() * 800 * DAY)
+        const m: Model = { id: `note_new_${counter++}`, dateCreated: iso(created), updatedAt: iso(created), folderId: rand() < 0.5 ? null : 'fld_a', status: 'Error', type: 'video' }
+        notes.insert(row(m))
+        model.set(m.id, m)
+      } else if (action < 0.7) {
+        const id = existing[Math.floor(rand() * existing.length)]!
+        const m = model.get(id)!
+        // sometimes earlier than the creation: the repository keeps updatedAt at or after dateCreated
+        const at = iso(Date.parse(m.dateCreated) + Math.floor((rand() - 0.2) * 300 * DAY))
+        notes.write(id, { updated_at: at, status: 'Error' })
+        model.set(id, { ...m, updatedAt: at > m.dateCreated ? at : m.dateCreated, status: 'Error' })
+      } else {
+        const id = existing[Math.floor(rand() * existing.length)]!
+        expect(notes.delete(LIB, id)).toBe(true)
+        model.delete(id)
+      }
+      for (let r = 0; r < 3; r++) {
+        const f = combos[Math.floor(rand() * combos.length)]!
+        const want = expected(model.values(), f)
+        const offset = Math.floor(rand() * (want.length + 2))
+        expect([step, JSON.stringify(f), offset, ids(notes.listJson(LIB, f, 10, offset))]).toEqual([step, JSON.stringify(f), offset, want.slice(offset, offset + 11)])
+      }
+    }
+  })
+})
+
+describe('listNotes through the API while the library changes (read cache on, default boundaries)', () => {
+  test('pages of 50 across 2,000 notes, with inserts, renames and deletes between pages', async () => {
+    const clock = fixedClock(iso(NOW))
+    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+    const key = t.key()
+    const account = t.services.accounts.ensureAccount('user@example.com')
+    const repo = createNotesRepo(t.db, new PageBoundaries(() => ''))
+    const model = new Map<string, Model>()
+    for (const m of generate(2000, 5)) {
+      repo.insert({ ...row({ ...m, folderId: null }), account_id: account.id })
+      model.set(m.id, { ...m, folderId: null })
+    }
+    const rand = seededRandom(11)
+    const list = async (query: string) => {
+      const res = await t.call('GET', `/v1/notes?${query}`, { token: key })
+      expect(res.status).toBe(200)
+      return res.body as { data: { id: string }[]; pagination: { limit: number; offset: number; hasMore: boolean } }
+    }
+    for (let round = 0; round < 40; round++) {
+      // a change through the API: a new note, a rename, or a deletion
+      const action = rand()
+      clock.advance(1000)
+      if (action < 0.4) {
+        const made = await t.call('POST', '/v1/notes', { token: key, body: { title: `new ${round}`, content: 'text' } })
+        model.set(made.body.id, { id: made.body.id, dateCreated: made.body.dateCreated, updatedAt: made.body.updatedAt, folderId: null, status: 'Done', type: 'import' })
+      } else if (action < 0.7) {
+        const id = [...model.keys()][Math.floor(rand() * model.size)]!
+        const renamed = await t.call('PATCH', `/v1/notes/${id}`, { token: key, body: { title: `renamed ${round}` } })
+        model.set(id, { ...model.get(id)!, updatedAt: renamed.body.updatedAt })
+      } else {
+        const id = [...model.keys()][Math.floor(rand() * model.size)]!
+        expect((await t.call('DELETE', `/v1/notes/${id}`, { token: key })).status).toBe(204)
+        model.delete(id)
+      }
+      for (const f of [{}, { updatedAfter: iso(NOW - 400 * DAY) }, { updatedAfter: iso(NOW - 10 * DAY) }] as NoteFilter[]) {
+        const want = expected(model.values(), f)
+        const offset = Math.floor(rand() * want.length)
+        const q = new URLSearchParams({ limit: '50', offset: String(offset), ...(f.updatedAfter ? { updatedAfter: f.updatedAfter } : {}) })
+        const page = await list(q.toString())
+        expect([round, q.toString(), page.data.map(n => n.id), page.pagination.hasMore]).toEqual([round, q.toString(), want.slice(offset, offset + 50), offset + 50 < want.length])
+      }
+    }
+  })
+})
+
+/** Records every statement the repositories run, with its parameters, so each can be explained. */
+function recording(db: Database): { db: Database; seen: { sql: string; params: unknown }[] } {
+  const seen: { sql: string; params: unknown }[] = []
+  const wrapStatement = (sql: string, st: any) => new Proxy(st, {
+    get(target, prop) {
+      const v = target[prop]
+      if (typeof v !== 'function') return v
+      if (['get', 'all', 'values', 'run', 'iterate'].includes(prop as string)) {
+        return (...args: unknown[]) => {
+          seen.push({ sql, params: args.length === 1 ? args[0] : args })
+          return v.apply(target, args)
+        }
+      }
+      return v.bind(target)
+    },
+  })
+  const proxy = new Proxy(db as any, {
+    get(target, prop) {
+      if (prop === 'query' || prop === 'prepare') return (sql: string) => wrapStatement(sql, target[prop](sql))
+      const v = target[prop]
+      return typeof v === 'function' ? v.bind(target) : v
+    },
+  })
+  return { db: proxy as Database, seen }
+}
+
+function plan(db: Database, sql: string, params: unknown): string[] {
+  const st = db.query(`EXPLAIN QUERY PLAN ${sql}`)
+  const rows = (Array.isArray(params) ? st.all(...(params as never[])) : st.all(params as never)) as { detail: string }[]
+  return rows.map(r => r.detail)
+}
+
+/** The index each combination of equality filters must be read from (migrations 1 and 4). */
+const INDEX_FOR: Record<string, string> = {
+  '': 'notes_newest',
+  folder: 'notes_by_folder',
+  status: 'notes_by_status',
+  type: 'notes_by_type',
+  'folder+status': 'notes_by_folder_status',
+  'folder+type': 'notes_by_folder_type',
+  'status+type': 'notes_by_status_type',
+  'folder+status+type': 'notes_by_folder_status_type',
+}
+
+function equalityFilters(f: NoteFilter): string {
+  return [f.folderId !== undefined && 'folder', f.status !== undefined && 'status', f.type !== undefined && 'type'].filter(Boolean).join('+')
+}
+
+describe('query plans: every list query is read off its index, never a scan or a sort', () => {
+  for (const statistics of ['no statistics', 'after PRAGMA optimize on a full library']) {
+    test(`listNotes, every filter combination and offset (${statistics})`, () => {
+      const plain = newDatabase()
+      const { db, seen } = recording(plain)
+      const notes = createNotesRepo(db, new PageBoundaries(changeStamp(plain, freshEveryTime), 16))
+      for (const m of generate(3000, 21)) notes.insert(row(m))
+      if (statistics !== 'no statistics') plain.exec('PRAGMA optimize=0x10002')
+      const problems: string[] = []
+      for (const f of filterCombinations()) {
+        for (const offset of [0, 40, 900, 5000]) {
+          seen.length = 0
+          notes.listJson(LIB, f, 50, offset)
+          for (const { sql, params } of seen.filter(s => /FROM notes/.test(s.sql))) {
+            const details = plan(plain, sql, params)
+            const where = `${JSON.stringify(f)} offset ${offset}: ${sql.replace(/\s+/g, ' ').slice(0, 90)}… → ${details.join(' | ')}`
+            if (details.some(d => /^SCAN notes/.test(d))) problems.push(`scans the table: ${where}`)
+            if (details.some(d => /TEMP B-TREE/.test(d))) problems.push(`sorts: ${where}`)
+            const index = /USING (?:COVERING )?INDEX (\w+)/.exec(details.join(' '))?.[1]
+            const wanted = /changed_within/.test(sql) ? 'notes_changed_later' : INDEX_FOR[equalityFilters(f)]
+            // a count may use any index whose prefix is the filters: it reads the same range
+            if (/^SELECT count/.test(sql)) {
+              if (!index?.startsWith(wanted === 'notes_newest' ? 'notes_' : wanted!)) problems.push(`counts off ${index}: ${where}`)
+            } else if (index !== wanted) problems.push(`uses ${index}, not ${wanted}: ${where}`)
+          }
+        }
+      }
+      expect(problems).toEqual([])
+    })
+  }
+
+  test('listFolders and the recent charges of getUsage', () => {
+    const plain = newDatabase()
+    const { db, seen } = recording(plain)
+    const folders = createFoldersRepo(db)
+    const usage = createUsageRepo(db)
+    folders.list(LIB)
+    usage.recent(ACCOUNT, 50)
+    const plans = seen.filter(s => /^SELECT \* FROM (folders|usage)/.test(s.sql)).map(s => plan(plain, s.sql, s.params).join(' | '))
+    expect(plans).toEqual([
+      'SEARCH folders USING INDEX folders_by_name (account_id=? AND sandbox=?)',
+      'SEARCH usage USING INDEX usage_recent (account_id=?)',
+    ])
+  })
+})
