@@ -31,35 +31,37 @@ export interface SpecOperation {
   scopes: SpecScope[]
   /** the `Cost` column: an integer or the text `1 per started minute` */
   cost: number | '1 per started minute'
+  /** the `Extra errors` column: statuses beyond the common 400, 401, 403, 429, 500 */
+  errors: number[]
 }
 
 /** SPEC.md "Endpoints": every operation with its method, path, scopes and cost, as the tables give them. */
 export const SPEC_OPERATIONS: SpecOperation[] = [
-  { id: 'getApiIndex', method: 'GET', path: '/v1', scopes: [], cost: 0 },
-  { id: 'getHealth', method: 'GET', path: '/v1/health', scopes: [], cost: 0 },
+  { id: 'getApiIndex', method: 'GET', path: '/v1', scopes: [], cost: 0, errors: [] },
+  { id: 'getHealth', method: 'GET', path: '/v1/health', scopes: [], cost: 0, errors: [] },
 
-  { id: 'listNotes', method: 'GET', path: '/v1/notes', scopes: ['notes:read'], cost: 0 },
-  { id: 'createNote', method: 'POST', path: '/v1/notes', scopes: ['notes:write'], cost: 0 },
-  { id: 'getNote', method: 'GET', path: '/v1/notes/{id}', scopes: ['notes:read'], cost: 0 },
-  { id: 'updateNote', method: 'PATCH', path: '/v1/notes/{id}', scopes: ['notes:write'], cost: 0 },
-  { id: 'deleteNote', method: 'DELETE', path: '/v1/notes/{id}', scopes: ['notes:write'], cost: 0 },
-  { id: 'getNoteStatus', method: 'GET', path: '/v1/notes/{id}/status', scopes: ['notes:read'], cost: 0 },
-  { id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/{id}/transcript', scopes: ['notes:read'], cost: 0 },
-  { id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/{id}/questions', scopes: ['notes:read', 'summaries:write'], cost: 1 },
+  { id: 'listNotes', method: 'GET', path: '/v1/notes', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'createNote', method: 'POST', path: '/v1/notes', scopes: ['notes:write'], cost: 0, errors: [] },
+  { id: 'getNote', method: 'GET', path: '/v1/notes/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'updateNote', method: 'PATCH', path: '/v1/notes/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'deleteNote', method: 'DELETE', path: '/v1/notes/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'getNoteStatus', method: 'GET', path: '/v1/notes/{id}/status', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/{id}/transcript', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  { id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/{id}/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 404, 409, 502] },
 
-  { id: 'listFolders', method: 'GET', path: '/v1/folders', scopes: ['folders:read'], cost: 0 },
-  { id: 'createFolder', method: 'POST', path: '/v1/folders', scopes: ['folders:write'], cost: 0 },
-  { id: 'getFolder', method: 'GET', path: '/v1/folders/{id}', scopes: ['folders:read'], cost: 0 },
-  { id: 'updateFolder', method: 'PATCH', path: '/v1/folders/{id}', scopes: ['folders:write'], cost: 0 },
-  { id: 'deleteFolder', method: 'DELETE', path: '/v1/folders/{id}', scopes: ['folders:write'], cost: 0 },
+  { id: 'listFolders', method: 'GET', path: '/v1/folders', scopes: ['folders:read'], cost: 0, errors: [] },
+  { id: 'createFolder', method: 'POST', path: '/v1/folders', scopes: ['folders:write'], cost: 0, errors: [] },
+  { id: 'getFolder', method: 'GET', path: '/v1/folders/{id}', scopes: ['folders:read'], cost: 0, errors: [404] },
+  { id: 'updateFolder', method: 'PATCH', path: '/v1/folders/{id}', scopes: ['folders:write'], cost: 0, errors: [404] },
+  { id: 'deleteFolder', method: 'DELETE', path: '/v1/folders/{id}', scopes: ['folders:write'], cost: 0, errors: [404] },
 
-  { id: 'createUpload', method: 'POST', path: '/v1/uploads', scopes: ['transcriptions:write', 'notes:write'], cost: 0 },
-  { id: 'completeUpload', method: 'POST', path: '/v1/uploads/{id}/complete', scopes: ['transcriptions:write', 'notes:write'], cost: '1 per started minute' },
-  { id: 'createTranscription', method: 'POST', path: '/v1/transcriptions', scopes: ['transcriptions:write'], cost: '1 per started minute' },
-  { id: 'createSummary', method: 'POST', path: '/v1/summaries', scopes: ['summaries:write'], cost: 2 },
-  { id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', scopes: ['summaries:write'], cost: '1 per started minute' },
+  { id: 'createUpload', method: 'POST', path: '/v1/uploads', scopes: ['transcriptions:write', 'notes:write'], cost: 0, errors: [413, 415] },
+  { id: 'completeUpload', method: 'POST', path: '/v1/uploads/{id}/complete', scopes: ['transcriptions:write', 'notes:write'], cost: '1 per started minute', errors: [402, 404, 409, 502] },
+  { id: 'createTranscription', method: 'POST', path: '/v1/transcriptions', scopes: ['transcriptions:write'], cost: '1 per started minute', errors: [402, 502] },
+  { id: 'createSummary', method: 'POST', path: '/v1/summaries', scopes: ['summaries:write'], cost: 2, errors: [402, 422, 502] },
+  { id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', scopes: ['summaries:write'], cost: '1 per started minute', errors: [402, 502] },
 
-  { id: 'getUsage', method: 'GET', path: '/v1/usage', scopes: ['usage:read'], cost: 0 },
+  { id: 'getUsage', method: 'GET', path: '/v1/usage', scopes: ['usage:read'], cost: 0, errors: [] },
 ]
 
 /** SPEC.md "Errors": every code with its HTTP status. */
