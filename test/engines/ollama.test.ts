@@ -216,7 +216,7 @@ describe('failures', () => {
     fake.down()
     setTimeout(() => fake.up(), 100)
     const out = await e.summarize({ text: MEETING, styleId: 'bulletpoints' })
-    expect(out.structuredContent.bulletpoints).toBeDefined()
+    expectDecisionsShape('bulletpoints', out.structuredContent)
   })
 
   test('model not pulled (found out by /api/show): says `ollama pull <model>`, no retries', async () => {
@@ -259,7 +259,7 @@ describe('failures', () => {
     await e.ready()
     fake.behaviour = { delayMs: 1000, delayTimes: 1 }
     const out = await e.summarize({ text: MEETING, styleId: 'note' })
-    expect(out.structuredContent.note).toBeDefined()
+    expectDecisionsShape('note', out.structuredContent)
     expect(chats()).toHaveLength(2)
   })
 
