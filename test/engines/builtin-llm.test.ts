@@ -422,13 +422,8 @@ describe('builtin engine: answers', () => {
 
   test('the long transcript is summarized in every style, with the right shapes', async () => {
     const text = longText()
-    for (const style of STYLES) {
-      const started = performance.now()
-      const out = await engine.summarize({ text, styleId: style })
-      // the 2-second target is measured by bench/builtin-llm.ts; this only catches a blow-up
-      expect(performance.now() - started).toBeLessThan(10_000)
-      expectShape(style, out)
-    }
+    // how long this takes (against the 2-second target) is measured by bench/builtin-llm.ts
+    for (const style of STYLES) expectShape(style, await engine.summarize({ text, styleId: style }))
     const notes = (await engine.summarize({ text, styleId: 'meeting-notes' })).structuredContent['meeting-notes'] as {
       attendees: string[]
       decisions: string[]

@@ -429,13 +429,11 @@ describe('with NOTESVC_ALLOW_PRIVATE_URLS on', () => {
   })
 
   test('a Content-Length over the limit is refused before the body is read', async () => {
-    const started = performance.now()
     const err = await downloadUrl(`http://127.0.0.1:${rawServer.port}/declared-huge`, { ...opts, maxBytes: 5 * 1024 ** 3, dest: dest() }).catch(e => e)
+    // The server never sends a body byte: a download that waited for one would end in UrlTimeoutError.
     expect(err).toBeInstanceOf(UrlTooLargeError)
     expect(err.declared).toBe(6 * 1024 ** 3)
     expect(err.limit).toBe(5 * 1024 ** 3)
-    // the server never sends a body byte: refusing at once shows none was awaited
-    expect(performance.now() - started).toBeLessThan(2000)
     expect(readdirSync(work.path).filter(f => f.startsWith(`media-${n}`))).toEqual([])
   })
 
@@ -453,11 +451,10 @@ describe('with NOTESVC_ALLOW_PRIVATE_URLS on', () => {
   })
 
   test('a body that trickles past the time limit: UrlTimeoutError, nothing left', async () => {
-    const started = performance.now()
+    // The body never ends (a byte every 50 ms): only the time limit can stop the download.
     const err = await downloadUrl(`http://127.0.0.1:${rawServer.port}/slow-body`, { ...opts, timeoutMs: 400, dest: dest() }).catch(e => e)
     expect(err).toBeInstanceOf(UrlTimeoutError)
     expect(err.timeoutMs).toBe(400)
-    expect(performance.now() - started).toBeLessThan(3000)
     expect(leftovers()).toEqual([])
   })
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { createTestApp } from '../helpers/app'
-import { OPERATIONS } from '../../src/http/operations'
 import { successSchemas } from '../../src/http/openapi'
+import { SPEC_OPERATIONS } from '../helpers/interface'
 
 /**
  * Responses are not checked against their schemas at run time (that would cost half of a list
@@ -52,7 +52,8 @@ describe('every success response matches its published schema', () => {
     }
     await expectShape('createYoutubeSummary', 'POST', '/v1/youtube-summaries', sandbox, { youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' })
     await expectShape('getUsage', 'GET', '/v1/usage', live)
-    const noBody = OPERATIONS.filter(o => o.id === 'deleteNote' || o.id === 'deleteFolder').map(o => o.id)
-    expect(OPERATIONS.map(o => o.id).filter(id => !checked.has(id) && !noBody.includes(id))).toEqual([])
+    // deleteNote and deleteFolder answer 204 with no body, so there is no shape to check
+    const noBody = ['deleteNote', 'deleteFolder']
+    expect(SPEC_OPERATIONS.map(o => o.id).filter(id => !checked.has(id) && !noBody.includes(id))).toEqual([])
   })
 })

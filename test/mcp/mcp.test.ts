@@ -8,13 +8,14 @@ import { createApp } from '../../src/app'
 import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { openDatabase } from '../../src/db/database'
-import { OPERATIONS, type Scope } from '../../src/http/operations'
+import type { Scope } from '../../src/http/operations'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger } from '../../src/log'
 import { CreateFolderRequest } from '../../src/modules/folders/model'
 import { CreateNoteRequest, ListNotesQuery, UpdateNoteRequest } from '../../src/modules/notes/model'
 import { SummaryRequest } from '../../src/modules/processing/model'
 import { createServices } from '../../src/services'
+import { SPEC_OPERATIONS, SPEC_SCOPES } from '../helpers/interface'
 
 /** The app with the MCP module plugged in, served on a loopback port. */
 function startServer() {
@@ -59,11 +60,13 @@ describe('MCP endpoint', () => {
     try {
       expect(client.getServerVersion()?.name).toBe('notesvc')
       const { tools } = await client.listTools()
-      expect(tools.map(t => t.name).sort()).toEqual(OPERATIONS.map(o => o.id).sort())
+      expect(tools.map(t => t.name).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
       const byName = new Map(tools.map(t => [t.name, t]))
-      for (const t of tools) {
+      for (const op of SPEC_OPERATIONS) {
+        const t = byName.get(op.id)!
         expect(t.inputSchema.type).toBe('object')
-        expect(t.description).toBeTruthy()
+        // the description tells an agent which scopes the tool needs (SPEC.md Endpoints)
+        for (const scope of op.scopes) expect(t.description, op.id).toContain(scope)
       }
       expect(byName.get('createNote')!.inputSchema).toEqual(plain(CreateNoteRequest))
       expect(byName.get('createFolder')!.inputSchema).toEqual(plain(CreateFolderRequest))
@@ -86,7 +89,7 @@ describe('MCP endpoint', () => {
     const client = await connect(srv.base, srv.key({ email: 'notes@example.com' }))
     try {
       const created = await client.callTool({ name: 'createNote', arguments: { title: 'Standup', content: 'Ana will ship the release on Friday. Bo reviews the docs.' } })
-      expect(created.isError).toBeFalsy()
+      expect(created.isError ?? false).toBe(false) // MCP: an absent isError means success
       const note = created.structuredContent as any
       expect(note.id).toMatch(/^note_/)
       expect(note.title).toBe('Standup')
@@ -103,7 +106,7 @@ describe('MCP endpoint', () => {
       expect((updated.structuredContent as any).isPinned).toBe(true)
 
       const folder = await client.callTool({ name: 'createFolder', arguments: { name: 'Meetings', color: 'blue' } })
-      expect(folder.isError).toBeFalsy()
+      expect(folder.isError ?? false).toBe(false) // MCP: an absent isError means success
       const f = folder.structuredContent as any
       expect(f.id).toMatch(/^fld_/)
       const folders = await client.callTool({ name: 'listFolders', arguments: {} })
@@ -128,7 +131,7 @@ describe('MCP endpoint', () => {
         name: 'createSummary',
         arguments: { text: 'We met on Monday to plan the launch. Ana will write the announcement by Friday. Bo will fix the login bug before the release. The team agreed to ship next week.' },
       })
-      expect(r.isError).toBeFalsy()
+      expect(r.isError ?? false).toBe(false) // MCP: an absent isError means success
       const s = r.structuredContent as any
       expect(s.creditsCharged).toBe(2)
       expect(typeof s.summary).toBe('string')
@@ -155,7 +158,7 @@ describe('MCP endpoint', () => {
       expect((r.content as any)[0].text).toContain('insufficient_scope')
       // what it may do still works
       const ok = await client.callTool({ name: 'listNotes', arguments: {} })
-      expect(ok.isError).toBeFalsy()
+      expect(ok.isError ?? false).toBe(false) // MCP: an absent isError means success
       // charging operations too: refused before anything is charged
       const s = await client.callTool({ name: 'createSummary', arguments: { text: 'hello there' } })
       expect((s.structuredContent as any).error.code).toBe('insufficient_scope')
@@ -191,7 +194,7 @@ describe('MCP endpoint', () => {
     try {
       const r = await client.callTool({ name: 'createSummary', arguments: { text: 'Anything at all.' } })
       expect((r.structuredContent as any).creditsCharged).toBe(0)
-      expect((r.structuredContent as any).notice).toBeTruthy()
+      expect((r.structuredContent as any).notice).toContain('fixed sample data')
     } finally {
       await client.close()
     }
@@ -228,8 +231,11 @@ describe('MCP endpoint', () => {
     expect(m.endpoint).toBe(`${srv.base}/mcp`)
     expect(m.transport).toBe('streamable-http')
     expect(m.authentication.resource_metadata).toBe(`${srv.base}/.well-known/oauth-protected-resource`)
-    expect(m.tools.map((t: any) => t.name).sort()).toEqual(OPERATIONS.map(o => o.id).sort())
-    expect(m.tools.find((t: any) => t.name === 'createSummary')).toMatchObject({ scopes: ['summaries:write'], credits: 2 })
+    expect(m.tools.map((t: any) => t.name).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
+    // each tool's scopes and cost as SPEC.md's Endpoints tables give them
+    const listed = new Map<string, any>(m.tools.map((t: any) => [t.name, t]))
+    for (const op of SPEC_OPERATIONS) expect({ op: op.id, scopes: listed.get(op.id).scopes, credits: listed.get(op.id).credits }).toEqual({ op: op.id, scopes: op.scopes, credits: op.cost })
+    expect(m.authentication.scopes).toEqual(SPEC_SCOPES)
 
     const index = await (await fetch(`${srv.base}/v1`)).json() as any
     expect(index.mcp).toBe(m.endpoint)

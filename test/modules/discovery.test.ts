@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp } from '../helpers/app'
-import { OPERATIONS, SCOPES } from '../../src/http/operations'
-import { ERROR_STATUS } from '../../src/http/errors'
+import { SPEC_COSTS, SPEC_ERROR_STATUS, SPEC_OPERATIONS, SPEC_SCOPES } from '../helpers/interface'
 
 describe('GET /v1', () => {
   test('fills every ApiIndex field with real content', async () => {
@@ -11,8 +10,8 @@ describe('GET /v1', () => {
     const b = r.body
     expect(Object.keys(b).sort()).toEqual(['authentication', 'credits', 'documentation', 'mcp', 'name', 'openapi', 'rateLimits', 'resources', 'sandbox', 'scopes', 'version'].sort())
     expect(b).toMatchObject({ name: 'notesvc', version: '1.1.0', documentation: 'https://notes.example.org/docs', openapi: 'https://notes.example.org/v1/openapi.json', mcp: 'https://notes.example.org/mcp' })
-    expect(b.scopes).toEqual(SCOPES.map(s => ({ scope: s.scope, description: s.description })))
-    expect(b.credits.costs).toEqual({ transcriptionPerMinute: 1, youtubePerMinute: 1, summarizeText: 2, askQuestion: 1, documentFlat: 2 })
+    expect(b.scopes).toEqual(SPEC_SCOPES)
+    expect(b.credits.costs).toEqual(SPEC_COSTS)
     expect(b.credits.plans).toEqual({ free: { monthlyGrant: 60 }, pro: { monthlyGrant: 2000 } })
     expect(b.rateLimits.classes.read.limit).toBe(200)
     expect(b.rateLimits.classes.processing.operations).toEqual(['askNoteQuestion', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary'])
@@ -28,7 +27,7 @@ describe('GET /v1', () => {
 })
 
 describe('OpenAPI document', () => {
-  test('every operation of the SPEC is there with its operationId, scopes and x-service-credits', async () => {
+  test('every operation of the SPEC is there with its operationId, scopes, x-service-credits and error statuses', async () => {
     const t = createTestApp()
     const doc = (await t.call('GET', '/v1/openapi.json')).body
     expect(doc.openapi).toBe('3.1.0')
@@ -37,13 +36,17 @@ describe('OpenAPI document', () => {
     for (const [path, methods] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(methods)) found.set(op.operationId, { ...op, path, method })
     }
-    for (const op of OPERATIONS) {
+    for (const op of SPEC_OPERATIONS) {
       const d = found.get(op.id)
       expect(d, op.id).toBeDefined()
-      expect(`${d.method.toUpperCase()} ${d.path}`).toBe(`${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')}`)
-      expect(d['x-service-credits']).toBe(op.credits)
-      expect(d.security).toEqual(op.public ? [] : [{ apiKey: op.scopes }, { oauth2: op.scopes }])
-      if (!op.public) expect(Object.keys(d.responses)).toEqual(expect.arrayContaining(['400', '401', '403', '429', '500']))
+      expect(`${d.method.toUpperCase()} ${d.path}`).toBe(`${op.method} ${op.path}`)
+      expect(d['x-service-credits'], op.id).toBe(op.cost)
+      const isPublic = op.scopes.length === 0
+      expect(d.security, op.id).toEqual(isPublic ? [] : [{ apiKey: op.scopes }, { oauth2: op.scopes }])
+      // SPEC: the common errors of credentialed operations plus each one's extra errors; the two public ones only 429 and 500
+      const errorStatuses = Object.keys(d.responses).filter(s => Number(s) >= 400).sort()
+      const common = isPublic ? ['429', '500'] : ['400', '401', '403', '429', '500']
+      expect(errorStatuses, op.id).toEqual([...new Set([...common, ...op.errors.map(String)])].sort())
     }
     expect(found.get('askNoteQuestion')['x-service-credits']).toBe(1)
     expect(found.get('completeUpload')['x-service-credits']).toBe('1 per started minute')
@@ -69,7 +72,8 @@ describe('documentation pages', () => {
   test('every error code has an anchor on the errors page that doc_url points to', async () => {
     const t = createTestApp()
     const html = (await t.call('GET', '/docs/errors')).text
-    for (const code of Object.keys(ERROR_STATUS)) expect(html).toContain(`id="${code}"`)
+    // each code's row gives the status SPEC.md "Errors" pairs it with
+    for (const [code, status] of Object.entries(SPEC_ERROR_STATUS)) expect(html).toMatch(new RegExp(`<tr id="${code}">.*?</td><td>${status}</td>`))
     const err = (await t.call('GET', '/v1/notes')).body.error
     expect(err.doc_url).toBe('http://localhost/docs/errors#invalid_token')
   })

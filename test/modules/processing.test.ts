@@ -314,3 +314,95 @@ describe('sandbox forms', () => {
     expect((await t.call('GET', '/v1/usage', { token: t.token })).body.recent).toEqual([])
   })
 })
+
+/**
+ * SPEC.md "Limits / Credits" and DECISIONS.md "Credits": a charge that would go below zero is refused
+ * with 402; one that leaves exactly zero is not. For every charging route: a balance equal to the cost
+ * is served and ends at 0; one credit less is 402 insufficient_credits and nothing changes. The costs
+ * are the interface's: 1 per started minute of media, 2 for a text summary, 1 for a question.
+ */
+describe('a balance exactly equal to the cost is enough; one credit less is 402, on every charging route', () => {
+  const bin = tempDir('notesvc-ytdlp-edge-')
+  const ytdlp = installFakeYtdlp(bin.path)
+  afterAll(() => bin.remove())
+  const host = fileHost({ '/75s.wav': { body: makeWav({ seconds: 75, sampleRate: 8000 }) } })
+
+  type Edge = ReturnType<typeof app>
+  interface ChargingRoute {
+    op: string
+    /** what this request costs by the interface */
+    cost: number
+    /** the status of a request that is served */
+    served: number
+    /** sets up what the request needs (a note, an uploaded file), then returns the request */
+    prepare(t: Edge): Promise<() => ReturnType<Edge['call']>>
+  }
+
+  const routes: ChargingRoute[] = [
+    {
+      op: 'completeUpload', cost: 2, served: 202, // a 61-second recording: two started minutes
+      async prepare(t) {
+        const up = (await t.call('POST', '/v1/uploads', { token: t.token, body: { fileName: 'a.wav', contentType: 'audio/wav' } })).body
+        const res = await t.app.handle(new Request(up.uploadUrl.replace(/^https?:\/\/[^/]+/, 'http://localhost'), { method: 'PUT', body: makeWav({ seconds: 61, sampleRate: 8000 }) }))
+        expect(res.status).toBe(200)
+        return () => t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
+      },
+    },
+    {
+      op: 'createTranscription', cost: 2, served: 200, // 75 seconds: two started minutes
+      async prepare(t) {
+        return () => t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/75s.wav` } })
+      },
+    },
+    {
+      op: 'createSummary', cost: 2, served: 200,
+      async prepare(t) {
+        return () => t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
+      },
+    },
+    {
+      op: 'createYoutubeSummary', cost: 4, served: 200, // the stand-in video is 212 seconds: four started minutes
+      async prepare(t) {
+        return () => t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } })
+      },
+    },
+    {
+      op: 'askNoteQuestion', cost: 1, served: 200,
+      async prepare(t) {
+        const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Planning', content: MEETING } })).body
+        return () => t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who writes the migration guide?' } })
+      },
+    },
+  ]
+
+  /** A free account (60 credits a month) spent down to `balance`. */
+  async function withBalance(balance: number) {
+    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp })
+    const account = t.services.accounts.requireAccount('user@example.com')
+    if (balance < 60) t.services.usage.charge({ accountId: account.id, operation: 'setup', credits: 60 - balance, source: 'api_key' })
+    expect((await t.call('GET', '/v1/usage', { token: t.token })).body.balance.totalRemaining).toBe(balance)
+    return t
+  }
+
+  test.each(routes.map(r => [r.op, r.cost, r] as const))('%s: a balance of exactly its cost (%i) is served and leaves 0', async (_op, cost, route) => {
+    const t = await withBalance(cost)
+    const send = await route.prepare(t)
+    const r = await send()
+    expect({ status: r.status, creditsCharged: r.body.creditsCharged, remaining: r.headers.get('x-credits-remaining') }).toEqual({ status: route.served, creditsCharged: cost, remaining: '0' })
+    const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
+    expect(usage.balance.totalRemaining).toBe(0)
+    expect(usage.recent[0]).toMatchObject({ operation: route.op, credits: cost })
+  })
+
+  test.each(routes.map(r => [r.op, r.cost - 1, r] as const))('%s: one credit less (%i) is 402 insufficient_credits and nothing changes', async (_op, balance, route) => {
+    const t = await withBalance(balance)
+    const send = await route.prepare(t)
+    const r = await send()
+    expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 402, code: 'insufficient_credits' })
+    const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
+    expect(usage.balance.totalRemaining).toBe(balance)
+    expect(usage.recent.map((u: any) => u.operation)).not.toContain(route.op)
+    // refused before the work: no audio was transcribed
+    expect(t.rec.calls).toEqual([])
+  })
+})

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestApp } from '../helpers/app'
+import { createTestApp, fixedClock } from '../helpers/app'
 import { recordingEngine } from '../helpers/engines'
 import { makeWav } from '../fixtures/wav'
 
@@ -23,7 +23,7 @@ const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 async function startUpload(t: TestApp, token: string, body: Record<string, unknown>) {
   const r = await t.call('POST', '/v1/uploads', { token, body })
   expect(r.status).toBe(201)
-  return r.body as { noteId: string; uploadUrl: string; headers: Record<string, string> }
+  return r.body as { noteId: string; uploadUrl: string; headers: Record<string, string>; expiresAt: string }
 }
 
 async function put(t: TestApp, url: string, bytes: Uint8Array, headers: Record<string, string> = {}) {
@@ -119,14 +119,33 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(409)
   })
 
-  test('a PUT with a bad or expired signature is 401 and stores nothing', async () => {
+  test('a PUT with a bad signature, or an expires changed without re-signing, is 401 and stores nothing', async () => {
     const t = setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const tampered = up.uploadUrl.replace(/signature=([0-9a-f])/, (_m, c) => `signature=${c === '0' ? '1' : '0'}`)
-    expect((await put(t, tampered, makeWav({ seconds: 1 }))).status).toBe(401)
-    const expired = up.uploadUrl.replace(/expires=\d+/, 'expires=1000')
-    expect((await put(t, expired, makeWav({ seconds: 1 }))).body.error.code).toBe('invalid_token')
+    expect(await put(t, tampered, makeWav({ seconds: 1 }))).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } })
+    const extended = up.uploadUrl.replace(/expires=(\d+)/, (_m, e) => `expires=${Number(e) + 3600}`)
+    expect(await put(t, extended, makeWav({ seconds: 1 }))).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } })
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(409)
+  })
+
+  test('the signed URL, as issued, works for one hour: a PUT after expiresAt is 401 invalid_token, one before it is stored', async () => {
+    const clock = fixedClock('2026-05-04T09:00:00.000Z')
+    const t = createTestApp({ clock })
+    apps.push(t)
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    // DECISIONS.md "Uploads on disk storage": valid for one hour
+    expect(up.expiresAt).toBe('2026-05-04T10:00:00.000Z')
+    const wav = makeWav({ seconds: 1 })
+
+    clock.set('2026-05-04T10:00:01.000Z')
+    expect(await put(t, up.uploadUrl, wav, up.headers)).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } })
+    expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })).status).toBe(409)
+
+    // the very same URL a second before it expires: the signature is good, only the time differed
+    clock.set('2026-05-04T09:59:59.000Z')
+    expect(await put(t, up.uploadUrl, wav, up.headers)).toEqual({ status: 200, body: { noteId: up.noteId, receivedBytes: wav.length } })
   })
 
   test('a corrupt file ends in Error with media_unreadable, and the charge is refunded', async () => {

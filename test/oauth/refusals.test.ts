@@ -223,13 +223,14 @@ describe('OAuth endpoint rate limits', () => {
   test('registration and token requests are limited per client address (429, OAuth JSON, Retry-After)', async () => {
     const { createTestApp } = await import('../helpers/app')
     // The OAuth endpoints count against the app's own limiter, in the write class, per client address.
-    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=100,write=2,processing=100' } })
+    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=100,write=2,processing=100' }, clock: fixedClock('2026-01-01T00:00:00.000Z') })
     const reg = () => t.call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' } })
     expect((await reg()).status).toBe(201)
     expect((await reg()).status).toBe(201)
     const third = await reg()
     expect(third.status).toBe(429)
     expect(third.body).toMatchObject({ error: 'rate_limited' })
-    expect(third.headers.get('retry-after')).toBeTruthy()
+    // all at one instant: the whole 60-second window is left to wait
+    expect(third.headers.get('retry-after')).toBe('60')
   })
 })
