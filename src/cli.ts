@@ -117,6 +117,9 @@ async function serve(config: Config, log: Logger) {
     out(`sandbox key: ${sandbox.key}`)
     process.stderr.write('\n')
   }
+  const speech = services.asrSelector.describe()
+  if (speech.engine === 'none') log.warn('no speech engine: uploads and transcriptions are refused (502, nothing charged) until one is installed', { detail: speech.detail })
+  else log.info('speech engine', { engine: speech.engine, detail: speech.detail })
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!

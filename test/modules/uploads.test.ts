@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { readdirSync } from 'node:fs'
+import { mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp } from '../helpers/app'
 import { recordingEngine } from '../helpers/engines'
 import { makeWav } from '../fixtures/wav'
+import { writeTinyWhisperModel } from '../fixtures/ggml-model'
 
 type TestApp = ReturnType<typeof createTestApp>
 const apps: TestApp[] = []
@@ -171,8 +172,8 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(202)
   })
 
-  test('a missing Whisper model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
-    const t = createTestApp({ env: { NOTESVC_WHISPER_MODEL: 'tiny.en' } })
+  test('with NOTESVC_ASR=whisper forced, a missing model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
+    const t = createTestApp({ env: { NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
     apps.push(t)
     t.services.workers.start()
     const token = t.key()
@@ -192,5 +193,53 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect(await t.services.storage.stat(`uploads/${up.noteId}`)).toEqual({ size: 44 + 32_000 })
     expect((await t.call('DELETE', `/v1/notes/${up.noteId}`, { token: t.token })).status).toBe(204)
     expect(await t.services.storage.stat(`uploads/${up.noteId}`)).toBeNull()
+  })
+})
+
+describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
+  /** No Whisper model in the app's models folder, and PocketSphinx looked for where it is not. */
+  function noEngineApp() {
+    const t = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } } })
+    apps.push(t)
+    t.services.workers.start()
+    return t
+  }
+
+  test('completeUpload answers 502 before charging or queueing; the same upload completes once a model is pulled', async () => {
+    const t = noEngineApp()
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
+
+    const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(r.status).toBe(502)
+    expect(r.body.error.code).toBe('upstream_failure')
+    expect(r.body.error.message).toContain('`notesvc models pull base.en`')
+    expect(r.body.error.message).toContain('`apt-get install pocketsphinx pocketsphinx-en-us`')
+    expect(r.body.error.message).toContain('Nothing was charged')
+    const usage = (await t.call('GET', '/v1/usage', { token })).body
+    expect(usage.recent).toEqual([])
+    expect(usage.balance.totalRemaining).toBe(60)
+    expect(t.services.jobs.latestForNote(up.noteId)).toBeNull()
+    expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token })).body).toMatchObject({ processingStage: 'awaiting_upload', hasError: false })
+
+    // the operator pulls a model; the user completes the same upload again
+    mkdirSync(t.config.modelsDir, { recursive: true })
+    writeTinyWhisperModel(join(t.config.modelsDir, 'ggml-base.en.bin'), { multilingual: false })
+    const again = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(again.status).toBe(202)
+    expect(again.body).toMatchObject({ creditsCharged: 1, alreadyCompleted: false })
+    const { status } = await waitForStatus(t, token, up.noteId, ['Done', 'Error'], 60_000)
+    expect(status).toMatchObject({ status: 'Done', errorCode: null })
+    expect((await t.call('GET', '/v1/usage', { token })).body.balance.totalRemaining).toBe(59)
+  }, 90_000)
+
+  test('a sandbox key needs no engine: completing still gives the fixed result, free', async () => {
+    const t = noEngineApp()
+    const token = t.key({ sandbox: true })
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(r.status).toBe(202)
+    expect(r.body).toMatchObject({ status: 'Done', creditsCharged: 0 })
   })
 })

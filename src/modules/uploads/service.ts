@@ -10,6 +10,8 @@ import { TooLargeError } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
 import { checkUploadSignature } from '../../storage/signed-url'
 import { mediaDuration } from '../../engines/media/decode'
+import type { AsrEngine } from '../../engines/asr/engine'
+import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import type { JobRow } from '../../jobs/repo'
 import { PermanentJobError } from '../../jobs/worker'
@@ -43,6 +45,8 @@ export function createUploadsService(deps: {
   usage: UsageService
   storage: MediaStorage
   tools: MediaTools
+  /** the speech engine the job will use: completion is refused while none is installed */
+  asr: () => AsrEngine
   clock: Clock
   ids: IdGenerator
   publicUrl: string
@@ -163,6 +167,8 @@ export function createUploadsService(deps: {
         return { accepted: true, creditsRemaining: remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
       }
 
+      const noEngine = missingSpeechEngine(deps.asr())
+      if (noEngine) throw new ApiError('upstream_failure', `${noEngine} Nothing was charged; the upload is kept, so complete it again once an engine is installed.`)
       const stored = await storage.stat(row.storage_key)
       if (!stored) throw new ApiError('conflict', `The file for upload ${id} has not arrived yet; PUT it to the uploadUrl, then complete the upload.`)
       if (stored.size > limitOf(row)) {
