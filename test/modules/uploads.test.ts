@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestApp } from '../helpers/app'
+import { createTestApp, fixedClock } from '../helpers/app'
 import { recordingEngine } from '../helpers/engines'
 import { makeWav } from '../fixtures/wav'
 import { writeTinyWhisperModel } from '../fixtures/ggml-model'
@@ -241,5 +241,71 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
     expect(r.status).toBe(202)
     expect(r.body).toMatchObject({ status: 'Done', creditsCharged: 0 })
+  })
+})
+
+describe('temporary files of interrupted uploads (reclaimed at start-up)', () => {
+  const HOUR = 60 * 60 * 1000
+
+  /** What a PUT cut off by kill -9 leaves: `write`'s hidden temporary file beside the final one. */
+  function leftover(t: TestApp, noteId: string, bytes: number): string {
+    const dir = join(t.config.dataDir, 'media', 'uploads')
+    mkdirSync(dir, { recursive: true })
+    const path = join(dir, `.${noteId}.${crypto.randomUUID()}.part`)
+    writeFileSync(path, new Uint8Array(bytes))
+    return path
+  }
+
+  test('a leftover of an upload still awaiting its file stays for the upload URL\'s lifetime (1 hour), then goes', async () => {
+    const clock = fixedClock(new Date())
+    const t = createTestApp({ clock })
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const part = leftover(t, up.noteId, 1000)
+    clock.advance(HOUR - 60_000)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 0, bytes: 0 })
+    expect(existsSync(part)).toBe(true)
+    clock.advance(2 * 60_000)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 1, bytes: 1000 })
+    expect(existsSync(part)).toBe(false)
+  })
+
+  test('a leftover goes at once when its upload no longer awaits the file: note deleted, upload completed, or no such upload', async () => {
+    const t = setup()
+    const deleted = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const completed = await startUpload(t, t.token, { fileName: 'b.wav', contentType: 'audio/wav' })
+    const waiting = await startUpload(t, t.token, { fileName: 'c.wav', contentType: 'audio/wav' })
+    expect((await t.call('DELETE', `/v1/notes/${deleted.noteId}`, { token: t.token })).status).toBe(204)
+    await put(t, completed.uploadUrl, makeWav({ seconds: 1 }))
+    expect((await t.call('POST', `/v1/uploads/${completed.noteId}/complete`, { token: t.token })).status).toBe(202)
+    const gone = [leftover(t, deleted.noteId, 100), leftover(t, completed.noteId, 200), leftover(t, 'note_01nosuchupload0000000000000', 300)]
+    const kept = leftover(t, waiting.noteId, 400)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 3, bytes: 600 })
+    for (const path of gone) expect(existsSync(path)).toBe(false)
+    expect(existsSync(kept)).toBe(true)
+    // the completed upload's file itself is untouched
+    expect(await t.services.storage.stat(`uploads/${completed.noteId}`)).toEqual({ size: 44 + 32_000 })
+  })
+
+  test('a PUT under way keeps its temporary file through a sweep, and completes', async () => {
+    const t = setup()
+    const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    let sender!: ReadableStreamDefaultController<Uint8Array>
+    const body = new ReadableStream<Uint8Array>({ start(c) { sender = c } })
+    const pending = t.app.handle(new Request(`http://localhost${local(up.uploadUrl)}`, { method: 'PUT', body, duplex: 'half' } as RequestInit))
+    sender.enqueue(new Uint8Array(2 << 20))
+    const dir = join(t.config.dataDir, 'media', 'uploads')
+    const parts = () => (existsSync(dir) ? readdirSync(dir).filter(f => f.endsWith('.part')) : [])
+    for (let i = 0; parts().length === 0; i++) {
+      if (i > 500) throw new Error('the PUT never started writing')
+      await Bun.sleep(10)
+    }
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 0, bytes: 0 })
+    sender.enqueue(new Uint8Array(1 << 20))
+    sender.close()
+    const res = await pending
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ noteId: up.noteId, receivedBytes: 3 << 20 })
+    expect(parts()).toEqual([])
   })
 })

@@ -194,6 +194,29 @@ export function createUploadsService(deps: {
       return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: credits, durationSeconds: duration, poll, alreadyCompleted: false } }
     },
 
+    /**
+     * Removes the temporary files of PUTs a dead process left behind (killed mid-upload): those older
+     * than the upload URL's lifetime, and those whose upload no longer awaits its file (the note was
+     * deleted, or the upload completed). Run at start-up, before the server answers, so no PUT of this
+     * process is under way; a live PUT's file would be kept anyway (fresh, and its note awaiting).
+     */
+    async reclaimInterruptedUploads(): Promise<{ files: number; bytes: number }> {
+      const reclaimed = { files: 0, bytes: 0 }
+      if (storage.kind !== 'disk') return reclaimed
+      const disk = storage as DiskStorage
+      const now = clock.now().getTime()
+      for (const partial of await disk.partialWrites()) {
+        const noteId = partial.key.startsWith('uploads/') ? partial.key.slice('uploads/'.length) : null
+        const upload = noteId ? repo.byNote(noteId) : null
+        const awaiting = Boolean(upload && !upload.completed_at && notes.getById(upload.note_id)?.processing_stage === 'awaiting_upload')
+        if (awaiting && now - partial.modifiedAt.getTime() < UPLOAD_TTL_MS) continue
+        await disk.removePartialWrite(partial)
+        reclaimed.files++
+        reclaimed.bytes += partial.bytes
+      }
+      return reclaimed
+    },
+
     /** A job failed for good: the note says why, and the credits it was charged come back. */
     onJobFailure(job: JobRow, err: unknown) {
       const note = notes.getById(job.note_id)
