@@ -117,6 +117,15 @@ async function serve(config: Config, log: Logger) {
     out(`sandbox key: ${sandbox.key}`)
     process.stderr.write('\n')
   }
+  // Before serving, so that no upload of this process is under way.
+  const reclaimed = await services.uploads.reclaimInterruptedUploads().catch((err: unknown) => {
+    log.warn('could not remove the temporary files of interrupted uploads (check that this user may write the media folder); starting anyway', { error: err })
+    return { files: 0, bytes: 0 }
+  })
+  if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
+  const speech = services.asrSelector.describe()
+  if (speech.engine === 'none') log.warn('no speech engine: uploads and transcriptions are refused (502, nothing charged) until one is installed', { detail: speech.detail })
+  else log.info('speech engine', { engine: speech.engine, detail: speech.detail })
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!

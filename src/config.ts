@@ -1,9 +1,10 @@
 import { resolve } from 'node:path'
 import { DEFAULT_MODELS_URL } from './engines/asr/pull'
+import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
 
 export type RateClass = 'read' | 'write' | 'processing'
 export type StorageKind = 'disk' | 's3'
-export type AsrKind = 'whisper' | 'pocketsphinx'
+export type AsrKind = 'auto' | 'whisper' | 'pocketsphinx'
 export type LlmKind = 'auto' | 'ollama' | 'builtin'
 
 export interface Config {
@@ -18,8 +19,11 @@ export interface Config {
   modelsDir: string
   /** where `models pull` downloads from */
   modelsUrl: string
+  /** `auto`: whisper.cpp when its model file is present, else PocketSphinx when installed, else none */
   asr: AsrKind
   whisperModel: string
+  /** where PocketSphinx is looked for: the Debian packages' program and model (not an environment variable) */
+  pocketsphinx: PocketsphinxOptions
   llm: LlmKind
   ollamaHost: string
   ollamaModel: string
@@ -167,8 +171,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     modelsDir: resolve(cwd, env.NOTESVC_MODELS_DIR || './models'),
     modelsUrl: trimSlash(env.NOTESVC_MODELS_URL || DEFAULT_MODELS_URL),
-    asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['whisper', 'pocketsphinx'] as const, 'whisper'),
+    asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['auto', 'whisper', 'pocketsphinx'] as const, 'auto'),
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
+    pocketsphinx: { ...POCKETSPHINX_DEFAULTS },
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',

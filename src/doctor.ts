@@ -3,7 +3,8 @@ import type { Config } from './config'
 import { openDatabase } from './db/database'
 import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
-import { POCKETSPHINX_DEFAULTS, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
+import { createAsrSelector } from './engines/asr'
+import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 
 interface Check {
   name: string
@@ -56,19 +57,23 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     checks.push({ name, ok: Boolean(found), detail: found ?? 'not found', fix: found ? undefined : fix })
   }
 
-  if (config.asr === 'whisper') {
+  // Both speech engines, then the one in use: with NOTESVC_ASR=auto either one is enough.
+  {
     const path = modelPath(config.modelsDir, config.whisperModel)
     const ok = existsSync(path)
     checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : `notesvc models pull ${config.whisperModel}` })
-  } else {
-    const program = Bun.which(POCKETSPHINX_DEFAULTS.program) ?? (existsSync(POCKETSPHINX_DEFAULTS.program) ? POCKETSPHINX_DEFAULTS.program : null)
-    const model = existsSync(`${POCKETSPHINX_DEFAULTS.hmm}/mdef`)
+  }
+  {
+    const found = findPocketsphinx(config.pocketsphinx)
+    const ok = 'program' in found
     checks.push({
-      name: 'pocketsphinx', ok: Boolean(program && model),
-      detail: program && model ? `${program}, model ${POCKETSPHINX_DEFAULTS.hmm}` : `${program ? 'the English model' : 'pocketsphinx_continuous'} is missing`,
-      fix: program && model ? undefined : POCKETSPHINX_INSTALL_HINT,
+      name: 'pocketsphinx', ok,
+      detail: ok ? `${found.program}, model ${config.pocketsphinx.hmm}` : found.missing,
+      fix: ok ? undefined : POCKETSPHINX_INSTALL_HINT,
     })
   }
+  const speech = createAsrSelector(config).describe()
+  checks.push({ name: 'speech engine', ok: speech.engine !== 'none', detail: speech.detail })
 
   const llm = await createLlmSelector(config).describe()
   const ollamaWanted = config.llm === 'ollama'

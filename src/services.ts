@@ -5,7 +5,7 @@ import type { IdGenerator } from './ids'
 import { instanceSecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
-import { createAsrEngine } from './engines/asr'
+import { createAsrSelector } from './engines/asr'
 import type { LlmEngine } from './engines/llm/engine'
 import { createLlmSelector } from './engines/llm'
 import { createYtdlp } from './engines/media/ytdlp'
@@ -74,10 +74,10 @@ export function createServices(deps: CoreDeps) {
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(db)
-  let asr: AsrEngine | undefined
+  const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const engines = {
-    asr: deps.engines?.asr ?? (() => (asr ??= createAsrEngine(config, log))),
+    asr: deps.engines?.asr ?? (() => asrSelector.current()),
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
   }
   const processing = createProcessingService({
@@ -86,7 +86,7 @@ export function createServices(deps: CoreDeps) {
   })
   let workers: WorkerPool | undefined
   const uploads = createUploadsService({
-    repo: uploadsRepo, notes, usage, storage, tools, clock, ids, transaction,
+    repo: uploadsRepo, notes, usage, storage, tools, clock, ids, transaction, asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
     wakeWorkers: () => workers?.notify(),
@@ -98,7 +98,7 @@ export function createServices(deps: CoreDeps) {
   })
   const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ db, clock, ids, config })
-  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, llmSelector, web, oauth }
+  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, asr: engines.asr, asrSelector, llmSelector, web, oauth }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, run, startServer, tempDir } from './helpers/process'
 import { writeTinyWhisperModel } from './fixtures/ggml-model'
@@ -19,6 +19,9 @@ afterAll(() => { build.remove(); work.remove() })
 describe('dist/notesvc', () => {
   test('serves health, docs and validated routes from an empty folder, like the source', async () => {
     expect(existsSync(join(work.path, 'node_modules'))).toBe(false)
+    // a model in ./models, where NOTESVC_ASR=auto looks first
+    mkdirSync(join(work.path, 'models'))
+    writeTinyWhisperModel(join(work.path, 'models', 'ggml-base.en.bin'), { multilingual: false })
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: '' } })

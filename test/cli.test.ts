@@ -80,7 +80,28 @@ describe('doctor and models', () => {
     expect(line('ffmpeg')).toStartWith('missing')
     expect(line('ffmpeg')).toContain('fix: apt-get install ffmpeg')
     expect(line('whisper model')).toContain('fix: notesvc models pull base.en')
+    // both speech engines, and the one NOTESVC_ASR=auto uses (PocketSphinx's Debian packages are installed here)
+    expect(line('pocketsphinx')).toStartWith('ok')
+    expect(line('speech engine')).toStartWith('ok')
+    expect(line('speech engine')).toContain('PocketSphinx')
     expect(line('llm engine')).toContain('builtin; Ollama not reachable at http://127.0.0.1:9')
+  })
+
+  test('doctor says when there is no speech engine at all, with both fixes', async () => {
+    // PocketSphinx's program is looked up on PATH: an empty PATH is a host without the package
+    const empty = tempDir('notesvc-empty-path-')
+    try {
+      const r = await run([process.execPath, 'run', 'src/cli.ts', 'doctor'], { env: { ...env, NOTESVC_MODELS_DIR: empty.path, NOTESVC_LLM: 'builtin', PATH: empty.path } })
+      expect(r.code).toBe(0)
+      const line = (name: string) => r.stdout.split('\n').find(l => l.includes(` ${name} `)) ?? ''
+      expect(line('whisper model')).toStartWith('missing')
+      expect(line('pocketsphinx')).toStartWith('missing')
+      expect(line('pocketsphinx')).toContain('fix: apt-get install pocketsphinx pocketsphinx-en-us')
+      expect(line('speech engine')).toStartWith('missing')
+      expect(line('speech engine')).toContain('`notesvc models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
+    } finally {
+      empty.remove()
+    }
   })
 
   test('doctor exits 1 when the server could not run (storage unusable)', async () => {
@@ -125,6 +146,30 @@ describe('serve', () => {
       const again = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port2}/v1/health`, { env: { NOTESVC_DATA_DIR: d.path, PORT: String(port2) } })
       await again.stop()
       expect(await new Response(again.proc.stdout).text()).toBe('')
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('with no speech engine installed, start-up logs one warning with both fixes and health reports asr none', async () => {
+    const d = tempDir('notesvc-serve-none-')
+    try {
+      const port = await freePort()
+      // no Whisper model in the models folder, and no pocketsphinx_continuous on an empty PATH
+      const env = { NOTESVC_DATA_DIR: d.path, NOTESVC_MODELS_DIR: d.path, NOTESVC_LLM: 'builtin', PATH: d.path, PORT: String(port) }
+      const server = await startServer([process.execPath, 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port}/v1/health`, { env })
+      let health: unknown
+      try {
+        health = await (await fetch(`http://127.0.0.1:${port}/v1/health`)).json()
+      } finally {
+        await server.stop()
+      }
+      expect(health).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin' } })
+      const logs = (await new Response(server.proc.stderr).text()).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l))
+      const warnings = logs.filter(l => l.level === 'warn')
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0].msg).toContain('no speech engine')
+      expect(warnings[0].detail).toContain('`notesvc models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
     } finally {
       d.remove()
     }

@@ -1,5 +1,5 @@
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
-import { dirname, join, resolve, sep } from 'node:path'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { LocalCopy, MediaStorage, StoredObject, UploadTarget } from './storage'
 import { TooLargeError } from './storage'
 import { uploadUrl } from './signed-url'
@@ -12,7 +12,22 @@ export interface DiskStorage extends MediaStorage {
    */
   write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | ReadableStream<Uint8Array>, maxBytes: number, declaredLength?: number): Promise<number>
   pathOf(key: string): string
+  /** The temporary files of writes that never finished: left when the process died mid-write. */
+  partialWrites(): Promise<PartialWrite[]>
+  removePartialWrite(write: PartialWrite): Promise<void>
 }
+
+/** A temporary file `write` left behind, and the key it was writing. */
+export interface PartialWrite {
+  key: string
+  path: string
+  bytes: number
+  modifiedAt: Date
+}
+
+/** `write`'s temporary name: hidden, beside the final file, unique per write. */
+const partialName = (name: string) => `.${name}.${crypto.randomUUID()}.part`
+const PARTIAL_NAME = /^\.(.+)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.part$/
 
 /** Writes a stream of unknown length, counting as it goes and stopping past `maxBytes`. */
 async function writeCounting(path: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number): Promise<number> {
@@ -72,10 +87,34 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       await rm(pathOf(key), { force: true })
     },
 
+    async partialWrites(): Promise<PartialWrite[]> {
+      let names: string[]
+      try {
+        names = await readdir(root, { recursive: true })
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+        throw err
+      }
+      const found: PartialWrite[] = []
+      for (const name of names) {
+        const m = PARTIAL_NAME.exec(basename(name))
+        if (!m) continue
+        const path = join(root, name)
+        const s = await stat(path).catch(() => null)
+        if (!s?.isFile()) continue
+        found.push({ key: relative(root, join(dirname(path), m[1]!)).split(sep).join('/'), path, bytes: s.size, modifiedAt: s.mtime })
+      }
+      return found
+    },
+
+    async removePartialWrite(write: PartialWrite): Promise<void> {
+      await rm(write.path, { force: true })
+    },
+
     async write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | ReadableStream<Uint8Array>, maxBytes: number, declaredLength?: number): Promise<number> {
       const final = pathOf(key)
       await mkdir(dirname(final), { recursive: true })
-      const temp = join(dirname(final), `.${key.split('/').at(-1)}.${crypto.randomUUID()}.part`)
+      const temp = join(dirname(final), partialName(basename(final)))
       try {
         let written: number
         if (declaredLength !== undefined && body instanceof ReadableStream) {

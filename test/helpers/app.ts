@@ -27,6 +27,8 @@ export function createTestApp(opts: {
   log?: Logger
   alter?: (services: ReturnType<typeof createServices>) => void
   engines?: CoreDeps['engines']
+  /** settings no environment variable reaches (such as where PocketSphinx is looked for) */
+  config?: Partial<Config>
   storage?: CoreDeps['storage']
   /** more route modules for createApp (pages, OAuth, MCP), built from the app's parts */
   /** more credential verifiers for createApp (OAuth access tokens, ID tokens), built from the app's parts */
@@ -35,7 +37,11 @@ export function createTestApp(opts: {
   // Each app gets its own data folder (disk media lands there); the database stays in memory.
   const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-app-'))
   // The builtin summary engine unless a test asks for another: no test depends on an Ollama nearby.
-  const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_LLM: 'builtin', ...opts.env })
+  // An empty models folder of its own: no test depends on the models a developer has pulled.
+  const config = {
+    ...loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_MODELS_DIR: join(dataDir, 'models'), NOTESVC_LLM: 'builtin', ...opts.env }),
+    ...opts.config,
+  }
   const db = openDatabase(':memory:')
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())

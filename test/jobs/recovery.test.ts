@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { join } from 'node:path'
 import { freePort, startServer, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
@@ -63,4 +65,67 @@ describe('kill -9 while transcribing', () => {
       dir.remove()
     }
   }, 180_000)
+})
+
+describe('kill -9 during an upload PUT', () => {
+  test('the half-written temporary file is kept while its upload URL lives, removed at the next start after that (logged), and the upload still works', async () => {
+    const dir = tempDir('notesvc-crash-put-')
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const env = { NOTESVC_DATA_DIR: dir.path, NOTESVC_LLM: 'builtin', PORT: String(port) }
+    const start = () => startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${base}/v1/health`, { env })
+    const uploads = join(dir.path, 'media', 'uploads')
+    const parts = () => (existsSync(uploads) ? readdirSync(uploads).filter(f => f.endsWith('.part')) : [])
+    /** The JSON log lines a stopped server wrote. */
+    const logOf = async (s: Awaited<ReturnType<typeof start>>) =>
+      (await new Response(s.proc.stderr).text()).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l) as { msg: string; files?: number; bytes?: number })
+    let server = await start()
+    try {
+      const reader = server.proc.stdout.getReader()
+      let out = ''
+      while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+      reader.releaseLock()
+      const key = /live key: +(\S+)/.exec(out)![1]!
+      const up = (await (await fetch(`${base}/v1/uploads`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ fileName: 'long.wav', contentType: 'audio/wav' }),
+      })).json()) as { noteId: string; uploadUrl: string; headers: Record<string, string> }
+
+      // a PUT that sends 4 MB and then stalls, as a slow client would; the server is killed meanwhile
+      const body = new ReadableStream<Uint8Array>({ start(c) { for (let i = 0; i < 4; i++) c.enqueue(new Uint8Array(1 << 20)) } })
+      const put = fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body, duplex: 'half' } as RequestInit).catch(err => err as Error)
+      for (let i = 0; !(parts().length === 1 && statSync(join(uploads, parts()[0]!)).size > 0); i++) {
+        if (i > 1000) throw new Error('the PUT never reached the disk')
+        await Bun.sleep(10)
+      }
+      server.proc.kill('SIGKILL')
+      await server.proc.exited
+      expect(await put).toBeInstanceOf(Error)
+      const part = join(uploads, parts()[0]!)
+      const bytes = statSync(part).size
+
+      // restarted within the hour: the upload may still be retried, so its leftover stays
+      server = await start()
+      await server.stop()
+      expect(parts()).toHaveLength(1)
+      expect((await logOf(server)).filter(l => l.msg.includes('interrupted uploads'))).toEqual([])
+
+      // an hour and more later (the file's time moved back): the next start removes it, and says so
+      // on one line, before it serves anything
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      utimesSync(part, twoHoursAgo, twoHoursAgo)
+      server = await start()
+      expect(parts()).toEqual([])
+      const res = await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: new Uint8Array(1000) })
+      expect(res.status).toBe(200)
+      await server.stop()
+      const log = await logOf(server)
+      const reclaimed = log.filter(l => l.msg.includes('interrupted uploads'))
+      expect(reclaimed).toEqual([expect.objectContaining({ msg: 'removed the temporary files of interrupted uploads', files: 1, bytes })])
+      expect(log.indexOf(reclaimed[0]!)).toBeLessThan(log.findIndex(l => l.msg === 'notesvc listening'))
+    } finally {
+      await server.stop()
+      dir.remove()
+    }
+  }, 120_000)
 })

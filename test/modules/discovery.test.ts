@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { createTestApp } from '../helpers/app'
 import { SPEC_COSTS, SPEC_ERROR_STATUS, SPEC_OPERATIONS, SPEC_SCOPES } from '../helpers/interface'
+import { writeTinyWhisperModel } from '../fixtures/ggml-model'
 
 describe('GET /v1', () => {
   test('fills every ApiIndex field with real content', async () => {
@@ -21,8 +24,20 @@ describe('GET /v1', () => {
   })
 
   test('health needs no credential and reports the version', async () => {
+    // no Whisper model in the app's models folder; the test machine has PocketSphinx's Debian packages
     const t = createTestApp()
-    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper', llm: 'builtin' } })
+    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } })
+  })
+
+  test('health reports the speech engine NOTESVC_ASR=auto found: whisper with a model, none with neither (status stays ok)', async () => {
+    const withModel = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/pocketsphinx_continuous' } } })
+    mkdirSync(withModel.config.modelsDir, { recursive: true })
+    writeTinyWhisperModel(join(withModel.config.modelsDir, 'ggml-base.en.bin'), { multilingual: false })
+    expect((await withModel.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper', llm: 'builtin' } })
+    const neither = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/pocketsphinx_continuous' } } })
+    const r = await neither.call('GET', '/v1/health')
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin' } })
   })
 })
 

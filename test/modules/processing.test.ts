@@ -165,6 +165,43 @@ describe('createTranscription', () => {
   })
 })
 
+describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
+  const bin = tempDir('notesvc-ytdlp-bin-')
+  afterAll(() => bin.remove())
+
+  test('createTranscription and createYoutubeSummary answer 502 naming both fixes, before fetching or charging anything', async () => {
+    const host = fileHost({ '/talk.wav': { body: makeWav({ seconds: 5 }) } })
+    const ytdlpLog = join(bin.path, 'calls.jsonl')
+    const ytdlp = installFakeYtdlp(bin.path, { log: ytdlpLog })
+    // no Whisper model in the app's models folder, PocketSphinx looked for where it is not
+    const t = createTestApp({
+      env: { NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp, NOTESVC_RATE_LIMITS: 'processing=1000' },
+      config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } },
+    })
+    const token = t.key()
+    const calls = [
+      await t.call('POST', '/v1/transcriptions', { token, body: { audioUrl: `${host.base}/talk.wav` } }),
+      await t.call('POST', '/v1/youtube-summaries', { token, body: { youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ' } }),
+    ]
+    for (const r of calls) {
+      expect(r.status).toBe(502)
+      expect(r.body.error.code).toBe('upstream_failure')
+      expect(r.body.error.message).toContain('`notesvc models pull base.en`')
+      expect(r.body.error.message).toContain('`apt-get install pocketsphinx pocketsphinx-en-us`')
+      expect(r.body.error.message).toEndWith('Nothing was charged.')
+    }
+    expect(host.hits).toEqual([])
+    expect(await Bun.file(ytdlpLog).exists()).toBe(false)
+    const usage = (await t.call('GET', '/v1/usage', { token })).body
+    expect(usage.recent).toEqual([])
+    expect(usage.balance.totalRemaining).toBe(60)
+    // a sandbox key needs no engine
+    const sandbox = await t.call('POST', '/v1/transcriptions', { token: t.key({ sandbox: true }), body: { audioUrl: `${host.base}/talk.wav` } })
+    expect(sandbox.status).toBe(200)
+    expect(sandbox.body.creditsCharged).toBe(0)
+  })
+})
+
 describe('with Ollama (a stand-in that speaks its protocol)', () => {
   test('auto uses Ollama when it answers with the model; refusals are 422; a long text is summarized in parts', async () => {
     const fake = startFakeOllama({ contextLength: 2048 })

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { recordingEngine } from '../helpers/engines'
 import { makeWav } from '../fixtures/wav'
+import { writeTinyWhisperModel } from '../fixtures/ggml-model'
 
 type TestApp = ReturnType<typeof createTestApp>
 const apps: TestApp[] = []
@@ -190,8 +191,8 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(202)
   })
 
-  test('a missing Whisper model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
-    const t = createTestApp({ env: { NOTESVC_WHISPER_MODEL: 'tiny.en' } })
+  test('with NOTESVC_ASR=whisper forced, a missing model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
+    const t = createTestApp({ env: { NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
     apps.push(t)
     t.services.workers.start()
     const token = t.key()
@@ -211,5 +212,119 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect(await t.services.storage.stat(`uploads/${up.noteId}`)).toEqual({ size: 44 + 32_000 })
     expect((await t.call('DELETE', `/v1/notes/${up.noteId}`, { token: t.token })).status).toBe(204)
     expect(await t.services.storage.stat(`uploads/${up.noteId}`)).toBeNull()
+  })
+})
+
+describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
+  /** No Whisper model in the app's models folder, and PocketSphinx looked for where it is not. */
+  function noEngineApp() {
+    const t = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } } })
+    apps.push(t)
+    t.services.workers.start()
+    return t
+  }
+
+  test('completeUpload answers 502 before charging or queueing; the same upload completes once a model is pulled', async () => {
+    const t = noEngineApp()
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
+
+    const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(r.status).toBe(502)
+    expect(r.body.error.code).toBe('upstream_failure')
+    expect(r.body.error.message).toContain('`notesvc models pull base.en`')
+    expect(r.body.error.message).toContain('`apt-get install pocketsphinx pocketsphinx-en-us`')
+    expect(r.body.error.message).toContain('Nothing was charged')
+    const usage = (await t.call('GET', '/v1/usage', { token })).body
+    expect(usage.recent).toEqual([])
+    expect(usage.balance.totalRemaining).toBe(60)
+    expect(t.services.jobs.latestForNote(up.noteId)).toBeNull()
+    expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token })).body).toMatchObject({ processingStage: 'awaiting_upload', hasError: false })
+
+    // the operator pulls a model; the user completes the same upload again
+    mkdirSync(t.config.modelsDir, { recursive: true })
+    writeTinyWhisperModel(join(t.config.modelsDir, 'ggml-base.en.bin'), { multilingual: false })
+    const again = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(again.status).toBe(202)
+    expect(again.body).toMatchObject({ creditsCharged: 1, alreadyCompleted: false })
+    const { status } = await waitForStatus(t, token, up.noteId, ['Done', 'Error'], 60_000)
+    expect(status).toMatchObject({ status: 'Done', errorCode: null })
+    expect((await t.call('GET', '/v1/usage', { token })).body.balance.totalRemaining).toBe(59)
+  }, 90_000)
+
+  test('a sandbox key needs no engine: completing still gives the fixed result, free', async () => {
+    const t = noEngineApp()
+    const token = t.key({ sandbox: true })
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
+    expect(r.status).toBe(202)
+    expect(r.body).toMatchObject({ status: 'Done', creditsCharged: 0 })
+  })
+})
+
+describe('temporary files of interrupted uploads (reclaimed at start-up)', () => {
+  const HOUR = 60 * 60 * 1000
+
+  /** What a PUT cut off by kill -9 leaves: `write`'s hidden temporary file beside the final one. */
+  function leftover(t: TestApp, noteId: string, bytes: number): string {
+    const dir = join(t.config.dataDir, 'media', 'uploads')
+    mkdirSync(dir, { recursive: true })
+    const path = join(dir, `.${noteId}.${crypto.randomUUID()}.part`)
+    writeFileSync(path, new Uint8Array(bytes))
+    return path
+  }
+
+  test('a leftover of an upload still awaiting its file stays for the upload URL\'s lifetime (1 hour), then goes', async () => {
+    const clock = fixedClock(new Date())
+    const t = createTestApp({ clock })
+    const token = t.key()
+    const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const part = leftover(t, up.noteId, 1000)
+    clock.advance(HOUR - 60_000)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 0, bytes: 0 })
+    expect(existsSync(part)).toBe(true)
+    clock.advance(2 * 60_000)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 1, bytes: 1000 })
+    expect(existsSync(part)).toBe(false)
+  })
+
+  test('a leftover goes at once when its upload no longer awaits the file: note deleted, upload completed, or no such upload', async () => {
+    const t = setup()
+    const deleted = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    const completed = await startUpload(t, t.token, { fileName: 'b.wav', contentType: 'audio/wav' })
+    const waiting = await startUpload(t, t.token, { fileName: 'c.wav', contentType: 'audio/wav' })
+    expect((await t.call('DELETE', `/v1/notes/${deleted.noteId}`, { token: t.token })).status).toBe(204)
+    await put(t, completed.uploadUrl, makeWav({ seconds: 1 }))
+    expect((await t.call('POST', `/v1/uploads/${completed.noteId}/complete`, { token: t.token })).status).toBe(202)
+    const gone = [leftover(t, deleted.noteId, 100), leftover(t, completed.noteId, 200), leftover(t, 'note_01nosuchupload0000000000000', 300)]
+    const kept = leftover(t, waiting.noteId, 400)
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 3, bytes: 600 })
+    for (const path of gone) expect(existsSync(path)).toBe(false)
+    expect(existsSync(kept)).toBe(true)
+    // the completed upload's file itself is untouched
+    expect(await t.services.storage.stat(`uploads/${completed.noteId}`)).toEqual({ size: 44 + 32_000 })
+  })
+
+  test('a PUT under way keeps its temporary file through a sweep, and completes', async () => {
+    const t = setup()
+    const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
+    let sender!: ReadableStreamDefaultController<Uint8Array>
+    const body = new ReadableStream<Uint8Array>({ start(c) { sender = c } })
+    const pending = t.app.handle(new Request(`http://localhost${local(up.uploadUrl)}`, { method: 'PUT', body, duplex: 'half' } as RequestInit))
+    sender.enqueue(new Uint8Array(2 << 20))
+    const dir = join(t.config.dataDir, 'media', 'uploads')
+    const parts = () => (existsSync(dir) ? readdirSync(dir).filter(f => f.endsWith('.part')) : [])
+    for (let i = 0; parts().length === 0; i++) {
+      if (i > 500) throw new Error('the PUT never started writing')
+      await Bun.sleep(10)
+    }
+    expect(await t.services.uploads.reclaimInterruptedUploads()).toEqual({ files: 0, bytes: 0 })
+    sender.enqueue(new Uint8Array(1 << 20))
+    sender.close()
+    const res = await pending
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ noteId: up.noteId, receivedBytes: 3 << 20 })
+    expect(parts()).toEqual([])
   })
 })

@@ -60,7 +60,6 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
 const STDERR_TAIL_BYTES = 8_192
 
 export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEngine {
-  const program = opts.program ?? POCKETSPHINX_DEFAULTS.program
   const hmm = opts.hmm ?? POCKETSPHINX_DEFAULTS.hmm
   const lm = opts.lm ?? POCKETSPHINX_DEFAULTS.lm
   const dict = opts.dict ?? POCKETSPHINX_DEFAULTS.dict
@@ -74,12 +73,9 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
 
   /** The program's path, or an AsrUnavailableError naming what is missing. */
   function check(): string {
-    const path = resolveProgram(program)
-    if (!path) throw unavailable(`program \`${program}\` not found`)
-    if (!isFile(`${hmm}/mdef`)) throw unavailable(`acoustic model not found at ${hmm}`)
-    if (!isFile(lm)) throw unavailable(`language model not found at ${lm}`)
-    if (!isFile(dict)) throw unavailable(`dictionary not found at ${dict}`)
-    return path
+    const found = findPocketsphinx(opts)
+    if ('missing' in found) throw unavailable(found.missing)
+    return found.program
   }
 
   return {
@@ -142,6 +138,24 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
       }
     },
   }
+}
+
+/**
+ * Whether PocketSphinx is installed where `opts` (by default the Debian packages' paths) says: the
+ * program's path, or what is missing. Cheap (a PATH lookup and a few stats), so `NOTESVC_ASR=auto`
+ * can ask on every use.
+ */
+export function findPocketsphinx(opts: PocketsphinxOptions = {}): { program: string } | { missing: string } {
+  const program = opts.program ?? POCKETSPHINX_DEFAULTS.program
+  const hmm = opts.hmm ?? POCKETSPHINX_DEFAULTS.hmm
+  const lm = opts.lm ?? POCKETSPHINX_DEFAULTS.lm
+  const dict = opts.dict ?? POCKETSPHINX_DEFAULTS.dict
+  const path = resolveProgram(program)
+  if (!path) return { missing: `program \`${program}\` not found` }
+  if (!isFile(`${hmm}/mdef`)) return { missing: `acoustic model not found at ${hmm}` }
+  if (!isFile(lm)) return { missing: `language model not found at ${lm}` }
+  if (!isFile(dict)) return { missing: `dictionary not found at ${dict}` }
+  return { program: path }
 }
 
 function spawn(program: string, input: string, hmm: string, lm: string, dict: string) {

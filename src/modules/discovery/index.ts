@@ -103,7 +103,7 @@ ${rows}
 </tbody></table></body></html>`
 }
 
-export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any>; llmEngine: () => string }) {
+export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any>; asrEngine: () => string; llmEngine: () => string }) {
   const index = apiIndex(deps.config)
   const errorsHtml = errorsPage()
   return new Elysia({ name: 'discovery-routes' })
@@ -142,5 +142,5 @@ export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, 
     .get('/docs/errors', () => new Response(errorsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
     .get('/v1', () => index, { ...documented('getApiIndex', [], { 200: ApiIndex }) })
     // Which engines answer is reported without checking them: health never waits on a provider.
-    .get('/v1/health', () => ({ status: 'ok', version: VERSION, engines: { asr: deps.config.asr, llm: deps.llmEngine() } }), { ...documented('getHealth', [], { 200: Health }) })
+    .get('/v1/health', () => ({ status: 'ok', version: VERSION, engines: { asr: deps.asrEngine(), llm: deps.llmEngine() } }), { ...documented('getHealth', [], { 200: Health }) })
 }

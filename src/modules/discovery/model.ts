@@ -24,7 +24,7 @@ export const Health = t.Object(
     status: t.Literal('ok'),
     version: t.String(),
     engines: t.Optional(t.Object({
-      asr: t.String({ description: 'whisper or pocketsphinx' }),
+      asr: t.String({ description: 'the speech engine in use: whisper, pocketsphinx, or none when neither is installed (speech routes then answer 502 before charging)' }),
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
     })),
   },

@@ -38,7 +38,7 @@ export interface Tool {
   run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
 }
 
-export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'usage' | 'llmSelector'>
+export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'usage' | 'asr' | 'llmSelector'>
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
 
@@ -137,7 +137,7 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
   const index = apiIndex(deps.config)
   const tools: Tool[] = [
     plain('getApiIndex', NoArguments, () => out(index)),
-    plain('getHealth', NoArguments, () => out({ status: 'ok', version: VERSION, engines: { asr: deps.config.asr, llm: deps.services.llmSelector.lastKnown() } })),
+    plain('getHealth', NoArguments, () => out({ status: 'ok', version: VERSION, engines: { asr: deps.services.asr().name, llm: deps.services.llmSelector.lastKnown() } })),
 
     plain('listNotes', ListNotesQuery, (p, q) => out(JSON.parse(notes.listJson(p, q)))),
     plain('createNote', CreateNoteRequest, (p, body) => out(notes.create(p, body))),

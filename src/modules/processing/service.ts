@@ -7,6 +7,7 @@ import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
 import { creditsForDuration, type UsageService } from '../usage/service'
 import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
+import { missingSpeechEngine } from '../../engines/asr'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
 import { retrievePassages } from '../../engines/llm/retrieval'
 import { summarizeLong } from '../../engines/llm/summarize'
@@ -52,7 +53,14 @@ export function youtubeVideoId(raw: string): string | null {
   return id && /^[A-Za-z0-9_-]{11}$/.test(id) ? id : null
 }
 
+/** 502 before any work or charge when no speech engine is installed; the message says what to install. */
+function requireSpeechEngine(asr: AsrEngine) {
+  const missing = missingSpeechEngine(asr)
+  if (missing) throw new ApiError('upstream_failure', `${missing} Nothing was charged.`)
+}
+
 /** Provider failures as the SPEC's statuses: 502 for what the engines or the network could not do. */
+
 function asApiError(err: unknown): never {
   if (err instanceof ApiError) throw err
   if (err instanceof LlmRefusalError) throw new ApiError('content_policy', `The model refused the content: ${err.message}. Nothing was charged.`)
@@ -118,6 +126,8 @@ export function createProcessingService(deps: {
         return { creditsRemaining: remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
       ensureBalance(p, 'createTranscription', 1)
+      // No engine installed: say so before fetching anything.
+      requireSpeechEngine(deps.asr())
       const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
       const signal = AbortSignal.timeout(timeoutMs)
       try {
@@ -162,6 +172,7 @@ export function createProcessingService(deps: {
         return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
       ensureBalance(p, 'createYoutubeSummary', 1)
+      requireSpeechEngine(deps.asr())
       const signal = AbortSignal.timeout(60 * 60 * 1000)
       try {
         // Duration and balance first: nothing is downloaded for a video the account cannot pay for.

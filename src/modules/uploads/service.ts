@@ -10,6 +10,8 @@ import { TooLargeError } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
 import { checkUploadSignature } from '../../storage/signed-url'
 import { mediaDuration } from '../../engines/media/decode'
+import type { AsrEngine } from '../../engines/asr/engine'
+import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import type { JobRow } from '../../jobs/repo'
 import { PermanentJobError } from '../../jobs/worker'
@@ -43,6 +45,8 @@ export function createUploadsService(deps: {
   usage: UsageService
   storage: MediaStorage
   tools: MediaTools
+  /** the speech engine the job will use: completion is refused while none is installed */
+  asr: () => AsrEngine
   clock: Clock
   ids: IdGenerator
   publicUrl: string
@@ -163,6 +167,8 @@ export function createUploadsService(deps: {
         return { accepted: true, creditsRemaining: remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
       }
 
+      const noEngine = missingSpeechEngine(deps.asr())
+      if (noEngine) throw new ApiError('upstream_failure', `${noEngine} Nothing was charged; the upload is kept, so complete it again once an engine is installed.`)
       const stored = await storage.stat(row.storage_key)
       if (!stored) throw new ApiError('conflict', `The file for upload ${id} has not arrived yet; PUT it to the uploadUrl, then complete the upload.`)
       if (stored.size > limitOf(row)) {
@@ -186,6 +192,29 @@ export function createUploadsService(deps: {
       if (outcome === null) return already(repo.byNote(id)!)
       deps.wakeWorkers()
       return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: credits, durationSeconds: duration, poll, alreadyCompleted: false } }
+    },
+
+    /**
+     * Removes the temporary files of PUTs a dead process left behind (killed mid-upload): those older
+     * than the upload URL's lifetime, and those whose upload no longer awaits its file (the note was
+     * deleted, or the upload completed). Run at start-up, before the server answers, so no PUT of this
+     * process is under way; a live PUT's file would be kept anyway (fresh, and its note awaiting).
+     */
+    async reclaimInterruptedUploads(): Promise<{ files: number; bytes: number }> {
+      const reclaimed = { files: 0, bytes: 0 }
+      if (storage.kind !== 'disk') return reclaimed
+      const disk = storage as DiskStorage
+      const now = clock.now().getTime()
+      for (const partial of await disk.partialWrites()) {
+        const noteId = partial.key.startsWith('uploads/') ? partial.key.slice('uploads/'.length) : null
+        const upload = noteId ? repo.byNote(noteId) : null
+        const awaiting = Boolean(upload && !upload.completed_at && notes.getById(upload.note_id)?.processing_stage === 'awaiting_upload')
+        if (awaiting && now - partial.modifiedAt.getTime() < UPLOAD_TTL_MS) continue
+        await disk.removePartialWrite(partial)
+        reclaimed.files++
+        reclaimed.bytes += partial.bytes
+      }
+      return reclaimed
     },
 
     /** A job failed for good: the note says why, and the credits it was charged come back. */
