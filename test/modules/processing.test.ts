@@ -380,7 +380,7 @@ describe('a balance exactly equal to the cost is enough; one credit less is 402,
       op: 'completeUpload', cost: 2, served: 202, // a 61-second recording: two started minutes
       async prepare(t) {
         const up = (await t.call('POST', '/v1/uploads', { token: t.token, body: { fileName: 'a.wav', contentType: 'audio/wav' } })).body
-        const res = await t.app.handle(new Request(up.uploadUrl.replace(/^https?:\/\/[^/]+/, 'http://localhost'), { method: 'PUT', body: makeWav({ seconds: 61, sampleRate: 8000 }) }))
+        const res = await t.app.handle(new Request(up.uploadUrl.replace(/^https?:\/\/[^/]+/, 'http://localhost'), { method: 'PUT', body: makeWav({ seconds: 61, sampleRate: 8000 }) as BodyInit }))
         expect(res.status).toBe(200)
         return () => t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
       },
