@@ -16,7 +16,6 @@ import { createIdGenerator } from '../src/ids'
 import { openDatabase } from '../src/db/database'
 import { createServices } from '../src/services'
 import { createNotesRepo } from '../src/modules/notes/repo'
-import { PageBoundaries } from '../src/db/page-boundaries'
 import { seededRandom } from '../test/fixtures/random'
 
 const HOST = '127.0.0.1'
@@ -36,6 +35,8 @@ const PIN = Bun.which('taskset') !== null && navigator.hardwareConcurrency >= 2
 const pinned = (core: number, args: string[]) => (PIN ? ['taskset', '-c', String(core), ...args] : args)
 
 interface Settings {
+  /** `first`: the first page, as before; `varied`: a random page and filter on every request */
+  modes: ('first' | 'varied')[]
   sizes: number[]
   seconds: number
   /** each server is measured this many times, in turn; the median run is reported */
@@ -59,6 +60,18 @@ interface SizeResult {
   baseline: WrkResult
 }
 
+interface VariedResult {
+  size: number
+  bodyBytes: number
+  /** one run per filter, random offsets within it */
+  filters: { name: string; matching: number; result: WrkResult }[]
+  /** every filter and offset mixed, as shipped (read cache on) */
+  mixed: WrkResult
+  /** the same with the read cache off: what the queries cost */
+  mixedUncached: WrkResult
+  baseline: WrkResult
+}
+
 /** Something broke (as opposed to a target being missed): the run exits non-zero. */
 class BenchFailure extends Error {}
 
@@ -71,7 +84,9 @@ function readSettings(env = process.env): Settings {
   if (!Number.isInteger(seconds) || seconds < 1) throw new BenchFailure(`BENCH_SECONDS=${env.BENCH_SECONDS} must be a whole number of at least 1`)
   const rounds = Number(env.BENCH_ROUNDS ?? '3')
   if (!Number.isInteger(rounds) || rounds < 1) throw new BenchFailure(`BENCH_ROUNDS=${env.BENCH_ROUNDS} must be a whole number of at least 1`)
-  return { sizes, seconds, rounds }
+  const modes = (env.BENCH_MODE ?? 'first,varied').split(',').map(m => m.trim())
+  if (modes.length === 0 || modes.some(m => m !== 'first' && m !== 'varied')) throw new BenchFailure(`BENCH_MODE=${env.BENCH_MODE} must be first, varied, or both comma-separated`)
+  return { modes: modes as Settings['modes'], sizes, seconds, rounds }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -108,7 +123,25 @@ function pool(rand: () => number, count: number, length: number): string[] {
  * Creates the database in `dataDir` with one account, a live API key and `size` notes in its live
  * library, dated over the last three years, some in folders. Returns the key.
  */
-function seedLibrary(dataDir: string, size: number): string {
+/** What the varied benchmark needs to know of each seeded note, to choose filters and offsets. */
+interface SeededNote {
+  created: number
+  updated: number
+  folder: string | null
+  status: string
+  type: string
+}
+
+interface SeededLibrary {
+  key: string
+  folders: string[]
+  notes: SeededNote[]
+}
+
+/** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
+const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
+
+function seedLibrary(dataDir: string, size: number): SeededLibrary {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
@@ -124,27 +157,33 @@ function seedLibrary(dataDir: string, size: number): string {
     const noteIds = createIdGenerator(() => noteTime)
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
-    // The notes repository's own insert, so the benchmark follows the schema wherever it goes.
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''))
+    // The notes repository's own insert, so the benchmark follows the schema wherever it goes (seeding
+    // only inserts: no page boundaries are needed, and a repository that takes none ignores the argument).
+    const notes = createNotesRepo(db, undefined as never)
+    const seeded: SeededNote[] = []
 
     db.transaction(() => {
       for (let i = 0; i < size; i++) {
         noteTime = Math.round(end - (size - i) * step + rand() * step)
         const created = new Date(noteTime).toISOString()
+        const updatedTime = rand() < 0.2 ? Math.min(end, noteTime + pick(rand, CHANGED_AFTER_MS)) : noteTime
         const summary = pick(rand, summaries)
         const failed = rand() < 0.02
+        const folder = rand() < 0.3 ? pick(rand, folders) : null
+        const type = pick(rand, ['audio', 'audio', 'video', 'youtube', 'import'])
+        seeded.push({ created: noteTime, updated: updatedTime, folder, status: failed ? 'Error' : 'Done', type })
         notes.insert({
           id: noteIds.next('note'),
           account_id: account.id,
           sandbox: 0,
-          folder_id: rand() < 0.3 ? pick(rand, folders) : null,
+          folder_id: folder,
           title: prose(rand, 40),
           summary: failed ? '' : summary,
           original_transcription: failed ? '' : pick(rand, transcripts),
           structured_content: failed ? null : JSON.stringify({ markdown: summary, actionItems: [prose(rand, 60), prose(rand, 60)], topics: [pick(rand, WORDS), pick(rand, WORDS)] }),
           status: failed ? 'Error' : 'Done',
           processing_stage: failed ? 'transcribing' : null,
-          type: pick(rand, ['audio', 'audio', 'video', 'youtube', 'import']),
+          type,
           style_id: 'note',
           language: 'en',
           is_pinned: rand() < 0.05 ? 1 : 0,
@@ -152,13 +191,13 @@ function seedLibrary(dataDir: string, size: number): string {
           error_code: failed ? 'transcription_failed' : null,
           error_message: failed ? 'the recording could not be transcribed' : null,
           date_created: created,
-          updated_at: created,
+          updated_at: new Date(updatedTime).toISOString(),
         })
       }
     }).immediate()
     // Leave no WAL behind: otherwise the server's first write can find the database locked.
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-    return key
+    return { key, folders, notes: seeded }
   } finally {
     db.close()
   }
@@ -278,8 +317,8 @@ function parseWrk(output: string): WrkResult {
   return { requestsPerSec: Number(rps[1]), p50Ms: latencyMs(output, '50'), p99Ms: latencyMs(output, '99') }
 }
 
-async function wrk(url: string, seconds: number, headers: string[]): Promise<string> {
-  const args = pinned(0, ['wrk', `-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '--latency', ...headers.flatMap(h => ['-H', h]), url])
+async function wrk(url: string, seconds: number, headers: string[], script?: string): Promise<string> {
+  const args = pinned(0, ['wrk', `-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '--latency', ...(script ? ['-s', script] : []), ...headers.flatMap(h => ['-H', h]), url])
   const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const [output, errors, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new BenchFailure(`wrk exited with code ${code}:\n${output}${errors}`)
@@ -292,9 +331,9 @@ function median(runs: WrkResult[]): WrkResult {
 }
 
 /** A short warm-up run (discarded), then the measured run. */
-async function measure(url: string, seconds: number, headers: string[]): Promise<WrkResult> {
-  parseWrk(await wrk(url, WARMUP_SECONDS, headers))
-  return parseWrk(await wrk(url, seconds, headers))
+async function measure(url: string, seconds: number, headers: string[], script?: string): Promise<WrkResult> {
+  parseWrk(await wrk(url, WARMUP_SECONDS, headers, script))
+  return parseWrk(await wrk(url, seconds, headers, script))
 }
 
 async function benchSize(size: number, settings: Settings): Promise<SizeResult> {
@@ -302,7 +341,7 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
   const servers: Server[] = []
   try {
     const seedStart = performance.now()
-    const key = seedLibrary(workDir, size)
+    const { key } = seedLibrary(workDir, size)
     const seedSeconds = (performance.now() - seedStart) / 1000
     process.stderr.write(`N=${size}: seeded in ${seedSeconds.toFixed(1)} s\n`)
 
@@ -334,6 +373,136 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
   } finally {
     await Promise.all(servers.map(stopServer))
     rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------------
+// Varied: a random page of a random filter on every request
+
+const DAY_MS = 86_400_000
+
+interface VariedFilter {
+  name: string
+  query: Record<string, string>
+  matches: (n: SeededNote) => boolean
+}
+
+/** The filters of the varied run: each list filter alone, combined, and updatedAfter at several depths. */
+function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
+  const work = lib.folders[0]!
+  const since = (days: number) => new Date(end - days * DAY_MS).toISOString()
+  const after = (days: number) => (n: SeededNote) => n.updated > end - days * DAY_MS
+  return [
+    { name: 'none', query: {}, matches: () => true },
+    { name: 'status=Done', query: { status: 'Done' }, matches: n => n.status === 'Done' },
+    { name: 'status=Error', query: { status: 'Error' }, matches: n => n.status === 'Error' },
+    { name: 'type=video', query: { type: 'video' }, matches: n => n.type === 'video' },
+    { name: 'folderId=<folder>', query: { folderId: work }, matches: n => n.folder === work },
+    { name: 'folderId=null', query: { folderId: 'null' }, matches: n => n.folder === null },
+    { name: 'folder+status+type', query: { folderId: work, status: 'Done', type: 'audio' }, matches: n => n.folder === work && n.status === 'Done' && n.type === 'audio' },
+    { name: 'updatedAfter=-1000d', query: { updatedAfter: since(1000) }, matches: after(1000) },
+    { name: 'updatedAfter=-180d', query: { updatedAfter: since(180) }, matches: after(180) },
+    { name: 'updatedAfter=-3d', query: { updatedAfter: since(3) }, matches: after(3) },
+    { name: 'updatedAfter=-180d&status=Done', query: { updatedAfter: since(180), status: 'Done' }, matches: n => after(180)(n) && n.status === 'Done' },
+  ]
+}
+
+/** `count` request paths of a filter, each at a random offset within its notes (seeded: the same every run). */
+function variedPaths(f: VariedFilter, matching: number, count: number, rand: () => number): string[] {
+  const lastPage = Math.max(0, matching - PAGE)
+  return Array.from({ length: count }, () => `/v1/notes?${new URLSearchParams({ ...f.query, limit: String(PAGE), offset: String(Math.floor(rand() * (lastPage + 1))) })}`)
+}
+
+/** A wrk script that sends one of `paths`, chosen at random, on every request. */
+function writeWrkScript(path: string, paths: string[]): string {
+  const lua = `local paths = {\n${paths.map(p => `  ${JSON.stringify(p)},`).join('\n')}\n}\nlocal n = #paths\nmath.randomseed(7)\nrequest = function()\n  return wrk.format(nil, paths[math.random(n)])\nend\n`
+  writeFileSync(path, lua)
+  return path
+}
+
+async function benchVaried(size: number, settings: Settings): Promise<VariedResult> {
+  const workDir = mkdtempSync(join(tmpdir(), `notesvc-bench-varied-${size}-`))
+  const servers: Server[] = []
+  try {
+    const end = Date.now()
+    const lib = seedLibrary(workDir, size)
+    const headers = [`Authorization: Bearer ${lib.key}`]
+    const notesvc = await startNotesvc(workDir, 'on')
+    servers.push(notesvc)
+    const body = await firstPage(notesvc, lib.key)
+    const uncached = await startNotesvc(workDir, 'off')
+    servers.push(uncached)
+    const bodyPath = join(workDir, 'body.json')
+    writeFileSync(bodyPath, body)
+    const baseline = await startBaseline(workDir, bodyPath)
+    servers.push(baseline)
+
+    const rand = randomSource(size + 1)
+    const filters = variedFilters(lib, end).map(f => ({ f, matching: lib.notes.filter(f.matches).length }))
+    const all: string[] = []
+    const perFilter: VariedResult['filters'] = []
+    for (const { f, matching } of filters) {
+      const paths = variedPaths(f, matching, 2000, rand)
+      all.push(...paths.slice(0, 500))
+      // every path of the run must answer 200: checked once here, and by wrk (non-2xx fails the run)
+      const sample = await fetch(notesvc.baseUrl + paths[0], { headers: { authorization: `Bearer ${lib.key}` } })
+      if (sample.status !== 200) throw new BenchFailure(`GET ${paths[0]} answered ${sample.status}: ${(await sample.text()).slice(0, 300)}`)
+      await sample.arrayBuffer()
+      process.stderr.write(`N=${size}: varied, ${f.name} (${matching} notes)\n`)
+      const script = writeWrkScript(join(workDir, `filter-${perFilter.length}.lua`), paths)
+      const runs: WrkResult[] = []
+      for (let round = 1; round <= settings.rounds; round++) runs.push(await measure(notesvc.baseUrl, settings.seconds, headers, script))
+      perFilter.push({ name: f.name, matching, result: median(runs) })
+    }
+    const mixedScript = writeWrkScript(join(workDir, 'mixed.lua'), all)
+    const mixedRuns: WrkResult[] = []
+    const uncachedRuns: WrkResult[] = []
+    const baselineRuns: WrkResult[] = []
+    for (let round = 1; round <= settings.rounds; round++) {
+      process.stderr.write(`N=${size}: varied, round ${round}/${settings.rounds}, mixed (cached and uncached) and baseline\n`)
+      mixedRuns.push(await measure(notesvc.baseUrl, settings.seconds, headers, mixedScript))
+      uncachedRuns.push(await measure(uncached.baseUrl, settings.seconds, headers, mixedScript))
+      baselineRuns.push(await measure(baseline.baseUrl + LIST_PATH, settings.seconds, headers))
+    }
+    return { size, bodyBytes: Buffer.byteLength(body), filters: perFilter, mixed: median(mixedRuns), mixedUncached: median(uncachedRuns), baseline: median(baselineRuns) }
+  } finally {
+    await Promise.all(servers.map(stopServer))
+    rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+const VARIED_P99_MS = 5
+const VARIED_RATIO = 0.3
+
+function printVaried(results: VariedResult[]): void {
+  const out = (s = '') => process.stdout.write(s + '\n')
+  out('varied: every request a random page (limit 50, any offset) of one filter; mixed: all filters at random; read cache on')
+  const names = results[0]!.filters.map(f => f.name)
+  out(table(
+    ['filter', ...results.flatMap(r => [`${fmtInt(r.size)}: notes`, 'req/s', 'p50', 'p99'])],
+    [
+      ...names.map(name => [name, ...results.flatMap(r => {
+        const f = r.filters.find(x => x.name === name)!
+        return [fmtInt(f.matching), fmtInt(f.result.requestsPerSec), fmtMs(f.result.p50Ms), fmtMs(f.result.p99Ms)]
+      })]),
+      ['mixed', ...results.flatMap(r => ['', fmtInt(r.mixed.requestsPerSec), fmtMs(r.mixed.p50Ms), fmtMs(r.mixed.p99Ms)])],
+      ['mixed, read cache off', ...results.flatMap(r => ['', fmtInt(r.mixedUncached.requestsPerSec), fmtMs(r.mixedUncached.p50Ms), fmtMs(r.mixedUncached.p99Ms)])],
+      ['baseline', ...results.flatMap(r => [`${fmtInt(r.bodyBytes)} B`, fmtInt(r.baseline.requestsPerSec), fmtMs(r.baseline.p50Ms), fmtMs(r.baseline.p99Ms)])],
+    ],
+  ))
+  out()
+  const largest = results.reduce((a, b) => (b.size > a.size ? b : a))
+  const smallest = results.reduce((a, b) => (b.size < a.size ? b : a))
+  const worstP99 = largest.filters.reduce((a, b) => (b.result.p99Ms > a.result.p99Ms ? b : a))
+  out(`target: p99 under ${VARIED_P99_MS} ms for every filter at ${fmtInt(largest.size)} notes: worst ${worstP99.name} ${fmtMs(worstP99.result.p99Ms)} -> ${verdict(worstP99.result.p99Ms < VARIED_P99_MS)}`)
+  const ratio = largest.mixed.requestsPerSec / largest.baseline.requestsPerSec
+  const uncachedRatio = largest.mixedUncached.requestsPerSec / largest.baseline.requestsPerSec
+  out(`target: mixed throughput >= ${VARIED_RATIO} x baseline at ${fmtInt(largest.size)} notes: ${fmtRatio(ratio)} -> ${verdict(ratio >= VARIED_RATIO)} (read cache off: ${fmtRatio(uncachedRatio)})`)
+  if (smallest !== largest) {
+    // judged with the read cache off: a small library's pages all fit in the cache, a large one's do not
+    const growth = smallest.mixedUncached.requestsPerSec / largest.mixedUncached.requestsPerSec
+    out(`target: mixed throughput (read cache off) flat from ${fmtInt(smallest.size)} to ${fmtInt(largest.size)} notes (within ${TARGET_FLATNESS}x): ${fmtRatio(growth)} -> ${verdict(growth <= TARGET_FLATNESS && growth >= 1 / TARGET_FLATNESS)}`)
   }
 }
 
@@ -401,9 +570,17 @@ function printReport(results: SizeResult[], settings: Settings): void {
 /** A missed target is still a report (exit 0); only a failure to measure exits non-zero. */
 async function main(): Promise<void> {
   const settings = readSettings()
-  const results: SizeResult[] = []
-  for (const size of settings.sizes) results.push(await benchSize(size, settings))
-  printReport(results, settings)
+  if (settings.modes.includes('first')) {
+    const results: SizeResult[] = []
+    for (const size of settings.sizes) results.push(await benchSize(size, settings))
+    printReport(results, settings)
+  }
+  if (settings.modes.includes('varied')) {
+    const varied: VariedResult[] = []
+    for (const size of settings.sizes) varied.push(await benchVaried(size, settings))
+    process.stdout.write('\n')
+    printVaried(varied)
+  }
 }
 
 if (process.argv[2] === '--baseline-server') {

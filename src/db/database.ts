@@ -5,6 +5,9 @@ import { MIGRATIONS } from './migrations'
 
 export type { Database }
 
+const MMAP_BYTES = 1024 * 1024 * 1024
+const CACHE_KIB = 64 * 1024
+
 /**
  * Opens (creating if needed) the database with the pragmas every connection needs, then brings its
  * schema up to date. `:memory:` gives a private database, for tests.
@@ -16,6 +19,10 @@ export function openDatabase(path: string, migrations = MIGRATIONS): Database {
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
   db.exec('PRAGMA busy_timeout = 5000')
+  // Reads of a large library touch pages all over its indexes: map the file (no read() call per page)
+  // and keep up to 64 MB of pages in SQLite's own cache rather than the default 2 MB.
+  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`)
+  db.exec(`PRAGMA cache_size = -${CACHE_KIB}`)
   migrate(db, migrations)
   keepStatisticsCurrent(db, path)
   return db

@@ -41,7 +41,7 @@ export class PageBoundaries {
 
   constructor(
     private readonly stamp: () => string,
-    readonly step = 256,
+    readonly step = 64,
     private readonly maxSequences = 256,
   ) {}
 
