@@ -4,6 +4,7 @@ import { openDatabase } from './db/database'
 import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
 import { POCKETSPHINX_DEFAULTS, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
+import { commandLine } from './command-name'
 
 interface Check {
   name: string
@@ -59,7 +60,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   if (config.asr === 'whisper') {
     const path = modelPath(config.modelsDir, config.whisperModel)
     const ok = existsSync(path)
-    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : `notesvc models pull ${config.whisperModel}` })
+    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : commandLine(`models pull ${config.whisperModel}`) })
   } else {
     const program = Bun.which(POCKETSPHINX_DEFAULTS.program) ?? (existsSync(POCKETSPHINX_DEFAULTS.program) ? POCKETSPHINX_DEFAULTS.program : null)
     const model = existsSync(`${POCKETSPHINX_DEFAULTS.hmm}/mdef`)
