@@ -13,7 +13,8 @@ import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { createProgressBar } from './progress'
 import { VERSION } from './version'
-import { commandLine, commandName } from './command-name'
+import { commandLine, commandName, isCompiled } from './command-name'
+import { runtimeRefusal } from './runtime-version'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -40,6 +41,9 @@ case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
 
 /** A mistake in how the command was called; printed with a hint, exit code 2. */
 class UsageError extends Error {}
+
+/** This Bun is older than package.json's engines.bun; exit code 2. */
+class RuntimeError extends Error {}
 
 interface Parsed {
   positional: string[]
@@ -141,6 +145,8 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
 }
 
 async function run(argv: string[], env: Env): Promise<number> {
+  const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
+  if (refusal) throw new RuntimeError(refusal)
   const { env: withFlags, rest } = applyFlags(env, argv)
   const p = parseArgs(rest)
   const [command = 'serve', sub, arg] = p.positional
@@ -255,6 +261,10 @@ if (import.meta.main) {
     .catch(err => {
       if (err instanceof UsageError) {
         process.stderr.write(`notesvc: ${err.message}\nRun ${commandLine('help')} for the commands and their flags.\n`)
+        process.exit(2)
+      }
+      if (err instanceof RuntimeError) {
+        process.stderr.write(`${err.message}\n`)
         process.exit(2)
       }
       if (err instanceof ConfigError || err instanceof AccountError) {
