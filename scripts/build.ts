@@ -4,6 +4,14 @@
  */
 import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { runtimeRefusal } from '../src/runtime-version'
+
+// The binary carries the Bun that builds it: refuse to make one that would refuse to start.
+const refusal = runtimeRefusal()
+if (refusal) {
+  process.stderr.write(`${refusal}\n`)
+  process.exit(2)
+}
 
 const outfile = process.argv[2] ?? 'dist/notesvc'
 mkdirSync(dirname(outfile), { recursive: true })

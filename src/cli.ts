@@ -13,10 +13,12 @@ import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { createProgressBar } from './progress'
 import { VERSION } from './version'
+import { commandLine, commandName, isCompiled } from './command-name'
+import { runtimeRefusal } from './runtime-version'
 
-const USAGE = `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
+const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
-Usage: notesvc <command> [flags]
+Usage: ${commandName()} <command> [flags]
 
   serve                                   start the HTTP server (the default command)
   keys create --email E [--plan free|pro] [--sandbox] [--scopes s1,s2] [--name N]
@@ -39,6 +41,9 @@ case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
 
 /** A mistake in how the command was called; printed with a hint, exit code 2. */
 class UsageError extends Error {}
+
+/** This Bun is older than package.json's engines.bun; exit code 2. */
+class RuntimeError extends Error {}
 
 interface Parsed {
   positional: string[]
@@ -149,10 +154,12 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
 }
 
 async function run(argv: string[], env: Env): Promise<number> {
+  const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
+  if (refusal) throw new RuntimeError(refusal)
   const { env: withFlags, rest } = applyFlags(env, argv)
   const p = parseArgs(rest)
   const [command = 'serve', sub, arg] = p.positional
-  if (p.flags.help || command === 'help') { out(USAGE); return 0 }
+  if (p.flags.help || command === 'help') { out(usage()); return 0 }
   if (command === 'version' || p.flags.version) { out(VERSION); return 0 }
   const config = loadConfig(withFlags)
   const log = createLogger((withFlags.NOTESVC_LOG_LEVEL as 'info') || 'info')
@@ -183,7 +190,7 @@ async function run(argv: string[], env: Env): Promise<number> {
           return 0
         }
         if (sub === 'revoke') {
-          if (!arg) throw new UsageError('name the key to revoke: notesvc keys revoke <key-id-or-start>')
+          if (!arg) throw new UsageError(`name the key to revoke: ${commandLine('keys revoke <key-id-or-start>')}`)
           const k = services.accounts.revokeKey(arg)
           out(keyLine(k))
           return 0
@@ -227,12 +234,12 @@ async function run(argv: string[], env: Env): Promise<number> {
     case 'models': {
       if (sub === 'list' || sub === undefined) {
         const models = listModels(config.modelsDir)
-        if (models.length === 0) process.stderr.write(`no models in ${config.modelsDir}; get one with: notesvc models pull base.en\n`)
+        if (models.length === 0) process.stderr.write(`no models in ${config.modelsDir}; get one with: ${commandLine('models pull base.en')}\n`)
         for (const m of models) out(`${m.name}\t${m.sizeBytes}\t${m.path}`)
         return 0
       }
       if (sub === 'pull') {
-        if (!arg) throw new UsageError('name the model to pull, for example: notesvc models pull base.en')
+        if (!arg) throw new UsageError(`name the model to pull, for example: ${commandLine('models pull base.en')}`)
         const progress = createProgressBar(`ggml-${arg}.bin`)
         try {
           const r = await pullModel({ name: arg, modelsDir: config.modelsDir, baseUrl: config.modelsUrl, onProgress: progress.update })
@@ -262,7 +269,11 @@ if (import.meta.main) {
     .then(code => { if (code >= 0) process.exit(code) })
     .catch(err => {
       if (err instanceof UsageError) {
-        process.stderr.write(`notesvc: ${err.message}\nRun notesvc help for the commands and their flags.\n`)
+        process.stderr.write(`notesvc: ${err.message}\nRun ${commandLine('help')} for the commands and their flags.\n`)
+        process.exit(2)
+      }
+      if (err instanceof RuntimeError) {
+        process.stderr.write(`${err.message}\n`)
         process.exit(2)
       }
       if (err instanceof ConfigError || err instanceof AccountError) {

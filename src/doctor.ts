@@ -5,6 +5,7 @@ import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
 import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
+import { commandLine } from './command-name'
 
 interface Check {
   name: string
@@ -61,7 +62,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   {
     const path = modelPath(config.modelsDir, config.whisperModel)
     const ok = existsSync(path)
-    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : `notesvc models pull ${config.whisperModel}` })
+    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : commandLine(`models pull ${config.whisperModel}`) })
   }
   {
     const found = findPocketsphinx(config.pocketsphinx)

@@ -31,6 +31,7 @@ import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
 import { createUsageRepo } from './modules/usage/repo'
 import { createUsageService } from './modules/usage/service'
+import { commandLine } from './command-name'
 
 export interface CoreDeps {
   config: Config
@@ -49,7 +50,7 @@ export function createServices(deps: CoreDeps) {
   const transaction = <T>(fn: () => T): T => db.transaction(fn).immediate()
   const stamp = changeStamp(db)
   const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache) })
-  const usage = createUsageService({ repo: createUsageRepo(db), clock, ids, topUpCommand: 'the operator adds prepaid credits with: notesvc accounts credit --email <email> --credits <N>' })
+  const usage = createUsageService({ repo: createUsageRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes), so each gets the one function of the other it needs.
   let folderExists: (lib: { accountId: string; sandbox: boolean }, id: string) => boolean = () => false

@@ -53,7 +53,10 @@ describe('dist/notesvc', () => {
       })
       expect(init.status).toBe(200)
       expect(((await init.json()) as any).result.serverInfo.name).toBe('notesvc')
-      expect((await fetch(`${base}/signin`)).status).toBe(200)
+      const signin = await fetch(`${base}/signin`)
+      expect(signin.status).toBe(200)
+      // started by its path from another folder, the binary names itself by that path
+      expect(await signin.text()).toContain(`<code>${binary} accounts password --email you@example.com</code>`)
     } finally {
       await server.stop()
     }
@@ -98,5 +101,17 @@ describe('dist/notesvc', () => {
     expect(a.stdout).toBe(b.stdout)
     const help = await run([binary, 'help'])
     expect(help.stdout).toContain('keys create --email E')
+  })
+
+  test('hints name the binary the way it was started, and that command works', async () => {
+    const env = { NOTESVC_MODELS_DIR: work.path }
+    const hint = async (cmd: string, cwd: string, extra: Record<string, string> = {}) =>
+      (await run([cmd, 'models', 'list'], { cwd, env: { ...env, ...extra } })).stderr
+    expect(await hint(binary, work.path)).toBe(`no models in ${work.path}; get one with: ${binary} models pull base.en\n`)
+    expect(await hint('./notesvc', build.path)).toBe(`no models in ${work.path}; get one with: ./notesvc models pull base.en\n`)
+    const path = { PATH: `${build.path}:${process.env.PATH}` }
+    expect(await hint('notesvc', work.path, path)).toBe(`no models in ${work.path}; get one with: notesvc models pull base.en\n`)
+    expect((await run(['sh', '-c', 'notesvc version'], { cwd: work.path, env: path })).stdout).toBe('1.1.0\n')
+    expect((await run([binary, 'help'])).stdout).toContain(`Usage: ${binary} <command> [flags]`)
   })
 })

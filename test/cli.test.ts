@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { freePort, run, startServer, tempDir } from './helpers/process'
+import { freePort, ROOT, run, startServer, tempDir } from './helpers/process'
 
 const dir = tempDir('notesvc-cli-')
 afterAll(() => dir.remove())
@@ -56,9 +56,9 @@ describe('keys and accounts', () => {
     [['keys', 'create'], '--email is required'],
     [['keys', 'create', '--email', 'not-an-email'], 'not an email address'],
     [['keys', 'create', '--email', 'a@b.c', '--scopes', 'notes:reed'], 'unknown scope notes:reed'],
-    [['accounts', 'credit', '--email', 'nobody@example.com', '--credits', '5'], 'notesvc keys create --email nobody@example.com'],
+    [['accounts', 'credit', '--email', 'nobody@example.com', '--credits', '5'], 'create one with: bun run cli keys create --email nobody@example.com'],
     [['accounts', 'credit', '--email', 'ann@example.com', '--credits', '-3'], 'positive whole number'],
-    [['keys', 'revoke', 'key_nope'], 'notesvc keys list'],
+    [['keys', 'revoke', 'key_nope'], 'list keys with: bun run cli keys list --email <email>'],
     [['frobnicate'], 'unknown command'],
   ])('%p fails with exit 2 and says what to do: %s', async (args, message) => {
     const r = await cli(...args)
@@ -79,7 +79,7 @@ describe('doctor and models', () => {
     expect(line('database')).toStartWith('ok')
     expect(line('ffmpeg')).toStartWith('missing')
     expect(line('ffmpeg')).toContain('fix: apt-get install ffmpeg')
-    expect(line('whisper model')).toContain('fix: notesvc models pull base.en')
+    expect(line('whisper model')).toContain('fix: bun run cli models pull base.en')
     // both speech engines, and the one NOTESVC_ASR=auto uses (PocketSphinx's Debian packages are installed here)
     expect(line('pocketsphinx')).toStartWith('ok')
     expect(line('speech engine')).toStartWith('ok')
@@ -179,5 +179,39 @@ describe('serve', () => {
     const r = await run(['bun', 'run', 'src/cli.ts', 'serve'], { env: { NOTESVC_STORAGE: 'ftp', NOTESVC_DATA_DIR: dir.path } })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('NOTESVC_STORAGE=ftp is not valid; use one of: disk, s3')
+  })
+})
+
+describe('the commands hints print work when pasted', () => {
+  /** `Run X help for the commands` → X */
+  const printedName = (stderr: string) => /Run (.+) help for the commands/.exec(stderr)?.[1]
+
+  test('from source in the project folder: bun run cli, in help, mistakes and hints', async () => {
+    const help = await cli('help')
+    expect(help.stdout).toContain('Usage: bun run cli <command> [flags]')
+    const wrong = await cli('frobnicate')
+    expect(printedName(wrong.stderr)).toBe('bun run cli')
+    const models = tempDir('notesvc-no-models-')
+    try {
+      const r = await run(['bun', 'run', 'src/cli.ts', 'models', 'list'], { env: { NOTESVC_MODELS_DIR: models.path } })
+      expect(r.stderr).toBe(`no models in ${models.path}; get one with: bun run cli models pull base.en\n`)
+    } finally {
+      models.remove()
+    }
+    const pasted = await run(['sh', '-c', 'bun run cli version'])
+    expect(pasted.stdout).toBe('1.1.0\n')
+  })
+
+  test('from source in another folder: the script by its path, since bun run cli would not find it', async () => {
+    const elsewhere = tempDir('notesvc-elsewhere-')
+    try {
+      const wrong = await run(['bun', `${ROOT}/src/cli.ts`, 'frobnicate'], { cwd: elsewhere.path })
+      expect(printedName(wrong.stderr)).toBe(`bun ${ROOT}/src/cli.ts`)
+      const pasted = await run(['sh', '-c', `${printedName(wrong.stderr)} version`], { cwd: elsewhere.path })
+      expect(pasted.stdout).toBe('1.1.0\n')
+      expect((await run(['sh', '-c', 'bun run cli version'], { cwd: elsewhere.path })).code).not.toBe(0)
+    } finally {
+      elsewhere.remove()
+    }
   })
 })

@@ -3,6 +3,7 @@ import { ApiError } from './errors'
 import { UNPARSEABLE_BODY } from './json-body'
 import { operationForRoute, type Operation, type Scope } from './operations'
 import type { RateLimiter, RateDecision } from './rate-limit'
+import { commandLine } from '../command-name'
 
 export type CredentialSource = 'api_key' | 'oauth' | 'mcp'
 
@@ -90,7 +91,7 @@ export function authGuard(verifiers: CredentialVerifier[], limiter: RateLimiter)
 
   function admit(principal: Principal | null, op: Operation, headers: Record<string, unknown>, body: unknown) {
     if (!principal) {
-      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `notesvc keys create`.', {
+      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `' + commandLine('keys create --email <email>') + '`.', {
         headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
       })
     }

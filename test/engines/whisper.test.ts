@@ -79,10 +79,10 @@ describe('whisper engine (whisper.cpp in-process)', () => {
     const engine = createWhisperEngine({ modelPath: join(dir.path, 'ggml-base.en.bin') })
     const ready = await engine.ready().catch((e: unknown) => e)
     expect(ready).toBeInstanceOf(AsrUnavailableError)
-    expect((ready as Error).message).toContain('notesvc models pull base.en')
+    expect((ready as Error).message).toContain('bun run cli models pull base.en')
     const transcribe = await engine.transcribeChunk(audio(1), { language: null }).catch((e: unknown) => e)
     expect(transcribe).toBeInstanceOf(AsrUnavailableError)
-    expect((transcribe as Error).message).toContain('notesvc models pull base.en')
+    expect((transcribe as Error).message).toContain('bun run cli models pull base.en')
   })
 
   test('a file that is not a ggml model is AsrUnavailableError too', async () => {
@@ -90,7 +90,7 @@ describe('whisper engine (whisper.cpp in-process)', () => {
     writeFileSync(path, '<html>not found</html>')
     const error = await createWhisperEngine({ modelPath: path }).ready().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(AsrUnavailableError)
-    expect((error as Error).message).toContain('notesvc models pull small')
+    expect((error as Error).message).toContain('bun run cli models pull small')
   })
 
   test('a truncated download fails to load with whisper.cpp\'s reason and the pull command', async () => {
@@ -102,7 +102,7 @@ describe('whisper engine (whisper.cpp in-process)', () => {
     const error = await engine.transcribeChunk(audio(1), { language: null }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(AsrUnavailableError)
     expect((error as Error).message).toContain('not all tensors loaded')
-    expect((error as Error).message).toContain('notesvc models pull medium')
+    expect((error as Error).message).toContain('bun run cli models pull medium')
   })
 
   test('an abort rejects with the signal reason, and the engine keeps working', async () => {
@@ -169,7 +169,8 @@ describe('inside a compiled binary', () => {
     const missing = await run([binary, join(work.path, 'ggml-tiny.en.bin')], { cwd: work.path })
     expect(JSON.parse(missing.stdout)).toEqual({
       unavailable: true,
-      message: expect.stringContaining('notesvc models pull tiny.en'),
+      // a compiled program names itself, as started, in the command that fixes this
+      message: expect.stringContaining(`${binary} models pull tiny.en`),
     })
   }, 60_000)
 })

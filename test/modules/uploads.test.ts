@@ -201,7 +201,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })).status).toBe(202)
     const { status } = await waitForStatus(t, token, up.noteId, ['Done', 'Error'])
     expect(status).toMatchObject({ status: 'Error', errorCode: 'engine_unavailable', processingStage: 'converting' })
-    expect(status.errorMessage).toContain('notesvc models pull tiny.en')
+    expect(status.errorMessage).toContain('bun run cli models pull tiny.en')
     expect((await t.call('GET', '/v1/usage', { token })).body.balance.totalRemaining).toBe(60)
   })
 

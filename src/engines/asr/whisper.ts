@@ -30,6 +30,7 @@ import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { silentLogger, type Logger } from '../../log'
 import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type ChunkTranscription, type TranscriptSegment } from './engine'
+import { commandLine } from '../../command-name'
 
 export interface WhisperEngineOptions {
   /** a whisper.cpp ggml model file (see `modelPath` in models.ts) */
@@ -97,10 +98,10 @@ function loadAddon(): NativeAddon {
   }
 }
 
-/** The command that fetches this model: `ggml-small.en.bin` → `notesvc models pull small.en`. */
+/** The command that fetches this model: `ggml-small.en.bin` → `notesvc models pull small.en` (or `bun run cli …`). */
 export function pullCommand(modelPath: string): string {
   const name = /^ggml-(.+)\.bin$/.exec(basename(modelPath))?.[1] ?? 'base.en'
-  return `notesvc models pull ${name}`
+  return commandLine(`models pull ${name}`)
 }
 
 /** Reads the header: the magic number and n_vocab, which tells multilingual models from English ones. */

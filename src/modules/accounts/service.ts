@@ -4,6 +4,7 @@ import type { IdGenerator } from '../../ids'
 import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
 import type { Principal } from '../../http/auth'
 import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
+import { commandLine } from '../../command-name'
 
 export const LIVE_PREFIX = 'svc_live_'
 export const SANDBOX_PREFIX = 'svc_test_'
@@ -89,7 +90,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
 
   function requireAccount(email: string): AccountRow {
     const account = repo.findAccountByEmail(email.trim())
-    if (!account) throw new AccountError(`no account with email ${email}; create one with: notesvc keys create --email ${email}`)
+    if (!account) throw new AccountError(`no account with email ${email}; create one with: ${commandLine(`keys create --email ${email}`)}`)
     return account
   }
 
@@ -137,8 +138,8 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     /** Revokes by key id (`key_…`) or by the key's visible start (`svc_live_AbCd1234`). */
     revokeKey(idOrStart: string): KeyInfo {
       const matches = repo.findKeys(idOrStart.trim())
-      if (matches.length === 0) throw new AccountError(`no key matches "${idOrStart}"; list keys with: notesvc keys list --email <email>`)
-      if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see notesvc keys list)`)
+      if (matches.length === 0) throw new AccountError(`no key matches "${idOrStart}"; list keys with: ${commandLine('keys list --email <email>')}`)
+      if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see ${commandLine('keys list --email <email>')})`)
       const row = matches[0]!
       if (!row.revoked_at) repo.revokeKey(row.id, now())
       return toKeyInfo(repo.findKeys(row.id)[0]!)

@@ -8,6 +8,7 @@ import { OPERATIONS, SCOPES } from '../../http/operations'
 import { COSTS } from '../usage/model'
 import { PLAN_GRANTS } from '../usage/service'
 import { VERSION } from '../../version'
+import { commandLine } from '../../command-name'
 import { ApiIndex, Health } from './model'
 // The docs page's script is embedded in the binary: the page makes no request outside this server.
 import scalarBundle from '../../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'text' }
@@ -26,7 +27,7 @@ export function apiIndex(config: Config) {
     authentication: {
       header: 'Authorization: Bearer <credential>',
       credentials: [
-        { type: 'api_key', prefixes: { live: 'svc_live_', sandbox: 'svc_test_' }, howToGet: 'notesvc keys create --email you@example.com (or the account settings page)' },
+        { type: 'api_key', prefixes: { live: 'svc_live_', sandbox: 'svc_test_' }, howToGet: `${commandLine('keys create --email you@example.com')} (or the account settings page)` },
         { type: 'oauth2_access_token', flow: 'authorization_code with PKCE (S256)' },
         { type: 'id_token', description: 'an ID token from the configured OpenID Connect provider' },
       ],

@@ -10,6 +10,7 @@ import { SCOPES } from '../../http/operations'
 import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
 import { checkScopes, createTools, type Tool, type ToolServices } from './tools'
+import { commandLine } from '../../command-name'
 
 export { createTools, type Tool } from './tools'
 
@@ -160,7 +161,7 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
     }
     const p = await deps.verify(token)
     if (!p) {
-      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `notesvc keys create`.', {
+      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `' + commandLine('keys create --email <email>') + '`.', {
         headers: { 'www-authenticate': `${challenge}, error="invalid_token"` },
       })
     }

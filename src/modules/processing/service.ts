@@ -20,6 +20,7 @@ import { transcribeMedia } from '../../jobs/pipeline'
 import { MAX_UPLOAD_BYTES, type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
 import { checkContentPolicy } from './content-policy'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
+import { commandLine } from '../../command-name'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -105,7 +106,7 @@ export function createProcessingService(deps: {
   function ensureBalance(p: Principal, operation: string, credits: number) {
     const left = remaining(p)
     if (left < credits) {
-      throw new ApiError('insufficient_credits', `${operation} needs ${credits} credit${credits === 1 ? '' : 's'} but ${left} remain. Prepaid credits are added by the operator (notesvc accounts credit); the monthly grant resets on the 1st.`)
+      throw new ApiError('insufficient_credits', `${operation} needs ${credits} credit${credits === 1 ? '' : 's'} but ${left} remain. Prepaid credits are added by the operator (${commandLine('accounts credit')}); the monthly grant resets on the 1st.`)
     }
   }
 

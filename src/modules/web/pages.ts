@@ -1,6 +1,7 @@
 import { SCOPES } from '../../http/operations'
 import type { KeyInfo } from '../accounts/service'
 import type { Balance } from '../usage/service'
+import { commandLine } from '../../command-name'
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function esc(value: unknown): string {
@@ -90,7 +91,7 @@ ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 <label>Password<br><input type="password" name="password" autocomplete="current-password" required></label>
 <p><button type="submit">Sign in</button></p>
 </form>
-<p class="muted">No password yet? The operator sets one with <code>notesvc accounts password --email you@example.com</code>.</p>
+<p class="muted">No password yet? The operator sets one with <code>${esc(commandLine('accounts password --email you@example.com'))}</code>.</p>
 </section>`,
   })
 }
