@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { OPERATIONS } from '../../src/http/operations'
 import { createTestApp, type CallResult } from '../helpers/app'
+import { SPEC_ERROR_STATUS } from '../helpers/interface'
 
 /**
  * The class of bug behind "a 500 on bad input": every operation of the interface gets each of its
@@ -14,22 +15,7 @@ import { createTestApp, type CallResult } from '../helpers/app'
  * read from the code; one test checks that this table names every operation the service serves.
  */
 
-/** SPEC "Errors": code → status. */
-const STATUS_OF_CODE: Record<string, number> = {
-  invalid_request: 400,
-  invalid_token: 401,
-  insufficient_credits: 402,
-  insufficient_scope: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  content_policy: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  upstream_failure: 502,
-}
+const STATUS_OF_CODE = SPEC_ERROR_STATUS
 
 interface Ids {
   noteId: string
