@@ -171,7 +171,8 @@ describe('OAuth refusals', () => {
       'https:/app.example.com/cb',
       '//app.example.com/cb',
       '/cb',
-      'https://app_example.com/cb',
+      'https://app..example.com/cb',
+      'https://-app.example.com/cb',
     ]
     for (const uri of refused) {
       const r = await t.register({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })
@@ -179,7 +180,7 @@ describe('OAuth refusals', () => {
     }
     // one bad URI among good ones refuses the whole registration
     expect((await t.register({ redirect_uris: [REDIRECT, 'https://*.example/cb'], token_endpoint_auth_method: 'none' })).status).toBe(400)
-    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:9/cb', 'http://127.0.0.1/cb', 'https://app.example.com/cb?x=1', 'https://192.0.2.10:8443/oauth/callback']) {
+    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:9/cb', 'http://127.0.0.1/cb', 'https://app.example.com/cb?x=1', 'https://192.0.2.10:8443/oauth/callback', 'https://app.example.com./cb', 'https://my_app.internal/cb', 'https://XN--BCHER-KVA.example/cb']) {
       expect((await t.register({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status).toBe(201)
     }
     expect((await t.register({ token_endpoint_auth_method: 'none' })).body.error).toBe('invalid_redirect_uri')

@@ -53,6 +53,19 @@ describe('settings forms', () => {
     expect((await b.post('/signout', { csrf })).status).toBe(303)
   })
 
+  test('a server opened by another name than the public URL (localhost, a LAN address) still works: Origin matches Host', async () => {
+    const { t, b, csrf } = await signedIn()
+    const before = keyCount(t)
+    const ok = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: 'http://notes.lan:8080', host: 'notes.lan:8080' })
+    expect(ok.status).toBe(200)
+    expect(keyCount(t)).toBe(before + 1)
+    // another site is refused whatever Host the request carries
+    const refused = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: 'https://evil.example', host: 'notes.lan:8080' })
+    expect(refused.status).toBe(403)
+    expect((await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: 'null', host: 'notes.lan:8080' })).status).toBe(403)
+    expect(keyCount(t)).toBe(before + 1)
+  })
+
   test('sign-in from another origin → 403, no session', async () => {
     const t = createWebTestApp()
     await t.web().setPassword(EMAIL, PASSWORD)

@@ -47,8 +47,11 @@ function s256(verifier: string): string {
   return Buffer.from(Bun.SHA256.hash(verifier) as Uint8Array).toString('base64url')
 }
 
-/** A DNS name of letters, digits and hyphens in dot-separated labels, or an IPv4 or bracketed IPv6 address. */
-const HOST = /^(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?))*|\[[0-9a-f:.]+\])$/
+/**
+ * A host name of letters, digits, hyphens and underscores (found on private networks) in dot-separated
+ * labels, with an optional trailing dot; or an IPv4 or bracketed IPv6 address.
+ */
+const HOST = /^(?:(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(?:\.(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?))*\.?|\[[0-9a-f:.]+\])$/
 
 /**
  * An exact, absolute URI with a host (OAuth 2.1 and RFC 8252 compare redirect URIs as exact strings):
