@@ -98,7 +98,7 @@ describe('doctor and models', () => {
       expect(line('pocketsphinx')).toStartWith('missing')
       expect(line('pocketsphinx')).toContain('fix: apt-get install pocketsphinx pocketsphinx-en-us')
       expect(line('speech engine')).toStartWith('missing')
-      expect(line('speech engine')).toContain('`notesvc models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
+      expect(line('speech engine')).toContain('`bun run cli models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
     } finally {
       empty.remove()
     }
@@ -169,7 +169,7 @@ describe('serve', () => {
       const warnings = logs.filter(l => l.level === 'warn')
       expect(warnings).toHaveLength(1)
       expect(warnings[0].msg).toContain('no speech engine')
-      expect(warnings[0].detail).toContain('`notesvc models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
+      expect(warnings[0].detail).toContain('`bun run cli models pull base.en` or `apt-get install pocketsphinx pocketsphinx-en-us`')
     } finally {
       d.remove()
     }

@@ -186,7 +186,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     for (const r of calls) {
       expect(r.status).toBe(502)
       expect(r.body.error.code).toBe('upstream_failure')
-      expect(r.body.error.message).toContain('`notesvc models pull base.en`')
+      expect(r.body.error.message).toContain('`bun run cli models pull base.en`')
       expect(r.body.error.message).toContain('`apt-get install pocketsphinx pocketsphinx-en-us`')
       expect(r.body.error.message).toEndWith('Nothing was charged.')
     }

@@ -233,7 +233,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
     expect(r.status).toBe(502)
     expect(r.body.error.code).toBe('upstream_failure')
-    expect(r.body.error.message).toContain('`notesvc models pull base.en`')
+    expect(r.body.error.message).toContain('`bun run cli models pull base.en`')
     expect(r.body.error.message).toContain('`apt-get install pocketsphinx pocketsphinx-en-us`')
     expect(r.body.error.message).toContain('Nothing was charged')
     const usage = (await t.call('GET', '/v1/usage', { token })).body
