@@ -4,6 +4,15 @@ import { join } from 'node:path'
 import { freePort, startServer, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
+/** The live key a server prints on stdout when it starts on an empty database. */
+async function firstStartKey(stdout: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stdout.getReader()
+  let out = ''
+  while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+  reader.releaseLock()
+  return /live key: +(\S+)/.exec(out)![1]!
+}
+
 /**
  * The durable queue against a real crash: a server (its own process, real PocketSphinx on real
  * speech) is killed with SIGKILL while it transcribes; a new server on the same data folder resumes the
@@ -17,11 +26,7 @@ describe('kill -9 while transcribing', () => {
     const base = `http://127.0.0.1:${port}`
     let server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${base}/v1/health`, { env: { ...env, PORT: String(port) } })
     try {
-      const reader = server.proc.stdout.getReader()
-      let out = ''
-      while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-      reader.releaseLock()
-      const key = /live key: +(\S+)/.exec(out)![1]!
+      const key = await firstStartKey(server.proc.stdout)
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
       const call = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -81,11 +86,7 @@ describe('kill -9 during an upload PUT', () => {
       (await new Response(s.proc.stderr).text()).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l) as { msg: string; files?: number; bytes?: number })
     let server = await start()
     try {
-      const reader = server.proc.stdout.getReader()
-      let out = ''
-      while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-      reader.releaseLock()
-      const key = /live key: +(\S+)/.exec(out)![1]!
+      const key = await firstStartKey(server.proc.stdout)
       const up = (await (await fetch(`${base}/v1/uploads`, {
         method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ fileName: 'long.wav', contentType: 'audio/wav' }),
