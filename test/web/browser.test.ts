@@ -85,7 +85,12 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
   // A wrong password first: the generic message.
   await page.fill('input[name=email]', EMAIL)
   await page.fill('input[name=password]', 'wrong password')
-  await page.click('button[type=submit]')
+  // Wait for the answer to the form itself, so a failure says what the server sent.
+  const [wrongPassword] = await Promise.all([
+    page.waitForResponse(r => new URL(r.url()).pathname === '/signin' && r.request().method() === 'POST'),
+    page.click('button[type=submit]'),
+  ])
+  expect([wrongPassword.status(), wrongPassword.status() === 401 ? '' : (await wrongPassword.text()).slice(0, 300)]).toEqual([401, ''])
   await expect(page.locator('.error').textContent()).resolves.toBe('The email or password is not right.')
 
   await page.fill('input[name=password]', PASSWORD)
