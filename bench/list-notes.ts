@@ -145,7 +145,7 @@ interface SeededLibrary {
 /** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
 const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
 
-function seedLibrary(dataDir: string, size: number): SeededLibrary {
+export function seedLibrary(dataDir: string, size: number): SeededLibrary {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
@@ -394,7 +394,7 @@ interface VariedFilter {
 }
 
 /** The filters of the varied run: each list filter alone, combined, and updatedAfter at several depths. */
-function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
+export function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
   const work = lib.folders[0]!
   const since = (days: number) => new Date(end - days * DAY_MS).toISOString()
   const after = (days: number) => (n: SeededNote) => n.updated > end - days * DAY_MS
@@ -414,7 +414,7 @@ function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
 }
 
 /** `count` request paths of a filter, each at a random offset within its notes (seeded: the same every run). */
-function variedPaths(f: VariedFilter, matching: number, count: number, rand: () => number): string[] {
+export function variedPaths(f: VariedFilter, matching: number, count: number, rand: () => number): string[] {
   const lastPage = Math.max(0, matching - PAGE)
   return Array.from({ length: count }, () => `/v1/notes?${new URLSearchParams({ ...f.query, limit: String(PAGE), offset: String(Math.floor(rand() * (lastPage + 1))) })}`)
 }
@@ -592,7 +592,7 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--baseline-server') {
   serveBaseline()
-} else {
+} else if (import.meta.main) {
   main().then(() => process.exit(0), err => {
     process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
     process.exit(1)

@@ -138,31 +138,55 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
   }
 
   /**
-   * With updatedAfter T, the notes created at or before T and changed after it, in list order,
-   * `offset` rows in, at most `count`. Each `changed_within` class c is read off its index from
-   * T - bound(c) to T (a note of class c created earlier cannot have changed after T), already in
-   * list order, and the classes are merged: the work follows the number of such notes, never the
-   * size of the library.
+   * With updatedAfter T, the notes created at or before T and changed after it, in list order. Each
+   * `changed_within` class c is read off its index from T - bound(c) to T (a note of class c created
+   * earlier cannot have changed after T), already in list order, and the classes are merged. The
+   * merge is itself an ordered sequence: the rows after a key are the merge of each class's rows
+   * after that key, so page boundaries apply to it as to any other, and a deep page reads at most
+   * `step + count` rows of each class, whatever the offset.
    */
-  function changedSince(lib: Library, filter: NoteFilter, offset: number, count: number): string[] {
+  function changedSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
     const eq = equalities(lib, filter)
     const t = filter.updatedAfter!
     const tMs = Date.parse(t)
-    const want = offset + count
-    const rows: { date_created: string; id: string; list_item: string }[] = []
-    for (let c = 1; c <= LAST_CHANGE_CLASS; c++) {
+    const classes = Array.from({ length: LAST_CHANGE_CLASS }, (_, i) => {
+      const c = i + 1
       const bound = CHANGED_WITHIN[c - 1]
       const terms = [...eq.terms, 'changed_within > 0', `changed_within = ${c}`, 'date_created <= $t', 'updated_at > $t']
-      const params: Params = { ...eq.params, t, want }
+      const params: Params = { ...eq.params, t }
       if (bound !== undefined) {
         terms.push('date_created >= $from')
         params.from = new Date(tMs - bound * 1000).toISOString()
       }
-      rows.push(...db.query<{ date_created: string; id: string; list_item: string }, Params>(
-        `SELECT date_created, id, list_item FROM notes INDEXED BY notes_changed_later WHERE ${terms.join(' AND ')} ${ORDER} LIMIT $want`).all(params))
+      return { terms, params }
+    })
+    type Key = { date_created: string; id: string; rowid: number }
+    /** The keys of the first `want` rows after `after`, merged across the classes (from the index alone). */
+    const merged = (after: SortKey | null, want: number): Key[] => {
+      const keys: Key[] = []
+      for (const { terms, params } of classes) {
+        const where = (after ? [...terms, AFTER] : terms).join(' AND ')
+        keys.push(...db.query<Key, Params>(`SELECT date_created, id, rowid FROM notes INDEXED BY notes_changed_later WHERE ${where} ${ORDER} LIMIT $want`)
+          .all({ ...withAfter(params, after), want }))
+      }
+      keys.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
+      return keys.slice(0, want)
     }
-    rows.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
-    return rows.slice(offset, want).map(r => r.list_item)
+    return {
+      name: `${eq.name}\u0002changed\u0002${t}`,
+      keyAt(after, skip) {
+        const key = merged(after, skip + 1)[skip]
+        return key ? { dateCreated: key.date_created, id: key.id } : null
+      },
+      rows(after, skip, count) {
+        const keys = merged(after, skip + count).slice(skip)
+        if (keys.length === 0) return []
+        const items = new Map<number, string>(db.query<{ rowid: number; list_item: string }, [string]>('SELECT rowid, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
+          .all(JSON.stringify(keys.map(k => k.rowid))).map(r => [r.rowid, r.list_item]))
+        return keys.map(k => items.get(k.rowid)!)
+      },
+      countAfter: (after, max) => merged(after, max).length,
+    }
   }
 
   function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
@@ -200,7 +224,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
         // updatedAfter T: the notes created after T (all of them changed after T, as a note is never
         // updated before it was created), then, all older, those created before T and changed since.
         const createdAfter = rows.length > 0 ? offset + rows.length : boundaries.count(created)
-        return rows.concat(changedSince(lib, filter, Math.max(0, offset - createdAfter), want - rows.length))
+        return rows.concat(boundaries.page(changedSequence(lib, filter), Math.max(0, offset - createdAfter), want - rows.length))
       })()
     },
 
