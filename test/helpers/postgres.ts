@@ -1,0 +1,113 @@
+/**
+ * A private PostgreSQL cluster for a test file: `initdb` into a temporary folder, `pg_ctl start` on a
+ * free loopback port (and a socket in that folder), trust authentication for the `postgres` role, and
+ * everything removed at the end. PostgreSQL refuses to run as root, so as root the cluster is created
+ * and run by the unprivileged `postgres` user that Debian's package creates (`runuser`).
+ *
+ * Binaries are looked up in PATH, then in Debian's /usr/lib/postgresql/<version>/bin. Outside CI a
+ * machine without them skips the tests that need them, with the reason printed; in CI (CI=true) their
+ * absence fails the run, since .ci/run installs them.
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface PostgresCluster {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  url: string
+  port: number
+  /** a fresh empty database on this cluster, and its URL */
+  createDatabase(name: string): Promise<string>
+  stop(): Promise<void>
+}
+
+/** The folder holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
+export function postgresBinDir(): string | null {
+  const initdb = Bun.which('initdb')
+  if (initdb && Bun.which('pg_ctl')) return join(initdb, '..')
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return null
+  const versions = readdirSync(root).filter(v => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+  for (const v of versions) if (existsSync(join(root, v, 'bin', 'initdb'))) return join(root, v, 'bin')
+  return null
+}
+
+/** Why PostgreSQL tests cannot run here, or null when they can. Throws in CI: there they must run. */
+export function postgresUnavailable(): string | null {
+  if (postgresBinDir()) return null
+  const reason = 'PostgreSQL binaries (initdb, pg_ctl) not found: apt-get install postgresql'
+  if (process.env.CI === 'true') throw new Error(`${reason} (required in CI; .ci/run installs it)`)
+  return reason
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function postgresUser(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find(l => l.startsWith('postgres:'))
+  if (!line) throw new Error('running as root, but there is no postgres user to run PostgreSQL as (it refuses root): apt-get install postgresql creates one')
+  const [, , uid, gid] = line.split(':')
+  return { uid: Number(uid), gid: Number(gid) }
+}
+
+async function run(args: string[], asUser: boolean, what: string): Promise<void> {
+  const cmd = asUser ? ['runuser', '-u', 'postgres', '--', ...args] : args
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: tmpdir() })
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${`${out}\n${err}`.trim().slice(-2000)}`)
+}
+
+/** Starts a private cluster; call `stop()` in afterAll. */
+export async function startPostgres(): Promise<PostgresCluster> {
+  const bin = postgresBinDir()
+  if (!bin) throw new Error(postgresUnavailable() ?? 'PostgreSQL not found')
+  const user = postgresUser()
+  const dir = mkdtempSync(join(tmpdir(), 'notesvc-pg-'))
+  if (user) chownSync(dir, user.uid, user.gid)
+  else chmodSync(dir, 0o700)
+  const data = join(dir, 'data')
+  const port = await freePort()
+  const asUser = user !== null
+  try {
+    await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asUser, 'initdb')
+    // fsync off: a test cluster is thrown away, and durability is not what the tests measure
+    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+    await run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asUser, 'pg_ctl start')
+  } catch (err) {
+    const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8').slice(-2000) : ''
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`${(err as Error).message}${log ? `\nserver log:\n${log}` : ''}`)
+  }
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`
+  return {
+    url,
+    port,
+    async createDatabase(name: string) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`database name ${name} must be lower-case letters, digits and _`)
+      const admin = new Bun.SQL(url)
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name}`)
+      } finally {
+        await admin.close()
+      }
+      return `postgres://postgres@127.0.0.1:${port}/${name}`
+    },
+    async stop() {
+      try {
+        await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], asUser, 'pg_ctl stop')
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
