@@ -29,6 +29,8 @@ import { createFoldersService } from './modules/folders/service'
 import { createNotesRepo } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
+import { createCreditsRepo } from './modules/credits/repo'
+import { createCreditsService } from './modules/credits/service'
 import { createUsageRepo } from './modules/usage/repo'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
@@ -49,8 +51,9 @@ export function createServices(deps: CoreDeps) {
   const { db, clock, ids, config } = deps
   const transaction = <T>(fn: () => T): T => db.transaction(fn).immediate()
   const stamp = changeStamp(db)
-  const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache) })
-  const usage = createUsageService({ repo: createUsageRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
+  const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
+  const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })
+  const usage = createUsageService({ credits, repo: createUsageRepo(db), clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes), so each gets the one function of the other it needs.
   let folderExists: (lib: { accountId: string; sandbox: boolean }, id: string) => boolean = () => false
@@ -82,12 +85,12 @@ export function createServices(deps: CoreDeps) {
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
   }
   const processing = createProcessingService({
-    notes, usage, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
+    notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls,
   })
   let workers: WorkerPool | undefined
   const uploads = createUploadsService({
-    repo: uploadsRepo, notes, usage, storage, tools, clock, ids, transaction, asr: engines.asr,
+    repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction, asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
     wakeWorkers: () => workers?.notify(),
@@ -99,7 +102,7 @@ export function createServices(deps: CoreDeps) {
   })
   const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ db, clock, ids, config })
-  return { accounts, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, asr: engines.asr, asrSelector, llmSelector, web, oauth }
+  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, asr: engines.asr, asrSelector, llmSelector, web, oauth }
 }
 
 export type Services = ReturnType<typeof createServices>

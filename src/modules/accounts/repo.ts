@@ -1,9 +1,11 @@
 import type { Database } from '../../db/database'
+import type { Plan } from '../credits/model'
 
 export interface AccountRow {
   id: string
   email: string
-  plan: 'free' | 'pro'
+  plan: Plan
+  /** the balance columns: written by the credits module alone after the account is created */
   grant_period: string
   grant_used: number
   purchased_credits: number
@@ -34,9 +36,9 @@ export function createAccountsRepo(db: Database) {
     byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
     byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
     linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
-    insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, grant_used, purchased_credits, created_at) VALUES ($id, $email, $plan, $grant_period, 0, 0, $created_at)'),
+    // A new account starts in the grant period the credits module names, its counters at their defaults (0).
+    insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES ($id, $email, $plan, $grant_period, $created_at)'),
     setPlan: db.query('UPDATE accounts SET plan = ? WHERE id = ?'),
-    addPurchased: db.query('UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?'),
     insertKey: db.query('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at) VALUES ($id, $account_id, $name, $start, $hash, $sandbox, $scopes, $created_at)'),
     keyByHash: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE hash = ?'),
     keysOf: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
@@ -54,7 +56,6 @@ export function createAccountsRepo(db: Database) {
     linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,
     insertAccount: (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) => { q.insert.run(a) },
     setPlan: (id: string, plan: AccountRow['plan']) => { q.setPlan.run(plan, id) },
-    addPurchased: (id: string, credits: number) => { q.addPurchased.run(credits, id) },
     insertKey: (k: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>) => { q.insertKey.run(k) },
     findKeyByHash: (hash: string) => q.keyByHash.get(hash),
     listKeys: (accountId: string) => q.keysOf.all(accountId),

@@ -5,6 +5,8 @@ import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
 import type { Principal } from '../../http/auth'
 import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
 import { commandLine } from '../../command-name'
+import { grantPeriod, isPlan } from '../credits/model'
+import type { CreditsService } from '../credits/service'
 
 export const LIVE_PREFIX = 'svc_live_'
 export const SANDBOX_PREFIX = 'svc_test_'
@@ -17,7 +19,6 @@ const KEY_START_CHARS = 8
 const TOUCH_INTERVAL_MS = 60_000
 
 export type Plan = AccountRow['plan']
-export const PLANS: Record<Plan, number> = { free: 60, pro: 2000 }
 
 /** A user-facing failure of an account operation (CLI and settings); the message says what to do. */
 export class AccountError extends Error {}
@@ -58,13 +59,9 @@ export function parseScopes(list: string | undefined): Scope[] {
   return [...new Set(scopes)] as Scope[]
 }
 
-export function currentPeriod(at: Date): string {
-  return at.toISOString().slice(0, 7)
-}
-
 export type AccountsService = ReturnType<typeof createAccountsService>
 
-export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null> }) {
+export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService }) {
   const { repo, clock, ids } = deps
   const lastTouched = new Map<string, number>()
 
@@ -83,7 +80,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       }
       const at = clock.now()
       const id = ids.next('acct')
-      repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: currentPeriod(at), created_at: at.toISOString() })
+      repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })
       return repo.findAccount(id)!
     })
   }
@@ -159,7 +156,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
     setPlan(email: string, plan: Plan): AccountRow {
-      if (!(plan in PLANS)) throw new AccountError(`unknown plan "${plan}"; use free or pro`)
+      if (!isPlan(plan)) throw new AccountError(`unknown plan "${plan}"; use free or pro`)
       const account = requireAccount(email)
       repo.setPlan(account.id, plan)
       return repo.findAccount(account.id)!
@@ -168,7 +165,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     addPurchasedCredits(email: string, credits: number): AccountRow {
       if (!Number.isInteger(credits) || credits <= 0) throw new AccountError(`--credits must be a positive whole number, not "${credits}"`)
       const account = requireAccount(email)
-      repo.addPurchased(account.id, credits)
+      deps.credits.topUp({ accountId: account.id, credits, source: 'cli' })
       return repo.findAccount(account.id)!
     },
 
@@ -197,7 +194,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
         }
         const at = clock.now()
         const id = ids.next('acct')
-        repo.insertAccount({ id, email, plan: 'free', grant_period: currentPeriod(at), created_at: at.toISOString() })
+        repo.insertAccount({ id, email, plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })
         repo.linkOidcSubject(id, claims.subject)
         return repo.findAccount(id)!
       })

@@ -5,8 +5,7 @@ import { completeDocument, documented } from '../../http/openapi'
 import { ERROR_MEANING, ERROR_STATUS } from '../../http/errors'
 import { ErrorEnvelopeSchema } from '../../http/schemas'
 import { OPERATIONS, SCOPES } from '../../http/operations'
-import { COSTS } from '../usage/model'
-import { PLAN_GRANTS } from '../usage/service'
+import { PLANS, publishedCosts } from '../credits/model'
 import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
 import { ApiIndex, Health } from './model'
@@ -52,10 +51,10 @@ export function apiIndex(config: Config) {
     },
     credits: {
       unit: 'one credit per started minute of media',
-      plans: { free: { monthlyGrant: PLAN_GRANTS.free }, pro: { monthlyGrant: PLAN_GRANTS.pro } },
+      plans: PLANS,
       grantResets: '00:00 UTC on the first day of each month',
       beyondGrant: 'prepaid credits, spent after the grant, never expire',
-      costs: { ...COSTS },
+      costs: publishedCosts(),
       perOperation: Object.fromEntries(OPERATIONS.map(o => [o.id, o.credits])),
       reads: 'free',
     },

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
-import { creditsForDuration, type UsageService } from '../usage/service'
+import type { CreditsService } from '../credits/service'
 import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
 import { missingSpeechEngine } from '../../engines/asr'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
@@ -20,7 +20,6 @@ import { transcribeMedia } from '../../jobs/pipeline'
 import { MAX_UPLOAD_BYTES, type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
 import { checkContentPolicy } from './content-policy'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
-import { commandLine } from '../../command-name'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -92,7 +91,7 @@ async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
  */
 export function createProcessingService(deps: {
   notes: NotesService
-  usage: UsageService
+  credits: CreditsService
   llm: () => Promise<LlmEngine>
   asr: () => AsrEngine
   tools: MediaTools
@@ -100,18 +99,12 @@ export function createProcessingService(deps: {
   contentPolicy: RegExp[]
   allowPrivateUrls: boolean
 }) {
-  const { notes, usage } = deps
-  const remaining = (p: Principal) => usage.balance(p.accountId).totalRemaining
+  const { notes, credits } = deps
+  const remaining = (p: Principal) => credits.balance(p.accountId).totalRemaining
+  const ensureBalance = (p: Principal, operation: string, cost: number) => credits.ensureCovers(p.accountId, operation, cost)
 
-  function ensureBalance(p: Principal, operation: string, credits: number) {
-    const left = remaining(p)
-    if (left < credits) {
-      throw new ApiError('insufficient_credits', `${operation} needs ${credits} credit${credits === 1 ? '' : 's'} but ${left} remain. Prepaid credits are added by the operator (${commandLine('accounts credit')}); the monthly grant resets on the 1st.`)
-    }
-  }
-
-  function charge(p: Principal, operation: string, credits: number, noteId: string | null = null): number {
-    return usage.charge({ accountId: p.accountId, operation, credits, source: p.source, noteId }).balance.totalRemaining
+  function charge(p: Principal, operation: string, cost: number, noteId: string | null = null): number {
+    return credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId }).balance.totalRemaining
   }
 
   async function transcribeFile(path: string, language: string | null, signal: AbortSignal) {
@@ -126,7 +119,7 @@ export function createProcessingService(deps: {
       if (p.sandbox) {
         return { creditsRemaining: remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
-      ensureBalance(p, 'createTranscription', 1)
+      ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
       // No engine installed: say so before fetching anything.
       requireSpeechEngine(deps.asr())
       const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
@@ -136,11 +129,11 @@ export function createProcessingService(deps: {
           const dest = join(dir, 'media')
           await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
           const duration = await mediaDuration(dest, deps.tools)
-          const credits = creditsForDuration(duration)
-          ensureBalance(p, 'createTranscription', credits)
+          const cost = credits.cost('createTranscription', duration)
+          ensureBalance(p, 'createTranscription', cost)
           const heard = await transcribeFile(dest, language, signal)
-          const left = charge(p, 'createTranscription', credits)
-          return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: credits } }
+          const left = charge(p, 'createTranscription', cost)
+          return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: cost } }
         })
       } catch (err) {
         asApiError(err)
@@ -151,12 +144,13 @@ export function createProcessingService(deps: {
       const styleId = (body.styleId ?? 'note') as StyleId
       checkContentPolicy(deps.contentPolicy, body.text)
       if (p.sandbox) return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
-      ensureBalance(p, 'createSummary', 2)
+      const cost = credits.cost('createSummary')
+      ensureBalance(p, 'createSummary', cost)
       try {
         const engine = await deps.llm()
         const out = await summarizeLong(engine, { text: body.text, styleId })
-        const left = charge(p, 'createSummary', 2)
-        return { creditsRemaining: left, body: { title: out.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: 2 } }
+        const left = charge(p, 'createSummary', cost)
+        return { creditsRemaining: left, body: { title: out.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: cost } }
       } catch (err) {
         asApiError(err)
       }
@@ -172,7 +166,7 @@ export function createProcessingService(deps: {
       if (p.sandbox) {
         return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
-      ensureBalance(p, 'createYoutubeSummary', 1)
+      ensureBalance(p, 'createYoutubeSummary', credits.cost('createYoutubeSummary'))
       requireSpeechEngine(deps.asr())
       const signal = AbortSignal.timeout(60 * 60 * 1000)
       try {
@@ -184,17 +178,17 @@ export function createProcessingService(deps: {
         if (info.durationSeconds !== null && info.durationSeconds > MAX_VIDEO_SECONDS) {
           throw new ApiError('invalid_request', `The video is ${Math.round(info.durationSeconds / 60)} minutes long; links of up to ${MAX_VIDEO_SECONDS / 3600} hours are summarized.`, { details: [{ field: 'youtubeUrl', issue: 'the video is too long' }] })
         }
-        const credits = creditsForDuration(info.durationSeconds)
-        ensureBalance(p, 'createYoutubeSummary', credits)
+        const cost = credits.cost('createYoutubeSummary', info.durationSeconds)
+        ensureBalance(p, 'createYoutubeSummary', cost)
         return await inTempDir(async dir => {
           const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })
           const heard = await transcribeFile(audio.path, null, signal)
           const engine = await deps.llm()
           const out = await summarizeLong(engine, { text: heard.transcript, styleId, segments: heard.segments, language: heard.language }, signal)
-          const left = charge(p, 'createYoutubeSummary', credits)
+          const left = charge(p, 'createYoutubeSummary', cost)
           return {
             creditsRemaining: left,
-            body: { title: out.title || info.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: credits, youtubeUrl: body.youtubeUrl, durationSeconds: info.durationSeconds },
+            body: { title: out.title || info.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: cost, youtubeUrl: body.youtubeUrl, durationSeconds: info.durationSeconds },
           }
         })
       } catch (err) {
@@ -211,14 +205,15 @@ export function createProcessingService(deps: {
       if (!note.original_transcription.trim()) {
         throw new ApiError('conflict', `Note ${id} has no transcript to answer from${note.status === 'Error' ? ' (its processing failed)' : ''}.`)
       }
-      ensureBalance(p, 'askNoteQuestion', 1)
+      const cost = credits.cost('askNoteQuestion')
+      ensureBalance(p, 'askNoteQuestion', cost)
       try {
         // Only the passages most relevant to the question go to the model, so a two-hour transcript works.
         const passages = retrievePassages(note.original_transcription, question, PASSAGES_FOR_A_QUESTION)
         const engine = await deps.llm()
         const out = await engine.answer({ question, passages, language: note.language })
-        const left = charge(p, 'askNoteQuestion', 1, id)
-        return { creditsRemaining: left, body: { noteId: id, question, answer: out.answer, creditsCharged: 1 } }
+        const left = charge(p, 'askNoteQuestion', cost, id)
+        return { creditsRemaining: left, body: { noteId: id, question, answer: out.answer, creditsCharged: cost } }
       } catch (err) {
         asApiError(err)
       }

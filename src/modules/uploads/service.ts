@@ -4,7 +4,7 @@ import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/auth'
 import type { NotesService } from '../notes/service'
-import { creditsForDuration, type UsageService } from '../usage/service'
+import type { CreditsService } from '../credits/service'
 import type { MediaStorage } from '../../storage/storage'
 import { TooLargeError } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
@@ -42,7 +42,7 @@ export type UploadsService = ReturnType<typeof createUploadsService>
 export function createUploadsService(deps: {
   repo: UploadsRepo
   notes: NotesService
-  usage: UsageService
+  credits: CreditsService
   storage: MediaStorage
   tools: MediaTools
   /** the speech engine the job will use: completion is refused while none is installed */
@@ -57,7 +57,7 @@ export function createUploadsService(deps: {
   /** tells idle workers a job is waiting (after the commit) */
   wakeWorkers: () => void
 }) {
-  const { repo, notes, usage, storage, clock } = deps
+  const { repo, notes, credits, storage, clock } = deps
 
   function requireUpload(p: Principal, id: string): UploadRow {
     const row = repo.get(p, id)
@@ -148,7 +148,7 @@ export function createUploadsService(deps: {
     async completeUpload(p: Principal, id: string): Promise<Charged<UploadAccepted> & { accepted: boolean }> {
       const row = requireUpload(p, id)
       const poll = `${deps.publicUrl}/v1/notes/${id}/status`
-      const remaining = () => usage.balance(p.accountId).totalRemaining
+      const remaining = () => credits.balance(p.accountId).totalRemaining
       const already = (r: UploadRow): Charged<UploadAccepted> & { accepted: boolean } => ({
         accepted: false,
         creditsRemaining: remaining(),
@@ -176,22 +176,22 @@ export function createUploadsService(deps: {
         throw new ApiError('conflict', `The stored file (${stored.size} bytes) is larger than the ${limitOf(row)} bytes allowed for this upload, so it was removed; upload it again.`)
       }
       const duration = await durationOf(row.storage_key)
-      const credits = creditsForDuration(duration)
+      const cost = credits.cost('completeUpload', duration)
 
       // Charging, marking complete and queueing are one transaction: of concurrent calls exactly one
       // charges; the rest find it completed and charge nothing.
       const outcome = deps.transaction(() => {
         const current = repo.byNote(id)!
         if (current.completed_at) return null
-        const charge = usage.charge({ accountId: p.accountId, operation: 'completeUpload', credits, source: p.source, noteId: id })
-        repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: credits, usage_id: charge.usageId })
+        const charge = credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
+        repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
         notes.setStage(id, 'queued')
         deps.queueJob(id)
         return charge.balance.totalRemaining
       })
       if (outcome === null) return already(repo.byNote(id)!)
       deps.wakeWorkers()
-      return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: credits, durationSeconds: duration, poll, alreadyCompleted: false } }
+      return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: cost, durationSeconds: duration, poll, alreadyCompleted: false } }
     },
 
     /**
@@ -228,7 +228,7 @@ export function createUploadsService(deps: {
       deps.transaction(() => {
         notes.fail(job.note_id, code, message)
         const upload = repo.byNote(job.note_id)
-        if (upload?.usage_id) usage.refund(upload.usage_id)
+        if (upload?.usage_id) credits.refund(upload.usage_id)
       })
     },
   }

@@ -1,8 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, Nullable, QueryInteger } from '../../http/schemas'
 
-export const COSTS = { transcriptionPerMinute: 1, youtubePerMinute: 1, summarizeText: 2, askQuestion: 1, documentFlat: 2 } as const
-
 export const UsageQuery = t.Object({
   limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
 })
@@ -21,7 +19,7 @@ export const Usage = t.Object(
     recent: t.Array(t.Object({
       id: t.String(),
       operation: t.String(),
-      credits: t.Integer({ description: 'credits taken; negative for a refund' }),
+      credits: t.Integer({ description: 'credits taken; negative for a refund or a top-up (credits given back or added)' }),
       source: t.Union([t.Literal('api_key'), t.Literal('oauth'), t.Literal('mcp')]),
       noteId: Nullable(t.String()),
       createdAt: DateTime,

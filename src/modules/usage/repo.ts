@@ -1,44 +1,17 @@
 import type { Database } from '../../db/database'
+import type { UsageRow } from '../credits/repo'
 
-export interface UsageRow {
-  id: string
-  account_id: string
-  operation: string
-  credits: number
-  grant_credits: number
-  purchased_credits: number
-  source: 'api_key' | 'oauth' | 'mcp' | 'cli'
-  note_id: string | null
-  created_at: string
-  refund_of?: string | null
-}
-
-export interface BalanceRow {
-  plan: 'free' | 'pro'
-  grant_period: string
-  grant_used: number
-  purchased_credits: number
-}
+export type { UsageRow }
 
 export type UsageRepo = ReturnType<typeof createUsageRepo>
 
+/** Reads of the usage history for `getUsage`; its rows are written by the credits module alone. */
 export function createUsageRepo(db: Database) {
   const q = {
-    balance: db.query<BalanceRow, [string]>('SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?'),
-    setBalance: db.query('UPDATE accounts SET grant_period = $grant_period, grant_used = $grant_used, purchased_credits = $purchased_credits WHERE id = $id'),
-    insert: db.query('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of) VALUES ($id, $account_id, $operation, $credits, $grant_credits, $purchased_credits, $source, $note_id, $created_at, $refund_of)'),
-    byId: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE id = ?'),
-    refundOf: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE refund_of = ?'),
     recent: db.query<UsageRow, [string, number]>('SELECT * FROM usage WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?'),
     spentSince: db.query<{ n: number | null }, [string, string]>('SELECT sum(credits) AS n FROM usage WHERE account_id = ? AND created_at >= ?'),
   }
   return {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
-    balance: (accountId: string) => q.balance.get(accountId),
-    setBalance: (accountId: string, b: Omit<BalanceRow, 'plan'>) => { q.setBalance.run({ id: accountId, ...b }) },
-    insert: (row: UsageRow) => { q.insert.run({ refund_of: null, ...row } as unknown as Record<string, string | number | null>) },
-    get: (id: string) => q.byId.get(id),
-    refundOf: (id: string) => q.refundOf.get(id),
     recent: (accountId: string, limit: number) => q.recent.all(accountId, limit),
     spentSince: (accountId: string, since: string) => q.spentSince.get(accountId, since)?.n ?? 0,
   }

@@ -1,0 +1,157 @@
+import type { Clock } from '../../clock'
+import type { IdGenerator } from '../../ids'
+import { ApiError } from '../../http/errors'
+import type { CredentialSource } from '../../http/auth'
+import { creditsFor, grantPeriod, nextGrantReset, PLANS, TOP_UP_OPERATION, type Plan } from './model'
+import type { BalanceRow, CreditsRepo, UsageRow } from './repo'
+
+export interface Balance {
+  plan: Plan
+  grantTotal: number
+  grantRemaining: number
+  purchasedRemaining: number
+  totalRemaining: number
+  grantResetsAt: string
+}
+
+/** One entry of the usage history as clients see it. */
+export interface UsageEntry {
+  id: string
+  operation: string
+  credits: number
+  source: CredentialSource
+  noteId: string | null
+  createdAt: string
+}
+
+/**
+ * A usage row as an entry: `credits` is what the entry took from the balance, negative when credits
+ * came back (a refund) or were added (a top-up, shown as minus the prepaid credits it added). Rows
+ * written by the operator's command line show as `api_key`, the interface's only fitting source.
+ */
+export function usageEntry(r: UsageRow): UsageEntry {
+  return {
+    id: r.id,
+    operation: r.operation,
+    credits: r.operation === TOP_UP_OPERATION ? r.purchased_credits : r.credits,
+    source: r.source === 'cli' ? 'api_key' : r.source,
+    noteId: r.note_id,
+    createdAt: r.created_at,
+  }
+}
+
+export type CreditsService = ReturnType<typeof createCreditsService>
+
+/**
+ * The credit ledger: monthly grants by plan (reset lazily when a new month is first seen), prepaid
+ * credits, grant-first charging, refunds and top-ups. Every read-then-write of a balance is one
+ * immediate transaction that also writes its usage row, so concurrent requests cannot overspend and
+ * the balance always matches the ledger.
+ */
+export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string }) {
+  const { repo, clock, ids } = deps
+
+  /** The account's balance columns, with the grant counter of an earlier month read as unused. */
+  function current(accountId: string, at: Date): BalanceRow {
+    const row = repo.balance(accountId)
+    if (!row) throw new ApiError('invalid_token', 'The account of this credential no longer exists.')
+    return row.grant_period === grantPeriod(at) ? row : { ...row, grant_period: grantPeriod(at), grant_used: 0 }
+  }
+
+  function view(b: BalanceRow, at: Date): Balance {
+    const grantTotal = PLANS[b.plan].monthlyGrant
+    const grantRemaining = Math.max(0, grantTotal - b.grant_used)
+    return {
+      plan: b.plan,
+      grantTotal,
+      grantRemaining,
+      purchasedRemaining: b.purchased_credits,
+      totalRemaining: grantRemaining + b.purchased_credits,
+      grantResetsAt: nextGrantReset(at).toISOString(),
+    }
+  }
+
+  function balance(accountId: string, at = clock.now()): Balance {
+    return view(current(accountId, at), at)
+  }
+
+  /** The one 402: what the operation needs, what remains, when the grant resets, how to add credits. */
+  function refuseUnlessCovered(operation: string, credits: number, b: Balance) {
+    if (b.totalRemaining >= credits) return
+    throw new ApiError('insufficient_credits', `${operation} needs ${credits} credit${credits === 1 ? '' : 's'} but ${b.totalRemaining} remain. The grant resets at ${b.grantResetsAt}; ${deps.topUpCommand}`)
+  }
+
+  return {
+    balance,
+
+    /** What `operationId` costs, from its declared price (per started minute of `durationSeconds` where it says so). */
+    cost: creditsFor,
+
+    /** 402 before any work when the balance does not cover `credits`; changes nothing. */
+    ensureCovers(accountId: string, operation: string, credits: number): void {
+      refuseUnlessCovered(operation, credits, balance(accountId))
+    },
+
+    /** Takes `credits` (grant first, then prepaid) and records the charge, or throws 402 and changes nothing. */
+    charge(opts: { accountId: string; operation: string; credits: number; source: CredentialSource; noteId?: string | null }): { usageId: string; balance: Balance } {
+      return repo.transaction(() => {
+        const at = clock.now()
+        const b = current(opts.accountId, at)
+        const before = view(b, at)
+        refuseUnlessCovered(opts.operation, opts.credits, before)
+        const fromGrant = Math.min(before.grantRemaining, opts.credits)
+        const fromPurchased = opts.credits - fromGrant
+        repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used + fromGrant, purchased_credits: b.purchased_credits - fromPurchased })
+        const usageId = ids.next('use')
+        repo.insert({ id: usageId, account_id: opts.accountId, operation: opts.operation, credits: opts.credits, grant_credits: fromGrant, purchased_credits: fromPurchased, source: opts.source, note_id: opts.noteId ?? null, created_at: at.toISOString() })
+        return { usageId, balance: balance(opts.accountId, at) }
+      })
+    },
+
+    /**
+     * Gives back what a charge took, once: grant credits to this month's grant (if the charge was made
+     * this month; a new month's grant is already full), prepaid credits to the prepaid balance.
+     */
+    refund(usageId: string): { refunded: number } {
+      return repo.transaction(() => {
+        const charge = repo.get(usageId)
+        if (!charge || charge.credits <= 0 || repo.refundOf(usageId)) return { refunded: 0 }
+        const at = clock.now()
+        const b = current(charge.account_id, at)
+        const grantBack = charge.created_at.slice(0, 7) === b.grant_period ? Math.min(charge.grant_credits, b.grant_used) : 0
+        repo.setBalance(charge.account_id, { grant_period: b.grant_period, grant_used: b.grant_used - grantBack, purchased_credits: b.purchased_credits + charge.purchased_credits })
+        repo.insert({
+          id: ids.next('use'), account_id: charge.account_id, operation: `refund:${charge.operation}`, credits: -charge.credits,
+          grant_credits: -grantBack, purchased_credits: -charge.purchased_credits, source: charge.source, note_id: charge.note_id,
+          created_at: at.toISOString(), refund_of: usageId,
+        })
+        return { refunded: charge.credits }
+      })
+    },
+
+    /**
+     * Adds prepaid credits and records them as a `topUp` usage row: nothing spent (`credits` 0, so
+     * spending totals stay sums of charges and refunds), `purchased_credits` minus the credits added.
+     */
+    topUp(opts: { accountId: string; credits: number; source: UsageRow['source'] }): { usageId: string; balance: Balance } {
+      if (!Number.isInteger(opts.credits) || opts.credits <= 0) throw new RangeError(`a top-up adds a positive whole number of credits, not ${opts.credits}`)
+      return repo.transaction(() => {
+        const at = clock.now()
+        const b = current(opts.accountId, at)
+        repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used, purchased_credits: b.purchased_credits + opts.credits })
+        const usageId = ids.next('use')
+        repo.insert({ id: usageId, account_id: opts.accountId, operation: TOP_UP_OPERATION, credits: 0, grant_credits: 0, purchased_credits: -opts.credits, source: opts.source, note_id: null, created_at: at.toISOString() })
+        return { usageId, balance: balance(opts.accountId, at) }
+      })
+    },
+
+    /** How an account gets prepaid credits on this instance (the `topUp` object of `getUsage`). */
+    topUpOffer(): Record<string, string> {
+      return {
+        method: 'operator',
+        description: 'Prepaid credits are added by the operator of this instance; they never expire and are spent after the monthly grant.',
+        command: deps.topUpCommand,
+      }
+    },
+  }
+}
