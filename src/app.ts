@@ -4,7 +4,8 @@ import type { Clock } from './clock'
 import type { IdGenerator } from './ids'
 import type { Logger } from './log'
 import type { Services } from './services'
-import { authGuard, type CredentialVerifier } from './http/auth'
+import { createAdmission, type CredentialVerifier } from './http/admission'
+import { authGuard } from './http/auth'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
 import { RateLimiter } from './http/rate-limit'
 import { discoveryRoutes } from './modules/discovery'
@@ -14,7 +15,7 @@ import { processingRoutes } from './modules/processing'
 import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
-import { anyVerifier, mcpRoutes } from './modules/mcp'
+import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 
@@ -40,7 +41,8 @@ export function createApp(deps: AppDeps) {
     ...idTokenVerifiers({ config, services, clock: deps.clock, log }),
     ...(deps.verifiers ?? []),
   ]
-  const guard = authGuard(verifiers, limiter)
+  const admission = createAdmission(verifiers, limiter)
+  const guard = authGuard(admission)
   let methodsForPath: MethodsForPath | undefined
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
@@ -60,7 +62,7 @@ export function createApp(deps: AppDeps) {
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, limiter })(guard))
-    .use(mcpRoutes({ config, services, log, limiter, verify: anyVerifier(verifiers) })(guard))
+    .use(mcpRoutes({ config, services, log, admission })(guard))
 
   if (config.accessLog) {
     app.onAfterResponse(({ request, set, path }: any) => {

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto'
+import { safeEqual } from '../crypto/digest'
 
 /**
  * HMAC-signed upload targets on the service itself (DECISIONS.md "Uploads on disk storage"):
@@ -17,7 +17,6 @@ export type SignatureCheck = 'ok' | 'expired' | 'invalid'
 
 export function checkUploadSignature(secret: string, noteId: string, expires: string | undefined, signature: string | undefined, now: Date): SignatureCheck {
   if (!expires || !signature || !/^\d+$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) return 'invalid'
-  const expected = Buffer.from(signUploadPath(secret, noteId, Number(expires)), 'hex')
-  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'invalid'
+  if (!safeEqual(signUploadPath(secret, noteId, Number(expires)), signature)) return 'invalid'
   return Number(expires) * 1000 < now.getTime() ? 'expired' : 'ok'
 }

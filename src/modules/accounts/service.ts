@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock'
+import { sha256 } from '../../crypto/digest'
 import type { ReadCache } from '../../db/read-cache'
 import type { IdGenerator } from '../../ids'
 import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
@@ -32,10 +33,6 @@ export interface KeyInfo {
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
-}
-
-export function hashKey(key: string): string {
-  return Bun.SHA256.hash(key, 'hex') as string
 }
 
 function randomKeyBody(): string {
@@ -119,7 +116,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
         account_id: account.id,
         name: opts.name ?? null,
         start: key.slice(0, prefixLength + KEY_START_CHARS),
-        hash: hashKey(key),
+        hash: sha256(key),
         sandbox: opts.sandbox ? 1 : 0,
         scopes: (opts.scopes?.length ? opts.scopes : ALL_SCOPES).join(' '),
         created_at: now(),
@@ -203,7 +200,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
     verifyApiKey(token: string): Principal | null {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null
-      const hash = hashKey(token)
+      const hash = sha256(token)
       const principal = deps.keyCache.get(hash, () => {
         const row = repo.findKeyByHash(hash)
         if (!row || row.revoked_at) return null

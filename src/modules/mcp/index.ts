@@ -3,14 +3,13 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Config } from '../../config'
-import { bearerToken, type CredentialVerifier, type Principal, type authGuard } from '../../http/auth'
+import { termsForOperation, type Admission, type Principal } from '../../http/admission'
+import { bearerToken, type authGuard } from '../../http/auth'
 import { ApiError, errorEnvelope } from '../../http/errors'
-import type { RateLimiter } from '../../http/rate-limit'
 import { SCOPES } from '../../http/operations'
 import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
-import { checkScopes, createTools, type Tool, type ToolServices } from './tools'
-import { commandLine } from '../../command-name'
+import { createTools, type Tool, type ToolServices } from './tools'
 
 export { createTools, type Tool } from './tools'
 
@@ -23,22 +22,9 @@ const DESCRIPTION = 'Transcripts and structured summaries of audio, video and vi
 export interface McpDeps {
   config: Config
   services: ToolServices
-  /** the bearer check: the same verifiers as the API (API keys, then OAuth access tokens, ID tokens) */
-  verify: (token: string) => Principal | null | Promise<Principal | null>
-  /** when given, each tool call counts against the credential's rate class like the HTTP operation */
-  limiter?: RateLimiter
+  /** the API's admission: the same credentials, rate limits and scopes as the HTTP operations */
+  admission: Admission
   log?: Logger
-}
-
-/** The first verifier that recognises the token decides, as in the API's guard. */
-export function anyVerifier(verifiers: CredentialVerifier[]): McpDeps['verify'] {
-  return async token => {
-    for (const v of verifiers) {
-      const p = await v(token)
-      if (p) return p
-    }
-    return null
-  }
 }
 
 /** The manifest at /.well-known/mcp.json: what the server is, where it listens, how to authenticate. */
@@ -111,14 +97,8 @@ function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool
     if (!tool) throw new McpError(McpErrorCode.InvalidParams, `There is no tool named ${request.params.name}; tools/list names them.`)
     const args = request.params.arguments ?? {}
     try {
-      const op = tool.operation
-      if (!op.public) {
-        if (deps.limiter) {
-          const d = deps.limiter.hit(`c:${principal.credentialId}`, op.rateClass)
-          if (!d.allowed) throw new ApiError('rate_limited', `Too many ${op.rateClass} requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, { retryAfterSeconds: d.resetSeconds })
-        }
-        checkScopes(principal, op)
-      }
+      // The credential was admitted with the HTTP request; each call is counted and scope-checked as its operation.
+      deps.admission.authorize(principal, termsForOperation(tool.name))
       tool.validate(args)
       const r = await tool.run(principal, args)
       const result: CallToolResult = {
@@ -152,24 +132,9 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
   const manifest = mcpManifest(deps.config, tools)
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`
 
-  async function authenticate(header: string | null): Promise<Principal> {
-    const token = bearerToken(header ?? undefined)
-    if (!token) {
-      throw new ApiError('invalid_token', 'No credential was sent: add the header `Authorization: Bearer <API key or access token>`.', {
-        headers: { 'www-authenticate': challenge },
-      })
-    }
-    const p = await deps.verify(token)
-    if (!p) {
-      throw new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `' + commandLine('keys create --email <email>') + '`.', {
-        headers: { 'www-authenticate': `${challenge}, error="invalid_token"` },
-      })
-    }
-    return { ...p, source: 'mcp' }
-  }
-
   async function handle(request: Request): Promise<Response> {
-    const principal = await authenticate(request.headers.get('authorization'))
+    // Charges made through MCP are recorded with source "mcp", whatever the credential.
+    const principal: Principal = { ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }
     // Stateless: no session to resume, so no standalone SSE stream (GET) and no session to end (DELETE).
     if (request.method !== 'POST') return jsonRpcError(405, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST.', { allow: 'POST' })
     const server = serverFor(principal, tools, byName, deps)

@@ -172,11 +172,3 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
   if (missing.length) throw new Error(`no MCP tool for ${missing.map(o => o.id).join(', ')}`)
   return tools
 }
-
-/** The scope check of the HTTP guard, with the same message. */
-export function checkScopes(principal: Principal, op: Operation) {
-  const missing = op.scopes.filter(s => !principal.scopes.has(s))
-  if (missing.length) {
-    throw new ApiError('insufficient_scope', `This credential lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed by ${op.id}; use a key or token that has ${op.scopes.join(' and ')}.`)
-  }
-}

@@ -1,11 +1,13 @@
 import { Elysia } from 'elysia'
 import type { authGuard, CredentialVerifier } from '../../http/auth'
+import { clientAddress, type PeerServer } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
 import type { RateLimiter } from '../../http/rate-limit'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
 import { consentPage, errorPage, PAGE_HEADERS } from './pages'
-import { OAuthError, safeEqual, type OAuthService } from './service'
+import { OAuthError, type OAuthService } from './service'
+import { safeEqual } from '../../crypto/digest'
 
 export { createOAuthService, OAuthError, type OAuthService } from './service'
 
@@ -75,8 +77,6 @@ export interface OAuthRouteDeps {
   limiter?: RateLimiter
 }
 
-type Server = { requestIP(r: Request): { address: string } | null } | null
-
 /**
  * The OAuth 2.1 authorization server: metadata (RFC 8414, RFC 9728), registration (RFC 7591), the
  * authorization and consent step, the token endpoint and revocation (RFC 7009). Every handler returns
@@ -88,9 +88,9 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
   const preflight = () => new Response(null, { status: 204, headers: CORS })
   const hide = { detail: { hide: true } }
-  function limit(server: Server, request: Request) {
+  function limit(server: PeerServer, request: Request) {
     if (!deps.limiter) return
-    const d = deps.limiter.hit(`oauth-ip:${server?.requestIP(request)?.address ?? 'local'}`, 'write')
+    const d = deps.limiter.hit(`oauth-ip:${clientAddress(server, request)}`, 'write')
     if (!d.allowed) throw new OAuthError('rate_limited', `Too many requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, 429, { 'retry-after': String(d.resetSeconds) })
   }
   const noParse = { parse: 'none' as const, detail: { hide: true } }

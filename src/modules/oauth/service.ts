@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../clock'
+import { safeEqual, sha256 } from '../../crypto/digest'
 import type { Database } from '../../db/database'
 import type { IdGenerator } from '../../ids'
 import type { Principal } from '../../http/auth'
@@ -30,18 +30,7 @@ export class OAuthError extends Error {
 
 const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401, { 'www-authenticate': 'Basic realm="notesvc", charset="UTF-8"' })
 
-export const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
 const randomSecret = (bytes = 32) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url')
-
-/** Constant-time equality of two strings (their SHA-256 digests are compared, so lengths never leak). */
-export function safeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(new Uint8Array(Bun.SHA256.hash(a) as Uint8Array), new Uint8Array(Bun.SHA256.hash(b) as Uint8Array))
-}
-
-/** Constant-time equality of two hex digests of the same length. */
-function digestEqual(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'))
-}
 
 function s256(verifier: string): string {
   return Buffer.from(Bun.SHA256.hash(verifier) as Uint8Array).toString('base64url')
@@ -158,7 +147,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     const presented = basic ? basic.secret : bodySecret
     const used: AuthMethod = basic ? 'client_secret_basic' : bodySecret !== null ? 'client_secret_post' : 'none'
     if (used !== method) throw invalidClient(`This client authenticates with ${method}, not ${used}.`)
-    if (method !== 'none' && (!client.secret_hash || !digestEqual(sha256(presented ?? ''), client.secret_hash))) {
+    if (method !== 'none' && (!client.secret_hash || !safeEqual(sha256(presented ?? ''), client.secret_hash))) {
       throw invalidClient('The client secret is wrong.')
     }
     return client

@@ -2,10 +2,12 @@ import { Elysia } from 'elysia'
 import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
 import { isScope, type Scope } from '../../http/operations'
+import { clientAddress } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
 import { messagePage, settingsPage, signInPage } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
-import { safeEqual, type WebService } from './service'
+import type { WebService } from './service'
+import { safeEqual } from '../../crypto/digest'
 
 export const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
@@ -33,10 +35,6 @@ export function safeNext(raw: unknown): string | null {
 }
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-
-function clientAddress(server: { requestIP(r: Request): { address: string } | null } | null | undefined, request: Request): string {
-  return server?.requestIP(request)?.address ?? 'local'
-}
 
 async function formOf(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get('content-type') ?? ''

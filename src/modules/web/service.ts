@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database'
 import type { Clock } from '../../clock'
+import { sha256 } from '../../crypto/digest'
 import type { AccountsService } from '../accounts/service'
 import { AccountError } from '../accounts/service'
 import { createSessionService, type SessionService } from './sessions'
@@ -14,16 +15,6 @@ export const MIN_PASSWORD_LENGTH = 8
 export const MAX_PASSWORD_LENGTH = 1024
 
 const HASH_OPTIONS = { algorithm: 'argon2id' } as const
-
-const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
-
-/** Constant-time comparison of two strings (false at once when the lengths differ, which is public). */
-export function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  if (x.length !== y.length) return false
-  return crypto.timingSafeEqual(x, y)
-}
 
 export type SignInResult =
   | { ok: true; accountId: string; setCookie: string }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database'
 import type { Clock } from '../../clock'
+import { sha256 } from '../../crypto/digest'
 
 export const SESSION_COOKIE = 'notesvc_session'
 export const SIGN_IN_PATH = '/signin'
@@ -13,7 +14,6 @@ export interface SessionUser {
   csrf: string
 }
 
-const sha256 = (s: string) => Bun.SHA256.hash(s, 'hex') as string
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
 
 /** The value of one cookie in a Cookie header. */

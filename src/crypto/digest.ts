@@ -1,0 +1,17 @@
+import { timingSafeEqual } from 'node:crypto'
+
+/**
+ * SHA-256 of a string as lowercase hex: how API keys, OAuth tokens, codes and client secrets, session
+ * ids and sign-in throttling keys are stored and looked up, so the secret itself is never kept.
+ */
+export function sha256(s: string): string {
+  return Bun.SHA256.hash(s, 'hex') as string
+}
+
+/**
+ * Constant-time equality of two strings. Their SHA-256 digests are compared, which always have the
+ * same length, so timing reveals neither where they differ nor whether their lengths do.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(new Uint8Array(Bun.SHA256.hash(a) as Uint8Array), new Uint8Array(Bun.SHA256.hash(b) as Uint8Array))
+}

@@ -1,0 +1,164 @@
+import type { RateClass } from '../config'
+import { commandLine } from '../command-name'
+import { ApiError } from './errors'
+import { operation, operationForRoute, type Scope } from './operations'
+import type { RateDecision, RateLimiter } from './rate-limit'
+
+export type CredentialSource = 'api_key' | 'oauth' | 'mcp'
+
+/** Who is calling: the account, which of its two libraries, and what the credential may do. */
+export interface Principal {
+  accountId: string
+  sandbox: boolean
+  scopes: Set<Scope>
+  credentialId: string
+  source: CredentialSource
+}
+
+/**
+ * A credential check. Each kind of credential (API keys, OAuth access tokens, ID tokens) is one
+ * verifier; the first that recognises the token decides.
+ */
+export type CredentialVerifier = (token: string) => Principal | null | Promise<Principal | null>
+
+/** What admission reads of an operation: its name (for messages), scopes, rate class, and whether it is public. */
+export interface AdmissionTerms {
+  readonly id: string
+  readonly scopes: readonly Scope[]
+  readonly rateClass: RateClass
+  readonly public?: boolean
+}
+
+/**
+ * The terms of the operation served at a route pattern; undefined for routes outside the operations
+ * table (pages, OAuth, the MCP transport), which admission does not guard.
+ */
+export function termsForRoute(method: string, route: string): AdmissionTerms | undefined {
+  return operationForRoute(method, route)
+}
+
+/** The terms of one operation by its id (the MCP tools are named by it). */
+export function termsForOperation(operationId: string): AdmissionTerms {
+  return operation(operationId)
+}
+
+/** The API's challenge; MCP names its protected-resource metadata instead. */
+export const API_CHALLENGE = 'Bearer realm="notesvc"'
+
+export interface AdmissionRequest {
+  /** the bearer token, when one was sent */
+  credential: string | undefined
+  /** the client's address, asked for only by public operations (they are counted per address) */
+  address: () => string
+}
+
+export interface AdmissionOptions {
+  /** the WWW-Authenticate challenge of a 401 (default: the API's) */
+  challenge?: string
+  /** where the X-RateLimit-* headers go, when the answer is an HTTP response of this operation */
+  rateHeaders?: Record<string, unknown>
+}
+
+export type Admission = ReturnType<typeof createAdmission>
+
+function setRateHeaders(headers: Record<string, unknown>, d: RateDecision) {
+  headers['x-ratelimit-limit'] = String(d.limit)
+  headers['x-ratelimit-remaining'] = String(d.remaining)
+  headers['x-ratelimit-reset'] = String(d.resetSeconds)
+}
+
+function checkScopes(principal: Principal, terms: AdmissionTerms) {
+  const missing = terms.scopes.filter(s => !principal.scopes.has(s))
+  if (missing.length) {
+    throw new ApiError('insufficient_scope', `This credential lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} needed by ${terms.id}; use a key or token that has ${terms.scopes.join(' and ')}.`, {
+      headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${terms.scopes.join(' ')}"` },
+    })
+  }
+}
+
+function unknownCredential(challenge: string): ApiError {
+  return new ApiError('invalid_token', 'The credential is not valid: it is malformed, expired or revoked. Create a new key with `' + commandLine('keys create --email <email>') + '`.', {
+    headers: { 'www-authenticate': `${challenge}, error="invalid_token"` },
+  })
+}
+
+/**
+ * How a credential is admitted, for the HTTP API and MCP alike: credential → principal (the verifiers
+ * in order) → rate limit (per credential and rate class) → scope. Each refusal is the ApiError the
+ * error handler answers: 401 invalid_token, 429 rate_limited, 403 insufficient_scope.
+ */
+export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter) {
+  async function verifyAsync(token: string, from: number): Promise<Principal | null> {
+    for (let i = from; i < verifiers.length; i++) {
+      const p = await verifiers[i]!(token)
+      if (p) return p
+    }
+    return null
+  }
+
+  /** Sync while every verifier answers synchronously, so the hot path stays free of promises. */
+  function verify(token: string): Principal | null | Promise<Principal | null> {
+    for (let i = 0; i < verifiers.length; i++) {
+      const p = verifiers[i]!(token)
+      if (p instanceof Promise) return p.then(r => r ?? verifyAsync(token, i + 1))
+      if (p) return p
+    }
+    return null
+  }
+
+  function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined) {
+    const d = limiter.hit(key, terms.rateClass)
+    if (rateHeaders) setRateHeaders(rateHeaders, d)
+    if (!d.allowed) {
+      throw new ApiError('rate_limited', `Too many ${terms.rateClass} requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, {
+        retryAfterSeconds: d.resetSeconds,
+        headers: { 'retry-after': String(d.resetSeconds) },
+      })
+    }
+  }
+
+  /** Credential → principal: a missing or unrecognised credential is refused with 401 invalid_token. */
+  function identify(credential: string | undefined, challenge = API_CHALLENGE): Principal | Promise<Principal> {
+    if (!credential) {
+      throw new ApiError('invalid_token', 'No credential was sent: add the header `Authorization: Bearer <API key or access token>`.', {
+        headers: { 'www-authenticate': challenge },
+      })
+    }
+    const p = verify(credential)
+    if (p instanceof Promise) {
+      return p.then(r => {
+        if (!r) throw unknownCredential(challenge)
+        return r
+      })
+    }
+    if (!p) throw unknownCredential(challenge)
+    return p
+  }
+
+  /**
+   * Principal → rate limit → scope, for one operation. A public operation asks nothing of a principal
+   * (`admit` counts it per client address instead).
+   */
+  function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Principal {
+    if (terms.public) return principal
+    limit(`c:${principal.credentialId}`, terms, rateHeaders)
+    checkScopes(principal, terms)
+    return principal
+  }
+
+  /**
+   * The whole path for one request to one operation: the principal, or null for a public operation
+   * (counted per client address, whatever credential was sent).
+   */
+  function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Principal | null | Promise<Principal> {
+    if (terms.public) {
+      limit(`ip:${request.address()}`, terms, opts.rateHeaders)
+      return null
+    }
+    const p = identify(request.credential, opts.challenge)
+    if (p instanceof Promise) return p.then(r => authorize(r, terms, opts.rateHeaders))
+    return authorize(p, terms, opts.rateHeaders)
+  }
+
+  return { identify, authorize, admit }
+}
