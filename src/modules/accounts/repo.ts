@@ -32,10 +32,10 @@ export function createAccountsRepo(db: Database) {
     count: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
     byEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
     byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
-    byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
-    linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
     passwordByEmail: db.query<{ id: string; password_hash: string | null }, [string]>('SELECT id, password_hash FROM accounts WHERE email = ?'),
     setPasswordHash: db.query('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+    byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
+    linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
     insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, grant_used, purchased_credits, created_at) VALUES ($id, $email, $plan, $grant_period, 0, 0, $created_at)'),
     setPlan: db.query('UPDATE accounts SET plan = ? WHERE id = ?'),
     addPurchased: db.query('UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?'),
@@ -51,12 +51,12 @@ export function createAccountsRepo(db: Database) {
     countAccounts: () => q.count.get()!.n,
     findAccountByEmail: (email: string) => q.byEmail.get(email),
     findAccount: (id: string) => q.byId.get(id),
-    findAccountByOidcSubject: (subject: string) => q.byOidcSubject.get(subject),
-    /** Links an unlinked account to an OIDC subject; false when the account already has one. */
-    linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,
     /** the account of an email with its password hash (null when no password is set) */
     findPasswordByEmail: (email: string) => q.passwordByEmail.get(email),
     setPasswordHash: (id: string, hash: string) => { q.setPasswordHash.run(hash, id) },
+    findAccountByOidcSubject: (subject: string) => q.byOidcSubject.get(subject),
+    /** Links an unlinked account to an OIDC subject; false when the account already has one. */
+    linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,
     insertAccount: (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) => { q.insert.run(a) },
     setPlan: (id: string, plan: AccountRow['plan']) => { q.setPlan.run(plan, id) },
     addPurchased: (id: string, credits: number) => { q.addPurchased.run(credits, id) },

@@ -1,9 +1,9 @@
 import type { Database } from '../../db/database'
 import type { Clock } from '../../clock'
-import { createWebRepo, type WebRepo } from './repo'
 import type { AccountsService } from '../accounts/service'
 import { AccountError } from '../accounts/service'
 import { createSessionService, type SessionService } from './sessions'
+import { createWebRepo, type WebRepo } from './repo'
 
 /** Failed sign-ins are counted over this window. */
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000

@@ -1,5 +1,5 @@
-import type { Clock } from '../../clock'
 import type { WebRepo } from './repo'
+import type { Clock } from '../../clock'
 
 export const SESSION_COOKIE = 'notesvc_session'
 export const SIGN_IN_PATH = '/signin'
