@@ -3,12 +3,11 @@ import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './co
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
-import { openDatabase, type Database } from './db/database'
+import { openDatabase } from './db/database'
 import { createServices, type Services } from './services'
 import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
 import { runDoctor } from './doctor'
-import { createWebService } from './modules/web/service'
 import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { createProgressBar } from './progress'
@@ -73,10 +72,10 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
   return v
 }
 
-function openServices(config: Config): { services: Services; db: Database; close(): void } {
+function openServices(config: Config): { services: Services; close(): void } {
   const db = openDatabase(config.databasePath)
   const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
-  return { services, db, close: () => db.close() }
+  return { services, close: () => db.close() }
 }
 
 /** One line typed on the terminal, not echoed. */
@@ -201,7 +200,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       }
     }
     case 'accounts': {
-      const { services, db, close } = openServices(config)
+      const { services, close } = openServices(config)
       try {
         const email = stringFlag(p, 'email', true)
         if (sub === 'credit') {
@@ -221,8 +220,7 @@ async function run(argv: string[], env: Env): Promise<number> {
         }
         if (sub === 'password') {
           const password = await readNewPassword(p.flags['password-stdin'] === true)
-          const web = createWebService({ db, clock: systemClock, accounts: services.accounts, secureCookies: false })
-          const r = await web.setPassword(email, password)
+          const r = await services.web.setPassword(email, password)
           out(`${r.email}\tpassword set${r.created ? '\taccount created' : ''}`)
           return 0
         }

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import type { Config } from './config'
-import { openDatabase } from './db/database'
+import { openDatabase, schemaVersion } from './db/database'
 import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
@@ -35,7 +35,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
 
   try {
     const db = openDatabase(config.databasePath)
-    const v = db.query<{ v: number }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v
+    const v = schemaVersion(db)
     db.close()
     checks.push({ name: 'database', ok: true, essential: true, detail: `${config.databasePath} (schema ${v})` })
   } catch (err) {

@@ -14,9 +14,10 @@ import { findMediaTools } from './engines/media/ffmpeg'
 import { createStorage } from './storage'
 import type { MediaStorage } from './storage/storage'
 import { createJobsRepo } from './jobs/repo'
-import { createWorkerPool, type WorkerPool } from './jobs/worker'
+import { createJobWakeup, createWorkerPool } from './jobs/worker'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
+import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
@@ -25,7 +26,7 @@ import { PageBoundaries } from './db/page-boundaries'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
-import { createFoldersService } from './modules/folders/service'
+import { createFoldersService, folderExistsIn } from './modules/folders/service'
 import { createNotesRepo } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
@@ -55,26 +56,19 @@ export function createServices(deps: CoreDeps) {
   const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })
   const usage = createUsageService({ credits, repo: createUsageRepo(db), clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
-  // notes), so each gets the one function of the other it needs.
-  let folderExists: (lib: { accountId: string; sandbox: boolean }, id: string) => boolean = () => false
+  // notes): notes get the folders module's existence check, then the folders service gets notes.
+  const foldersRepo = createFoldersRepo(db)
   const log = deps.log ?? silentLogger
   const uploadSecret = instanceSecret(db, 'upload_signing_key')
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(db)
+  const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
-    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime))), clock, ids, transaction, folderExists: (l, id) => folderExists(l, id), listCache: new ReadCache(stamp, config.readCache),
-    mediaOf: noteId => {
-      const upload = uploadsRepo.byNote(noteId)
-      return upload ? [upload.storage_key] : []
-    },
-    removeMedia: async keys => {
-      for (const key of keys) {
-        await storage.delete(key).catch(err => log.error('could not remove the media of a deleted note', { key, error: err }))
-      }
-    },
+    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime))), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(stamp, config.readCache),
+    mediaOf: media.of,
+    removeMedia: media.remove,
   })
-  const folders = createFoldersService({ repo: createFoldersRepo(db), clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
-  folderExists = folders.exists
+  const folders = createFoldersService({ repo: foldersRepo, clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(db)
@@ -88,15 +82,15 @@ export function createServices(deps: CoreDeps) {
     notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls,
   })
-  let workers: WorkerPool | undefined
+  const wakeup = createJobWakeup()
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction, asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
-    wakeWorkers: () => workers?.notify(),
+    wakeWorkers: wakeup.notify,
   })
-  workers = createWorkerPool({
-    jobs: jobsRepo, clock, log, workers: config.workers,
+  const workers = createWorkerPool({
+    jobs: jobsRepo, clock, log, workers: config.workers, wakeup,
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })

@@ -48,10 +48,14 @@ function keepStatisticsCurrent(db: Database, path: string): void {
   timer.unref?.()
 }
 
+/** The schema version of an opened database: the highest migration applied, or null before the first. */
+export function schemaVersion(db: Database): number | null {
+  return db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? null
+}
+
 export function migrate(db: Database, migrations = MIGRATIONS): number {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
-  const row = db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()
-  const current = row?.v ?? 0
+  const current = schemaVersion(db) ?? 0
   const latest = Math.max(0, ...migrations.map(m => m.version))
   if (current > latest) {
     throw new Error(`the database is at schema version ${current}, newer than this build knows (${latest}); run a newer notesvc or restore a backup`)

@@ -11,6 +11,29 @@ export class PermanentJobError extends Error {
 
 export type JobHandler = (job: JobRow, signal: AbortSignal) => Promise<void>
 
+export type JobWakeup = ReturnType<typeof createJobWakeup>
+
+/**
+ * How the code that queues a job tells an idle worker to look now instead of at its next poll. Made
+ * before the pool, so a service that queues jobs can be built before the pool that runs them.
+ */
+export function createJobWakeup() {
+  let wake: (() => void) | null = null
+  return {
+    /** A job was queued: an idle worker looks now. */
+    notify: () => {
+      wake?.()
+    },
+    /** the pool's side: `fn` wakes the worker that waits now */
+    waiting: (fn: () => void) => {
+      wake = fn
+    },
+    done: (fn: () => void) => {
+      if (wake === fn) wake = null
+    },
+  }
+}
+
 export interface WorkerPoolOptions {
   jobs: JobsRepo
   clock: Clock
@@ -19,6 +42,8 @@ export interface WorkerPoolOptions {
   handlers: Record<string, JobHandler>
   /** called once a job has failed for good (permanent error, or retries used up) */
   onFailure(job: JobRow, error: unknown): void
+  /** shared with the code that queues jobs; by default the pool's own */
+  wakeup?: JobWakeup
   maxAttempts?: number
   pollMs?: number
 }
@@ -34,17 +59,17 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const pollMs = opts.pollMs ?? 500
   const stopping = new AbortController()
   const loops: Promise<void>[] = []
-  let wake: (() => void) | null = null
+  const wakeup = opts.wakeup ?? createJobWakeup()
 
   function idle(): Promise<void> {
     return new Promise(resolve => {
       const timer = setTimeout(done, pollMs)
       function done() {
         clearTimeout(timer)
-        if (wake === done) wake = null
+        wakeup.done(done)
         resolve()
       }
-      wake = done
+      wakeup.waiting(done)
       stopping.signal.addEventListener('abort', done, { once: true })
     })
   }
@@ -92,7 +117,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     },
     /** A job was queued: an idle worker looks now instead of at its next poll. */
     notify() {
-      wake?.()
+      wakeup.notify()
     },
     async stop() {
       stopping.abort()

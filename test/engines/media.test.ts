@@ -4,7 +4,7 @@ import { decodeMedia, mediaDuration } from '../../src/engines/media/decode'
 import { findMediaTools } from '../../src/engines/media/ffmpeg'
 import { MediaToolMissingError, MediaUnreadableError } from '../../src/engines/media/errors'
 import { readWavInfo } from '../../src/engines/media/wav'
-import { chunked } from '../../src/jobs/pipeline'
+import { chunked } from '../../src/engines/asr/chunked'
 import { makeWav } from '../fixtures/wav'
 import { run, tempDir } from '../helpers/process'
 

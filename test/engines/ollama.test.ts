@@ -2,8 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { Ollama } from 'ollama'
 import { LlmRefusalError, LlmUnavailableError, type StyleId } from '../../src/engines/llm/engine'
 import {
-  createOllamaEngine, looksLikeRefusal, maxInputCharsFor, sameModel, type OllamaEngineOptions,
+  createOllamaEngine, maxInputCharsFor, sameModel, type OllamaEngineOptions,
 } from '../../src/engines/llm/ollama'
+import { looksLikeRefusal } from '../../src/engines/llm/ollama-prompts'
 import { ANSWER_SCHEMA, STYLE_SCHEMAS, validateJson } from '../../src/engines/llm/style-schemas'
 import { startFakeOllama, type FakeOllama } from '../helpers/fake-ollama'
 

@@ -8,9 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  classifyAddress, downloadUrl, vetUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError,
+  downloadUrl, vetUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError,
   type DownloadUrlOptions, type ResolvedAddress,
 } from '../../src/engines/media/url-fetch'
+import { classifyAddress } from '../../src/net/address-policy'
 import { makeWav } from '../fixtures/wav'
 import { freePort, tempDir } from '../helpers/process'
 

@@ -34,6 +34,8 @@ export function createAccountsRepo(db: Database) {
     count: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
     byEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
     byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
+    passwordByEmail: db.query<{ id: string; password_hash: string | null }, [string]>('SELECT id, password_hash FROM accounts WHERE email = ?'),
+    setPasswordHash: db.query('UPDATE accounts SET password_hash = ? WHERE id = ?'),
     byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
     linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
     // A new account starts in the grant period the credits module names, its counters at their defaults (0).
@@ -51,6 +53,9 @@ export function createAccountsRepo(db: Database) {
     countAccounts: () => q.count.get()!.n,
     findAccountByEmail: (email: string) => q.byEmail.get(email),
     findAccount: (id: string) => q.byId.get(id),
+    /** the account of an email with its password hash (null when no password is set) */
+    findPasswordByEmail: (email: string) => q.passwordByEmail.get(email),
+    setPasswordHash: (id: string, hash: string) => { q.setPasswordHash.run(hash, id) },
     findAccountByOidcSubject: (subject: string) => q.byOidcSubject.get(subject),
     /** Links an unlinked account to an OIDC subject; false when the account already has one. */
     linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,

@@ -197,6 +197,22 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       })
     },
 
+    /** The password hash of the account of `email` (for the web sign-in), or null when there is no such account. */
+    passwordOf(email: string): { accountId: string; passwordHash: string | null } | null {
+      const row = repo.findPasswordByEmail(email)
+      return row ? { accountId: row.id, passwordHash: row.password_hash } : null
+    },
+
+    /** Stores an account's password hash (argon2id, made by the web module). */
+    setPasswordHash(accountId: string, hash: string) {
+      repo.setPasswordHash(accountId, hash)
+    },
+
+    /** The email of an account, or null when there is no such account. */
+    emailOf(accountId: string): string | null {
+      return repo.findAccount(accountId)?.email ?? null
+    },
+
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
     verifyApiKey(token: string): Principal | null {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null

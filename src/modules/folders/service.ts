@@ -11,6 +11,14 @@ function toFolder(r: FolderRow): Folder {
   return { id: r.id, name: r.name, color: r.color, createdAt: r.created_at, updatedAt: r.updated_at }
 }
 
+/**
+ * Whether a folder exists in a library, from the folders repo alone: the check the notes service makes
+ * before filing a note. It exists before the folders service, which needs the notes service.
+ */
+export function folderExistsIn(repo: FoldersRepo) {
+  return (lib: Library, id: string) => repo.get(lib, id) !== null
+}
+
 export function createFoldersService(deps: {
   repo: FoldersRepo
   clock: Clock
@@ -28,7 +36,7 @@ export function createFoldersService(deps: {
   }
 
   return {
-    exists: (lib: Library, id: string) => repo.get(lib, id) !== null,
+    exists: folderExistsIn(repo),
     list: (lib: Library) => ({ data: repo.list(lib).map(toFolder) }),
     get: (lib: Library, id: string) => toFolder(requireFolder(lib, id)),
 

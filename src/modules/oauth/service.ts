@@ -4,6 +4,8 @@ import type { Database } from '../../db/database'
 import type { IdGenerator } from '../../ids'
 import type { Principal } from '../../http/auth'
 import { ALL_SCOPES, isScope, SCOPES, type Scope } from '../../http/operations'
+import { AUTH_METHODS, authorizationServerMetadata, protectedResourceMetadata, type AuthMethod } from './metadata'
+import { redirectUriProblem } from './redirect-uri'
 import { createOAuthRepo, type ClientRow, type OAuthRepo } from './repo'
 
 /** Codes are good for this long, once. */
@@ -12,10 +14,7 @@ export const ACCESS_TOKEN_TTL_S = 3600
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
 export const ACCESS_PREFIX = 'oat_'
 export const REFRESH_PREFIX = 'ort_'
-const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const
-type AuthMethod = (typeof AUTH_METHODS)[number]
 const MAX_REDIRECT_URIS = 10
-const MAX_URI_LENGTH = 2000
 const MAX_STATE_LENGTH = 2000
 
 /**
@@ -34,36 +33,6 @@ const randomSecret = (bytes = 32) => Buffer.from(crypto.getRandomValues(new Uint
 
 function s256(verifier: string): string {
   return Buffer.from(Bun.SHA256.hash(verifier) as Uint8Array).toString('base64url')
-}
-
-/**
- * A host name of letters, digits, hyphens and underscores (found on private networks) in dot-separated
- * labels, with an optional trailing dot; or an IPv4 or bracketed IPv6 address.
- */
-const HOST = /^(?:(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(?:\.(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?))*\.?|\[[0-9a-f:.]+\])$/
-
-/**
- * An exact, absolute URI with a host (OAuth 2.1 and RFC 8252 compare redirect URIs as exact strings):
- * https, or http on a loopback host (RFC 8252 section 7.3); never a wildcard, a fragment or credentials.
- */
-export function redirectUriProblem(uri: unknown): string | null {
-  if (typeof uri !== 'string' || uri === '') return 'a redirect URI must be a non-empty string'
-  if (uri.length > MAX_URI_LENGTH) return `a redirect URI must be at most ${MAX_URI_LENGTH} characters`
-  // WHATWG URL parsing repairs "https:cb" into "https://cb/"; the URI as sent must already be absolute.
-  if (!/^https?:\/\/[^/?#]/i.test(uri)) return `${uri} is not an absolute https (or loopback http) URI with a host`
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return `${uri} is not an absolute URL`
-  }
-  if (uri.includes('*')) return `${uri} has a wildcard; register each redirect URI exactly`
-  if (uri.includes('#')) return `${uri} has a fragment; redirect URIs must not`
-  if (url.username || url.password) return `${uri} has credentials in it`
-  if (!HOST.test(url.hostname)) return `${uri} does not name a valid host`
-  if (url.protocol === 'https:') return null
-  if (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return null
-  return `${uri} must use https (http is allowed only for 127.0.0.1, [::1] and localhost)`
 }
 
 function parseScope(value: string | null | undefined): string[] {
@@ -225,36 +194,10 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     issuer,
 
     /** RFC 8414 authorization server metadata. */
-    metadata() {
-      return {
-        issuer,
-        authorization_endpoint: `${issuer}/oauth/authorize`,
-        token_endpoint: `${issuer}/oauth/token`,
-        registration_endpoint: `${issuer}/oauth/register`,
-        revocation_endpoint: `${issuer}/oauth/revoke`,
-        scopes_supported: ALL_SCOPES,
-        response_types_supported: ['code'],
-        response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: [...AUTH_METHODS],
-        revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
-        authorization_response_iss_parameter_supported: true,
-        service_documentation: `${issuer}/docs`,
-      }
-    },
+    metadata: () => authorizationServerMetadata(issuer),
 
     /** RFC 9728 protected resource metadata, for the API (`publicUrl`) or the MCP endpoint. */
-    resourceMetadata(resource: string) {
-      return {
-        resource,
-        authorization_servers: [issuer],
-        scopes_supported: ALL_SCOPES,
-        bearer_methods_supported: ['header'],
-        resource_name: 'notesvc',
-        resource_documentation: `${issuer}/docs`,
-      }
-    },
+    resourceMetadata: (resource: string) => protectedResourceMetadata(issuer, resource),
 
     /** RFC 7591 dynamic registration. The secret of a confidential client is returned once; only its hash is kept. */
     register(body: unknown) {

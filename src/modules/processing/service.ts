@@ -16,7 +16,7 @@ import { MediaToolMissingError, MediaUnreadableError } from '../../engines/media
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
 import { YtdlpFailedError, YtdlpMissingError, type Ytdlp } from '../../engines/media/ytdlp'
-import { transcribeMedia } from '../../jobs/pipeline'
+import { transcribeMedia } from '../../engines/asr/chunked'
 import { MAX_UPLOAD_BYTES, type SummaryRequest, type TranscriptionRequest, type YoutubeSummaryRequest } from './model'
 import { checkContentPolicy } from './content-policy'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'

@@ -4,6 +4,7 @@ import { sha256 } from '../../crypto/digest'
 import type { AccountsService } from '../accounts/service'
 import { AccountError } from '../accounts/service'
 import { createSessionService, type SessionService } from './sessions'
+import { createWebRepo, type WebRepo } from './repo'
 
 /** Failed sign-ins are counted over this window. */
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000
@@ -28,17 +29,10 @@ export type WebService = ReturnType<typeof createWebService>
  * `sign_in_failures` (per email, stored as a SHA-256, and per client address), and the same argon2id
  * work whether or not the email belongs to an account, so timing does not reveal which emails exist.
  */
-export function createWebService(deps: { db: Database; clock: Clock; accounts: AccountsService; secureCookies: boolean }) {
-  const { db, clock, accounts } = deps
-  const sessions: SessionService = createSessionService({ db, clock, secureCookies: deps.secureCookies })
-  const q = {
-    hashOf: db.query<{ id: string; password_hash: string | null }, [string]>('SELECT id, password_hash FROM accounts WHERE email = ?'),
-    setHash: db.query('UPDATE accounts SET password_hash = ? WHERE id = ?'),
-    failures: db.query<{ n: number; oldest: string | null }, [string, string]>('SELECT count(*) AS n, min(at) AS oldest FROM sign_in_failures WHERE key = ? AND at > ?'),
-    addFailure: db.query('INSERT INTO sign_in_failures (key, at) VALUES (?, ?)'),
-    clearFailures: db.query('DELETE FROM sign_in_failures WHERE key = ?'),
-    pruneFailures: db.query('DELETE FROM sign_in_failures WHERE at <= ?'),
-  }
+export function createWebService(deps: { db: Database; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo }) {
+  const { clock, accounts } = deps
+  const repo = deps.repo ?? createWebRepo(deps.db)
+  const sessions: SessionService = createSessionService({ repo, clock, secureCookies: deps.secureCookies, emailOf: id => accounts.emailOf(id) })
 
   // A real argon2id hash of a random password, verified against when the email is unknown.
   let dummyHash: Promise<string> | undefined
@@ -50,7 +44,7 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
   /** Seconds until the key may try again, or 0 when it is under its limit. */
   function blockedFor(key: string, limit: number, now: Date): number {
     const since = new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString()
-    const row = q.failures.get(key, since)!
+    const row = repo.failuresSince(key, since)
     if (row.n < limit || !row.oldest) return 0
     // The window slides: the oldest failure in it leaves at oldest + window.
     return Math.max(1, Math.ceil((Date.parse(row.oldest) + FAILURE_WINDOW_MS - now.getTime()) / 1000))
@@ -63,10 +57,10 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
     async setPassword(email: string, password: string): Promise<{ accountId: string; email: string; created: boolean }> {
       if (password.length < MIN_PASSWORD_LENGTH) throw new AccountError(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`)
       if (password.length > MAX_PASSWORD_LENGTH) throw new AccountError(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`)
-      const existed = q.hashOf.get(email.trim())
+      const existed = accounts.passwordOf(email.trim())
       const account = accounts.ensureAccount(email)
       const hash = await Bun.password.hash(password, HASH_OPTIONS)
-      q.setHash.run(hash, account.id)
+      accounts.setPasswordHash(account.id, hash)
       return { accountId: account.id, email: account.email, created: !existed }
     },
 
@@ -78,25 +72,25 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
       const wait = Math.max(blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
       if (wait > 0) return { ok: false, reason: 'limited', retryAfterSeconds: wait }
 
-      const row = email.length <= 320 ? q.hashOf.get(email.trim()) : null
+      const row = email.length <= 320 ? accounts.passwordOf(email.trim()) : null
       const pw = password.slice(0, MAX_PASSWORD_LENGTH)
       let ok = false
-      if (row?.password_hash) {
-        ok = await Bun.password.verify(pw, row.password_hash).catch(() => false)
+      if (row?.passwordHash) {
+        ok = await Bun.password.verify(pw, row.passwordHash).catch(() => false)
       } else {
         // Unknown email or no password set: do the same work, then fail.
         await Bun.password.verify(pw, await dummy()).catch(() => false)
       }
       if (!ok || !row) {
         const at = clock.now().toISOString()
-        q.pruneFailures.run(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
-        q.addFailure.run(eKey, at)
-        q.addFailure.run(cKey, at)
+        repo.removeFailuresUpTo(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
+        repo.addFailure(eKey, at)
+        repo.addFailure(cKey, at)
         return { ok: false, reason: 'invalid' }
       }
-      q.clearFailures.run(eKey)
-      const { setCookie } = sessions.create(row.id)
-      return { ok: true, accountId: row.id, setCookie }
+      repo.clearFailures(eKey)
+      const { setCookie } = sessions.create(row.accountId)
+      return { ok: true, accountId: row.accountId, setCookie }
     },
   }
 }

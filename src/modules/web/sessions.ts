@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import type { WebRepo } from './repo'
 import type { Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
 
@@ -33,15 +33,8 @@ export type SessionService = ReturnType<typeof createSessionService>
  * the database keeps only its SHA-256. Cookies are HttpOnly, SameSite=Lax, Path=/, and Secure when
  * the public URL is https.
  */
-export function createSessionService(deps: { db: Database; clock: Clock; secureCookies: boolean }) {
-  const { db, clock } = deps
-  const q = {
-    insert: db.query('INSERT INTO sessions (id_hash, account_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
-    get: db.query<{ account_id: string; email: string; csrf_token: string; expires_at: string }, [string]>(
-      'SELECT s.account_id, a.email, s.csrf_token, s.expires_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id_hash = ?'),
-    remove: db.query('DELETE FROM sessions WHERE id_hash = ?'),
-    removeExpired: db.query('DELETE FROM sessions WHERE expires_at <= ?'),
-  }
+export function createSessionService(deps: { repo: WebRepo; clock: Clock; secureCookies: boolean; emailOf: (accountId: string) => string | null }) {
+  const { repo, clock } = deps
 
   function cookie(value: string, maxAgeSeconds: number): string {
     return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAgeSeconds}${deps.secureCookies ? '; Secure' : ''}`
@@ -53,8 +46,8 @@ export function createSessionService(deps: { db: Database; clock: Clock; secureC
       const value = randomToken()
       const csrf = randomToken()
       const now = clock.now()
-      q.removeExpired.run(now.toISOString())
-      q.insert.run(sha256(value), accountId, csrf, now.toISOString(), new Date(now.getTime() + SESSION_TTL_MS).toISOString())
+      repo.removeSessionsExpiredBy(now.toISOString())
+      repo.insertSession({ idHash: sha256(value), accountId, csrf, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + SESSION_TTL_MS).toISOString() })
       return { setCookie: cookie(value, SESSION_TTL_MS / 1000), csrf }
     },
 
@@ -62,15 +55,17 @@ export function createSessionService(deps: { db: Database; clock: Clock; secureC
     userOf(request: Request): SessionUser | null {
       const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
       if (!value) return null
-      const row = q.get.get(sha256(value))
+      const row = repo.session(sha256(value))
       if (!row || row.expires_at <= clock.now().toISOString()) return null
-      return { accountId: row.account_id, email: row.email, csrf: row.csrf_token }
+      const email = deps.emailOf(row.account_id)
+      if (email === null) return null
+      return { accountId: row.account_id, email, csrf: row.csrf_token }
     },
 
     /** Ends the request's session; returns the Set-Cookie header value that clears the cookie. */
     destroy(request: Request): string {
       const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
-      if (value) q.remove.run(sha256(value))
+      if (value) repo.removeSession(sha256(value))
       return cookie('', 0)
     },
   }

@@ -1,0 +1,121 @@
+/**
+ * The builtin LLM engine: offline, no model, deterministic. It makes notesvc useful on a machine with
+ * no Ollama.
+ *
+ * Summaries are extractive: the summary, bullets and section points are sentences of the text itself,
+ * chosen by a ranking that scales to long inputs (a 500,000-character transcript in well under two
+ * seconds):
+ *
+ * 1. sentences are split (speaker labels such as "Maria:" kept aside) and turned into TF-IDF vectors
+ *    over stemmed content terms;
+ * 2. the text is cut into topic segments with TextTiling: the cosine similarity between the sentences
+ *    before and after each gap (sliding blocks, so linear time); the gaps where the vocabulary changes
+ *    most become section boundaries;
+ * 3. every sentence gets a centrality score: cosine similarity to its segment's centroid and to the
+ *    whole text's centroid, weighted for length (fragments and rambling sentences lose) and questions;
+ * 4. only a bounded candidate set (the best 150 of the whole text, or 60 of a section) is ranked with
+ *    TextRank (PageRank over sentence similarity), so the quadratic step never sees more than 150
+ *    sentences whatever the length of the text;
+ * 5. sentences are picked from the candidates by maximal marginal relevance (a good score, little
+ *    overlap with what was already picked, here or in an earlier section), and shown in their
+ *    original order, with hesitations ("um") and leading "so", "okay"… removed.
+ *
+ * Words that say little about a topic ("week", "start", "percent": GENERIC_TERMS) count for less, and
+ * sentences with few content words ("let us get started") rank lower.
+ *
+ * Per style: `note` has the summary and one section per topic segment (heading: the segment's most
+ * distinctive terms, two that occur side by side joined as a phrase; points: its best sentences);
+ * `bulletpoints` has a few more sentences than the summary, and its `summary` is them as a Markdown
+ * list; `transcript` keeps `input.segments` (start, end, trimmed text) and its `summary` is the whole
+ * text; with no segments given the list is empty, since times cannot be made up. The title is the
+ * best sentence when it has at most ten words, else the text's top keywords ("Image cache, crash and
+ * launch").
+ *
+ * Meeting notes add attendees (speaker labels, "Maria said", "thanks, Tom", "Lars will"), decisions
+ * (cue phrases such as "we decided", "agreed to", "the decision is") and action items ("action item:",
+ * "todo", "Tom will", "I'll", "needs to"), with the owner and the due date when stated.
+ *
+ * Answers are extractive too: from the passages retrieval found (see ../retrieval.ts), the sentences of
+ * the best passage that contain the question's terms, with the next-best passage when it scores
+ * almost as well.
+ *
+ * Files: analysis.ts (sentences, vectors, segments, scores), ranking.ts (TextRank, the pick, keywords,
+ * title), meeting-cues.ts (attendees, decisions, action items), answering.ts; this file shapes the
+ * output of each style.
+ */
+import type { AnswerInput, AnswerOutput, LlmEngine, StyleId, SummaryInput, SummaryOutput } from '../engine'
+import { analyze, type Unit } from './analysis'
+import { answerQuestion } from './answering'
+import { meetingNotes } from './meeting-cues'
+import { inOrder, joinKeywords, keywords, pick, summaryCount, titleOf } from './ranking'
+
+export { cleanSentence } from './analysis'
+export { NO_ANSWER } from './answering'
+export type { ActionItem, MeetingNotes } from './meeting-cues'
+export { UNTITLED } from './ranking'
+
+function summarizeText(input: SummaryInput, signal?: AbortSignal): SummaryOutput {
+  const style: StyleId = input.styleId
+  const a = analyze(input.text ?? '')
+  signal?.throwIfAborted()
+  const units = a.units
+  const n = units.length
+  const m = a.segments.length
+  const count = summaryCount(n)
+  // the summary: the best sentences of the whole text, a few from each section at most
+  const top = pick(units, count, {
+    candidates: 150,
+    perSegment: m > 1 ? Math.ceil(count / m) + 1 : undefined,
+  })
+  const summarySentences = inOrder(top).map(u => u.out)
+  const summary = summarySentences.join(' ')
+  const title = titleOf(a, top[0])
+  signal?.throwIfAborted()
+
+  switch (style) {
+    case 'transcript': {
+      const segments = (input.segments ?? []).map(s => ({ start: s.start, end: s.end, text: s.text.trim() }))
+      return { title, summary: (input.text ?? '').trim(), structuredContent: { transcript: { segments } } }
+    }
+    case 'bulletpoints': {
+      const bulletCount = n <= 3 ? n : Math.min(n, count + 4, 14)
+      const bullets = inOrder(
+        pick(units, bulletCount, { candidates: 150, perSegment: m > 1 ? Math.ceil(bulletCount / m) + 1 : undefined }),
+      ).map(u => u.out)
+      return { title, summary: bullets.map(b => `- ${b}`).join('\n'), structuredContent: { bulletpoints: { bullets } } }
+    }
+    case 'meeting-notes': {
+      const notes = meetingNotes(units)
+      return { title, summary, structuredContent: { 'meeting-notes': { summary, ...notes } } }
+    }
+    default: {
+      const used: Unit[] = []
+      const sections = a.segments
+        .map(([from, to], k) => {
+          const pool = units.slice(from, to)
+          const chosen = pick(pool, Math.max(1, Math.min(5, Math.ceil(pool.length / 5))), { candidates: 60, avoid: used })
+          used.push(...chosen)
+          const points = inOrder(chosen).map(u => u.out)
+          const heading = joinKeywords(keywords(a, k, 3)) || (m > 1 ? `Part ${k + 1}` : 'Summary')
+          return { heading, points }
+        })
+        .filter(s => s.points.length > 0)
+      return { title, summary, structuredContent: { note: { summary, sections } } }
+    }
+  }
+}
+
+export function createBuiltinEngine(): LlmEngine {
+  return {
+    name: 'builtin',
+    maxInputChars: Number.POSITIVE_INFINITY,
+    async summarize(input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> {
+      signal?.throwIfAborted()
+      return summarizeText(input, signal)
+    },
+    async answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput> {
+      signal?.throwIfAborted()
+      return answerQuestion(input)
+    },
+  }
+}

@@ -1,0 +1,26 @@
+import type { Logger } from '../../log'
+import type { MediaStorage } from '../../storage/storage'
+import type { UploadsRepo } from './repo'
+
+export type NoteMedia = ReturnType<typeof createNoteMedia>
+
+/**
+ * The stored media of a note (its upload's file), as the notes service needs it to delete a note:
+ * which storage keys it has, and removing them. Built from the uploads repo alone, so it exists
+ * before the uploads service, which needs the notes service.
+ */
+export function createNoteMedia(deps: { repo: UploadsRepo; storage: MediaStorage; log: Logger }) {
+  return {
+    /** the storage keys of a note's media: its upload's file, if it has one */
+    of: (noteId: string): string[] => {
+      const upload = deps.repo.byNote(noteId)
+      return upload ? [upload.storage_key] : []
+    },
+    /** removes stored files; a file that cannot be removed is logged and left (an orphan, never an error) */
+    remove: async (keys: string[]): Promise<void> => {
+      for (const key of keys) {
+        await deps.storage.delete(key).catch(err => deps.log.error('could not remove the media of a deleted note', { key, error: err }))
+      }
+    },
+  }
+}
