@@ -207,14 +207,14 @@ async function run(argv: string[], env: Env): Promise<number> {
           const raw = stringFlag(p, 'credits', true)
           const credits = Number(raw)
           const account = services.accounts.addPurchasedCredits(email, credits)
-          const b = services.usage.balance(account.id)
+          const b = services.credits.balance(account.id)
           out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
           return 0
         }
         if (sub === 'plan') {
           const plan = stringFlag(p, 'plan', true) as Plan
           const account = services.accounts.setPlan(email, plan)
-          const b = services.usage.balance(account.id)
+          const b = services.credits.balance(account.id)
           out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
           return 0
         }
