@@ -10,7 +10,8 @@ import { VERSION } from '../../version'
 import { apiIndex } from '../discovery'
 import { CreateFolderRequest, UpdateFolderRequest } from '../folders/model'
 import { CreateNoteRequest, ListNotesQuery, QuestionRequest, UpdateNoteRequest } from '../notes/model'
-import { CreateUploadRequest, SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from '../processing/model'
+import { SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from '../processing/model'
+import { CreateUploadRequest } from '../uploads/model'
 import { UsageQuery } from '../usage/model'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */

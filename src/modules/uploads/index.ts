@@ -6,7 +6,7 @@ import { ApiError } from '../../http/errors'
 import { IdParams } from '../../http/schemas'
 import type { MediaStorage } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
-import { CreateUploadRequest, Upload, UploadAccepted } from '../processing/model'
+import { CreateUploadRequest, Upload, UploadAccepted } from './model'
 import type { UploadsService } from './service'
 
 export function uploadsRoutes(deps: { guard: ReturnType<typeof authGuard>; uploads: UploadsService; storage: MediaStorage }) {
