@@ -28,6 +28,7 @@ const ANY_KEY = '^(.*)$'
 type Json = Record<string, unknown>
 
 const pascal = (code: string) => code.split('_').map(w => w[0]!.toUpperCase() + w.slice(1)).join('')
+const sortedByName = (o: Json): Json => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
 const mapValues = (o: Json, f: (v: unknown) => unknown): Json => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]))
 
 /**
@@ -181,8 +182,8 @@ export function openApiDocument(info: DocumentInfo, operations: readonly Operati
     tags: TAGS.map(t => ({ ...t })),
     paths,
     components: {
-      schemas: c.schemas,
-      responses: c.responses,
+      schemas: sortedByName(c.schemas),
+      responses: sortedByName(c.responses),
       headers: {
         'X-RateLimit-Limit': header('requests allowed per 60-second window in this operation\'s rate class'),
         'X-RateLimit-Remaining': header('requests left in the current window'),
