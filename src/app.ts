@@ -55,7 +55,7 @@ export function createApp(deps: AppDeps) {
     }))
     .use(guard)
     .use(discoveryRoutes({ config, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown() }))
-    .use(notesRoutes({ guard, notes: services.notes }))
+    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing }))
     .use(foldersRoutes({ guard, folders: services.folders }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))

@@ -1,104 +1,216 @@
-import type { TObject, TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
+import { SCOPES, TAGS, type Operation } from './contract'
+import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from './errors'
+import { OPERATIONS, operation } from './operations'
 import { ErrorEnvelopeSchema } from './schemas'
-import { ERROR_STATUS, type ErrorCode } from './errors'
-import { jsonBody } from './json-body'
-import { operation } from './operations'
 
+/** What every credentialed operation may answer besides its own errors; the public ones only the last two. */
 const COMMON_ERRORS: ErrorCode[] = ['invalid_request', 'invalid_token', 'insufficient_scope', 'rate_limited', 'internal_error']
+const PUBLIC_ERRORS: ErrorCode[] = ['rate_limited', 'internal_error']
+
+const REASON: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content' }
 
 /**
- * What each operation answers and takes, recorded as its route is declared. Success shapes are
- * documented here rather than given to Elysia as `response`, which would check and re-encode every
- * response at run time (half the cost of a list request); tests check responses against them instead.
+ * The JSON Schema keywords a published schema keeps. The rest stay inside the service: the validation
+ * messages (`error`) and anything else a validator reads but a client generator would trip on.
  */
-const errorCodesOf = new Map<string, ErrorCode[]>()
-const bodyOf = new Map<string, TSchema>()
-const successOf = new Map<string, Record<number, TSchema>>()
-const queryOf = new Map<string, TObject>()
+const KEYWORDS = new Set([
+  'type', 'properties', 'required', 'items', 'additionalProperties', 'patternProperties', 'anyOf', 'allOf', 'oneOf', 'not',
+  'const', 'enum', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties',
+  'title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly',
+])
+const SUBSCHEMA_MAPS = new Set(['properties', 'patternProperties'])
+const SUBSCHEMA_LISTS = new Set(['anyOf', 'allOf', 'oneOf'])
+/** The key TypeBox gives the values of a record with string keys. */
+const ANY_KEY = '^(.*)$'
 
-/** The success schemas of an operation, for tests that check real responses against the document. */
-export function successSchemas(operationId: string): Record<number, TSchema> {
-  return successOf.get(operationId) ?? {}
+type Json = Record<string, unknown>
+
+const pascal = (code: string) => code.split('_').map(w => w[0]!.toUpperCase() + w.slice(1)).join('')
+const sortedByName = (o: Json): Json => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
+const mapValues = (o: Json, f: (v: unknown) => unknown): Json => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]))
+
+/**
+ * The components of the document, filled as operations are published: every schema with a `title`
+ * becomes a named schema referenced by `$ref`; two different schemas may not share a title.
+ */
+class Components {
+  readonly schemas: Json = {}
+  readonly responses: Json = {}
+  private readonly sources = new Map<string, string>()
+
+  /** A model schema as published: a reference when it has a title, else the schema itself. */
+  schema(schema: unknown): unknown {
+    const s = schema as Json
+    if (typeof s.title !== 'string') return this.body(s)
+    const source = JSON.stringify(s)
+    const known = this.sources.get(s.title)
+    if (known === undefined) {
+      this.sources.set(s.title, source)
+      this.schemas[s.title] = this.body(s)
+    } else if (known !== source) {
+      throw new Error(`two different schemas are titled ${s.title}; give one of them another title`)
+    }
+    return { $ref: `#/components/schemas/${s.title}` }
+  }
+
+  /** The named response of an error code: the envelope, and `Retry-After` on 429. */
+  errorResponse(code: ErrorCode): Json {
+    const name = pascal(code)
+    this.responses[name] ??= {
+      description: `${code}: ${ERROR_MEANING[code]}`,
+      ...(code === 'rate_limited' ? { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } } : {}),
+      content: { 'application/json': { schema: this.schema(ErrorEnvelopeSchema) } },
+    }
+    return { $ref: `#/components/responses/${name}` }
+  }
+
+  private body(s: Json): Json {
+    const out: Json = {}
+    for (const [k, v] of Object.entries(s)) {
+      if (!KEYWORDS.has(k)) continue
+      if (SUBSCHEMA_MAPS.has(k)) out[k] = mapValues(v as Json, x => this.schema(x))
+      else if (SUBSCHEMA_LISTS.has(k)) out[k] = (v as unknown[]).map(x => this.schema(x))
+      else if ((k === 'items' || k === 'not' || k === 'additionalProperties') && typeof v === 'object') out[k] = this.schema(v)
+      else out[k] = v
+    }
+    return simplified(out)
+  }
 }
 
-function errorResponses(codes: ErrorCode[]) {
-  const responses: Record<string, unknown> = {}
-  for (const code of codes) {
-    const status = String(ERROR_STATUS[code])
-    const existing = responses[status] as { description: string } | undefined
-    responses[status] = {
-      description: existing ? `${existing.description}, ${code}` : code,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+/**
+ * Two shapes TypeBox writes its own way, as JSON Schema says them plainly: a record with string keys
+ * (`patternProperties` matching any key) as `additionalProperties`, and a union of string constants
+ * as an `enum`.
+ */
+function simplified(s: Json): Json {
+  const pattern = s.patternProperties as Json | undefined
+  if (pattern && Object.keys(pattern).length === 1 && ANY_KEY in pattern) {
+    delete s.patternProperties
+    s.additionalProperties = pattern[ANY_KEY]
+  }
+  const branches = s.anyOf as Json[] | undefined
+  if (branches?.every(b => typeof b.const === 'string' && Object.keys(b).every(k => k === 'const' || k === 'type'))) {
+    delete s.anyOf
+    s.type = 'string'
+    s.enum = branches.map(b => b.const)
+  }
+  return s
+}
+
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
+
+function parameters(op: Operation, c: Components): Json[] {
+  const list: Json[] = []
+  for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
+    if (!schema) continue
+    const required = new Set(schema.required ?? [])
+    for (const [name, property] of Object.entries(schema.properties)) {
+      const { description, ...rest } = c.schema(property) as Json
+      list.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest })
     }
   }
-  return responses
+  return list
 }
 
-/**
- * Route options for one operation from the operations table: the OpenAPI annotations (operationId,
- * scopes as the security requirement, `x-service-credits`, rate class).
- */
-export function documented(operationId: string, extraErrors: ErrorCode[] = [], success: Record<number, TSchema> = {}) {
-  const op = operation(operationId)
-  errorCodesOf.set(op.id, op.public ? ['rate_limited', 'internal_error'] : [...COMMON_ERRORS, ...extraErrors])
-  successOf.set(op.id, success)
+function successResponses(op: Operation, c: Components): Json {
+  const headers: Json = {
+    'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+    'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+    'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+    ...(op.credits !== 0 ? { 'X-Credits-Remaining': { $ref: '#/components/headers/X-Credits-Remaining' } } : {}),
+  }
+  return mapValues(op.responses, (schema) => {
+    const s = schema as TSchema | null
+    if (!s) return { description: 'No content', headers }
+    return { description: s.title ?? 'Success', headers, content: { 'application/json': { schema: c.schema(s) } } }
+  })
+}
+
+function errorResponses(op: Operation, c: Components): Json {
+  const codes = [...(op.public ? PUBLIC_ERRORS : COMMON_ERRORS), ...op.errors]
+  return Object.fromEntries(codes.map(code => [String(ERROR_STATUS[code]), c.errorResponse(code)]))
+}
+
+function publishOperation(op: Operation, c: Components): Json {
+  const responses = { ...successResponses(op, c), ...errorResponses(op, c) }
+  for (const status of Object.keys(op.responses)) {
+    const reason = REASON[status]
+    const r = responses[status] as Json
+    if (reason && r.content) r.description = `${reason}: ${r.description}`
+  }
+  const params = parameters(op, c)
   return {
-    detail: {
-      operationId: op.id,
-      summary: op.summary,
-      tags: [op.tag],
-      security: op.public ? [] : [{ apiKey: op.scopes }, { oauth2: op.scopes }],
-      'x-service-credits': op.credits,
-      'x-rate-limit-class': op.rateClass,
-      ...(op.scopes.length ? { 'x-scopes': op.scopes } : {}),
-    } as Record<string, unknown>,
+    operationId: op.id,
+    summary: op.summary,
+    description: op.description,
+    tags: [op.tag],
+    security: op.public ? [] : [{ apiKey: [...op.scopes] }, { oauth2: [...op.scopes] }],
+    'x-service-credits': op.credits,
+    'x-rate-limit-class': op.rateClass,
+    ...(op.scopes.length ? { 'x-scopes': [...op.scopes] } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: c.schema(op.body) } } } } : {}),
+    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
   }
 }
 
-type Doc = { paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; parameters?: { in: string }[] }>> }
+const header = (description: string, schema: Json = { type: 'integer' }) => ({ description, schema })
+
+export interface DocumentInfo {
+  title: string
+  description: string
+  version: string
+  publicUrl: string
+  docsUrl: string
+}
 
 /**
- * Completes the generated document: each operation's error responses (the generator keeps only the
- * success schemas) and request bodies described as JSON only. Idempotent.
+ * The OpenAPI document of the API, from the operations table alone: each operation's parameters, body
+ * and responses from its declared schemas, the named components they reference, scopes as security
+ * requirements, and the cost and rate class as extensions.
  */
-export function completeDocument<T>(doc: T): T {
-  for (const methods of Object.values((doc as Doc).paths ?? {})) {
-    for (const o of Object.values(methods)) {
-      if (!o.operationId) continue
-      const success: Record<string, unknown> = Object.fromEntries(Object.entries(successOf.get(o.operationId) ?? {}).map(([status, schema]) => [status, {
-        description: (schema as { title?: string }).title ?? 'success',
-        content: { 'application/json': { schema } },
-      }]))
-      if (o.operationId === 'deleteNote' || o.operationId === 'deleteFolder') success['204'] = { description: 'deleted; no body' }
-      o.responses = { ...success, ...errorResponses(errorCodesOf.get(o.operationId) ?? []) }
-      const query = queryOf.get(o.operationId)
-      if (query) {
-        const required = new Set(query.required ?? [])
-        o.parameters = [
-          ...(o.parameters ?? []).filter(p => p.in !== 'query'),
-          ...Object.entries(query.properties).map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema, ...((schema as { description?: string }).description ? { description: (schema as { description?: string }).description } : {}) })),
-        ]
-      }
-      const body = o.operationId ? bodyOf.get(o.operationId) : undefined
-      if (body) o.requestBody = { required: true, content: { 'application/json': { schema: body } } }
-    }
+export function openApiDocument(info: DocumentInfo, operations: readonly Operation[] = OPERATIONS): Json {
+  const c = new Components()
+  const paths: Record<string, Json> = {}
+  for (const op of operations) (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = publishOperation(op, c)
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version, description: info.description, contact: { name: 'notesvc documentation', url: info.docsUrl } },
+    servers: [{ url: info.publicUrl, description: 'this server' }],
+    tags: TAGS.map(t => ({ ...t })),
+    paths,
+    components: {
+      schemas: sortedByName(c.schemas),
+      responses: sortedByName(c.responses),
+      headers: {
+        'X-RateLimit-Limit': header('requests allowed per 60-second window in this operation\'s rate class'),
+        'X-RateLimit-Remaining': header('requests left in the current window'),
+        'X-RateLimit-Reset': header('seconds until the window resets'),
+        'X-Credits-Remaining': header('the credit balance after this request'),
+        'Retry-After': header('seconds to wait before retrying'),
+      },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (svc_live_… or svc_test_…), an OAuth access token or an ID token.' },
+        oauth2: {
+          type: 'oauth2',
+          description: 'OAuth 2.1 authorization code with PKCE (S256); clients may register themselves.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${info.publicUrl}/oauth/authorize`,
+              tokenUrl: `${info.publicUrl}/oauth/token`,
+              refreshUrl: `${info.publicUrl}/oauth/token`,
+              scopes: Object.fromEntries(SCOPES.map(s => [s.scope, s.description])),
+            },
+          },
+        },
+      },
+    },
   }
-  return doc
 }
 
-/**
- * `documented` for an operation with query parameters, documented from `query`. The handler checks
- * them with `queryValidator(query)` (a route hook for it would cost every request more than the check).
- */
-export function documentedWithQuery(operationId: string, extraErrors: ErrorCode[], success: Record<number, TSchema>, query: TObject) {
-  queryOf.set(operationId, query)
-  return documented(operationId, extraErrors, success)
+/** The success schemas of an operation by status, for tests that check real responses against them. */
+export function successSchemas(operationId: string): Record<number, TSchema> {
+  return Object.fromEntries(Object.entries(operation(operationId).responses).filter(([, s]) => s !== null)) as Record<number, TSchema>
 }
-
-/** `documented` for an operation with a JSON body: the body schema validates and documents it. */
-export function documentedWithBody<B extends TSchema>(operationId: string, extraErrors: ErrorCode[], body: B, success: Record<number, TSchema> = {}) {
-  bodyOf.set(operationId, body)
-  return { body, ...jsonBody, ...documented(operationId, extraErrors, success) }
-}
-
-export { ErrorEnvelopeSchema }

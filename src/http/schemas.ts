@@ -9,11 +9,12 @@ export const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) 
 
 export const IdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 200, description: 'the resource id' }) })
 
-export const STYLE_IDS = ['note', 'transcript', 'bulletpoints', 'meeting-notes'] as const
-export const StyleId = t.Union([t.Literal('note'), t.Literal('transcript'), t.Literal('bulletpoints'), t.Literal('meeting-notes')], {
-  default: 'note',
-  error: `must be one of ${STYLE_IDS.join(', ')}`,
-})
+/**
+ * An integer: a JSON number only, published as `type: integer`. Elysia's `t.Integer` is a union that
+ * also accepts the string "300" (and is published as one); a body field typed integer must be sent as
+ * a number, query parameters are turned into numbers by `queryValidator`, and responses carry numbers.
+ */
+export const Integer = (options?: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
 
 export const ErrorEnvelopeSchema = t.Object(
   {
@@ -23,24 +24,12 @@ export const ErrorEnvelopeSchema = t.Object(
       message: t.String(),
       doc_url: t.String({ format: 'uri' }),
       details: t.Optional(t.Array(t.Object({ field: t.String(), issue: t.String() }))),
-      retry_after_seconds: t.Optional(t.Integer()),
+      retry_after_seconds: t.Optional(Integer()),
       request_id: t.Optional(t.String()),
     }),
   },
-  { $id: '#/components/schemas/Error', title: 'Error' },
+  { title: 'Error', description: 'Every failure: the envelope with a stable `code` to branch on and a `message` for people.' },
 )
-
-/**
- * An integer field of a JSON body: a JSON number only. Elysia's `t.Integer` would also accept the
- * string "300" and convert it; a body field typed integer must be sent as a number.
- */
-export const BodyInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
-
-/**
- * An integer query parameter. Plain TypeBox, not Elysia's `t.Integer` (which is a union that coerces
- * strings itself), so `validatedQuery` can see that it is numeric.
- */
-export const QueryInteger = (options: Parameters<typeof Type.Integer>[0]) => Type.Integer(options)
 
 /**
  * A check of the query string against `schema` (numeric parameters turned into numbers first) that

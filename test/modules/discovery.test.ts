@@ -84,6 +84,19 @@ describe('documentation pages', () => {
     expect(script.headers.get('content-type')).toContain('javascript')
   })
 
+  test('the docs page switches off the reference\'s hosted-service buttons (Ask AI, Generate MCP, Share, Deploy)', async () => {
+    const t = createTestApp()
+    const html = (await t.call('GET', '/docs')).text
+    const attribute = /<script id="api-reference" data-configuration="([^"]*)"/.exec(html)?.[1]
+    expect(attribute).toBeDefined()
+    const unescaped = attribute!.replaceAll('&quot;', '"').replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&')
+    // Scalar's options: `agent` (Ask AI), `mcp` (Generate MCP), `showDeveloperTools` (the toolbar with Share and Deploy)
+    expect(JSON.parse(unescaped)).toMatchObject({ url: '/v1/openapi.json', agent: { disabled: true }, mcp: { disabled: true }, showDeveloperTools: 'never' })
+    // the embedded script still reads those options under these names
+    const script = await (await t.app.handle(new Request('http://localhost/docs/scalar.js'))).text()
+    for (const check of ['agent?.disabled', 'mcp?.disabled', 'showDeveloperTools===`never`']) expect(script).toContain(check)
+  })
+
   test('every error code has an anchor on the errors page that doc_url points to', async () => {
     const t = createTestApp()
     const html = (await t.call('GET', '/docs/errors')).text

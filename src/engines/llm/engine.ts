@@ -1,6 +1,8 @@
 import type { TranscriptSegment } from '../asr/engine'
 
-export type StyleId = 'note' | 'transcript' | 'bulletpoints' | 'meeting-notes'
+/** The summary styles, in the order the interface lists them: the one declaration of the set. */
+export const STYLE_IDS = ['note', 'transcript', 'bulletpoints', 'meeting-notes'] as const
+export type StyleId = (typeof STYLE_IDS)[number]
 
 export interface SummaryInput {
   text: string

@@ -1,19 +1,14 @@
-import { Elysia } from 'elysia'
-import { openapi } from '@elysiajs/openapi'
+import type { Elysia } from 'elysia'
 import type { Config } from '../../config'
-import { completeDocument, documented } from '../../http/openapi'
-import { ERROR_MEANING, ERROR_STATUS } from '../../http/errors'
-import { ErrorEnvelopeSchema } from '../../http/schemas'
+import { contractRoutes, route } from '../../http/contract'
 import { OPERATIONS, SCOPES } from '../../http/operations'
 import { PLANS, publishedCosts } from '../credits/model'
 import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
-import { ApiIndex, Health } from './model'
-// The docs page's script is embedded in the binary: the page makes no request outside this server.
-import scalarBundle from '../../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'text' }
+import { getApiIndex, getHealth } from './contract'
+import { docsRoutes, OPENAPI_PATH } from './docs'
 
-export const OPENAPI_PATH = '/v1/openapi.json'
-const SCALAR_PATH = '/docs/scalar.js'
+export { OPENAPI_PATH }
 
 export function apiIndex(config: Config) {
   const base = config.publicUrl
@@ -91,56 +86,11 @@ export function apiIndex(config: Config) {
   }
 }
 
-function errorsPage(): string {
-  const rows = Object.entries(ERROR_STATUS)
-    .map(([code, status]) => `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${status}</td><td>${ERROR_MEANING[code as keyof typeof ERROR_MEANING]}</td></tr>`)
-    .join('\n')
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>notesvc errors</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td,th{padding:.4rem .8rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}tr:target{background:#fff6cc}</style></head>
-<body><h1>notesvc errors</h1><p>Every failure returns <code>{"error": {type, code, message, doc_url, details?, retry_after_seconds?, request_id?}}</code>. Branch on <code>code</code>; <code>message</code> is for people.</p>
-<table><thead><tr><th>code</th><th>HTTP</th><th>meaning and what to do</th></tr></thead><tbody>
-${rows}
-</tbody></table></body></html>`
-}
-
 export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any>; asrEngine: () => string; llmEngine: () => string }) {
   const index = apiIndex(deps.config)
-  const errorsHtml = errorsPage()
-  return new Elysia({ name: 'discovery-routes' })
-    .use(deps.guard)
-    // Registered before the plugin so that it applies to the plugin's document route.
-    .onAfterHandle(({ path, response }) => (path === OPENAPI_PATH ? completeDocument(response) : undefined))
-    .use(openapi({
-      path: '/docs',
-      specPath: OPENAPI_PATH,
-      openapiVersion: '3.1.0',
-      documentation: {
-        info: { title: 'notesvc API', version: VERSION, description: 'Transcripts and structured summaries of audio, video and video links, and the library of notes and folders behind them. Self-hosted.' },
-        servers: [{ url: deps.config.publicUrl }],
-        components: {
-          securitySchemes: {
-            apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (svc_live_… or svc_test_…), an OAuth access token or an ID token.' },
-            oauth2: {
-              type: 'oauth2',
-              flows: {
-                authorizationCode: {
-                  authorizationUrl: `${deps.config.publicUrl}/oauth/authorize`,
-                  tokenUrl: `${deps.config.publicUrl}/oauth/token`,
-                  refreshUrl: `${deps.config.publicUrl}/oauth/token`,
-                  scopes: Object.fromEntries(SCOPES.map(s => [s.scope, s.description])),
-                },
-              },
-            },
-          },
-          schemas: { Error: ErrorEnvelopeSchema as unknown as Record<string, unknown> },
-        } as Record<string, unknown>,
-      },
-      exclude: { paths: ['/docs', '/docs/errors', SCALAR_PATH, OPENAPI_PATH] },
-      scalar: { cdn: SCALAR_PATH, url: OPENAPI_PATH, withDefaultFonts: false } as never,
-    }))
-    .get(SCALAR_PATH, () => new Response(scalarBundle, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }), { detail: { hide: true } })
-    .get('/docs/errors', () => new Response(errorsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/v1', () => index, { ...documented('getApiIndex', [], { 200: ApiIndex }) })
+  return contractRoutes('discovery-routes', deps.guard, [
+    route(getApiIndex, () => index),
     // Which engines answer is reported without checking them: health never waits on a provider.
-    .get('/v1/health', () => ({ status: 'ok', version: VERSION, engines: { asr: deps.asrEngine(), llm: deps.llmEngine() } }), { ...documented('getHealth', [], { 200: Health }) })
+    route(getHealth, () => ({ status: 'ok' as const, version: VERSION, engines: { asr: deps.asrEngine(), llm: deps.llmEngine() } })),
+  ]).use(docsRoutes(deps.config))
 }

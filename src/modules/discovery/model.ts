@@ -16,7 +16,7 @@ export const ApiIndex = t.Object(
     scopes: t.Array(t.Object({ scope: t.String(), description: t.String() })),
     resources: t.Record(t.String(), t.String()),
   },
-  { title: 'ApiIndex' },
+  { title: 'ApiIndex', description: 'What the service offers and how to use it.' },
 )
 
 export const Health = t.Object(
@@ -28,5 +28,5 @@ export const Health = t.Object(
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
     })),
   },
-  { title: 'Health' },
+  { title: 'Health', description: 'The service is up: its version and the engines in use.' },
 )

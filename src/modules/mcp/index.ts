@@ -83,13 +83,7 @@ function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
-      annotations: {
-        title: t.operation.summary,
-        readOnlyHint: t.operation.method === 'GET',
-        destructiveHint: t.operation.method === 'DELETE',
-        idempotentHint: t.operation.method !== 'POST',
-        openWorldHint: t.name === 'createTranscription' || t.name === 'createYoutubeSummary',
-      },
+      annotations: t.annotations,
     })),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {

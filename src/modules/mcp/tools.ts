@@ -2,16 +2,12 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { Config } from '../../config'
 import type { Principal } from '../../http/auth'
+import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
-import { OPERATIONS, operation, type Operation } from '../../http/operations'
-import { IdParams } from '../../http/schemas'
+import { OPERATIONS, type Operation } from '../../http/operations'
 import type { Services } from '../../services'
 import { VERSION } from '../../version'
 import { apiIndex } from '../discovery'
-import { CreateFolderRequest, UpdateFolderRequest } from '../folders/model'
-import { CreateNoteRequest, ListNotesQuery, QuestionRequest, UpdateNoteRequest } from '../notes/model'
-import { CreateUploadRequest, SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from '../processing/model'
-import { UsageQuery } from '../usage/model'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */
 export interface ToolOutput {
@@ -33,6 +29,8 @@ export interface Tool {
   description: string
   operation: Operation
   inputSchema: ToolInputSchema
+  /** MCP's hints about the tool, from the operation's method and its declared exposure */
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean }
   /** checks the arguments against the model schemas, throwing `invalid_request` with one detail per field */
   validate(args: unknown): void
   run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
@@ -71,104 +69,126 @@ function describe(op: Operation): string {
   return parts.join(' ')
 }
 
-/** A tool whose arguments are exactly one model schema (a request body or a query). */
-function plain<S extends TObject>(opId: string, schema: S, run: (p: Principal, args: Static<S>) => ToolOutput | Promise<ToolOutput>): Tool {
-  const op = operation(opId)
+function annotations(op: Operation): Tool['annotations'] {
+  return {
+    title: op.summary,
+    readOnlyHint: op.method === 'GET',
+    destructiveHint: op.method === 'DELETE',
+    idempotentHint: op.method !== 'POST',
+    openWorldHint: op.mcp.openWorld,
+  }
+}
+
+type Run = (p: Principal, args: Record<string, unknown>) => ToolOutput | Promise<ToolOutput>
+
+/** A tool whose arguments are exactly one model schema (the request body, or the query). */
+function plain(op: Operation, schema: TObject, run: Run): Tool {
   const c = compile(schema)
   return {
     name: op.id,
     description: describe(op),
     operation: op,
     inputSchema: json(schema) as ToolInputSchema,
+    annotations: annotations(op),
     validate(args) {
       const details = check(c, args, 'arguments')
       if (details.length) throw invalid(op.id, details)
     },
-    run: (p, args) => run(p, args as Static<S>),
+    run,
   }
 }
 
 /**
- * A tool for an operation on one resource (`/…/:id`): the path's `id` beside the fields of the body
- * schema, if any. `id` is checked with the path schema, the rest with the body schema.
+ * A tool for an operation on one resource (`/…/:id`): the path's parameters beside the fields of the
+ * body schema, if any. The path parameters are checked with the path schema, the rest with the body's.
  */
-function byId<S extends TObject>(opId: string, body: S | null, run: (p: Principal, id: string, args: Static<S>) => ToolOutput | Promise<ToolOutput>): Tool {
-  const op = operation(opId)
-  const idCheck = compile(IdParams)
-  const bodyCheck = body ? compile(body) : compile(NoArguments)
-  const bodyJson = body ? json(body) : json(NoArguments)
-  const required = [...IdParams.required ?? [], ...((bodyJson.required as string[] | undefined) ?? [])]
+function withPathParams(op: Operation, params: TObject, body: TObject, run: Run): Tool {
+  const paramsCheck = compile(params)
+  const bodyCheck = compile(body)
+  const bodyJson = json(body)
+  const paramNames = Object.keys(params.properties)
   const inputSchema: ToolInputSchema = {
     ...bodyJson,
     type: 'object',
-    properties: { ...(json(IdParams).properties as Record<string, unknown>), ...(bodyJson.properties as Record<string, unknown>) },
-    required,
+    properties: { ...(json(params).properties as Record<string, unknown>), ...(bodyJson.properties as Record<string, unknown>) },
+    required: [...params.required ?? [], ...((bodyJson.required as string[] | undefined) ?? [])],
     additionalProperties: false,
   }
-  if (typeof bodyJson.minProperties === 'number') inputSchema.minProperties = bodyJson.minProperties + 1
-  if (typeof bodyJson.error === 'string') inputSchema.error = `give id, and ${bodyJson.error}`
+  if (typeof bodyJson.minProperties === 'number') inputSchema.minProperties = bodyJson.minProperties + paramNames.length
+  if (typeof bodyJson.error === 'string') inputSchema.error = `give ${paramNames.join(', ')}, and ${bodyJson.error}`
   return {
     name: op.id,
     description: describe(op),
     operation: op,
     inputSchema,
+    annotations: annotations(op),
     validate(args) {
       if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalid(op.id, [{ field: 'arguments', issue: 'must be an object' }])
-      const { id, ...rest } = args as Record<string, unknown>
-      const details = [...check(idCheck, { id }, 'id'), ...check(bodyCheck, rest, 'arguments')]
+      const pathArgs: Record<string, unknown> = {}
+      const rest: Record<string, unknown> = { ...(args as Record<string, unknown>) }
+      for (const name of paramNames) {
+        pathArgs[name] = rest[name]
+        delete rest[name]
+      }
+      const details = [...check(paramsCheck, pathArgs, paramNames.length === 1 ? paramNames[0]! : 'arguments'), ...check(bodyCheck, rest, 'arguments')]
       if (details.length) throw invalid(op.id, details)
     },
-    run: (p, args) => {
-      const { id, ...rest } = args
-      return run(p, id as string, rest as Static<S>)
-    },
+    run,
   }
 }
 
-const out = (result: unknown): ToolOutput => ({ result: result as Record<string, unknown> })
-const charged = async (pending: Promise<{ body: unknown; creditsRemaining: number }>): Promise<ToolOutput> => {
-  const r = await pending
-  return { result: r.body as Record<string, unknown>, creditsRemaining: r.creditsRemaining }
+/** The tool of an operation, its arguments from the declared path parameters, body or query. */
+function toolFor(op: Operation, run: Run): Tool {
+  const schema = op.body ?? op.query ?? NoArguments
+  return op.params ? withPathParams(op, op.params, schema, run) : plain(op, schema, run)
 }
 
-/** One tool per operation of the table, in its order. */
+const out = (result: unknown): ToolOutput => ({ result: result as Record<string, unknown> })
+const charged = (r: { body: unknown; creditsRemaining: number }): ToolOutput => ({ result: r.body as Record<string, unknown>, creditsRemaining: r.creditsRemaining })
+
+type Declared = (typeof OPERATIONS)[number]
+type StaticOf<S> = S extends TSchema ? Static<S> : unknown
+/** A tool's arguments: the operation's path parameters and body (or query) in one object. */
+type ArgsOf<D extends OperationDeclaration> = StaticOf<D['params']> & StaticOf<D['body']> & StaticOf<D['query']>
+/** How each tool runs, by operation: one entry per operation offered as a tool, checked at compile time. */
+type Runners = { [D in Declared as D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
+
+/** One tool per operation the contract offers to agents, in the table's order. */
 export function createTools(deps: { config: Config; services: ToolServices }): Tool[] {
   const { notes, folders, uploads, processing, usage } = deps.services
   const index = apiIndex(deps.config)
-  const tools: Tool[] = [
-    plain('getApiIndex', NoArguments, () => out(index)),
-    plain('getHealth', NoArguments, () => out({ status: 'ok', version: VERSION, engines: { asr: deps.services.asr().name, llm: deps.services.llmSelector.lastKnown() } })),
+  const runners: Runners = {
+    getApiIndex: () => out(index),
+    getHealth: () => out({ status: 'ok', version: VERSION, engines: { asr: deps.services.asr().name, llm: deps.services.llmSelector.lastKnown() } }),
 
-    plain('listNotes', ListNotesQuery, (p, q) => out(JSON.parse(notes.listJson(p, q)))),
-    plain('createNote', CreateNoteRequest, (p, body) => out(notes.create(p, body))),
-    byId('getNote', null, (p, id) => out(notes.get(p, id))),
-    byId('updateNote', UpdateNoteRequest, (p, id, body) => out(notes.update(p, id, body))),
-    byId('deleteNote', null, async (p, id) => {
+    listNotes: (p, q) => out(JSON.parse(notes.listJson(p, q))),
+    createNote: (p, body) => out(notes.create(p, body)),
+    getNote: (p, { id }) => out(notes.get(p, id)),
+    updateNote: (p, { id, ...body }) => out(notes.update(p, id, body)),
+    deleteNote: async (p, { id }) => {
       await notes.delete(p, id)
       return out({ id, deleted: true })
-    }),
-    byId('getNoteStatus', null, (p, id) => out(notes.status(p, id))),
-    byId('getNoteTranscript', null, (p, id) => out(notes.transcript(p, id))),
-    byId('askNoteQuestion', QuestionRequest, (p, id, body) => charged(processing.askNoteQuestion(p, id, body.question))),
+    },
+    getNoteStatus: (p, { id }) => out(notes.status(p, id)),
+    getNoteTranscript: (p, { id }) => out(notes.transcript(p, id)),
+    askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
 
-    plain('listFolders', NoArguments, p => out(folders.list(p))),
-    plain('createFolder', CreateFolderRequest, (p, body) => out(folders.create(p, body))),
-    byId('getFolder', null, (p, id) => out(folders.get(p, id))),
-    byId('updateFolder', UpdateFolderRequest, (p, id, body) => out(folders.update(p, id, body))),
-    byId('deleteFolder', null, (p, id) => {
+    listFolders: p => out(folders.list(p)),
+    createFolder: (p, body) => out(folders.create(p, body)),
+    getFolder: (p, { id }) => out(folders.get(p, id)),
+    updateFolder: (p, { id, ...body }) => out(folders.update(p, id, body)),
+    deleteFolder: (p, { id }) => {
       folders.delete(p, id)
       return out({ id, deleted: true })
-    }),
+    },
 
-    plain('createUpload', CreateUploadRequest, async (p, body) => out(await uploads.createUpload(p, body))),
-    byId('completeUpload', null, (p, id) => charged(uploads.completeUpload(p, id))),
-    plain('createTranscription', TranscriptionRequest, (p, body) => charged(processing.createTranscription(p, body))),
-    plain('createSummary', SummaryRequest, (p, body) => charged(processing.createSummary(p, body))),
-    plain('createYoutubeSummary', YoutubeSummaryRequest, (p, body) => charged(processing.createYoutubeSummary(p, body))),
+    createUpload: async (p, body) => out(await uploads.createUpload(p, body)),
+    completeUpload: async (p, { id }) => charged(await uploads.completeUpload(p, id)),
+    createTranscription: async (p, body) => charged(await processing.createTranscription(p, body)),
+    createSummary: async (p, body) => charged(await processing.createSummary(p, body)),
+    createYoutubeSummary: async (p, body) => charged(await processing.createYoutubeSummary(p, body)),
 
-    plain('getUsage', UsageQuery, (p, q) => out(usage.usage(p.accountId, q.limit ?? 50))),
-  ]
-  const missing = OPERATIONS.filter(o => !tools.some(t => t.name === o.id))
-  if (missing.length) throw new Error(`no MCP tool for ${missing.map(o => o.id).join(', ')}`)
-  return tools
+    getUsage: (p, q) => out(usage.usage(p.accountId, q.limit ?? 50)),
+  }
+  return OPERATIONS.filter(op => op.mcp.tool).map(op => toolFor(op, runners[op.id] as Run))
 }

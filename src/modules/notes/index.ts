@@ -1,50 +1,30 @@
-import { Elysia } from 'elysia'
-import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documented, documentedWithQuery, documentedWithBody } from '../../http/openapi'
-import { noBody } from '../../http/json-body'
-import { jsonText } from '../../http/responses'
-import { IdParams, queryValidator } from '../../http/schemas'
-import { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, Transcript, UpdateNoteRequest } from './model'
+import type { authGuard } from '../../http/auth'
+import { contractRoutes, queryReader, route } from '../../http/contract'
+import { jsonText, withCreditsRemaining } from '../../http/responses'
+import type { ProcessingService } from '../processing/service'
+import { askNoteQuestion, createNote, deleteNote, getNote, getNoteStatus, getNoteTranscript, listNotes, updateNote } from './contract'
 import type { NotesService } from './service'
 
-const listQuery = queryValidator(ListNotesQuery)
+const listQuery = queryReader(listNotes)
 
-export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService }) {
-  const { notes } = deps
-  return new Elysia({ name: 'notes-routes' })
-    .use(deps.guard)
-    .get('/v1/notes', ({ principal, query, set }) => jsonText(set, notes.listJson(requirePrincipal(principal), listQuery(query))), {
-      ...documentedWithQuery('listNotes', [], { 200: NoteList }, ListNotesQuery),
-    })
-    .post('/v1/notes', ({ principal, body, set }) => {
+export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService }) {
+  const { notes, processing } = deps
+  return contractRoutes('notes-routes', deps.guard, [
+    route(listNotes, ({ principal, query, set }) => jsonText(set, notes.listJson(principal, listQuery(query)))),
+    route(createNote, ({ principal, body, set }) => {
       set.status = 201
-      return notes.create(requirePrincipal(principal), body)
-    }, {
-      ...documentedWithBody('createNote', [], CreateNoteRequest, { 201: Note }),
-    })
-    .get('/v1/notes/:id', ({ principal, params }) => notes.get(requirePrincipal(principal), params.id), {
-      params: IdParams,
-      ...documented('getNote', ['not_found'], { 200: Note }),
-    })
-    .patch('/v1/notes/:id', ({ principal, params, body }) => notes.update(requirePrincipal(principal), params.id, body), {
-      params: IdParams,
-      ...documentedWithBody('updateNote', ['not_found'], UpdateNoteRequest, { 200: Note }),
-    })
-    .delete('/v1/notes/:id', async ({ principal, params, set }) => {
-      await notes.delete(requirePrincipal(principal), params.id)
+      return notes.create(principal, body)
+    }),
+    route(getNote, ({ principal, params }) => notes.get(principal, params.id)),
+    route(updateNote, ({ principal, params, body }) => notes.update(principal, params.id, body)),
+    route(deleteNote, async ({ principal, params, set }) => {
+      await notes.delete(principal, params.id)
       set.status = 204
       return new Response(null, { status: 204 })
-    }, {
-      params: IdParams,
-      ...noBody,
-      ...documented('deleteNote', ['not_found']),
-    })
-    .get('/v1/notes/:id/status', ({ principal, params }) => notes.status(requirePrincipal(principal), params.id), {
-      params: IdParams,
-      ...documented('getNoteStatus', ['not_found'], { 200: NoteStatus }),
-    })
-    .get('/v1/notes/:id/transcript', ({ principal, params }) => notes.transcript(requirePrincipal(principal), params.id), {
-      params: IdParams,
-      ...documented('getNoteTranscript', ['not_found', 'conflict'], { 200: Transcript }),
-    })
+    }),
+    route(getNoteStatus, ({ principal, params }) => notes.status(principal, params.id)),
+    route(getNoteTranscript, ({ principal, params }) => notes.transcript(principal, params.id)),
+    // Answered by the processing service (it runs the model and charges), asked of a note.
+    route(askNoteQuestion, async ({ principal, params, body, set }) => withCreditsRemaining(set, await processing.askNoteQuestion(principal, params.id, body.question))),
+  ])
 }

@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { DateTime, Nullable, QueryInteger, StyleId } from '../../http/schemas'
+import { DateTime, Integer, Nullable } from '../../http/schemas'
 
 export const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
 export type NoteStatusValue = (typeof NOTE_STATUSES)[number]
@@ -8,35 +8,46 @@ export const ERROR_CODES = ['media_missing', 'media_unreadable', 'media_unsuppor
 
 const Status = t.Union([t.Literal('Done'), t.Literal('Summarizing'), t.Literal('Error')], { error: `must be one of ${NOTE_STATUSES.join(', ')}` })
 
+/** The fields of a note in a list, and of a whole note. */
+const noteFields = {
+  id: t.String({ examples: ['note_01jd6x3m2k8v4n7p9q2r5s8t0w'] }),
+  title: t.String(),
+  summary: t.String({ description: 'generated summary in the note\'s style' }),
+  status: Status,
+  processingStage: Nullable(t.String({ examples: ['transcribing'] })),
+  type: t.String({ examples: ['audio', 'video', 'youtube', 'import'] }),
+  styleId: t.String(),
+  language: Nullable(t.String()),
+  folderId: Nullable(t.String()),
+  isPinned: t.Boolean(),
+  source: t.String(),
+  dateCreated: DateTime,
+  updatedAt: DateTime,
+}
+
 export const Note = t.Object(
   {
-    id: t.String({ examples: ['note_01jd6x3m2k8v4n7p9q2r5s8t0w'] }),
-    title: t.String(),
-    summary: t.String({ description: 'generated summary in the note\'s style' }),
+    ...noteFields,
     originalTranscription: t.Optional(t.String({ description: 'full transcript; omitted from list items, present on getNote' })),
     structuredContent: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'machine-readable form of the summary, keyed by format; `{}` until processing has produced it; omitted from list items' })),
-    status: Status,
-    processingStage: Nullable(t.String({ examples: ['transcribing'] })),
-    type: t.String({ examples: ['audio', 'video', 'youtube', 'import'] }),
-    styleId: t.String(),
-    language: Nullable(t.String()),
-    folderId: Nullable(t.String()),
-    isPinned: t.Boolean(),
-    source: t.String(),
-    dateCreated: DateTime,
-    updatedAt: DateTime,
   },
-  { title: 'Note' },
+  { title: 'Note', description: 'A note: title, summary, transcript and structured content, and where processing stands.' },
 )
 export type Note = Static<typeof Note>
 
+export const NoteListItem = t.Object(noteFields, { title: 'NoteListItem', description: 'A note as lists show it: without its transcript and structured content.' })
+
 export const NoteList = t.Object(
   {
-    data: t.Array(Note),
-    pagination: t.Object({ limit: t.Integer(), offset: t.Integer(), hasMore: t.Boolean() }),
+    data: t.Array(NoteListItem),
+    pagination: t.Object(
+      { limit: Integer(), offset: Integer(), hasMore: t.Boolean({ description: 'true when another page exists' }) },
+      { title: 'Pagination', description: 'The page a list holds.' },
+    ),
   },
-  { title: 'NoteList' },
+  { title: 'NoteList', description: 'A page of notes, newest first.' },
 )
+export type NoteList = Static<typeof NoteList>
 
 export const NoteStatus = t.Object(
   {
@@ -47,12 +58,12 @@ export const NoteStatus = t.Object(
     errorMessage: Nullable(t.String()),
     errorCode: Nullable(t.String({ description: `one of ${ERROR_CODES.join(', ')}` })),
   },
-  { title: 'NoteStatus' },
+  { title: 'NoteStatus', description: 'Where processing of a note stands.' },
 )
 
 export const Transcript = t.Object(
   { noteId: t.String(), transcript: t.String(), language: Nullable(t.String()) },
-  { title: 'Transcript' },
+  { title: 'Transcript', description: 'The transcript of a note, without its summary.' },
 )
 
 export const Answer = t.Object(
@@ -60,10 +71,10 @@ export const Answer = t.Object(
     noteId: t.String(),
     question: t.String(),
     answer: t.String(),
-    creditsCharged: t.Integer(),
+    creditsCharged: Integer(),
     notice: t.Optional(t.String({ description: 'present on sandbox answers: the answer is fixed and nothing was charged' })),
   },
-  { title: 'Answer' },
+  { title: 'Answer', description: 'An answer to a question about a note, drawn from its transcript.' },
 )
 
 /** A folder id, or null for the top level; an empty string is neither. */
@@ -80,8 +91,8 @@ export const ListNotesQuery = t.Object({
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),
   type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
-  limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
-  offset: t.Optional(QueryInteger({ minimum: 0, maximum: MAX_OFFSET, default: 0, error: `must be a whole number from 0 to ${MAX_OFFSET}` })),
+  limit: t.Optional(Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  offset: t.Optional(Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, error: `must be a whole number from 0 to ${MAX_OFFSET}` })),
 })
 export type ListNotesQuery = Static<typeof ListNotesQuery>
 
@@ -115,4 +126,3 @@ export const QuestionRequest = t.Object(
   { additionalProperties: false, title: 'QuestionRequest' },
 )
 
-export { StyleId }

@@ -3,7 +3,8 @@ import type { ReadCache } from '../../db/read-cache'
 import type { IdGenerator } from '../../ids'
 import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
-import type { CreateNoteRequest, ListNotesQuery, Note, UpdateNoteRequest } from './model'
+import type { JsonText } from '../../http/responses'
+import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
 import type { NoteRow, NotesRepo } from './repo'
 
 export type NotesService = ReturnType<typeof createNotesService>
@@ -64,7 +65,7 @@ export function createNotesService(deps: {
      * column), so a page costs one indexed read and a string join, not an object per column and a
      * serialization; the page is kept until the database changes.
      */
-    listJson(lib: Library, q: ListNotesQuery): string {
+    listJson(lib: Library, q: ListNotesQuery): JsonText<NoteList> {
       const limit = q.limit ?? 50
       const offset = q.offset ?? 0
       const filter = {
@@ -81,7 +82,7 @@ export function createNotesService(deps: {
         const hasMore = items.length > limit
         if (hasMore) items.length = limit
         return (`{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`)
-      })
+      }) as JsonText<NoteList>
     },
 
     get: (lib: Library, id: string) => toNote(requireNote(lib, id)),

@@ -1,61 +1,30 @@
 import { t } from 'elysia'
-import { BodyInteger, DateTime, Nullable, StyleId } from '../../http/schemas'
+import { STYLE_IDS } from '../../engines/llm/engine'
+import { Integer, Nullable } from '../../http/schemas'
 
-/** 5 GB, read as 5 GiB: the largest upload accepted. */
-export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
+/** The summary styles as a schema: one of the styles the summary engines know, `note` when omitted. */
+export const StyleId = t.Union(STYLE_IDS.map(id => t.Literal(id)), {
+  default: 'note',
+  title: 'StyleId',
+  description: 'the style of the summary and its structured content',
+  error: `must be one of ${STYLE_IDS.join(', ')}`,
+})
 
-const Language = t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$|^auto$', error: 'must be a language code such as en or pt-BR, or auto' })
-
-export const CreateUploadRequest = t.Object(
-  {
-    fileName: t.String({ minLength: 1, maxLength: 500, error: 'must be a string of 1 to 500 characters' }),
-    contentType: t.String({ minLength: 3, maxLength: 255, description: 'MIME type; audio/* and video/* are accepted', error: 'must be a MIME type such as audio/mpeg' }),
-    fileSize: t.Optional(BodyInteger({ minimum: 0, description: `bytes; at most ${MAX_UPLOAD_BYTES} (5 GB)`, error: 'must be a whole number of bytes, sent as a JSON number' })),
-    styleId: t.Optional(StyleId),
-    language: t.Optional(Language),
-  },
-  { additionalProperties: false, title: 'CreateUploadRequest' },
-)
-
-export const Upload = t.Object(
-  {
-    noteId: t.String(),
-    uploadUrl: t.String({ format: 'uri' }),
-    method: t.Literal('PUT'),
-    headers: t.Record(t.String(), t.String()),
-    filePath: t.String(),
-    contentType: t.String(),
-    expiresAt: DateTime,
-    next: t.String(),
-    notice: t.Optional(t.String()),
-  },
-  { title: 'Upload' },
-)
-
-export const UploadAccepted = t.Object(
-  {
-    noteId: t.String(),
-    status: t.String(),
-    creditsCharged: t.Integer(),
-    durationSeconds: Nullable(t.Number()),
-    poll: t.String(),
-    alreadyCompleted: t.Boolean(),
-  },
-  { title: 'UploadAccepted' },
-)
+/** A language code such as en or pt-BR, or auto. */
+export const Language = t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$|^auto$', error: 'must be a language code such as en or pt-BR, or auto' })
 
 export const TranscriptionRequest = t.Object(
   {
     audioUrl: t.String({ format: 'uri', maxLength: 2048, description: 'publicly reachable https URL', error: 'must be an absolute https URL' }),
     language: t.Optional(Language),
-    timeoutSeconds: t.Optional(BodyInteger({ minimum: 30, maximum: 1800, default: 300, error: 'must be a whole number from 30 to 1800, sent as a JSON number' })),
+    timeoutSeconds: t.Optional(Integer({ minimum: 30, maximum: 1800, default: 300, error: 'must be a whole number from 30 to 1800, sent as a JSON number' })),
   },
   { additionalProperties: false, title: 'TranscriptionRequest' },
 )
 
 export const TranscriptionResult = t.Object(
-  { transcript: t.String(), language: t.String(), durationSeconds: Nullable(t.Number()), creditsCharged: t.Integer(), notice: t.Optional(t.String()) },
-  { title: 'TranscriptionResult' },
+  { transcript: t.String(), language: t.String(), durationSeconds: Nullable(t.Number()), creditsCharged: Integer(), notice: t.Optional(t.String()) },
+  { title: 'TranscriptionResult', description: 'A transcript made from a media URL, returned inline.' },
 )
 
 export const SummaryRequest = t.Object(
@@ -71,11 +40,11 @@ const summaryFields = {
   summary: t.String(),
   styleId: t.String(),
   structuredContent: Nullable(t.Record(t.String(), t.Unknown())),
-  creditsCharged: t.Integer(),
+  creditsCharged: Integer(),
   notice: t.Optional(t.String()),
 }
 
-export const SummaryResult = t.Object(summaryFields, { title: 'SummaryResult' })
+export const SummaryResult = t.Object(summaryFields, { title: 'SummaryResult', description: 'A summary of text in the requested style.' })
 
 export const YoutubeSummaryRequest = t.Object(
   {
@@ -87,5 +56,5 @@ export const YoutubeSummaryRequest = t.Object(
 
 export const YoutubeSummaryResult = t.Object(
   { ...summaryFields, youtubeUrl: t.String({ format: 'uri' }), durationSeconds: Nullable(t.Number()) },
-  { title: 'YoutubeSummaryResult' },
+  { title: 'YoutubeSummaryResult', description: 'A summary of a video link: every SummaryResult field, the link and the video\'s length.' },
 )

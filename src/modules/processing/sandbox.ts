@@ -2,6 +2,8 @@
  * The fixed output sandbox keys get from every processing route (DECISIONS.md "Sandbox"): realistic,
  * the same for the same input, no model called, nothing charged.
  */
+import type { StyleId } from '../../engines/llm/engine'
+
 export const SANDBOX_NOTICE = 'Sandbox key: this output is fixed sample data. No model was called and no credits were charged.'
 
 export const SANDBOX_TRANSCRIPT =
@@ -20,8 +22,6 @@ export const SANDBOX_SEGMENTS = [
 
 export const SANDBOX_DURATION_SECONDS = 28.4
 
-export type StyleIdValue = 'note' | 'transcript' | 'bulletpoints' | 'meeting-notes'
-
 export interface FixedSummary {
   title: string
   summary: string
@@ -30,7 +30,7 @@ export interface FixedSummary {
 
 const SUMMARY = 'The team set the beta launch for March third, kept the five-gigabyte upload limit, and assigned the release notes to Maria and the migration guide to Tom.'
 
-export function sandboxSummary(styleId: StyleIdValue): FixedSummary {
+export function sandboxSummary(styleId: StyleId): FixedSummary {
   const title = 'Weekly planning meeting'
   switch (styleId) {
     case 'bulletpoints': {

@@ -1,4 +1,3 @@
-import type { Static } from 'elysia'
 import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
@@ -15,22 +14,14 @@ import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import type { JobRow } from '../../jobs/repo'
 import { PermanentJobError } from '../../jobs/worker'
-import { MAX_UPLOAD_BYTES, type CreateUploadRequest } from '../processing/model'
-import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxSummary, type StyleIdValue } from '../processing/sandbox'
+import type { StyleId } from '../../engines/llm/engine'
+import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import type { Charged } from '../processing/service'
+import { MAX_UPLOAD_BYTES, type CreateUploadRequest, type UploadAccepted } from './model'
 import type { UploadRow, UploadsRepo } from './repo'
 
 const UPLOAD_TTL_MS = 60 * 60 * 1000
 export const PROCESS_UPLOAD = 'process_upload'
-
-export interface UploadAccepted {
-  noteId: string
-  status: string
-  creditsCharged: number
-  durationSeconds: number | null
-  poll: string
-  alreadyCompleted: boolean
-}
 
 export type UploadsService = ReturnType<typeof createUploadsService>
 
@@ -77,7 +68,7 @@ export function createUploadsService(deps: {
   }
 
   return {
-    async createUpload(p: Principal, body: Static<typeof CreateUploadRequest>) {
+    async createUpload(p: Principal, body: CreateUploadRequest) {
       const type = body.contentType.toLowerCase().split(';')[0]!.trim()
       if (!/^(audio|video)\/[a-z0-9.+-]+$/.test(type)) {
         throw new ApiError('unsupported_media_type', `contentType ${body.contentType} is not supported; upload audio (audio/*) or video (video/*).`, {
@@ -159,7 +150,7 @@ export function createUploadsService(deps: {
       if (p.sandbox) {
         const won = deps.transaction(() => {
           if (!repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null })) return false
-          const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleIdValue)
+          const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleId)
           notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
           return true
         })

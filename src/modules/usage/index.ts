@@ -1,16 +1,12 @@
-import { Elysia } from 'elysia'
-import { queryValidator } from '../../http/schemas'
-import { requirePrincipal, type authGuard } from '../../http/auth'
-import { documentedWithQuery } from '../../http/openapi'
-import { Usage, UsageQuery } from './model'
+import type { authGuard } from '../../http/auth'
+import { contractRoutes, queryReader, route } from '../../http/contract'
+import { getUsage } from './contract'
 import type { UsageService } from './service'
 
-const usageQuery = queryValidator(UsageQuery)
+const usageQuery = queryReader(getUsage)
 
 export function usageRoutes(deps: { guard: ReturnType<typeof authGuard>; usage: UsageService }) {
-  return new Elysia({ name: 'usage-routes' })
-    .use(deps.guard)
-    .get('/v1/usage', ({ principal, query }) => deps.usage.usage(requirePrincipal(principal).accountId, usageQuery(query).limit ?? 50), {
-      ...documentedWithQuery('getUsage', [], { 200: Usage }, UsageQuery),
-    })
+  return contractRoutes('usage-routes', deps.guard, [
+    route(getUsage, ({ principal, query }) => deps.usage.usage(principal.accountId, usageQuery(query).limit ?? 50)),
+  ])
 }

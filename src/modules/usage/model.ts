@@ -1,31 +1,31 @@
 import { t } from 'elysia'
-import { DateTime, Nullable, QueryInteger } from '../../http/schemas'
+import { DateTime, Integer, Nullable } from '../../http/schemas'
 
 export const UsageQuery = t.Object({
-  limit: t.Optional(QueryInteger({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  limit: t.Optional(Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
 })
 
 export const Usage = t.Object(
   {
     balance: t.Object({
       plan: t.Union([t.Literal('free'), t.Literal('pro')]),
-      grantTotal: t.Integer(),
-      grantRemaining: t.Integer(),
-      purchasedRemaining: t.Integer(),
-      totalRemaining: t.Integer(),
+      grantTotal: Integer(),
+      grantRemaining: Integer(),
+      purchasedRemaining: Integer(),
+      totalRemaining: Integer(),
       grantResetsAt: DateTime,
-    }),
-    spentThisPeriod: t.Integer(),
+    }, { title: 'UsageBalance', description: 'The credits left: the monthly grant first, then prepaid credits.' }),
+    spentThisPeriod: Integer(),
     recent: t.Array(t.Object({
       id: t.String(),
       operation: t.String(),
-      credits: t.Integer({ description: 'credits taken; negative for a refund or a top-up (credits given back or added)' }),
+      credits: Integer({ description: 'credits taken; negative for a refund or a top-up (credits given back or added)' }),
       source: t.Union([t.Literal('api_key'), t.Literal('oauth'), t.Literal('mcp')]),
       noteId: Nullable(t.String()),
       createdAt: DateTime,
-    })),
-    costs: t.Record(t.String(), t.Integer()),
+    }, { title: 'UsageRecord', description: 'One charge or refund.' })),
+    costs: t.Record(t.String(), Integer(), { description: 'cost per operation' }),
     topUp: t.Record(t.String(), t.Unknown()),
   },
-  { title: 'Usage' },
+  { title: 'Usage', description: 'The credit balance, what this period spent, the recent charges and the cost table.' },
 )

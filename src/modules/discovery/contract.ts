@@ -1,0 +1,20 @@
+import { defineOperation } from '../../http/contract'
+import { ApiIndex, Health } from './model'
+
+export const getApiIndex = defineOperation({
+  id: 'getApiIndex', method: 'GET', path: '/v1', tag: 'Discovery',
+  summary: 'Describe the API',
+  description: 'What the service offers: how to authenticate, the sandbox rules, credits, rate limits, scopes and where each resource lives. No credential needed.',
+  scopes: [], credits: 0,
+  responses: { 200: ApiIndex },
+})
+
+export const getHealth = defineOperation({
+  id: 'getHealth', method: 'GET', path: '/v1/health', tag: 'Discovery',
+  summary: 'Liveness check',
+  description: 'Answers while the service is up, with its version and the engines in use; never fails on account state. No credential needed.',
+  scopes: [], credits: 0,
+  responses: { 200: Health },
+})
+
+export const discoveryOperations = [getApiIndex, getHealth] as const

@@ -1,0 +1,85 @@
+import { defineOperation } from '../../http/contract'
+import { IdParams } from '../../http/schemas'
+import { Answer, CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, UpdateNoteRequest } from './model'
+
+export const listNotes = defineOperation({
+  id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
+  summary: 'List notes, newest first',
+  description: 'A page of the library\'s notes, newest first by `dateCreated` (ties by id), optionally filtered by folder, status, type or last change. `pagination.hasMore` says whether another page exists.',
+  scopes: ['notes:read'], credits: 0,
+  query: ListNotesQuery,
+  responses: { 200: NoteList },
+})
+
+export const createNote = defineOperation({
+  id: 'createNote', method: 'POST', path: '/v1/notes', tag: 'Notes',
+  summary: 'Create a note from text',
+  description: 'Saves text or markdown as a finished note: the content becomes its summary and its transcript.',
+  scopes: ['notes:write'], credits: 0,
+  body: CreateNoteRequest,
+  responses: { 201: Note },
+})
+
+export const getNote = defineOperation({
+  id: 'getNote', method: 'GET', path: '/v1/notes/:id', tag: 'Notes',
+  summary: 'Get a note',
+  description: 'The whole note: transcript, summary and structured content.',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: Note },
+  errors: ['not_found'],
+})
+
+export const updateNote = defineOperation({
+  id: 'updateNote', method: 'PATCH', path: '/v1/notes/:id', tag: 'Notes',
+  summary: 'Update a note',
+  description: 'Changes the fields sent (at least one); `folderId: null` moves the note to the top level.',
+  scopes: ['notes:write'], credits: 0,
+  params: IdParams,
+  body: UpdateNoteRequest,
+  responses: { 200: Note },
+  errors: ['not_found'],
+})
+
+export const deleteNote = defineOperation({
+  id: 'deleteNote', method: 'DELETE', path: '/v1/notes/:id', tag: 'Notes',
+  summary: 'Delete a note and its media',
+  description: 'Permanently deletes the note and its stored media.',
+  scopes: ['notes:write'], credits: 0,
+  params: IdParams,
+  responses: { 204: null },
+  errors: ['not_found'],
+})
+
+export const getNoteStatus = defineOperation({
+  id: 'getNoteStatus', method: 'GET', path: '/v1/notes/:id/status', tag: 'Notes',
+  summary: 'Processing status of a note',
+  description: 'Where processing stands: poll it after completing an upload until `isComplete` or `hasError` is true.',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: NoteStatus },
+  errors: ['not_found'],
+})
+
+export const getNoteTranscript = defineOperation({
+  id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/:id/transcript', tag: 'Notes',
+  summary: 'Transcript of a note',
+  description: 'The transcript without the summary; 409 while the note is still processing.',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: Transcript },
+  errors: ['not_found', 'conflict'],
+})
+
+export const askNoteQuestion = defineOperation({
+  id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/:id/questions', tag: 'Notes',
+  summary: 'Ask a question about a note',
+  description: 'Answers a question from the note\'s transcript; 409 while the note is still processing. Charges 1 credit (nothing with a sandbox key).',
+  scopes: ['notes:read', 'summaries:write'], credits: 1,
+  params: IdParams,
+  body: QuestionRequest,
+  responses: { 200: Answer },
+  errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
+})
+
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion] as const

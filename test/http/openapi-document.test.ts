@@ -1,0 +1,109 @@
+import { describe, expect, test } from 'bun:test'
+import { createTestApp } from '../helpers/app'
+import { SPEC_OPERATIONS } from '../helpers/interface'
+
+/** SPEC.md "Endpoints": the named request and success shapes of each operation. */
+const SHAPES: Record<string, { request?: string; responses: Record<string, string | null> }> = {
+  getApiIndex: { responses: { 200: 'ApiIndex' } },
+  getHealth: { responses: { 200: 'Health' } },
+  listNotes: { responses: { 200: 'NoteList' } },
+  createNote: { request: 'CreateNoteRequest', responses: { 201: 'Note' } },
+  getNote: { responses: { 200: 'Note' } },
+  updateNote: { request: 'UpdateNoteRequest', responses: { 200: 'Note' } },
+  deleteNote: { responses: { 204: null } },
+  getNoteStatus: { responses: { 200: 'NoteStatus' } },
+  getNoteTranscript: { responses: { 200: 'Transcript' } },
+  askNoteQuestion: { request: 'QuestionRequest', responses: { 200: 'Answer' } },
+  listFolders: { responses: { 200: 'FolderList' } },
+  createFolder: { request: 'CreateFolderRequest', responses: { 201: 'Folder' } },
+  getFolder: { responses: { 200: 'Folder' } },
+  updateFolder: { request: 'UpdateFolderRequest', responses: { 200: 'Folder' } },
+  deleteFolder: { responses: { 204: null } },
+  createUpload: { request: 'CreateUploadRequest', responses: { 201: 'Upload' } },
+  completeUpload: { responses: { 200: 'UploadAccepted', 202: 'UploadAccepted' } },
+  createTranscription: { request: 'TranscriptionRequest', responses: { 200: 'TranscriptionResult' } },
+  createSummary: { request: 'SummaryRequest', responses: { 200: 'SummaryResult' } },
+  createYoutubeSummary: { request: 'YoutubeSummaryRequest', responses: { 200: 'YoutubeSummaryResult' } },
+  getUsage: { responses: { 200: 'Usage' } },
+}
+
+/** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */
+const INTEGER_FIELDS = [
+  'NoteList.pagination.limit', 'NoteList.pagination.offset', 'Answer.creditsCharged', 'UploadAccepted.creditsCharged',
+  'TranscriptionResult.creditsCharged', 'SummaryResult.creditsCharged', 'YoutubeSummaryResult.creditsCharged',
+  'Usage.balance.grantTotal', 'Usage.balance.grantRemaining', 'Usage.balance.purchasedRemaining', 'Usage.balance.totalRemaining',
+  'Usage.spentThisPeriod', 'Usage.recent.[].credits', 'Usage.costs.{}', 'Error.error.retry_after_seconds',
+  'CreateUploadRequest.fileSize', 'TranscriptionRequest.timeoutSeconds',
+]
+
+async function served() {
+  const t = createTestApp()
+  return (await t.call('GET', '/v1/openapi.json')).body
+}
+
+describe('the OpenAPI document names its resources', () => {
+  test('every request and success body of SPEC.md is a named component, referenced by $ref', async () => {
+    const doc = await served()
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+    const found: Record<string, unknown> = {}
+    for (const methods of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(methods)) {
+        found[op.operationId] = {
+          request: op.requestBody?.content['application/json'].schema,
+          responses: Object.fromEntries(Object.entries<any>(op.responses).filter(([s]) => Number(s) < 300).map(([s, r]) => [s, r.content?.['application/json'].schema ?? null])),
+        }
+      }
+    }
+    const expected = Object.fromEntries(Object.entries(SHAPES).map(([id, s]) => [id, {
+      request: s.request ? ref(s.request) : undefined,
+      responses: Object.fromEntries(Object.entries(s.responses).map(([status, name]) => [status, name ? ref(name) : null])),
+    }]))
+    expect(found).toEqual(expected)
+    expect(Object.keys(SHAPES).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
+    // list items and the error envelope are named too
+    expect(doc.components.schemas.NoteList.properties.data.items).toEqual(ref('NoteListItem'))
+    for (const status of ['400', '401', '403', '429', '500']) {
+      const r = doc.paths['/v1/notes'].get.responses[status]
+      const target = r.$ref ? doc.components.responses[r.$ref.split('/').pop()] : r
+      expect(target.content['application/json'].schema).toEqual(ref('Error'))
+    }
+  })
+
+  test('every integer field of SPEC.md is published as type integer', async () => {
+    const doc = await served()
+    const schemas = doc.components.schemas
+    const resolve = (s: any): any => (s?.$ref ? schemas[s.$ref.split('/').pop()] : s)
+    const typeAt = (path: string) => {
+      const [name, ...steps] = path.split('.')
+      let s = resolve(schemas[name!])
+      for (const step of steps) s = resolve(step === '[]' ? s.items : step === '{}' ? s.additionalProperties : s.properties[step])
+      return s.type
+    }
+    expect(Object.fromEntries(INTEGER_FIELDS.map(p => [p, typeAt(p)]))).toEqual(Object.fromEntries(INTEGER_FIELDS.map(p => [p, 'integer'])))
+    const query = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.filter((p: any) => p.in === 'query').map((p: any) => [p.name, p.schema.type]))
+    expect(query('/v1/notes')).toMatchObject({ limit: 'integer', offset: 'integer' })
+    expect(query('/v1/usage')).toEqual({ limit: 'integer' })
+  })
+
+  test('only standard keywords: no validation messages, no $id, records as additionalProperties', async () => {
+    const text = JSON.stringify(await served())
+    expect(text).not.toContain('"error":"must')
+    expect(text).not.toContain('"$id"')
+    expect(text).not.toContain('patternProperties')
+    const doc = JSON.parse(text)
+    expect(doc.components.schemas.Upload.properties.headers).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } })
+  })
+
+  test('global tags with descriptions, a description on every operation, and a contact', async () => {
+    const doc = await served()
+    const tags = doc.tags.map((t: any) => t.name)
+    for (const methods of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(methods)) {
+        expect(op.description, op.operationId).toBeString()
+        expect(tags).toContain(op.tags[0])
+      }
+    }
+    for (const t of doc.tags) expect(t.description, t.name).toBeString()
+    expect(doc.info.contact.url).toBe('http://localhost/docs')
+  })
+})
