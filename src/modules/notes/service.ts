@@ -57,6 +57,30 @@ export function createNotesService(deps: {
     }
   }
 
+  /** Inserts a new note of this library, created and updated now; `fields` gives what differs from an empty note. */
+  function insertNew(lib: Library, fields: Pick<NoteRow, 'title' | 'status' | 'type' | 'style_id' | 'source'> & Partial<NoteRow>): Note {
+    const at = clock.now().toISOString()
+    const row: NoteRow = {
+      id: ids.next('note'),
+      account_id: lib.accountId,
+      sandbox: lib.sandbox ? 1 : 0,
+      folder_id: null,
+      summary: '',
+      original_transcription: '',
+      structured_content: null,
+      processing_stage: null,
+      language: null,
+      is_pinned: 0,
+      error_code: null,
+      error_message: null,
+      date_created: at,
+      updated_at: at,
+      ...fields,
+    }
+    repo.insert(row)
+    return toNote(row)
+  }
+
   return {
     requireNote,
 
@@ -90,58 +114,30 @@ export function createNotesService(deps: {
     /** A note from text is finished at once (DECISIONS.md "Notes created from text"). */
     create(lib: Library, body: CreateNoteRequest): Note {
       checkFolder(lib, body.folderId)
-      const at = clock.now().toISOString()
-      const row: NoteRow = {
-        id: ids.next('note'),
-        account_id: lib.accountId,
-        sandbox: lib.sandbox ? 1 : 0,
+      return insertNew(lib, {
         folder_id: body.folderId ?? null,
         title: body.title,
         summary: body.content,
         original_transcription: body.content,
         structured_content: JSON.stringify({ [body.format ?? 'markdown']: body.content }),
         status: 'Done',
-        processing_stage: null,
         type: 'import',
         style_id: 'note',
-        language: null,
-        is_pinned: 0,
         source: body.source ?? 'api',
-        error_code: null,
-        error_message: null,
-        date_created: at,
-        updated_at: at,
-      }
-      repo.insert(row)
-      return toNote(row)
+      })
     },
 
     /** A note that processing will fill in: `Summarizing`, at the given stage. */
     createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Note {
-      const at = clock.now().toISOString()
-      const row: NoteRow = {
-        id: ids.next('note'),
-        account_id: lib.accountId,
-        sandbox: lib.sandbox ? 1 : 0,
-        folder_id: null,
+      return insertNew(lib, {
         title: fields.title,
-        summary: '',
-        original_transcription: '',
-        structured_content: null,
         status: 'Summarizing',
         processing_stage: fields.stage,
         type: fields.type,
         style_id: fields.styleId,
         language: fields.language,
-        is_pinned: 0,
         source: fields.source,
-        error_code: null,
-        error_message: null,
-        date_created: at,
-        updated_at: at,
-      }
-      repo.insert(row)
-      return toNote(row)
+      })
     },
 
     getById: (id: string) => repo.getById(id),
