@@ -4,7 +4,6 @@ import { clientAddress } from './client-address'
 import { ApiError } from './errors'
 import { UNPARSEABLE_BODY } from './json-body'
 
-export type { CredentialSource, CredentialVerifier, Principal } from './admission'
 
 /**
  * The credential of an `Authorization: Bearer <token>` header (the scheme is case-insensitive, RFC 7235).
@@ -45,10 +44,4 @@ export function authGuard(admission: Admission) {
       if (p instanceof Promise) return p.then(r => refuseUnparseableBody(r, terms, body))
       return refuseUnparseableBody(p, terms, body)
     })
-}
-
-/** For handlers of credentialed operations: the guard has already refused anonymous calls. */
-export function requirePrincipal(p: Principal | null): Principal {
-  if (!p) throw new ApiError('invalid_token', 'No credential was sent.')
-  return p
 }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
-import type { Principal } from './auth'
+import type { Principal } from './admission'
 import type { ErrorCode } from './errors'
 import { jsonBody, noBody } from './json-body'
 import type { JsonText } from './responses'

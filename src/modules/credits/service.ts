@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
-import type { CredentialSource } from '../../http/auth'
+import type { CredentialSource } from '../../http/admission'
 import { creditsFor, grantPeriod, nextGrantReset, PLANS, TOP_UP_OPERATION, type Plan } from './model'
 import type { BalanceRow, CreditsRepo, UsageRow } from './repo'
 

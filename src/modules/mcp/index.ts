@@ -143,8 +143,8 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
 
   return guard => new Elysia({ name: 'mcp-routes' })
     .use(guard)
-    .get(MCP_MANIFEST_PATH, () => manifest, { detail: { hide: true } })
-    .post(MCP_PATH, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
-    .get(MCP_PATH, ({ request }) => handle(request), { detail: { hide: true } })
-    .delete(MCP_PATH, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
+    .get(MCP_MANIFEST_PATH, () => manifest)
+    .post(MCP_PATH, ({ request }) => handle(request), { parse: 'none' })
+    .get(MCP_PATH, ({ request }) => handle(request))
+    .delete(MCP_PATH, ({ request }) => handle(request), { parse: 'none' })
 }

@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { Config } from '../../config'
-import type { Principal } from '../../http/auth'
+import type { Principal } from '../../http/admission'
 import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
 import { OPERATIONS, type Operation } from '../../http/operations'

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import type { authGuard, CredentialVerifier } from '../../http/auth'
+import type { authGuard } from '../../http/auth'
+import type { CredentialVerifier } from '../../http/admission'
 import { clientAddress, type PeerServer } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
 import type { RateLimiter } from '../../http/rate-limit'
@@ -87,13 +88,12 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   const logError = (e: unknown) => deps.log?.error('oauth endpoint failed', { error: e })
   const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
   const preflight = () => new Response(null, { status: 204, headers: CORS })
-  const hide = { detail: { hide: true } }
   function limit(server: PeerServer, request: Request) {
     if (!deps.limiter) return
     const d = deps.limiter.hit(`oauth-ip:${clientAddress(server, request)}`, 'write')
     if (!d.allowed) throw new OAuthError('rate_limited', `Too many requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, 429, { 'retry-after': String(d.resetSeconds) })
   }
-  const noParse = { parse: 'none' as const, detail: { hide: true } }
+  const noParse = { parse: 'none' as const }
 
   function fieldsOf(params: URLSearchParams): Record<string, string> {
     const out: Record<string, string> = {}
@@ -110,12 +110,12 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   }
 
   return (_guard: ReturnType<typeof authGuard>) => new Elysia({ name: 'oauth-routes' })
-    .get('/.well-known/oauth-authorization-server', () => json(service.metadata(), 200, { 'cache-control': 'public, max-age=3600' }), hide)
-    .get('/.well-known/oauth-protected-resource', () => json(service.resourceMetadata(service.issuer), 200, { 'cache-control': 'public, max-age=3600' }), hide)
-    .get('/.well-known/oauth-protected-resource/mcp', () => json(service.resourceMetadata(`${service.issuer}/mcp`), 200, { 'cache-control': 'public, max-age=3600' }), hide)
-    .options('/.well-known/oauth-authorization-server', preflight, hide)
-    .options('/.well-known/oauth-protected-resource', preflight, hide)
-    .options('/.well-known/oauth-protected-resource/mcp', preflight, hide)
+    .get('/.well-known/oauth-authorization-server', () => json(service.metadata(), 200, { 'cache-control': 'public, max-age=3600' }))
+    .get('/.well-known/oauth-protected-resource', () => json(service.resourceMetadata(service.issuer), 200, { 'cache-control': 'public, max-age=3600' }))
+    .get('/.well-known/oauth-protected-resource/mcp', () => json(service.resourceMetadata(`${service.issuer}/mcp`), 200, { 'cache-control': 'public, max-age=3600' }))
+    .options('/.well-known/oauth-authorization-server', preflight)
+    .options('/.well-known/oauth-protected-resource', preflight)
+    .options('/.well-known/oauth-protected-resource/mcp', preflight)
 
     .post('/oauth/register', ({ request, server }) => guarded(async () => {
       limit(server, request)
@@ -130,8 +130,8 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       }
       return json(service.register(body), 201)
     }, logError), noParse)
-    .options('/oauth/register', preflight, hide)
-    .get('/oauth/register', notAllowed('POST'), hide)
+    .options('/oauth/register', preflight)
+    .get('/oauth/register', notAllowed('POST'))
 
     .get('/oauth/authorize', ({ request }) => {
       const params = new URL(request.url).searchParams
@@ -145,7 +145,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
         clientName: r.client.name, clientId: r.client.id, redirectUri: r.redirectUri, email: user.email,
         scopes: service.describeScopes(r.scopes), fields: fieldsOf(params), csrf: user.csrf,
       }))
-    }, hide)
+    })
     .post('/oauth/authorize', async ({ request }) => {
       let params: URLSearchParams
       try {
@@ -172,16 +172,16 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       const params = await readForm(request)
       return json(service.token(params, request.headers.get('authorization')))
     }, logError), noParse)
-    .options('/oauth/token', preflight, hide)
-    .get('/oauth/token', notAllowed('POST'), hide)
+    .options('/oauth/token', preflight)
+    .get('/oauth/token', notAllowed('POST'))
 
     .post('/oauth/revoke', ({ request, server }) => guarded(async () => {
       limit(server, request)
       service.revoke(await readForm(request), request.headers.get('authorization'))
       return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...CORS } })
     }, logError), noParse)
-    .options('/oauth/revoke', preflight, hide)
-    .get('/oauth/revoke', notAllowed('POST'), hide)
+    .options('/oauth/revoke', preflight)
+    .get('/oauth/revoke', notAllowed('POST'))
 }
 
 /** API credentials: an OAuth access token becomes a Principal with source 'oauth' (expired or revoked: null, so 401). */

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { Clock } from '../../clock'
 import type { Config } from '../../config'
-import type { CredentialVerifier, Principal } from '../../http/auth'
+import type { CredentialVerifier, Principal } from '../../http/admission'
 import { ALL_SCOPES } from '../../http/operations'
 import { silentLogger, type Logger } from '../../log'
 import type { AccountsService } from '../accounts/service'

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ApiError } from '../../http/errors'
-import type { Principal } from '../../http/auth'
+import type { Principal } from '../../http/admission'
 import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
 import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
@@ -142,7 +142,7 @@ export function createProcessingService(deps: {
     },
 
     async createSummary(p: Principal, body: Static<typeof SummaryRequest>) {
-      const styleId = (body.styleId ?? 'note') as StyleId
+      const styleId: StyleId = body.styleId ?? 'note'
       checkContentPolicy(deps.contentPolicy, body.text)
       if (p.sandbox) return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       const cost = credits.cost('createSummary')
@@ -163,7 +163,7 @@ export function createProcessingService(deps: {
           details: [{ field: 'youtubeUrl', issue: 'must be a YouTube video URL' }],
         })
       }
-      const styleId = (body.styleId ?? 'note') as StyleId
+      const styleId: StyleId = body.styleId ?? 'note'
       if (p.sandbox) {
         return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }

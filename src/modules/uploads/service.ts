@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
-import type { Principal } from '../../http/auth'
+import type { Principal } from '../../http/admission'
 import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
 import type { MediaStorage } from '../../storage/storage'

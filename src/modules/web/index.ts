@@ -123,8 +123,7 @@ export function webRoutes(deps: WebRouteDeps) {
     return { user, form }
   }
 
-  const hidden = { detail: { hide: true } }
-  const noParse = { ...hidden, parse: 'none' as const }
+  const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
     .get(SIGN_IN_PATH, ({ request, query }) => {
@@ -133,7 +132,7 @@ export function webRoutes(deps: WebRouteDeps) {
       const existing = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
       const csrf = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
       return page(nonce => signInPage({ nonce, next, csrf }), 200, {}, [signInCsrfCookie(csrf)])
-    }, hidden)
+    })
 
     .post(SIGN_IN_PATH, async ({ request, server }) => {
       if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
@@ -170,7 +169,7 @@ export function webRoutes(deps: WebRouteDeps) {
       const user = sessions.userOf(request)
       if (!user) return toSignIn(SETTINGS_PATH)
       return settings(user)
-    }, hidden)
+    })
 
     .post(`${SETTINGS_PATH}/keys`, async ({ request }) => {
       const r = await formUser(request, SETTINGS_PATH)
