@@ -23,6 +23,7 @@ import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
 import { changeStamp, freshEveryTime, ReadCache } from './db/read-cache'
 import { PageBoundaries } from './db/page-boundaries'
+import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
@@ -35,6 +36,9 @@ import { createCreditsService } from './modules/credits/service'
 import { createUsageRepo } from './modules/usage/repo'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
+
+/** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
+const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
 
 export interface CoreDeps {
   config: Config
@@ -64,7 +68,7 @@ export function createServices(deps: CoreDeps) {
   const uploadsRepo = createUploadsRepo(db)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
-    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime))), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(stamp, config.readCache),
+    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(stamp, config.readCache),
     mediaOf: media.of,
     removeMedia: media.remove,
   })

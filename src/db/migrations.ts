@@ -254,4 +254,46 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       DROP INDEX notes_by_update;
     `,
   },
+  {
+    version: 5,
+    name: 'note revisions: list pages validate remembered items from the index',
+    sql: `
+      -- Every insert or change of a note gives it a new revision, drawn from one counter, so a
+      -- (rowid, revision) pair names one state of one note for good, even when SQLite hands a deleted
+      -- note's rowid to a new one. The list indexes carry the revision: a page's keys and revisions
+      -- come from the index alone, and a list item remembered in memory is used only while its
+      -- revision is still the one in the index.
+      ALTER TABLE notes ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      UPDATE notes SET revision = rowid;
+      CREATE TABLE note_revision_counter (n INTEGER NOT NULL);
+      INSERT INTO note_revision_counter (n) SELECT coalesce(max(rowid), 0) FROM notes;
+      CREATE TRIGGER notes_revision_on_insert AFTER INSERT ON notes BEGIN
+        UPDATE note_revision_counter SET n = n + 1;
+        UPDATE notes SET revision = (SELECT n FROM note_revision_counter) WHERE rowid = NEW.rowid;
+      END;
+      -- any change at all, also one the repository does not make (a folder's deletion setting
+      -- folder_id to NULL, another program's UPDATE)
+      CREATE TRIGGER notes_revision_on_update AFTER UPDATE ON notes WHEN NEW.revision = OLD.revision BEGIN
+        UPDATE note_revision_counter SET n = n + 1;
+        UPDATE notes SET revision = (SELECT n FROM note_revision_counter) WHERE rowid = NEW.rowid;
+      END;
+
+      DROP INDEX notes_newest;
+      DROP INDEX notes_by_folder;
+      DROP INDEX notes_by_status;
+      DROP INDEX notes_by_type;
+      DROP INDEX notes_by_folder_status;
+      DROP INDEX notes_by_folder_type;
+      DROP INDEX notes_by_status_type;
+      DROP INDEX notes_by_folder_status_type;
+      CREATE INDEX notes_newest ON notes(account_id, sandbox, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder ON notes(account_id, sandbox, folder_id, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_status ON notes(account_id, sandbox, status, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_type ON notes(account_id, sandbox, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_status ON notes(account_id, sandbox, folder_id, status, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_type ON notes(account_id, sandbox, folder_id, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_status_type ON notes(account_id, sandbox, status, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_status_type ON notes(account_id, sandbox, folder_id, status, type, date_created DESC, id DESC, revision);
+    `,
+  },
 ]

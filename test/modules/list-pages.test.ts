@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
 import { PageBoundaries } from '../../src/db/page-boundaries'
 import { changeStamp, freshEveryTime } from '../../src/db/read-cache'
+import { RevisionCache } from '../../src/db/revision-cache'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
 import { createUsageRepo } from '../../src/modules/usage/repo'
@@ -100,9 +101,17 @@ function filterCombinations(): NoteFilter[] {
 
 const ids = (items: string[]) => items.map(s => (JSON.parse(s) as { id: string }).id)
 
-describe('pages at any offset equal the reference order (repository, boundaries every 7 rows)', () => {
+/** The items of a page whose status, updatedAt or folderId is not the note's current one. */
+function stale(items: string[], model: Map<string, Model>): string[] {
+  return items.map(s => JSON.parse(s) as Model).filter(i => {
+    const m = model.get(i.id)!
+    return i.status !== m.status || i.updatedAt !== m.updatedAt || i.folderId !== m.folderId
+  }).map(i => `${i.id}: ${i.status} ${i.updatedAt} ${i.folderId}`)
+}
+
+describe('pages at any offset equal the reference order (repository, boundaries every 7 rows, items remembered)', () => {
   const db = newDatabase()
-  const notes = createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime), 7))
+  const notes = createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime), 7), new RevisionCache(1_000_000))
   const model = new Map<string, Model>()
   for (const m of generate(1200, 9)) {
     notes.insert(row(m))
@@ -163,7 +172,10 @@ describe('pages at any offset equal the reference order (repository, boundaries 
         const f = combos[Math.floor(rand() * combos.length)]!
         const want = expected(model.values(), f)
         const offset = Math.floor(rand() * (want.length + 2))
-        expect([step, JSON.stringify(f), offset, ids(notes.listJson(LIB, f, 10, offset))]).toEqual([step, JSON.stringify(f), offset, want.slice(offset, offset + 11)])
+        const page = notes.listJson(LIB, f, 10, offset)
+        expect([step, JSON.stringify(f), offset, ids(page)]).toEqual([step, JSON.stringify(f), offset, want.slice(offset, offset + 11)])
+        // and each item as the note is now, not as it was when first read
+        expect([step, stale(page, model)]).toEqual([step, []])
       }
     }
   })
@@ -262,6 +274,47 @@ function equalityFilters(f: NoteFilter): string {
   return [f.folderId !== undefined && 'folder', f.status !== undefined && 'status', f.type !== undefined && 'type'].filter(Boolean).join('+')
 }
 
+describe('list items remembered in memory are used only at the revision the index shows', () => {
+  const first = (notes: ReturnType<typeof createNotesRepo>) => JSON.parse(notes.listJson(LIB, {}, 1, 0)[0]!) as { id: string; title: string; folderId: string | null }
+
+  test('a change made outside the repository (another process, plain SQL) is seen on the next page', () => {
+    const db = newDatabase()
+    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+    const [m] = generate(1, 3)
+    notes.insert(row(m!))
+    expect(first(notes).title).toBe(`Note ${m!.id}`)
+    db.query("UPDATE notes SET title = 'changed by hand'").run()
+    expect(first(notes).title).toBe('changed by hand')
+  })
+
+  test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', () => {
+    const db = newDatabase()
+    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+    const [a, b] = generate(2, 8)
+    notes.insert(row(a!))
+    notes.insert(row(b!))
+    const before = db.query<{ rowid: number }, []>('SELECT max(rowid) AS rowid FROM notes').get()!.rowid
+    const newest = db.query<{ id: string }, [number]>('SELECT id FROM notes WHERE rowid = ?').get(before)!.id
+    notes.listJson(LIB, {}, 10, 0) // both remembered
+    expect(notes.delete(LIB, newest)).toBe(true)
+    const replacement: Model = { id: 'note_replacement', dateCreated: iso(NOW), updatedAt: iso(NOW), folderId: null, status: 'Done', type: 'audio' }
+    notes.insert(row(replacement))
+    expect(db.query<{ rowid: number }, [string]>('SELECT rowid FROM notes WHERE id = ?').get('note_replacement')!.rowid).toBe(before)
+    expect(first(notes).id).toBe('note_replacement')
+    expect(ids(notes.listJson(LIB, {}, 10, 0))).toEqual(['note_replacement', [a!, b!].find(n => n.id !== newest)!.id])
+  })
+
+  test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', () => {
+    const db = newDatabase()
+    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+    const [m] = generate(1, 3)
+    notes.insert(row({ ...m!, folderId: 'fld_a' }))
+    expect(first(notes).folderId).toBe('fld_a')
+    db.query("DELETE FROM folders WHERE id = 'fld_a'").run()
+    expect(first(notes).folderId).toBe(null)
+  })
+})
+
 describe('query plans: every list query is read off its index, never a scan or a sort', () => {
   for (const statistics of ['no statistics', 'after PRAGMA optimize on a full library']) {
     test(`listNotes, every filter combination and offset (${statistics})`, () => {
@@ -280,6 +333,8 @@ describe('query plans: every list query is read off its index, never a scan or a
             const where = `${JSON.stringify(f)} offset ${offset}: ${sql.replace(/\s+/g, ' ').slice(0, 90)}… → ${details.join(' | ')}`
             if (details.some(d => /^SCAN notes/.test(d))) problems.push(`scans the table: ${where}`)
             if (details.some(d => /TEMP B-TREE/.test(d))) problems.push(`sorts: ${where}`)
+            // a page's keys and revisions come from the index alone
+            if (/^SELECT rowid, revision FROM/.test(sql) && !details.some(d => d.startsWith('SEARCH notes USING COVERING INDEX'))) problems.push(`reads the table for a page's keys: ${where}`)
             // the page's rows, once their keys are known: one lookup by rowid each
             if (/WHERE rowid IN/.test(sql)) {
               if (!details.some(d => d === 'SEARCH notes USING INTEGER PRIMARY KEY (rowid=?)')) problems.push(`looks rows up other than by rowid: ${where}`)

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database'
 import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
+import type { RevisionCache } from '../../db/revision-cache'
 import type { Library } from '../library'
 
 export interface NoteRow {
@@ -66,7 +67,17 @@ const AFTER = '(date_created, id) < ($after_created, $after_id)'
 
 type Params = Record<string, string | number>
 
-export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
+/** Where a row of a list page is: its rowid and revision, read off the index. */
+interface ItemKey {
+  rowid: number
+  revision: number
+}
+
+/**
+ * `items`: list items remembered by revision (null: always read them from the table, as with
+ * NOTESVC_READ_CACHE=off).
+ */
+export function createNotesRepo(db: Database, boundaries: PageBoundaries, items: RevisionCache | null = null) {
   const q = {
     get: db.query<NoteRow, [string, string, number]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
       FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`),
@@ -76,6 +87,24 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
       VALUES ($id, $account_id, $sandbox, $folder_id, $title, $summary, $status, $processing_stage, $type, $style_id, $language, $is_pinned, $source, $error_code, $error_message, $date_created, $updated_at)`),
     insertBody: db.query('INSERT INTO note_bodies (note_id, original_transcription, structured_content) VALUES (?, ?, ?)'),
     remove: db.query('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?'),
+  }
+
+  const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
+
+  /**
+   * The list items of the given rows, in their order: those remembered at the same revision from
+   * memory, the others from the table by rowid (and remembered).
+   */
+  function listItems(keys: ItemKey[]): string[] {
+    const out: (string | undefined)[] = keys.map(k => items?.get(k.rowid, k.revision))
+    const missing = keys.filter((_, i) => out[i] === undefined)
+    if (missing.length === 0) return out as string[]
+    const read = new Map<number, string>()
+    for (const r of readItems.all(JSON.stringify(missing.map(k => k.rowid)))) {
+      read.set(r.rowid, r.list_item)
+      items?.set(r.rowid, r.revision, r.list_item)
+    }
+    return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
   }
 
   /** The equality filters of a list request as SQL terms and their parameters. */
@@ -127,8 +156,8 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
         return row ? { dateCreated: row.date_created, id: row.id } : null
       },
       rows(after, skip, count) {
-        return db.query<unknown, Params>(`SELECT list_item FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
-          .values({ ...withAfter(params, after), skip, count }).map(r => r[0] as string)
+        return listItems(db.query<ItemKey, Params>(`SELECT rowid, revision FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
+          .all({ ...withAfter(params, after), skip, count }))
       },
       countAfter(after, max) {
         return db.query<{ n: number }, Params>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${from} WHERE ${where(after)} LIMIT $max)`)
@@ -160,13 +189,13 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
       }
       return { terms, params }
     })
-    type Key = { date_created: string; id: string; rowid: number }
-    /** The keys of the first `want` rows after `after`, merged across the classes (from the index alone). */
+    type Key = ItemKey & { date_created: string; id: string }
+    /** The keys of the first `want` rows after `after`, merged across the classes (no list item is read here). */
     const merged = (after: SortKey | null, want: number): Key[] => {
       const keys: Key[] = []
       for (const { terms, params } of classes) {
         const where = (after ? [...terms, AFTER] : terms).join(' AND ')
-        keys.push(...db.query<Key, Params>(`SELECT date_created, id, rowid FROM notes INDEXED BY notes_changed_later WHERE ${where} ${ORDER} LIMIT $want`)
+        keys.push(...db.query<Key, Params>(`SELECT date_created, id, rowid, revision FROM notes INDEXED BY notes_changed_later WHERE ${where} ${ORDER} LIMIT $want`)
           .all({ ...withAfter(params, after), want }))
       }
       keys.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
@@ -178,13 +207,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries) {
         const key = merged(after, skip + 1)[skip]
         return key ? { dateCreated: key.date_created, id: key.id } : null
       },
-      rows(after, skip, count) {
-        const keys = merged(after, skip + count).slice(skip)
-        if (keys.length === 0) return []
-        const items = new Map<number, string>(db.query<{ rowid: number; list_item: string }, [string]>('SELECT rowid, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
-          .all(JSON.stringify(keys.map(k => k.rowid))).map(r => [r.rowid, r.list_item]))
-        return keys.map(k => items.get(k.rowid)!)
-      },
+      rows: (after, skip, count) => listItems(merged(after, skip + count).slice(skip)),
       countAfter: (after, max) => merged(after, max).length,
     }
   }
