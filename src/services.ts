@@ -1,6 +1,6 @@
 import type { Config } from './config'
 import type { Clock } from './clock'
-import type { Database } from './db/database'
+import { transactions, type Database } from './db/database'
 import type { IdGenerator } from './ids'
 import { instanceSecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
@@ -54,7 +54,7 @@ export interface CoreDeps {
 /** The services behind the routes and the CLI, built once from what varies (db, clock, ids, config). */
 export function createServices(deps: CoreDeps) {
   const { db, clock, ids, config } = deps
-  const transaction = <T>(fn: () => T): T => db.transaction(fn).immediate()
+  const transaction = transactions(db).write
   const stamp = changeStamp(db)
   const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })

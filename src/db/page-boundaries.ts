@@ -41,7 +41,7 @@ export class PageBoundaries {
 
   constructor(
     private readonly stamp: () => string,
-    readonly step = 64,
+    readonly step = 16,
     private readonly maxSequences = 256,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Database } from '../db/database'
+import { transactions, type Database } from '../db/database'
 
 export interface JobRow {
   id: string
@@ -26,15 +26,15 @@ export function createJobsRepo(db: Database) {
     forNote: db.query<JobRow, [string]>('SELECT * FROM jobs WHERE note_id = ? ORDER BY created_at DESC LIMIT 1'),
   }
   return {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: transactions(db).write,
     enqueue: (id: string, noteId: string, kind: string, at: string) => { q.insert.run({ id, note_id: noteId, kind, at }) },
     /** Takes the oldest job that is due, or null; one transaction, so two workers never take the same job. */
     claim(at: string): JobRow | null {
-      return db.transaction(() => {
+      return transactions(db).write(() => {
         const job = q.next.get(at)
         if (!job || q.claim.run(at, job.id).changes !== 1) return null
-        return q.get.get(job.id)
-      }).immediate()
+        return q.get.get(job.id) ?? null
+      })
     },
     finish: (id: string, status: 'done' | 'failed', error: string | null, at: string) => { q.finish.run(status, error, at, id) },
     retry: (id: string, runAfter: string, error: string, at: string) => { q.retry.run(runAfter, error, at, id) },

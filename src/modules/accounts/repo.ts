@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import { transactions, type Database } from '../../db/database'
 import type { Plan } from '../credits/model'
 
 export interface AccountRow {
@@ -49,7 +49,7 @@ export function createAccountsRepo(db: Database) {
     touchKey: db.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
   }
   return {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: transactions(db).write,
     countAccounts: () => q.count.get()!.n,
     findAccountByEmail: (email: string) => q.byEmail.get(email),
     findAccount: (id: string) => q.byId.get(id),

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import { transactions, type Database } from '../../db/database'
 import type { Plan } from './model'
 
 /**
@@ -40,7 +40,7 @@ export function createCreditsRepo(db: Database) {
   }
   return {
     /** An immediate transaction: the write lock is taken before the balance is read. */
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: transactions(db).write,
     balance: (accountId: string) => q.balance.get(accountId),
     setBalance: (accountId: string, b: Omit<BalanceRow, 'plan'>) => { q.setBalance.run({ id: accountId, ...b }) },
     insert: (row: UsageRow) => { q.insert.run({ refund_of: null, ...row } as unknown as Record<string, string | number | null>) },

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import { transactions, type Database } from '../../db/database'
 import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
 import type { RevisionCache } from '../../db/revision-cache'
 import type { Library } from '../library'
@@ -78,6 +78,7 @@ interface ItemKey {
  * NOTESVC_READ_CACHE=off).
  */
 export function createNotesRepo(db: Database, boundaries: PageBoundaries, items: RevisionCache | null = null) {
+  const tx = transactions(db)
   const q = {
     get: db.query<NoteRow, [string, string, number]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
       FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`),
@@ -226,11 +227,11 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
     getById: (id: string) => q.getById.get(id),
 
     insert(row: NoteRow) {
-      db.transaction(() => {
+      tx.write(() => {
         const { original_transcription, structured_content, ...small } = row
         q.insert.run(small as unknown as Record<string, string | number | null>)
         q.insertBody.run(row.id, original_transcription, structured_content)
-      })()
+      })
     },
 
     /**
@@ -239,7 +240,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
      * count that joins the two parts of an updatedAfter list all see the same library.
      */
     listJson(lib: Library, filter: NoteFilter, limit: number, offset: number): string[] {
-      return db.transaction(() => {
+      return tx.read(() => {
         const want = limit + 1
         const created = createdSequence(lib, filter)
         const rows = boundaries.page(created, offset, want)
@@ -248,7 +249,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
         // updated before it was created), then, all older, those created before T and changed since.
         const createdAfter = rows.length > 0 ? offset + rows.length : boundaries.count(created)
         return rows.concat(boundaries.page(changedSequence(lib, filter), Math.max(0, offset - createdAfter), want - rows.length))
-      })()
+      })
     },
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
@@ -256,10 +257,10 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
       const body: Record<string, unknown> = {}
       const small: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(fields)) ((BODY_COLUMNS as readonly string[]).includes(k) ? body : small)[k] = v
-      db.transaction(() => {
+      tx.write(() => {
         updateColumns('notes', 'id', id, small)
         updateColumns('note_bodies', 'note_id', id, body as Partial<Record<BodyColumn, unknown>>)
-      })()
+      })
     },
 
     delete: (lib: Library, id: string) => q.remove.run(id, lib.accountId, lib.sandbox ? 1 : 0).changes > 0,

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import { transactions, type Database } from '../../db/database'
 
 export interface ClientRow {
   id: string
@@ -54,7 +54,7 @@ export function createOAuthRepo(db: Database) {
     removeExpiredTokens: db.query<unknown, [string]>('DELETE FROM oauth_tokens WHERE expires_at <= ?'),
   }
   return {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: transactions(db).write,
     insertClient: (row: ClientRow) => void q.insertClient.run(row as never),
     client: (id: string) => q.client.get(id),
     insertCode: (row: Omit<CodeRow, 'used_at'>) => void q.insertCode.run(row as never),
