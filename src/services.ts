@@ -21,7 +21,7 @@ import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { changeStamp, freshEveryTime, ReadCache } from './db/read-cache'
+import { changeStamp, notesChangeStamp, ReadCache } from './db/read-cache'
 import { PageBoundaries } from './db/page-boundaries'
 import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
@@ -68,7 +68,7 @@ export function createServices(deps: CoreDeps) {
   const uploadsRepo = createUploadsRepo(db)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
-    repo: createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(stamp, config.readCache),
+    repo: createNotesRepo(db, new PageBoundaries(notesChangeStamp(db)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(notesChangeStamp(db), config.readCache),
     mediaOf: media.of,
     removeMedia: media.remove,
   })

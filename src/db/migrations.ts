@@ -277,6 +277,11 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         UPDATE note_revision_counter SET n = n + 1;
         UPDATE notes SET revision = (SELECT n FROM note_revision_counter) WHERE rowid = NEW.rowid;
       END;
+      -- and a deletion moves the counter too: it changes whenever any note does, so what is known
+      -- about the order of the notes (page boundaries, list pages) stays good until it moves
+      CREATE TRIGGER notes_revision_on_delete AFTER DELETE ON notes BEGIN
+        UPDATE note_revision_counter SET n = n + 1;
+      END;
 
       DROP INDEX notes_newest;
       DROP INDEX notes_by_folder;

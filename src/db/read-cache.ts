@@ -25,13 +25,14 @@ export function changeStamp(db: Database, now: () => number = performance.now.bi
 }
 
 /**
- * A clock for `changeStamp` that reads `data_version` on every call: for page boundaries, which must
- * see another process's commit at once, not within a millisecond.
+ * A stamp that changes whenever any note is inserted, changed or deleted, by this process or another
+ * (migration 5's counter, moved by triggers), and only then: what is derived from the notes alone
+ * (page boundaries, list pages) outlives writes to other tables, such as a key's last use.
  */
-export const freshEveryTime = (() => {
-  let t = 0
-  return () => (t += OTHER_WRITERS_MS)
-})()
+export function notesChangeStamp(db: Database): () => string {
+  const counter = db.query<[number], []>('SELECT n FROM note_revision_counter')
+  return () => String(counter.values()[0]![0])
+}
 
 /**
  * Results of read-only queries, kept until the database changes. Any write anywhere empties it, so it

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
 import { PageBoundaries } from '../../src/db/page-boundaries'
-import { changeStamp, freshEveryTime } from '../../src/db/read-cache'
+import { notesChangeStamp } from '../../src/db/read-cache'
 import { RevisionCache } from '../../src/db/revision-cache'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
@@ -111,7 +111,7 @@ function stale(items: string[], model: Map<string, Model>): string[] {
 
 describe('pages at any offset equal the reference order (repository, boundaries every 7 rows, items remembered)', () => {
   const db = newDatabase()
-  const notes = createNotesRepo(db, new PageBoundaries(changeStamp(db, freshEveryTime), 7), new RevisionCache(1_000_000))
+  const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
   const model = new Map<string, Model>()
   for (const m of generate(1200, 9)) {
     notes.insert(row(m))
@@ -320,7 +320,7 @@ describe('query plans: every list query is read off its index, never a scan or a
     test(`listNotes, every filter combination and offset (${statistics})`, () => {
       const plain = newDatabase()
       const { db, seen } = recording(plain)
-      const notes = createNotesRepo(db, new PageBoundaries(changeStamp(plain, freshEveryTime), 16))
+      const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(plain), 16))
       for (const m of generate(3000, 21)) notes.insert(row(m))
       if (statistics !== 'no statistics') plain.exec('PRAGMA optimize=0x10002')
       const problems: string[] = []
