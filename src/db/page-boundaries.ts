@@ -11,8 +11,11 @@ export interface SortKey {
 export interface OrderedSequence<Row> {
   /** names the sequence (library and filters); equal names, equal sequences */
   name: string
-  /** the key of the row `skip` rows after `after`, or null past the end */
-  keyAt(after: SortKey | null, skip: number): SortKey | null
+  /**
+   * The keys of the rows `step`, `2 × step`, … (at most `count` of them) after `after`, in one read:
+   * fewer than `count` when the sequence ends first.
+   */
+  keysEvery(after: SortKey | null, step: number, count: number): SortKey[]
   /** `count` rows starting `skip` rows after `after` */
   rows(after: SortKey | null, skip: number, count: number): Row[]
   /** how many rows follow `after`, counting at most `max` */
@@ -35,6 +38,9 @@ interface Boundaries {
  * may have changed (`stamp`, the read cache's), so they never describe a library that has moved on:
  * a page read after an insert or delete is exactly what a plain OFFSET query would return.
  */
+/** How many boundaries `count` learns per read while it looks for the end. */
+const COUNT_BATCH = 4096
+
 export class PageBoundaries {
   private stampSeen = ''
   private sequences = new Map<string, Boundaries>()
@@ -55,7 +61,7 @@ export class PageBoundaries {
   /** The number of rows in the sequence. */
   count<Row>(seq: OrderedSequence<Row>): number {
     const b = this.boundaries(seq)
-    while (b.length === undefined) this.extend(seq, b)
+    while (b.length === undefined) this.extend(seq, b, COUNT_BATCH)
     return b.length
   }
 
@@ -66,18 +72,18 @@ export class PageBoundaries {
   private seek<Row>(seq: OrderedSequence<Row>, offset: number): { after: SortKey | null | undefined; skip: number } {
     const b = this.boundaries(seq)
     const wanted = Math.floor(offset / this.step)
-    while (b.keys.length < wanted && b.length === undefined) this.extend(seq, b)
+    if (b.keys.length < wanted && b.length === undefined) this.extend(seq, b, wanted - b.keys.length)
     if (b.length !== undefined && offset >= b.length) return { after: undefined, skip: 0 }
     const known = Math.min(wanted, b.keys.length)
     return { after: known === 0 ? null : b.keys[known - 1]!, skip: offset - known * this.step }
   }
 
-  /** Steps one boundary further, or finds the end of the sequence. */
-  private extend<Row>(seq: OrderedSequence<Row>, b: Boundaries): void {
+  /** Learns up to `count` more boundaries in one read, or finds the end of the sequence. */
+  private extend<Row>(seq: OrderedSequence<Row>, b: Boundaries, count: number): void {
     const last = b.keys.length === 0 ? null : b.keys[b.keys.length - 1]!
-    const next = seq.keyAt(last, this.step - 1)
-    if (next) b.keys.push(next)
-    else b.length = b.keys.length * this.step + seq.countAfter(last, this.step)
+    const found = seq.keysEvery(last, this.step, count)
+    b.keys.push(...found)
+    if (found.length < count) b.length = b.keys.length * this.step + seq.countAfter(b.keys.length === 0 ? null : b.keys[b.keys.length - 1]!, this.step)
   }
 
   private boundaries<Row>(seq: OrderedSequence<Row>): Boundaries {

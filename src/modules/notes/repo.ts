@@ -151,10 +151,11 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
     const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
     return {
       name: `${eq.name}\u0002${filter.updatedAfter ?? '\u0000'}`,
-      keyAt(after, skip) {
-        const row = db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT 1 OFFSET $skip`)
-          .get({ ...withAfter(params, after), skip })
-        return row ? { dateCreated: row.date_created, id: row.id } : null
+      keysEvery(after, step, count) {
+        // the rows numbered in list order as the index gives them (no sort: the plan test checks it)
+        return db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM (SELECT date_created, id, row_number() OVER (${ORDER}) AS rn
+          FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $n) WHERE rn % $step = 0`)
+          .all({ ...withAfter(params, after), n: step * count, step }).map(r => ({ dateCreated: r.date_created, id: r.id }))
       },
       rows(after, skip, count) {
         return listItems(db.query<ItemKey, Params>(`SELECT rowid, revision FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
@@ -204,10 +205,8 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
     }
     return {
       name: `${eq.name}\u0002changed\u0002${t}`,
-      keyAt(after, skip) {
-        const key = merged(after, skip + 1)[skip]
-        return key ? { dateCreated: key.date_created, id: key.id } : null
-      },
+      keysEvery: (after, step, count) =>
+        merged(after, step * count).filter((_, i) => (i + 1) % step === 0).map(k => ({ dateCreated: k.date_created, id: k.id })),
       rows: (after, skip, count) => listItems(merged(after, skip + count).slice(skip)),
       countAfter: (after, max) => merged(after, max).length,
     }
