@@ -34,9 +34,12 @@ export function thisProcess(id: string): WorkerIdentity {
   return { id, host: hostname(), pid: process.pid, pidNamespace: pidNamespace(), isAlive }
 }
 
-/** Worker processes counted live: a heartbeat within two leases. */
+/** A worker process is live while its last heartbeat is within two leases: since this instant. */
+export const liveSince = (now: Date, leaseMs: number): string => new Date(now.getTime() - 2 * leaseMs).toISOString()
+
+/** How many worker processes are live. */
 export function liveWorkers(jobs: JobsRepo, clock: Clock, leaseMs: number): number {
-  return jobs.workers.liveSince(new Date(clock.now().getTime() - 2 * leaseMs).toISOString())
+  return jobs.workers.liveSince(liveSince(clock.now(), leaseMs))
 }
 
 /** A worker row not seen for this long is removed at the next start of any worker. */

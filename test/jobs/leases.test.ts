@@ -1,10 +1,9 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
-import { openDatabase, type Database } from '../../src/db/database'
-import { CLAIM, createJobsRepo, leaseOf, LeaseLostError, type JobRow, type JobsRepo, type WorkerRow } from '../../src/jobs/repo'
+import { CLAIM, leaseOf, LeaseLostError, type JobsRepo, type WorkerRow } from '../../src/jobs/repo'
 import { createPresence, liveWorkers } from '../../src/jobs/presence'
 import { fixedClock } from '../../src/clock'
 import { run, tempDir } from '../helpers/process'
+import { queueDb } from '../helpers/queue'
 
 const dir = tempDir('notesvc-leases-')
 afterAll(() => dir.remove())
@@ -13,25 +12,8 @@ const T0 = Date.parse('2026-03-01T10:00:00.000Z')
 const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString()
 const LEASE = 60
 
-let n = 0
-/**
- * A file database with one queued job, and two connections to it (two workers' views); `marks` is a
- * table the tests' fenced writes go to.
- */
-function setup(jobs = 1) {
-  const path = join(dir.path, `q${n++}.db`)
-  const db = openDatabase(path)
-  db.exec(`INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES ('acct_1', 'a@example.com', 'free', '2026-03', '${iso(0)}')`)
-  db.exec(`INSERT INTO notes (id, account_id, sandbox, status, type, date_created, updated_at) VALUES ('note_1', 'acct_1', 0, 'Summarizing', 'audio', '${iso(0)}', '${iso(0)}')`)
-  db.exec('CREATE TABLE marks (job_id TEXT, by TEXT)')
-  const a = createJobsRepo(db)
-  for (let i = 0; i < jobs; i++) a.enqueue(`job_${String(i).padStart(4, '0')}`, 'note_1', 'process_upload', iso(0))
-  const other = openDatabase(path)
-  const b = createJobsRepo(other)
-  const mark = (on: Database, job: JobRow, by: string) => () => { on.query('INSERT INTO marks VALUES (?, ?)').run(job.id, by) }
-  const marks = () => db.query<{ job_id: string; by: string }, []>('SELECT * FROM marks').all()
-  return { path, db, other, a, b, mark, marks }
-}
+/** A queue of `jobs` jobs in a file database, with two connections (two workers' views). */
+const setup = (jobs = 1) => queueDb(dir.path, jobs, iso(0))
 
 /** Claims as `owner` at `seconds` after T0, on a lease of LEASE seconds. */
 const claimAt = (jobs: JobsRepo, owner: string, seconds: number) => jobs.claim(owner, iso(seconds), iso(seconds + LEASE))
@@ -72,21 +54,21 @@ describe('job leases (the repository, two connections to one file)', () => {
     const row: WorkerRow = { id: 'wrk_a', host: 'h', pid: 1, pid_namespace: null, slots: 1, started_at: iso(0), heartbeat_at: iso(70) }
 
     // the old owner wakes up late: a stage, its result with the job's end, its failure, a retry, a heartbeat
-    expect(() => s.a.fenced(oldLease, iso(70), s.mark(s.db, old, 'a: stage'))).toThrow(LeaseLostError)
-    expect(() => s.a.end(oldLease, 'done', null, iso(70), s.mark(s.db, old, 'a: result'))).toThrow(LeaseLostError)
-    expect(() => s.a.end(oldLease, 'failed', 'late', iso(70), s.mark(s.db, old, 'a: refund'))).toThrow(LeaseLostError)
+    expect(() => s.a.fenced(oldLease, iso(70), s.mark(s.db, old.id, 'a: stage'))).toThrow(LeaseLostError)
+    expect(() => s.a.end(oldLease, 'done', null, iso(70), s.mark(s.db, old.id, 'a: result'))).toThrow(LeaseLostError)
+    expect(() => s.a.end(oldLease, 'failed', 'late', iso(70), s.mark(s.db, old.id, 'a: refund'))).toThrow(LeaseLostError)
     expect(s.a.retry(oldLease, iso(70), 'late', iso(70))).toBe(false)
     expect(s.a.heartbeat(row, [oldLease], iso(130))).toEqual([oldLease])
     expect(s.marks()).toEqual([])
     expect(s.a.get(old.id)).toMatchObject({ status: 'running', attempts: 2, lease_owner: 'wrk_b', lease_expires_at: iso(LEASE + 5 + LEASE) })
 
     // the new owner's writes go through, and the job's end with its result is one transaction
-    s.b.fenced(leaseOf(now), iso(80), s.mark(s.other, now, 'b: stage'))
-    s.b.end(leaseOf(now), 'done', null, iso(90), s.mark(s.other, now, 'b: result'))
+    s.b.fenced(leaseOf(now), iso(80), s.mark(s.other, now.id, 'b: stage'))
+    s.b.end(leaseOf(now), 'done', null, iso(90), s.mark(s.other, now.id, 'b: result'))
     expect(s.marks()).toEqual([{ job_id: 'job_0000', by: 'b: stage' }, { job_id: 'job_0000', by: 'b: result' }])
     expect(s.a.get(old.id)).toMatchObject({ status: 'done', attempts: 2, lease_owner: 'wrk_b', lease_expires_at: null })
     // once ended, not even its own run writes again
-    expect(() => s.b.end(leaseOf(now), 'done', null, iso(91), s.mark(s.other, now, 'b: twice'))).toThrow(LeaseLostError)
+    expect(() => s.b.end(leaseOf(now), 'done', null, iso(91), s.mark(s.other, now.id, 'b: twice'))).toThrow(LeaseLostError)
     expect(s.marks()).toHaveLength(2)
   })
 
@@ -94,7 +76,7 @@ describe('job leases (the repository, two connections to one file)', () => {
     const s = setup()
     const job = claimAt(s.a, 'wrk_a', 0)!
     expect(() => s.a.end(leaseOf(job), 'done', null, iso(1), () => {
-      s.mark(s.db, job, 'half')()
+      s.mark(s.db, job.id, 'half')()
       throw new Error('disk full')
     })).toThrow('disk full')
     expect(s.marks()).toEqual([])
@@ -129,8 +111,7 @@ describe('job leases (the repository, two connections to one file)', () => {
 
   test('two claimers never get the same job: 4 processes claim 400 jobs at the same instant', async () => {
     const s = setup(400)
-    s.db.close()
-    s.other.close()
+    s.close()
     const startAt = Date.now() + 1500
     const outs = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(w => run(['bun', 'run', 'test/fixtures/claim-worker.ts', s.path, w, String(startAt)])))
     for (const o of outs) expect(o.code).toBe(0)
