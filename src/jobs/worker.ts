@@ -123,13 +123,13 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
         log.warn('job failed, will retry', { ...fields, error: message })
         const delay = backoffMs(job.attempts)
         if (!jobs.retry(lease, new Date(clock.now().getTime() + delay).toISOString(), message, now())) throw new LeaseLostError(lease)
-        setTimeout(() => wakeup.notify(), delay)
+        setTimeout(() => wakeup.notify(), delay).unref()
         return
       }
       log.error('job failed', { ...fields, error: message })
       jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
     } catch (e) {
-      if (e instanceof LeaseLostError) log.warn('job taken over by another worker after this one lost its lease; nothing of this run was written', fields)
+      if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
       // The lease is no longer extended: once it runs out, a worker takes the job again.
       else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
     }

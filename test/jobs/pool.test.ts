@@ -61,7 +61,7 @@ describe('the worker pool under leases', () => {
     expect(String(stopReason)).toContain('no longer holds the lease')
     expect(q.marks()).toEqual([{ job_id: 'job_0000', by: 'stage' }])
     expect(q.a.get('job_0000')).toMatchObject({ status: 'running', attempts: 2, lease_owner: 'wrk_other' })
-    expect(p.lines.filter(l => l.level !== 'info').map(l => l.msg)).toEqual(['job taken over by another worker after this one lost its lease; nothing of this run was written'])
+    expect(p.lines.filter(l => l.level !== 'info').map(l => l.msg)).toEqual(['job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written'])
     q.close()
   })
 

@@ -140,7 +140,7 @@ describe('serve (API only) and two worker processes on one data folder', () => {
       expect(jobOf(late.noteId)).toMatchObject({ status: 'done', attempts: 2 })
       expect(pidOf(jobOf(late.noteId)!.lease_owner!)).toBe(running.proc.pid)
       paused.proc.kill('SIGCONT')
-      await until('the resumed worker gives the run up', () => paused.lines.some(l => String(l.msg).startsWith('job taken over by another worker')), 20_000)
+      await until('the resumed worker gives the run up', () => paused.lines.some(l => String(l.msg).startsWith('job no longer held by this run')), 20_000)
       expect(writesOf(late.noteId)).toBe(1)
       expect(db.query<{ updated_at: string }, [string]>('SELECT updated_at FROM notes WHERE id = ?').get(late.noteId)).toEqual(doneRow)
       expect(jobOf(late.noteId)).toMatchObject({ status: 'done', attempts: 2 })
