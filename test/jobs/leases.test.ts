@@ -126,8 +126,8 @@ describe('job leases (the repository, two connections to one file)', () => {
 })
 
 describe('worker presence', () => {
-  test('live workers are those with a heartbeat within two leases; a gone local worker\'s jobs return to the queue at the next start', () => {
-    const s = setup(2)
+  test('live workers are those with a heartbeat within two leases; a gone local worker\'s jobs return to the queue at the next start, a live one\'s and another host\'s stay', () => {
+    const s = setup(3)
     const clock = fixedClock(iso(0))
     const leaseMs = LEASE * 1000
     const identity = (id: string, pid: number, host = 'h1') => ({ id, host, pid, pidNamespace: 'pid:[1]', isAlive: (p: number) => p === 100 || p === 300 })
@@ -141,17 +141,20 @@ describe('worker presence', () => {
     expect(liveWorkers(s.a, clock, leaseMs)).toBe(3)
     const j1 = s.a.claim('wrk_gone', iso(0), iso(LEASE))!
     const j2 = s.a.claim('wrk_remote', iso(0), iso(LEASE))!
+    const j3 = s.a.claim('wrk_alive', iso(0), iso(LEASE))!
 
     clock.advance(2 * leaseMs + 1)
     alive.beat([])
     expect(liveWorkers(s.a, clock, leaseMs)).toBe(1)
 
     // a restart on h1 (pid 100): wrk_gone (pid 200 on h1) is gone, so its job is queued again now;
-    // wrk_remote runs on h2, where pids of h1 say nothing: its job waits for its lease
+    // wrk_remote runs on h2, where pids of h1 say nothing: its job waits for its lease; wrk_alive's
+    // process is there: its job stays with it
     const restarted = createPresence({ jobs: s.a, clock, me: identity('wrk_new', 100), slots: 1, leaseMs })
     expect(restarted.arrive()).toBe(1)
     expect(s.a.get(j1.id)).toMatchObject({ status: 'queued', lease_owner: null })
     expect(s.a.get(j2.id)).toMatchObject({ status: 'running', lease_owner: 'wrk_remote' })
+    expect(s.a.get(j3.id)).toMatchObject({ status: 'running', lease_owner: 'wrk_alive' })
     expect(s.a.workers.list().map(w => w.id).sort()).toEqual(['wrk_alive', 'wrk_new', 'wrk_remote'])
     restarted.leave()
     expect(s.a.workers.list().map(w => w.id).sort()).toEqual(['wrk_alive', 'wrk_remote'])
