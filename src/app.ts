@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps) {
       methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
     }))
     .use(guard)
-    .use(discoveryRoutes({ config, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown() }))
+    .use(discoveryRoutes({ config, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing }))
     .use(foldersRoutes({ guard, folders: services.folders }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))

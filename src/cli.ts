@@ -19,7 +19,10 @@ const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, vid
 
 Usage: ${commandName()} <command> [flags]
 
-  serve                                   start the HTTP server (the default command)
+  serve                                   start the HTTP server and NOTESVC_WORKERS job workers (the
+                                          default command; NOTESVC_WORKERS=0: the API alone)
+  worker                                  run NOTESVC_WORKERS job workers (default 1) and no HTTP server,
+                                          beside a serve on the same data folder; stops on SIGTERM
   keys create --email E [--plan free|pro] [--sandbox] [--scopes s1,s2] [--name N]
                                           create an API key (and the account if new); prints the key
   keys list --email E                     list an account's keys
@@ -108,6 +111,45 @@ function out(line: string) {
   process.stdout.write(line + '\n')
 }
 
+/** Says which speech engine jobs will use, or warns that there is none and what that means here. */
+function logSpeechEngine(services: Services, log: Logger, withoutOne: string) {
+  const speech = services.asrSelector.describe()
+  if (speech.engine === 'none') log.warn(`no speech engine: ${withoutOne} until one is installed`, { detail: speech.detail })
+  else log.info('speech engine', { engine: speech.engine, detail: speech.detail })
+}
+
+/** Runs `stop` once on SIGINT or SIGTERM, then exits 0. */
+function onStopSignal(log: Logger, stop: () => Promise<void>) {
+  let stopping = false
+  const handle = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info('shutting down', { signal })
+    void stop().then(() => process.exit(0))
+  }
+  process.on('SIGINT', () => handle('SIGINT'))
+  process.on('SIGTERM', () => handle('SIGTERM'))
+}
+
+/**
+ * `worker`: job workers only, on the data folder's database beside a `serve` (and other workers).
+ * On SIGTERM or SIGINT the jobs under way are interrupted and go back to the queue at once.
+ */
+async function worker(config: Config, log: Logger) {
+  if (config.workers === 0) throw new UsageError('NOTESVC_WORKERS=0 runs no job workers; `worker` needs 1 to 64 (for the API alone, run serve with NOTESVC_WORKERS=0)')
+  const db = openDatabase(config.databasePath)
+  const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator(), log })
+  logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
+  services.workers.start()
+  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
+  log.info('notesvc worker started', fields)
+  onStopSignal(log, async () => {
+    await services.workers.stop()
+    db.close()
+    log.info('notesvc worker stopped', { workerId: fields.workerId })
+  })
+}
+
 async function serve(config: Config, log: Logger) {
   const db = openDatabase(config.databasePath)
   const ids = createIdGenerator()
@@ -127,25 +169,19 @@ async function serve(config: Config, log: Logger) {
     return { files: 0, bytes: 0 }
   })
   if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
-  const speech = services.asrSelector.describe()
-  if (speech.engine === 'none') log.warn('no speech engine: uploads and transcriptions are refused (502, nothing charged) until one is installed', { detail: speech.detail })
-  else log.info('speech engine', { engine: speech.engine, detail: speech.detail })
+  logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!
   services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
-  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, version: VERSION })
-  const shutdown = async (signal: string) => {
-    log.info('shutting down', { signal })
+  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, workers: config.workers, version: VERSION })
+  onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
     db.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', () => void shutdown('SIGINT'))
-  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  })
 }
 
 function keyLine(k: { id: string; start: string; sandbox: boolean; name: string | null; scopes: string[]; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }) {
@@ -167,6 +203,9 @@ async function run(argv: string[], env: Env): Promise<number> {
     case 'serve':
       await serve(config, log)
       return -1 // keep running
+    case 'worker':
+      await worker(config, log)
+      return -1
     case 'keys': {
       const { services, close } = openServices(config)
       try {

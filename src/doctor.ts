@@ -6,6 +6,9 @@ import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
 import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 import { commandLine } from './command-name'
+import { systemClock } from './clock'
+import { createJobsRepo, type JobsRepo, type WorkerRow } from './jobs/repo'
+import { liveSince } from './jobs/presence'
 
 interface Check {
   name: string
@@ -19,6 +22,15 @@ interface Check {
 function program(configured: string | undefined, name: string): string | null {
   if (configured) return existsSync(configured) ? configured : null
   return Bun.which(name)
+}
+
+/** The live worker processes (a heartbeat within two leases), each with where it runs. */
+function describeWorkers(jobs: JobsRepo, leaseMs: number): string {
+  const now = systemClock.now()
+  const live = jobs.workers.list().filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
+  if (live.length === 0) return `none live: uploads wait in the queue until \`${commandLine('serve')}\` (NOTESVC_WORKERS 1 or more) or \`${commandLine('worker')}\` runs`
+  const one = (w: WorkerRow) => `${w.id} pid ${w.pid} on ${w.host}, ${w.slots} at once, heartbeat ${Math.round((now.getTime() - Date.parse(w.heartbeat_at)) / 1000)} s ago`
+  return `${live.length} live: ${live.map(one).join('; ')}`
 }
 
 /** One line per check: what is ready, what is missing, and the command that fixes it. */
@@ -36,8 +48,10 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   try {
     const db = openDatabase(config.databasePath)
     const v = schemaVersion(db)
+    const workers = describeWorkers(createJobsRepo(db), config.jobLeaseSeconds * 1000)
     db.close()
-    checks.push({ name: 'database', ok: true, essential: true, detail: `${config.databasePath} (schema ${v})` })
+    checks.push({ name: 'database', ok: true, essential: true, detail: `sqlite, ${config.databasePath} (schema ${v})` })
+    checks.push({ name: 'job workers', ok: true, detail: workers })
   } catch (err) {
     checks.push({ name: 'database', ok: false, essential: true, detail: (err as Error).message, fix: 'check NOTESVC_DATA_DIR, or restore the database from a backup' })
   }

@@ -15,6 +15,7 @@ import { createStorage } from './storage'
 import type { MediaStorage } from './storage/storage'
 import { createJobsRepo } from './jobs/repo'
 import { createJobWakeup, createWorkerPool } from './jobs/worker'
+import { liveWorkers, thisProcess } from './jobs/presence'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
@@ -94,13 +95,15 @@ export function createServices(deps: CoreDeps) {
     wakeWorkers: wakeup.notify,
   })
   const workers = createWorkerPool({
-    jobs: jobsRepo, clock, log, workers: config.workers, wakeup,
+    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, identity: thisProcess(ids.next('wrk')),
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
   const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ db, clock, ids, config })
-  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, asr: engines.asr, asrSelector, llmSelector, web, oauth }
+  /** the shared database and the worker processes that heartbeat in it (within two leases) */
+  const backend = () => ({ database: 'sqlite' as const, workers: liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
+  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth }
 }
 
 export type Services = ReturnType<typeof createServices>

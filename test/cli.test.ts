@@ -215,3 +215,42 @@ describe('the commands hints print work when pasted', () => {
     }
   })
 })
+
+describe('worker', () => {
+  test('help names it; with NOTESVC_WORKERS=0 it refuses to start (exit 2) and says what to run instead', async () => {
+    expect((await cli('help')).stdout).toMatch(/^ {2}worker {10,}run NOTESVC_WORKERS job workers/m)
+    const r = await run(['bun', 'run', 'src/cli.ts', 'worker'], { env: { ...env, NOTESVC_WORKERS: '0' } })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('`worker` needs 1 to 64')
+    expect(r.stderr).toContain('serve with NOTESVC_WORKERS=0')
+  })
+
+  test('logs its start and, on SIGINT, its stop; exits 0 and leaves no live worker behind', async () => {
+    const d = tempDir('notesvc-worker-cli-')
+    try {
+      const proc = Bun.spawn(['bun', 'run', 'src/cli.ts', 'worker', '--workers', '2'], { cwd: ROOT, env: { ...process.env, NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin' }, stderr: 'pipe', stdout: 'pipe' })
+      const reader = proc.stderr.getReader()
+      let log = ''
+      while (!log.includes('notesvc worker started')) log += new TextDecoder().decode((await reader.read()).value)
+      const doctor = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin' } })
+      const workersLine = doctor.stdout.split('\n').find(l => l.includes(' job workers ')) ?? ''
+      expect(workersLine).toContain(`1 live: wrk_`)
+      expect(workersLine).toContain(`pid ${proc.pid} on `)
+      expect(workersLine).toContain('2 at once')
+      proc.kill('SIGINT')
+      expect(await proc.exited).toBe(0)
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) break
+        log += new TextDecoder().decode(value)
+      }
+      const msgs = log.split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l))
+      expect(msgs.find(m => m.msg === 'notesvc worker started')).toMatchObject({ workers: 2, pid: proc.pid, leaseSeconds: 60, dataDir: d.path })
+      expect(msgs.at(-1)).toMatchObject({ msg: 'notesvc worker stopped' })
+      const after = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin' } })
+      expect(after.stdout).toContain('none live: uploads wait in the queue')
+    } finally {
+      d.remove()
+    }
+  }, 30_000)
+})

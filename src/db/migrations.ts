@@ -301,4 +301,34 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX notes_by_folder_status_type ON notes(account_id, sandbox, folder_id, status, type, date_created DESC, id DESC, revision);
     `,
   },
+  {
+    version: 6,
+    name: 'job leases and the workers table',
+    sql: `
+      -- A running job is held by one worker process (lease_owner, a workers.id) until lease_expires_at;
+      -- the worker's heartbeats push that forward. An expired lease may be claimed by any worker. Every
+      -- claim adds one to attempts, so (lease_owner, attempts) names one run of the job: a write at the
+      -- end of a run happens only while the row still names that run (fencing).
+      ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
+      ALTER TABLE jobs ADD COLUMN lease_expires_at TEXT;
+      -- Jobs a process of an earlier version left running hold no lease: back in the queue, as that
+      -- version's start-up would have done.
+      UPDATE jobs SET status = 'queued' WHERE status = 'running';
+      -- (Running jobs are found through jobs_ready's status prefix: at most one per worker slot.)
+
+      -- One row per process that runs job workers (serve with NOTESVC_WORKERS above 0, or worker),
+      -- kept fresh by its heartbeat. A pid means something only on its host and in its pid namespace
+      -- (containers), so both are kept beside it.
+      CREATE TABLE workers (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_namespace TEXT,
+        slots INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL
+      );
+      CREATE INDEX workers_heartbeat ON workers(heartbeat_at);
+    `,
+  },
 ]

@@ -6,7 +6,7 @@ import { MediaToolMissingError, MediaUnreadableError } from '../engines/media/er
 import type { MediaTools } from '../engines/media/ffmpeg'
 import type { MediaStorage } from '../storage/storage'
 import type { JobRow } from './repo'
-import { PermanentJobError } from './worker'
+import { PermanentJobError, type JobRun } from './worker'
 
 export interface PipelineDeps {
   storage: MediaStorage
@@ -33,15 +33,18 @@ function permanent(err: unknown): never {
 
 /**
  * The processing of one uploaded file: decode to 16 kHz mono (streamed), transcribe chunk by chunk,
- * summarize in the note's style, store. Each stage is reported on the note as it starts.
+ * summarize in the note's style, store. Each stage is reported on the note as it starts. Every write
+ * is made only while the run holds the job's lease: the stages through `run.write`, the result as the
+ * write returned to the pool, which makes it with marking the job done.
  */
 export function createUploadPipeline(deps: PipelineDeps) {
-  return async function processUpload(job: JobRow, signal: AbortSignal): Promise<void> {
+  return async function processUpload(job: JobRow, run: JobRun): Promise<() => void> {
+    const { signal } = run
     const note = deps.notes.getById(job.note_id)
     const upload = deps.uploads.byNote(job.note_id)
     if (!note || !upload) throw new PermanentJobError('media_missing', 'The note or its upload no longer exists.')
 
-    deps.notes.setStage(note.id, 'converting')
+    run.write(() => deps.notes.setStage(note.id, 'converting'))
     if (!(await deps.storage.stat(upload.storage_key))) throw new PermanentJobError('media_missing', 'The uploaded file is no longer in storage; upload it again.')
     const asr = deps.asr()
     try {
@@ -56,7 +59,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
       heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds }, {
         language: note.language,
         signal,
-        onFirstChunk: () => deps.notes.setStage(note.id, 'transcribing'),
+        onFirstChunk: () => run.write(() => deps.notes.setStage(note.id, 'transcribing')),
       })
     } catch (err) {
       permanent(err)
@@ -66,8 +69,8 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const { segments, transcript } = heard
     const language = heard.language
 
-    deps.notes.setStage(note.id, 'summarizing')
+    run.write(() => deps.notes.setStage(note.id, 'summarizing'))
     const summary = await summarizeLong(await deps.llm(), { text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
-    deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
+    return () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
   }
 }

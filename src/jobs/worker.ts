@@ -1,6 +1,10 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import type { JobRow, JobsRepo } from './repo'
+import { createPresence, type WorkerIdentity } from './presence'
+import { leaseOf, LeaseLostError, type JobRow, type JobsRepo, type Lease } from './repo'
+import { createJobWakeup, watchForJobs, type JobWakeup } from './wakeup'
+
+export { createJobWakeup, type JobWakeup }
 
 /** A failure that retrying cannot fix, with the note's `errorCode`. */
 export class PermanentJobError extends Error {
@@ -9,120 +13,179 @@ export class PermanentJobError extends Error {
   }
 }
 
-export type JobHandler = (job: JobRow, signal: AbortSignal) => Promise<void>
-
-export type JobWakeup = ReturnType<typeof createJobWakeup>
+/** What a handler gets for one run of a job. */
+export interface JobRun {
+  /** aborted when the process stops or the run loses its lease: stop working */
+  signal: AbortSignal
+  /** a write made while the run still holds its lease (in one transaction with the check); else LeaseLostError */
+  write<T>(fn: () => T): T
+}
 
 /**
- * How the code that queues a job tells an idle worker to look now instead of at its next poll. Made
- * before the pool, so a service that queues jobs can be built before the pool that runs them.
+ * Runs one job. It may return its last write (the result), which is made in one transaction with
+ * marking the job done, only while the run holds its lease.
  */
-export function createJobWakeup() {
-  let wake: (() => void) | null = null
-  return {
-    /** A job was queued: an idle worker looks now. */
-    notify: () => {
-      wake?.()
-    },
-    /** the pool's side: `fn` wakes the worker that waits now */
-    waiting: (fn: () => void) => {
-      wake = fn
-    },
-    done: (fn: () => void) => {
-      if (wake === fn) wake = null
-    },
-  }
-}
+export type JobHandler = (job: JobRow, run: JobRun) => Promise<(() => void) | void>
 
 export interface WorkerPoolOptions {
   jobs: JobsRepo
   clock: Clock
   log: Logger
+  /** how many jobs this process runs at once; 0 runs none */
   workers: number
   handlers: Record<string, JobHandler>
-  /** called once a job has failed for good (permanent error, or retries used up) */
+  /** called once a job has failed for good (permanent error, or retries used up), inside the transaction that ends it */
   onFailure(job: JobRow, error: unknown): void
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
   maxAttempts?: number
+  /** how long a claimed job stays with this process without a heartbeat; heartbeats come every third of it */
+  leaseMs?: number
+  /** this process in the `workers` table */
+  identity: WorkerIdentity
+  /** how often idle workers look for other processes' commits (`data_version`) */
+  watchMs?: number
+  /** how often idle workers look for jobs that became due with time alone */
   pollMs?: number
 }
 
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1))
 
+interface Running {
+  lease: Lease
+  lost: AbortController
+}
+
 /**
- * Runs queued jobs from the database, `workers` at a time. Jobs survive restarts: start() puts back
- * in the queue whatever a dead process left running. A transient failure is retried with backoff.
+ * Runs queued jobs from the database, `workers` at a time, beside workers of other processes on the
+ * same database. A job is claimed with a lease that this process's heartbeat extends; a job whose
+ * worker died is taken by another worker once its lease runs out; the last writes of a run are made
+ * only while it still holds its lease. A transient failure is retried with backoff.
  */
 export function createWorkerPool(opts: WorkerPoolOptions) {
+  const { jobs, clock, log } = opts
   const maxAttempts = opts.maxAttempts ?? 3
-  const pollMs = opts.pollMs ?? 500
+  const leaseMs = opts.leaseMs ?? 60_000
   const stopping = new AbortController()
   const loops: Promise<void>[] = []
+  const running = new Map<string, Running>()
   const wakeup = opts.wakeup ?? createJobWakeup()
+  const presence = createPresence({ jobs, clock, me: opts.identity, slots: opts.workers, leaseMs })
+  const stopTimers: (() => void)[] = []
+  const now = () => clock.now().toISOString()
 
-  function idle(): Promise<void> {
-    return new Promise(resolve => {
-      const timer = setTimeout(done, pollMs)
-      function done() {
-        clearTimeout(timer)
-        wakeup.done(done)
-        resolve()
+  function heartbeat() {
+    try {
+      for (const lease of presence.beat([...running.values()].map(r => r.lease))) {
+        running.get(lease.jobId)?.lost.abort(new LeaseLostError(lease))
       }
-      wakeup.waiting(done)
-      stopping.signal.addEventListener('abort', done, { once: true })
-    })
+    } catch (err) {
+      // a beat missed (the database busy for seconds): the next one, a third of a lease later, tries again
+      log.warn('worker heartbeat failed', { workerId: opts.identity.id, error: err })
+    }
+  }
+
+  function claim(): JobRow | null {
+    const at = clock.now()
+    if (!jobs.anyDue(at.toISOString())) return null
+    return jobs.claim(opts.identity.id, at.toISOString(), new Date(at.getTime() + leaseMs).toISOString())
   }
 
   async function runOne(job: JobRow) {
     const handler = opts.handlers[job.kind]
-    const now = () => opts.clock.now().toISOString()
+    const lease = leaseOf(job)
+    const lost = new AbortController()
+    running.set(job.id, { lease, lost })
     try {
       if (!handler) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
-      await handler(job, stopping.signal)
-      opts.jobs.finish(job.id, 'done', null, now())
+      const signal = AbortSignal.any([stopping.signal, lost.signal])
+      const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
+      jobs.end(lease, 'done', null, now(), result ?? undefined)
     } catch (err) {
+      settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
+    } finally {
+      running.delete(job.id)
+    }
+  }
+
+  /** After a run that did not finish: back to the queue (shutdown, transient failure) or failed for good. */
+  function settle(job: JobRow, lease: Lease, err: unknown) {
+    const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner }
+    try {
+      if (err instanceof LeaseLostError) throw err
       if (stopping.signal.aborted) {
-        // Shutting down: the job goes back to the queue and runs again after the restart.
-        opts.jobs.retry(job.id, now(), 'interrupted by shutdown', now())
+        // Shutting down: the job goes back to the queue at once, for another worker or the next start.
+        if (!jobs.retry(lease, now(), 'interrupted by shutdown', now())) throw new LeaseLostError(lease)
         return
       }
       const message = err instanceof Error ? err.message : String(err)
       if (!(err instanceof PermanentJobError) && job.attempts < maxAttempts) {
-        opts.log.warn('job failed, will retry', { jobId: job.id, noteId: job.note_id, attempt: job.attempts, error: message })
-        opts.jobs.retry(job.id, new Date(opts.clock.now().getTime() + backoffMs(job.attempts)).toISOString(), message, now())
+        log.warn('job failed, will retry', { ...fields, error: message })
+        const delay = backoffMs(job.attempts)
+        if (!jobs.retry(lease, new Date(clock.now().getTime() + delay).toISOString(), message, now())) throw new LeaseLostError(lease)
+        setTimeout(() => wakeup.notify(), delay).unref()
         return
       }
-      opts.log.error('job failed', { jobId: job.id, noteId: job.note_id, attempts: job.attempts, error: message })
-      opts.jobs.finish(job.id, 'failed', message, now())
-      opts.onFailure(job, err)
+      log.error('job failed', { ...fields, error: message })
+      jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
+    } catch (e) {
+      if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
+      // The lease is no longer extended: once it runs out, a worker takes the job again.
+      else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
     }
   }
 
   async function loop() {
     while (!stopping.signal.aborted) {
-      const job = opts.jobs.claim(opts.clock.now().toISOString())
-      if (job) await runOne(job)
-      else await idle()
+      let job: JobRow | null = null
+      try {
+        job = claim()
+      } catch (err) {
+        log.warn('could not claim a job; trying again shortly', { error: err })
+        await Bun.sleep(opts.pollMs ?? 500)
+        continue
+      }
+      if (!job) {
+        await wakeup.wait(stopping.signal)
+        continue
+      }
+      wakeup.another()
+      await runOne(job)
     }
   }
 
   return {
-    /** Puts jobs a dead process left running back in the queue, then starts the workers. */
+    id: opts.identity.id,
+    /**
+     * Registers this process in `workers` and starts its heartbeat and workers; jobs that gone local
+     * workers left running go back to the queue first. Returns their number. With 0 workers: nothing.
+     */
     start(): number {
-      const recovered = opts.jobs.requeueRunning(opts.clock.now().toISOString())
-      if (recovered) opts.log.info('resumed jobs left running by the previous process', { jobs: recovered })
+      if (opts.workers === 0) return 0
+      const recovered = presence.arrive()
+      if (recovered) log.info('resumed jobs left running by a worker that stopped', { jobs: recovered })
+      const beat = setInterval(heartbeat, Math.max(100, Math.floor(leaseMs / 3)))
+      stopTimers.push(() => clearInterval(beat))
+      stopTimers.push(watchForJobs({
+        jobs, clock, wakeup, watchMs: opts.watchMs ?? 250, pollMs: opts.pollMs ?? 500,
+        onError: err => log.warn('could not look for new jobs', { error: err }),
+      }))
       for (let i = 0; i < opts.workers; i++) loops.push(loop())
       return recovered
     },
-    /** A job was queued: an idle worker looks now instead of at its next poll. */
+    /** A job was queued: an idle worker looks now. */
     notify() {
       wakeup.notify()
     },
+    /** Stops taking jobs; running jobs are interrupted and go back to the queue; the process leaves `workers`. */
     async stop() {
       stopping.abort()
       await Promise.all(loops)
+      for (const stop of stopTimers.splice(0)) stop()
+      if (opts.workers > 0 && loops.length > 0) presence.leave()
     },
+    /** how many jobs this process runs now */
+    busy: () => running.size,
   }
 }
 

@@ -52,3 +52,12 @@ export async function startServer(cmd: string[], url: string, opts: { cwd?: stri
   }
   return { proc, firstByteMs, stop: async () => { proc.kill(); await proc.exited } }
 }
+
+/** The live key a server prints on stdout when it starts on an empty database. */
+export async function firstStartKey(stdout: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stdout.getReader()
+  let out = ''
+  while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+  reader.releaseLock()
+  return /live key: +(\S+)/.exec(out)![1]!
+}

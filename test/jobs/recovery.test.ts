@@ -1,17 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, startServer, tempDir } from '../helpers/process'
+import { firstStartKey, freePort, startServer, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
-
-/** The live key a server prints on stdout when it starts on an empty database. */
-async function firstStartKey(stdout: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stdout.getReader()
-  let out = ''
-  while (!/live key: +\S+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-  reader.releaseLock()
-  return /live key: +(\S+)/.exec(out)![1]!
-}
 
 /**
  * The durable queue against a real crash: a server (its own process, real PocketSphinx on real

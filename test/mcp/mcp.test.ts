@@ -241,3 +241,19 @@ describe('MCP endpoint', () => {
     expect(index.mcp).toBe(m.endpoint)
   })
 })
+
+describe('getHealth over MCP', () => {
+  test('answers as GET /v1/health does: with detail, the database back end and the live job workers', async () => {
+    const client = await connect(srv.base, srv.key({ email: 'health@example.com' }))
+    try {
+      const plainHealth = (await client.callTool({ name: 'getHealth', arguments: {} })).structuredContent as any
+      expect(plainHealth).toEqual(await (await fetch(`${srv.base}/v1/health`)).json())
+      expect(plainHealth.database).toBeUndefined()
+      const detailed = (await client.callTool({ name: 'getHealth', arguments: { detail: '1' } })).structuredContent as any
+      expect(detailed).toEqual(await (await fetch(`${srv.base}/v1/health?detail=1`)).json())
+      expect(detailed).toMatchObject({ database: 'sqlite', workers: 0 })
+    } finally {
+      await client.close()
+    }
+  })
+})

@@ -106,3 +106,25 @@ describe('documentation pages', () => {
     expect(err.doc_url).toBe('http://localhost/docs/errors#invalid_token')
   })
 })
+
+describe('GET /v1/health?detail', () => {
+  test('adds the database back end and the live job worker processes; without detail (or detail=0) the body is as before; no value is refused', async () => {
+    const t = createTestApp()
+    const plain = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } }
+    expect((await t.call('GET', '/v1/health?detail')).body).toEqual({ ...plain, database: 'sqlite', workers: 0 })
+    t.services.workers.start()
+    try {
+      expect((await t.call('GET', '/v1/health?detail=1')).body).toEqual({ ...plain, database: 'sqlite', workers: 1 })
+      expect((await t.call('GET', '/v1/health?detail=true')).body).toMatchObject({ database: 'sqlite', workers: 1 })
+      for (const off of ['0', 'false', 'no', 'OFF']) expect((await t.call('GET', `/v1/health?detail=${off}`)).body).toEqual(plain)
+      for (const odd of ['%00', 'x'.repeat(5000), '1&detail=2', '[]']) {
+        const r = await t.call('GET', `/v1/health?detail=${odd}`)
+        expect(r.status).toBe(200)
+        expect(r.body.status).toBe('ok')
+      }
+    } finally {
+      await t.services.workers.stop()
+    }
+    expect((await t.call('GET', '/v1/health?detail')).body.workers).toBe(0)
+  })
+})

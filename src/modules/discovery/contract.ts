@@ -1,5 +1,5 @@
 import { defineOperation } from '../../http/contract'
-import { ApiIndex, Health } from './model'
+import { ApiIndex, Health, HealthQuery } from './model'
 
 export const getApiIndex = defineOperation({
   id: 'getApiIndex', method: 'GET', path: '/v1', tag: 'Discovery',
@@ -12,8 +12,9 @@ export const getApiIndex = defineOperation({
 export const getHealth = defineOperation({
   id: 'getHealth', method: 'GET', path: '/v1/health', tag: 'Discovery',
   summary: 'Liveness check',
-  description: 'Answers while the service is up, with its version and the engines in use; never fails on account state. No credential needed.',
+  description: 'Answers while the service is up, with its version and the engines in use (with `detail`: the database back end and the number of live job workers); never fails on account state. No credential needed.',
   scopes: [], credits: 0,
+  query: HealthQuery,
   responses: { 200: Health },
 })
 

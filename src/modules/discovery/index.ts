@@ -86,11 +86,28 @@ export function apiIndex(config: Config) {
   }
 }
 
-export function discoveryRoutes(deps: { config: Config; guard: Elysia<any, any, any, any, any, any, any>; asrEngine: () => string; llmEngine: () => string }) {
+/** What health reports, from where it is read. */
+export interface HealthSources {
+  asrEngine(): string
+  llmEngine(): string
+  /** the database back end and the number of live job worker processes */
+  backend(): { database: string; workers: number }
+}
+
+/**
+ * The health body: which engines answer is reported without checking them (health never waits on a
+ * provider); `detail` (any value but 0, false, no or off, never refused) adds the database back end
+ * and the live job workers, one indexed count.
+ */
+export function health(s: HealthSources, detail: unknown) {
+  const wanted = detail !== undefined && !['0', 'false', 'no', 'off'].includes(String(detail).toLowerCase())
+  return { status: 'ok' as const, version: VERSION, engines: { asr: s.asrEngine(), llm: s.llmEngine() }, ...(wanted ? s.backend() : {}) }
+}
+
+export function discoveryRoutes(deps: HealthSources & { config: Config; guard: Elysia<any, any, any, any, any, any, any> }) {
   const index = apiIndex(deps.config)
   return contractRoutes('discovery-routes', deps.guard, [
     route(getApiIndex, () => index),
-    // Which engines answer is reported without checking them: health never waits on a provider.
-    route(getHealth, () => ({ status: 'ok' as const, version: VERSION, engines: { asr: deps.asrEngine(), llm: deps.llmEngine() } })),
+    route(getHealth, ({ query }) => health(deps, query.detail)),
   ]).use(docsRoutes(deps.config))
 }

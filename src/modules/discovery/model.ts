@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { Integer } from '../../http/schemas'
 
 const Free = t.Record(t.String(), t.Unknown())
 
@@ -27,6 +28,12 @@ export const Health = t.Object(
       asr: t.String({ description: 'the speech engine in use: whisper, pocketsphinx, or none when neither is installed (speech routes then answer 502 before charging)' }),
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
     })),
+    database: t.Optional(t.String({ description: 'asked for with `detail`: the database back end (sqlite)' })),
+    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases' })),
   },
-  { title: 'Health', description: 'The service is up: its version and the engines in use.' },
+  { title: 'Health', description: 'The service is up: its version and the engines in use; with `detail`, the database and the live job workers too.' },
 )
+
+export const HealthQuery = t.Object({
+  detail: t.Optional(t.String({ description: 'any value but 0, false, no or off (or none: `?detail`) adds `database` and `workers`; any other value is ignored, never refused' })),
+})

@@ -6,8 +6,7 @@ import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
 import { OPERATIONS, type Operation } from '../../http/operations'
 import type { Services } from '../../services'
-import { VERSION } from '../../version'
-import { apiIndex } from '../discovery'
+import { apiIndex, health } from '../discovery'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */
 export interface ToolOutput {
@@ -36,7 +35,7 @@ export interface Tool {
   run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
 }
 
-export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'usage' | 'asr' | 'llmSelector'>
+export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'usage' | 'asr' | 'llmSelector' | 'backend'>
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
 
@@ -159,7 +158,7 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
   const index = apiIndex(deps.config)
   const runners: Runners = {
     getApiIndex: () => out(index),
-    getHealth: () => out({ status: 'ok', version: VERSION, engines: { asr: deps.services.asr().name, llm: deps.services.llmSelector.lastKnown() } }),
+    getHealth: (_p, q) => out(health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
 
     listNotes: (p, q) => out(JSON.parse(notes.listJson(p, q))),
     createNote: (p, body) => out(notes.create(p, body)),

@@ -1,0 +1,31 @@
+import { describe, expect, test } from 'bun:test'
+import { applyFlags, ConfigError, loadConfig } from '../src/config'
+
+describe('job workers and leases in the configuration', () => {
+  test.each([
+    [{}, 1, 60],
+    [{ NOTESVC_WORKERS: '0' }, 0, 60],
+    [{ NOTESVC_WORKERS: '64', NOTESVC_JOB_LEASE_SECONDS: '2' }, 64, 2],
+    [{ NOTESVC_JOB_LEASE_SECONDS: '3600' }, 1, 3600],
+  ])('%p → %d workers, leases of %d s', (env, workers, lease) => {
+    const c = loadConfig(env)
+    expect([c.workers, c.jobLeaseSeconds]).toEqual([workers, lease])
+  })
+
+  test.each([
+    [{ NOTESVC_WORKERS: '65' }, 'NOTESVC_WORKERS=65 is not valid; use a whole number from 0 to 64'],
+    [{ NOTESVC_WORKERS: '-1' }, 'NOTESVC_WORKERS=-1 is not valid; use a whole number from 0 to 64'],
+    [{ NOTESVC_JOB_LEASE_SECONDS: '1' }, 'NOTESVC_JOB_LEASE_SECONDS=1 is not valid; use a whole number from 2 to 3600'],
+    [{ NOTESVC_JOB_LEASE_SECONDS: '1.5' }, 'NOTESVC_JOB_LEASE_SECONDS=1.5 is not valid; use a whole number from 2 to 3600'],
+    [{ NOTESVC_JOB_LEASE_SECONDS: 'soon' }, 'NOTESVC_JOB_LEASE_SECONDS=soon is not valid; use a whole number from 2 to 3600'],
+  ])('%p is refused: %s', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError)
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+
+  test('flags set them too: --workers 0, --job-lease-seconds 5', () => {
+    const { env, rest } = applyFlags({}, ['serve', '--workers', '0', '--job-lease-seconds', '5'])
+    expect(rest).toEqual(['serve'])
+    expect(loadConfig(env)).toMatchObject({ workers: 0, jobLeaseSeconds: 5 })
+  })
+})
