@@ -22,19 +22,18 @@ import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { changeStamp, notesChangeStamp, ReadCache } from './db/read-cache'
+import { changeStamp, ReadCache } from './db/read-cache'
 import { PageBoundaries } from './db/page-boundaries'
 import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
-import { createNotesRepo } from './modules/notes/repo'
+import { createNotesRepo, notesChangeStamp } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
 import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
-import { createUsageRepo } from './modules/usage/repo'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
 
@@ -59,7 +58,7 @@ export function createServices(deps: CoreDeps) {
   const stamp = changeStamp(db)
   const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })
-  const usage = createUsageService({ credits, repo: createUsageRepo(db), clock })
+  const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
   const foldersRepo = createFoldersRepo(db)

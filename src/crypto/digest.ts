@@ -8,6 +8,11 @@ export function sha256(s: string): string {
   return Bun.SHA256.hash(s, 'hex') as string
 }
 
+/** SHA-256 of a string as base64url: PKCE's S256 code challenge (RFC 7636). */
+export function sha256Base64url(s: string): string {
+  return Buffer.from(Bun.SHA256.hash(s) as Uint8Array).toString('base64url')
+}
+
 /**
  * Constant-time equality of two strings. Their SHA-256 digests are compared, which always have the
  * same length, so timing reveals neither where they differ nor whether their lengths do.

@@ -25,16 +25,6 @@ export function changeStamp(db: Database, now: () => number = performance.now.bi
 }
 
 /**
- * A stamp that changes whenever any note is inserted, changed or deleted, by this process or another
- * (migration 5's counter, moved by triggers), and only then: what is derived from the notes alone
- * (page boundaries, list pages) outlives writes to other tables, such as a key's last use.
- */
-export function notesChangeStamp(db: Database): () => string {
-  const counter = db.query<[number], []>('SELECT n FROM note_revision_counter')
-  return () => String(counter.values()[0]![0])
-}
-
-/**
  * Results of read-only queries, kept until the database changes. Any write anywhere empties it, so it
  * never serves what the database no longer says; it pays off for what is read far more often than
  * written (listing a library, checking a key).

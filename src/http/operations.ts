@@ -42,8 +42,3 @@ export function operation(id: string): Operation {
 export function operationForRoute(method: string, path: string): Operation | undefined {
   return byRoute.get(`${method} ${path}`)
 }
-
-/** What an operation costs, as its contract declares: whole credits, or `1 per started minute`. */
-export function costOf(id: OperationId): Credits {
-  return operation(id).credits
-}

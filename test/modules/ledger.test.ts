@@ -13,7 +13,7 @@ function ledger(dbPath = ':memory:', at = '2026-11-10T12:00:00.000Z') {
   const services = createServices({ config: loadConfig({ NOTESVC_DATA_DIR: '/tmp/notesvc-ledger-unused' }), db, clock, ids: createIdGenerator(() => clock.now().getTime()) })
   const account = services.accounts.ensureAccount('ledger@example.com')
   const sum = () => db.query<{ n: number }, [string]>('SELECT coalesce(sum(credits), 0) AS n FROM usage WHERE account_id = ?').get(account.id)!.n
-  return { db, clock, services, account, usage: services.usage, sum }
+  return { db, clock, services, account, usage: services.credits, sum }
 }
 
 describe('the credit ledger', () => {
@@ -58,7 +58,7 @@ describe('the credit ledger', () => {
     expect(l.usage.balance(l.account.id)).toMatchObject({ grantRemaining: 0, purchasedRemaining: 5, grantResetsAt: '2026-12-01T00:00:00.000Z' })
     l.clock.set('2026-12-01T00:00:00.000Z')
     expect(l.usage.balance(l.account.id)).toMatchObject({ grantTotal: 60, grantRemaining: 60, purchasedRemaining: 5, grantResetsAt: '2027-01-01T00:00:00.000Z' })
-    expect(l.usage.usage(l.account.id, 50).spentThisPeriod).toBe(0)
+    expect(l.services.usage.usage(l.account.id, 50).spentThisPeriod).toBe(0)
     l.usage.charge({ accountId: l.account.id, operation: 'b', credits: 1, source: 'api_key' })
     expect(l.usage.balance(l.account.id).grantRemaining).toBe(59)
   })
@@ -78,7 +78,7 @@ describe('the credit ledger', () => {
     expect(l.usage.refund(c.usageId)).toEqual({ refunded: 3 })
     expect(l.usage.balance(l.account.id)).toMatchObject({ grantRemaining: 1, purchasedRemaining: 3 })
     expect(l.usage.refund(c.usageId)).toEqual({ refunded: 0 })
-    const recent = l.usage.usage(l.account.id, 10).recent
+    const recent = l.services.usage.usage(l.account.id, 10).recent
     expect(recent[0]).toMatchObject({ operation: 'refund:completeUpload', credits: -3, source: 'oauth', noteId: 'note_x' })
     expect(l.sum()).toBe(59)
   })

@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
 import { PageBoundaries } from '../../src/db/page-boundaries'
-import { notesChangeStamp } from '../../src/db/read-cache'
 import { RevisionCache } from '../../src/db/revision-cache'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
-import { createNotesRepo, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
-import { createUsageRepo } from '../../src/modules/usage/repo'
+import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
+import { createCreditsRepo } from '../../src/modules/credits/repo'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { seededRandom } from '../fixtures/random'
 
@@ -357,9 +356,9 @@ describe('query plans: every list query is read off its index, never a scan or a
     const plain = newDatabase()
     const { db, seen } = recording(plain)
     const folders = createFoldersRepo(db)
-    const usage = createUsageRepo(db)
+    const usage = createCreditsRepo(db)
     folders.list(LIB)
-    usage.recent(ACCOUNT, 50)
+    usage.recentCharges(ACCOUNT, 50)
     const plans = seen.filter(s => /^SELECT \* FROM (folders|usage)/.test(s.sql)).map(s => plan(plain, s.sql, s.params).join(' | '))
     expect(plans).toEqual([
       'SEARCH folders USING INDEX folders_by_name (account_id=? AND sandbox=?)',

@@ -180,7 +180,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   test('402 when the credits do not cover the recording, and nothing changes', async () => {
     const t = setup()
     const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.usage.charge({ accountId: account.id, operation: 'test', credits: 59, source: 'api_key' })
+    t.services.credits.charge({ accountId: account.id, operation: 'test', credits: 59, source: 'api_key' })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 70, sampleRate: 4000 }))
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })

@@ -248,7 +248,7 @@ describe('settings', () => {
     const t = await setup()
     t.services.accounts.addPurchasedCredits(EMAIL, 7)
     const account = t.services.accounts.requireAccount(EMAIL)
-    t.services.usage.charge({ accountId: account.id, operation: 'createSummary', credits: 2, source: 'api_key' })
+    t.services.credits.charge({ accountId: account.id, operation: 'createSummary', credits: 2, source: 'api_key' })
     const { page } = await signedIn(t)
     expect(page.text).toContain('<strong id="grant">58 / 60</strong>')
     expect(page.text).toContain('<strong id="prepaid">7</strong>')

@@ -6,7 +6,7 @@ import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
 import type { Principal } from '../../http/admission'
 import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
 import { commandLine } from '../../command-name'
-import { grantPeriod, isPlan } from '../credits/model'
+import { grantPeriod, isPlan, PLANS } from '../credits/model'
 import type { CreditsService } from '../credits/service'
 
 export const LIVE_PREFIX = 'svc_live_'
@@ -153,7 +153,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
     setPlan(email: string, plan: Plan): AccountRow {
-      if (!isPlan(plan)) throw new AccountError(`unknown plan "${plan}"; use free or pro`)
+      if (!isPlan(plan)) throw new AccountError(`unknown plan "${plan}"; use ${Object.keys(PLANS).join(' or ')}`)
       const account = requireAccount(email)
       repo.setPlan(account.id, plan)
       return repo.findAccount(account.id)!

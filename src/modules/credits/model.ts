@@ -1,16 +1,6 @@
 import { operation } from '../../http/operations'
 
-/** The plans and what each grants a month: the one table of plans. */
-export const PLANS = {
-  free: { monthlyGrant: 60 },
-  pro: { monthlyGrant: 2000 },
-} as const
-
-export type Plan = keyof typeof PLANS
-
-export function isPlan(value: string): value is Plan {
-  return Object.hasOwn(PLANS, value)
-}
+export { isPlan, PLANS, type Plan } from './plans'
 
 /** What an operation costs: a flat number of credits, or a number per started minute of media. */
 export type Price = { flat: number } | { perStartedMinute: number }

@@ -29,7 +29,7 @@ export interface BalanceRow {
 
 export type CreditsRepo = ReturnType<typeof createCreditsRepo>
 
-/** The only SQL that writes the balance columns of `accounts` and the rows of `usage`. */
+/** The only SQL of the ledger: the balance columns of `accounts` and the rows of `usage`. */
 export function createCreditsRepo(db: Database) {
   const q = {
     balance: db.query<BalanceRow, [string]>('SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?'),
@@ -37,6 +37,9 @@ export function createCreditsRepo(db: Database) {
     insert: db.query('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of) VALUES ($id, $account_id, $operation, $credits, $grant_credits, $purchased_credits, $source, $note_id, $created_at, $refund_of)'),
     byId: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE id = ?'),
     refundOf: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE refund_of = ?'),
+    // top-ups are ledger rows but not charges: getUsage's `recent` lists charges and refunds
+    recentCharges: db.query<UsageRow, [string, number]>(`SELECT * FROM usage WHERE account_id = ? AND operation <> 'topUp' ORDER BY created_at DESC, id DESC LIMIT ?`),
+    spentSince: db.query<{ n: number | null }, [string, string]>('SELECT sum(credits) AS n FROM usage WHERE account_id = ? AND created_at >= ?'),
   }
   return {
     /** An immediate transaction: the write lock is taken before the balance is read. */
@@ -46,5 +49,7 @@ export function createCreditsRepo(db: Database) {
     insert: (row: UsageRow) => { q.insert.run({ refund_of: null, ...row } as unknown as Record<string, string | number | null>) },
     get: (id: string) => q.byId.get(id),
     refundOf: (id: string) => q.refundOf.get(id),
+    recentCharges: (accountId: string, limit: number) => q.recentCharges.all(accountId, limit),
+    spentSince: (accountId: string, since: string) => q.spentSince.get(accountId, since)?.n ?? 0,
   }
 }

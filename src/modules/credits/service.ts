@@ -2,7 +2,7 @@ import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
 import type { CredentialSource } from '../../http/admission'
-import { creditsFor, grantPeriod, nextGrantReset, PLANS, TOP_UP_OPERATION, type Plan } from './model'
+import { creditsFor, grantPeriod, grantPeriodStart, nextGrantReset, PLANS, TOP_UP_OPERATION, type Plan } from './model'
 import type { BalanceRow, CreditsRepo, UsageRow } from './repo'
 
 export interface Balance {
@@ -144,6 +144,12 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
         return { usageId, balance: balance(opts.accountId, at) }
       })
     },
+
+    /** The latest charges and refunds, newest first (top-ups are not charges). */
+    recentCharges: (accountId: string, limit: number): UsageEntry[] => repo.recentCharges(accountId, limit).map(usageEntry),
+
+    /** Credits spent since the start of the grant period `at` falls in, refunds deducted. */
+    spentThisPeriod: (accountId: string, at = clock.now()): number => repo.spentSince(accountId, grantPeriodStart(at).toISOString()),
 
     /** How an account gets prepaid credits on this instance (the `topUp` object of `getUsage`). */
     topUpOffer(): Record<string, string> {

@@ -6,6 +6,7 @@ import { jsonText } from '../../http/responses'
 import { VERSION } from '../../version'
 // The docs page's script is embedded in the binary: the page makes no request outside this server.
 import scalarBundle from '../../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'text' }
+import { escapeHtml } from '../../http/html'
 
 export const OPENAPI_PATH = '/v1/openapi.json'
 const SCALAR_PATH = '/docs/scalar.js'
@@ -26,7 +27,6 @@ export const SCALAR_CONFIGURATION = {
   telemetry: false,
 } as const
 
-const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 
 function referencePage(): string {
   return `<!doctype html>

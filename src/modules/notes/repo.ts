@@ -67,6 +67,16 @@ const AFTER = '(date_created, id) < ($after_created, $after_id)'
 
 type Params = Record<string, string | number>
 
+/**
+ * A stamp that changes whenever any note is inserted, changed or deleted, by this process or another
+ * (migration 5's counter, moved by triggers), and only then: what is derived from the notes alone
+ * (page boundaries, list pages) outlives writes to other tables, such as a key's last use.
+ */
+export function notesChangeStamp(db: Database): () => string {
+  const counter = db.query<[number], []>('SELECT n FROM note_revision_counter')
+  return () => String(counter.values()[0]![0])
+}
+
 /** Where a row of a list page is: its rowid and revision, read off the index. */
 interface ItemKey {
   rowid: number

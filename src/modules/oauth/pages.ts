@@ -1,8 +1,8 @@
 /** The consent and error pages of /oauth/authorize: plain server-rendered HTML, no script. */
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
-}
+import { escapeHtml } from '../../http/html'
+
+export { escapeHtml }
 
 /**
  * No framing (clickjacking), no referrer to other sites (the query carries the request), nothing

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock'
-import { safeEqual, sha256 } from '../../crypto/digest'
+import { safeEqual, sha256, sha256Base64url } from '../../crypto/digest'
 import type { Database } from '../../db/database'
 import type { IdGenerator } from '../../ids'
 import type { Principal } from '../../http/admission'
@@ -31,9 +31,7 @@ const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401
 
 const randomSecret = (bytes = 32) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url')
 
-function s256(verifier: string): string {
-  return Buffer.from(Bun.SHA256.hash(verifier) as Uint8Array).toString('base64url')
-}
+const s256 = sha256Base64url
 
 function parseScope(value: string | null | undefined): string[] {
   return (value ?? '').split(' ').filter(Boolean)

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
+import { PLANS, type Plan } from '../credits/plans'
 
 export const UsageQuery = t.Object({
   limit: t.Optional(Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
@@ -8,7 +9,7 @@ export const UsageQuery = t.Object({
 export const Usage = t.Object(
   {
     balance: t.Object({
-      plan: t.Union([t.Literal('free'), t.Literal('pro')]),
+      plan: t.Union(Object.keys(PLANS).map(p => t.Literal(p as Plan))),
       grantTotal: Integer(),
       grantRemaining: Integer(),
       purchasedRemaining: Integer(),

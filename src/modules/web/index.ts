@@ -8,6 +8,7 @@ import { messagePage, settingsPage, signInPage } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
+import { randomToken } from '../../http/html'
 
 export const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
@@ -34,7 +35,6 @@ export function safeNext(raw: unknown): string | null {
   return url.pathname + url.search + url.hash
 }
 
-const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
 
 async function formOf(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get('content-type') ?? ''

@@ -2,16 +2,9 @@ import { SCOPES } from '../../http/operations'
 import type { KeyInfo } from '../accounts/service'
 import type { Balance } from '../usage/service'
 import { commandLine } from '../../command-name'
+import { escapeHtml } from '../../http/html'
 
-/** Escapes text for HTML element content and double-quoted attribute values. */
-export function esc(value: unknown): string {
-  return String(value ?? '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
-}
+export const esc = escapeHtml
 
 const CSS = `
 *{box-sizing:border-box}

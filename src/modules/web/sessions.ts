@@ -1,6 +1,7 @@
 import type { WebRepo } from './repo'
 import type { Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
+import { randomToken } from '../../http/html'
 
 export const SESSION_COOKIE = 'notesvc_session'
 export const SIGN_IN_PATH = '/signin'
@@ -14,7 +15,6 @@ export interface SessionUser {
   csrf: string
 }
 
-const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
 
 /** The value of one cookie in a Cookie header. */
 export function cookieValue(header: string | null | undefined, name: string): string | null {
