@@ -61,7 +61,7 @@ export function createApp(deps: AppDeps) {
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
-    .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, limiter })(guard))
+    .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission })(guard))
 
   if (config.accessLog) {

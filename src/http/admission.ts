@@ -160,5 +160,14 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     return authorize(p, terms, opts.rateHeaders)
   }
 
-  return { identify, authorize, admit }
+  /**
+   * Counts one request from a client address against a rate class, for endpoints outside the
+   * operations (the OAuth server's registration, token and revocation endpoints): the same limiter,
+   * windows and 429 as every operation.
+   */
+  function limitAddress(bucket: string, address: string, rateClass: RateClass, rateHeaders?: Record<string, unknown>) {
+    limit(`${bucket}:${address}`, { id: bucket, scopes: [], rateClass }, rateHeaders)
+  }
+
+  return { identify, authorize, admit, limitAddress }
 }

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../../http/auth'
-import type { CredentialVerifier } from '../../http/admission'
+import type { Admission, CredentialVerifier } from '../../http/admission'
 import { clientAddress, type PeerServer } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
-import type { RateLimiter } from '../../http/rate-limit'
+import { ApiError } from '../../http/errors'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
 import { consentPage, errorPage, PAGE_HEADERS } from './pages'
@@ -75,7 +75,8 @@ export interface OAuthRouteDeps {
   publicUrl: string
   log?: { error(msg: string, fields?: Record<string, unknown>): void }
   /** per client address, the `write` class: registration, token and revocation requests */
-  limiter?: RateLimiter
+  /** counts the registration, token and revocation requests of each client address */
+  admission?: Pick<Admission, 'limitAddress'>
 }
 
 /**
@@ -89,9 +90,13 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
   const preflight = () => new Response(null, { status: 204, headers: CORS })
   function limit(server: PeerServer, request: Request) {
-    if (!deps.limiter) return
-    const d = deps.limiter.hit(`oauth-ip:${clientAddress(server, request)}`, 'write')
-    if (!d.allowed) throw new OAuthError('rate_limited', `Too many requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, 429, { 'retry-after': String(d.resetSeconds) })
+    if (!deps.admission) return
+    try {
+      deps.admission.limitAddress('oauth-ip', clientAddress(server, request), 'write')
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'rate_limited') throw new OAuthError('rate_limited', err.message, 429, err.options.headers)
+      throw err
+    }
   }
   const noParse = { parse: 'none' as const }
 
