@@ -241,7 +241,7 @@ export function describeCopy(r: CopyReport): string[] {
     `copied ${r.source} into ${r.target} in ${r.seconds.toFixed(1)} s: ${rows} rows in ${r.tables.length} tables (schema version ${r.schemaVersion}; ${r.migrated} migrations applied to the target first)`,
     ...r.tables.map(t => `  ${t.table.padEnd(width)}  ${String(t.rows).padStart(8)} row${t.rows === 1 ? '' : 's'}`),
     `checked: the row count of every table is the same in both`,
-    `checked: the ledger of ${l.accounts} accounts is the same in both (${l.usageRows} usage rows summing to ${l.credits} credits; grant used ${l.grantUsed}, prepaid ${l.purchased} in the balances)`,
+    `checked: the ledger of ${l.accounts} account${l.accounts === 1 ? '' : 's'} is the same in both (${l.usageRows} usage rows summing to ${l.credits} credits; grant used ${l.grantUsed}, prepaid ${l.purchased} in the balances)`,
     `checked: the list item of each of ${r.notesChecked} notes, computed by PostgreSQL, is the one SQLite stores`,
     'media was not copied: its storage keys were, so keep the media folder or bucket where it is',
   ]
