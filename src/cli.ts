@@ -11,6 +11,7 @@ import { runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { createProgressBar } from './progress'
+import { copyToPostgres, CopyRefused, describeCopy } from './db/copy'
 import { VERSION } from './version'
 import { commandLine, commandName, isCompiled } from './command-name'
 import { runtimeRefusal } from './runtime-version'
@@ -35,6 +36,8 @@ Usage: ${commandName()} <command> [flags]
                                           for it without echo on a terminal
   models list                             list the Whisper models in the models folder
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable
+  db copy --to postgres://…               copy this data folder's SQLite database into an empty
+                                          PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
   version                                 print the version
 
@@ -292,6 +295,19 @@ async function run(argv: string[], env: Env): Promise<number> {
       }
       throw new UsageError('models needs a subcommand: list or pull')
     }
+    case 'db': {
+      if (sub !== 'copy') throw new UsageError('db needs a subcommand: copy')
+      const report = await copyToPostgres({
+        sqlitePath: config.databasePath,
+        targetUrl: stringFlag(p, 'to', true),
+        progress: (table, total) => {
+          const bar = createProgressBar(table.padEnd(18), undefined, undefined, 'rows')
+          return { update: copied => bar.update({ received: copied, total }), done: bar.done }
+        },
+      })
+      for (const line of describeCopy(report)) out(line)
+      return 0
+    }
     case 'doctor': {
       const ok = await runDoctor(config, out)
       return ok ? 0 : 1
@@ -313,7 +329,7 @@ if (import.meta.main) {
         process.stderr.write(`${err.message}\n`)
         process.exit(2)
       }
-      if (err instanceof ConfigError || err instanceof AccountError) {
+      if (err instanceof ConfigError || err instanceof AccountError || err instanceof CopyRefused) {
         process.stderr.write(`notesvc: ${err.message}\n`)
         process.exit(2)
       }

@@ -53,13 +53,16 @@ export function schemaVersion(db: Database): number | null {
   return db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? null
 }
 
+/** A database some newer build has migrated: this one does not know its schema. */
+export function newerSchemaError(current: number, latest: number): Error {
+  return new Error(`the database is at schema version ${current}, newer than this build knows (${latest}); run a newer notesvc or restore a backup`)
+}
+
 export function migrate(db: Database, migrations = MIGRATIONS): number {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
   const current = schemaVersion(db) ?? 0
   const latest = Math.max(0, ...migrations.map(m => m.version))
-  if (current > latest) {
-    throw new Error(`the database is at schema version ${current}, newer than this build knows (${latest}); run a newer notesvc or restore a backup`)
-  }
+  if (current > latest) throw newerSchemaError(current, latest)
   let applied = 0
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (m.version <= current) continue

@@ -1,0 +1,368 @@
+/**
+ * The numbered migrations of `migrations.ts`, written for PostgreSQL 15: the same versions, tables,
+ * columns, constraints and indexes, ending in the same schema as SQLite's last migration. Never edit
+ * one that has shipped: add the next number, here and in `migrations.ts` together.
+ *
+ * Where SQLite has something PostgreSQL lacks, the PostgreSQL way is used, and said where it is:
+ * - Every TEXT column is `TEXT COLLATE "C"` (added by `bytewise` below): SQLite compares text byte by
+ *   byte (BINARY), PostgreSQL by the database's locale unless told otherwise, and the repositories
+ *   order and compare ids and ISO timestamps as strings.
+ * - `COLLATE NOCASE` (ASCII case folding) is `lower(…)` of such a column: under "C", lower() folds
+ *   ASCII letters only, as NOCASE does.
+ * - Generated columns whose expressions PostgreSQL does not count as immutable (`list_item` builds
+ *   JSON, `changed_within` does date arithmetic on text) are plain columns that a BEFORE INSERT OR
+ *   UPDATE trigger computes; the revision counter of migration 5 is a sequence and a counter row.
+ * - 0/1 flags stay INTEGER (the repositories compare them with 1 and 0); timestamps stay ISO text.
+ *   INTEGER is 32 bits here and 64 in SQLite, so byte counts and revisions are BIGINT, and SQLite's
+ *   REAL (8 bytes) is DOUBLE PRECISION (PostgreSQL's REAL has 4). Bun.SQL reads BIGINT as a string.
+ * - Each migration runs in one transaction, under an advisory lock (`migrate-store.ts`).
+ */
+import type { Migration } from './migrate-store'
+
+/** `TEXT` → `TEXT COLLATE "C"`: byte order and comparison, as SQLite's BINARY collation. */
+const bytewise = (sql: string) => sql.replace(/\bTEXT\b/g, 'TEXT COLLATE "C"')
+
+const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, folders, notes, usage',
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL,                     -- unique without regard to ASCII case: accounts_email
+        plan TEXT NOT NULL DEFAULT 'free' CHECK (plan IN ('free', 'pro')),
+        grant_period TEXT NOT NULL,              -- 'YYYY-MM' the grant counter belongs to
+        grant_used INTEGER NOT NULL DEFAULT 0 CHECK (grant_used >= 0),
+        purchased_credits INTEGER NOT NULL DEFAULT 0 CHECK (purchased_credits >= 0),
+        created_at TEXT NOT NULL
+      );
+      -- SQLite's UNIQUE COLLATE NOCASE on the column
+      CREATE UNIQUE INDEX accounts_email ON accounts (lower(email));
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        name TEXT,
+        start TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        scopes TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id, created_at);
+
+      CREATE TABLE folders (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        name TEXT NOT NULL,
+        color TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      -- name COLLATE NOCASE in SQLite
+      CREATE INDEX folders_by_name ON folders(account_id, sandbox, lower(name), id);
+
+      CREATE TABLE notes (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        folder_id TEXT REFERENCES folders(id) ON DELETE SET NULL,
+        title TEXT NOT NULL DEFAULT '',
+        summary TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL CHECK (status IN ('Done', 'Summarizing', 'Error')),
+        processing_stage TEXT,
+        type TEXT NOT NULL,
+        style_id TEXT NOT NULL DEFAULT 'note',
+        language TEXT,
+        is_pinned INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL DEFAULT 'api',
+        error_code TEXT,
+        error_message TEXT,
+        date_created TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        -- The note as a list item, as JSON text: set by notes_derive on every insert and update (a
+        -- generated column in SQLite; json building is not immutable in PostgreSQL).
+        list_item TEXT
+      );
+      CREATE INDEX notes_newest ON notes(account_id, sandbox, date_created DESC, id DESC);
+      CREATE INDEX notes_by_folder ON notes(account_id, sandbox, folder_id, date_created DESC, id DESC);
+      CREATE INDEX notes_by_status ON notes(account_id, sandbox, status, date_created DESC, id DESC);
+      CREATE INDEX notes_by_type ON notes(account_id, sandbox, type, date_created DESC, id DESC);
+      CREATE INDEX notes_by_update ON notes(account_id, sandbox, updated_at);
+      CREATE INDEX notes_folder ON notes(folder_id);
+
+      -- A JSON string, or null: escaped as SQLite's json_object escapes it (\\" \\\\ \\b \\f \\n \\r \\t,
+      -- other control characters as \\u00xx, everything else as it is).
+      CREATE FUNCTION json_string_or_null(v text) RETURNS text LANGUAGE sql AS $$
+        SELECT coalesce(to_json(v)::text, 'null')
+      $$;
+      -- Byte for byte what SQLite's json_object(...) of migration 1 gives: the same keys in the same
+      -- order, no spaces, isPinned a boolean.
+      CREATE FUNCTION note_list_item(n notes) RETURNS text LANGUAGE sql AS $$
+        SELECT concat('{"id":', json_string_or_null(n.id), ',"title":', json_string_or_null(n.title),
+          ',"summary":', json_string_or_null(n.summary), ',"status":', json_string_or_null(n.status),
+          ',"processingStage":', json_string_or_null(n.processing_stage), ',"type":', json_string_or_null(n.type),
+          ',"styleId":', json_string_or_null(n.style_id), ',"language":', json_string_or_null(n.language),
+          ',"folderId":', json_string_or_null(n.folder_id),
+          ',"isPinned":', CASE n.is_pinned WHEN 1 THEN 'true' ELSE 'false' END,
+          ',"source":', json_string_or_null(n.source), ',"dateCreated":', json_string_or_null(n.date_created),
+          ',"updatedAt":', json_string_or_null(n.updated_at), '}')
+      $$;
+      CREATE FUNCTION notes_derive() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.list_item := note_list_item(NEW);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER notes_derive BEFORE INSERT OR UPDATE ON notes FOR EACH ROW EXECUTE FUNCTION notes_derive();
+
+      CREATE TABLE note_bodies (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        original_transcription TEXT NOT NULL DEFAULT '',
+        structured_content TEXT                  -- JSON
+      );
+
+      CREATE TABLE usage (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        operation TEXT NOT NULL,
+        credits INTEGER NOT NULL,                -- negative for refunds and top-ups
+        grant_credits INTEGER NOT NULL DEFAULT 0,
+        purchased_credits INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL CHECK (source IN ('api_key', 'oauth', 'mcp', 'cli')),
+        note_id TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX usage_recent ON usage(account_id, created_at DESC, id DESC);
+
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'uploads and the durable job queue',
+    sql: `
+      CREATE TABLE uploads (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        storage_key TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        declared_size BIGINT,                    -- bytes: up to 5 GiB, past 32 bits
+        received_size BIGINT,
+        received_at TEXT,
+        completed_at TEXT,
+        duration_seconds DOUBLE PRECISION,       -- SQLite's REAL is 8 bytes
+        credits_charged INTEGER NOT NULL DEFAULT 0,
+        usage_id TEXT,
+        source TEXT NOT NULL DEFAULT 'api_key',
+        created_at TEXT NOT NULL
+      );
+
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        run_after TEXT NOT NULL,
+        last_error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX jobs_ready ON jobs(status, run_after, created_at);
+      CREATE INDEX jobs_note ON jobs(note_id);
+
+      ALTER TABLE usage ADD COLUMN refund_of TEXT REFERENCES usage(id);
+      CREATE UNIQUE INDEX usage_refund_once ON usage(refund_of) WHERE refund_of IS NOT NULL;
+    `,
+  },
+  {
+    version: 3,
+    name: 'sign-in, sessions, OAuth clients, codes and tokens',
+    sql: `
+      ALTER TABLE accounts ADD COLUMN password_hash TEXT;
+      ALTER TABLE accounts ADD COLUMN oidc_subject TEXT;
+      CREATE UNIQUE INDEX accounts_oidc_subject ON accounts(oidc_subject) WHERE oidc_subject IS NOT NULL;
+
+      CREATE TABLE sessions (
+        id_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        csrf_token TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX sessions_account ON sessions(account_id);
+
+      CREATE TABLE sign_in_failures (
+        key TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX sign_in_failures_key ON sign_in_failures(key, at);
+
+      CREATE TABLE oauth_clients (
+        id TEXT PRIMARY KEY,
+        secret_hash TEXT,
+        name TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,             -- JSON array
+        token_endpoint_auth_method TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+
+      CREATE TABLE oauth_codes (
+        code_hash TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        redirect_uri TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT
+      );
+
+      CREATE TABLE oauth_tokens (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        family_id TEXT NOT NULL,
+        client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX oauth_tokens_family ON oauth_tokens(family_id);
+    `,
+  },
+  {
+    version: 4,
+    name: 'list indexes for every filter combination; how long after creation a note last changed',
+    sql: `
+      CREATE INDEX notes_by_folder_status ON notes(account_id, sandbox, folder_id, status, date_created DESC, id DESC);
+      CREATE INDEX notes_by_folder_type ON notes(account_id, sandbox, folder_id, type, date_created DESC, id DESC);
+      CREATE INDEX notes_by_status_type ON notes(account_id, sandbox, status, type, date_created DESC, id DESC);
+      CREATE INDEX notes_by_folder_status_type ON notes(account_id, sandbox, folder_id, status, type, date_created DESC, id DESC);
+
+      UPDATE notes SET updated_at = date_created WHERE updated_at < date_created;
+
+      -- The class of how long after its creation a note last changed (0 never, then within a minute,
+      -- ten minutes, an hour, six hours, a day, a week, 30 days, a year, 9 later), as SQLite's
+      -- generated column computes it: updated_at compared as text with date_created plus each bound,
+      -- printed as strftime('%Y-%m-%dT%H:%M:%fZ') prints it (millisecond precision). A date_created
+      -- that is not such a timestamp gives 9, as SQLite's strftime gives null. Set by notes_derive.
+      ALTER TABLE notes ADD COLUMN changed_within INTEGER;
+      CREATE FUNCTION note_changed_within(created text, updated text) RETURNS integer LANGUAGE plpgsql AS $$
+      DECLARE
+        at timestamp;
+        bound integer;
+        class integer := 0;
+      BEGIN
+        IF updated COLLATE "C" <= created COLLATE "C" THEN RETURN 0; END IF;
+        IF created !~ '^\\d{4}-\\d\\d-\\d\\d[T ]\\d\\d:\\d\\d(:\\d\\d(\\.\\d+)?)?Z$' THEN RETURN 9; END IF;
+        at := date_trunc('milliseconds', created::timestamp);
+        FOREACH bound IN ARRAY ARRAY[60, 600, 3600, 21600, 86400, 604800, 2592000, 31536000] LOOP
+          class := class + 1;
+          IF updated COLLATE "C" <= to_char(at + make_interval(secs => bound), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') COLLATE "C" THEN
+            RETURN class;
+          END IF;
+        END LOOP;
+        RETURN 9;
+      END $$;
+      CREATE OR REPLACE FUNCTION notes_derive() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.list_item := note_list_item(NEW);
+        NEW.changed_within := note_changed_within(NEW.date_created, NEW.updated_at);
+        RETURN NEW;
+      END $$;
+      UPDATE notes SET changed_within = NULL;    -- computed by the trigger
+      CREATE INDEX notes_changed_later ON notes(account_id, sandbox, changed_within, date_created DESC, id DESC) WHERE changed_within > 0;
+
+      DROP INDEX notes_by_update;
+    `,
+  },
+  {
+    version: 5,
+    name: 'note revisions: list pages validate remembered items from the index',
+    sql: `
+      -- Every insert or change of a note gives it a new revision, from a sequence (SQLite draws it from
+      -- the counter row under its one write lock; here that would serialize every note write).
+      ALTER TABLE notes ADD COLUMN revision BIGINT NOT NULL DEFAULT 0;
+      CREATE SEQUENCE note_revisions;
+      CREATE OR REPLACE FUNCTION notes_derive() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.list_item := note_list_item(NEW);
+        NEW.changed_within := note_changed_within(NEW.date_created, NEW.updated_at);
+        NEW.revision := nextval('note_revisions');
+        RETURN NEW;
+      END $$;
+      UPDATE notes SET revision = 0;             -- each gets its revision from the trigger
+
+      -- The counter moves whenever any note is inserted, changed or deleted, so what is known about
+      -- the order of the notes stays good until it moves; it is read as in SQLite (SELECT n FROM
+      -- note_revision_counter). Sequence numbers are handed out in call order, not commit order, so
+      -- they cannot tell a reader that something committed; the counter row commits with the change.
+      -- It is moved once per transaction, at commit (a deferred constraint trigger), so its row lock
+      -- is held only while committing and no transaction waits for it holding other locks.
+      CREATE TABLE note_revision_counter (n BIGINT NOT NULL);
+      INSERT INTO note_revision_counter (n) SELECT coalesce(max(revision), 0) FROM notes;
+      CREATE FUNCTION note_revision_counter_move() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF current_setting('notesvc.note_counter_moved', true) IS DISTINCT FROM 'yes' THEN
+          UPDATE note_revision_counter SET n = n + 1;
+          PERFORM set_config('notesvc.note_counter_moved', 'yes', true);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE CONSTRAINT TRIGGER notes_revision_counter AFTER INSERT OR UPDATE OR DELETE ON notes
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note_revision_counter_move();
+
+      DROP INDEX notes_newest;
+      DROP INDEX notes_by_folder;
+      DROP INDEX notes_by_status;
+      DROP INDEX notes_by_type;
+      DROP INDEX notes_by_folder_status;
+      DROP INDEX notes_by_folder_type;
+      DROP INDEX notes_by_status_type;
+      DROP INDEX notes_by_folder_status_type;
+      CREATE INDEX notes_newest ON notes(account_id, sandbox, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder ON notes(account_id, sandbox, folder_id, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_status ON notes(account_id, sandbox, status, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_type ON notes(account_id, sandbox, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_status ON notes(account_id, sandbox, folder_id, status, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_type ON notes(account_id, sandbox, folder_id, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_status_type ON notes(account_id, sandbox, status, type, date_created DESC, id DESC, revision);
+      CREATE INDEX notes_by_folder_status_type ON notes(account_id, sandbox, folder_id, status, type, date_created DESC, id DESC, revision);
+    `,
+  },
+  {
+    version: 6,
+    name: 'job leases and the workers table',
+    sql: `
+      ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
+      ALTER TABLE jobs ADD COLUMN lease_expires_at TEXT;
+      UPDATE jobs SET status = 'queued' WHERE status = 'running';
+
+      CREATE TABLE workers (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_namespace TEXT,
+        slots INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL
+      );
+      CREATE INDEX workers_heartbeat ON workers(heartbeat_at);
+    `,
+  },
+]
+
+export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))
