@@ -17,22 +17,10 @@ import { join } from 'node:path'
 import { POCKETSPHINX_DEFAULTS } from '../src/engines/asr/pocketsphinx'
 import { speechWav } from '../test/fixtures/speech'
 import { startNotesvc } from './notesvc-process'
+import { pocketsphinxAlone } from './speech-engine'
 
 const SECONDS = Number(process.env.BENCH_AUDIO_SECONDS ?? 600)
 const TARGET = 1.1
-
-/** (a) The engine by itself, on the whole WAV. */
-async function engineAlone(wavPath: string): Promise<{ seconds: number; words: number }> {
-  const started = performance.now()
-  const proc = Bun.spawn([
-    POCKETSPHINX_DEFAULTS.program, '-infile', wavPath, '-samprate', '16000', '-time', 'yes',
-    '-hmm', POCKETSPHINX_DEFAULTS.hmm, '-lm', POCKETSPHINX_DEFAULTS.lm, '-dict', POCKETSPHINX_DEFAULTS.dict,
-  ], { stdout: 'pipe', stderr: 'ignore', stdin: 'ignore' })
-  const out = await new Response(proc.stdout).text()
-  if ((await proc.exited) !== 0) throw new Error('pocketsphinx_continuous failed')
-  const words = out.split('\n').filter(l => /^\S+ \d+\.\d+ \d+\.\d+ /.test(l) && !/^(<|\[)/.test(l)).length
-  return { seconds: (performance.now() - started) / 1000, words }
-}
 
 /** (b) Upload → PUT → complete → Done through a notesvc server using the same engine. */
 async function throughNotesvc(wav: Uint8Array): Promise<{ seconds: number; words: number; stages: string[] }> {
@@ -70,7 +58,7 @@ try {
   writeFileSync(wavPath, wav)
   const audioSeconds = (wav.length - 44) / 32_000
   process.stderr.write(`audio: ${audioSeconds.toFixed(0)} s of speech; running the engine alone…\n`)
-  const a = await engineAlone(wavPath)
+  const a = await pocketsphinxAlone(wavPath)
   process.stderr.write(`engine alone: ${a.seconds.toFixed(1)} s; now through notesvc…\n`)
   const b = await throughNotesvc(wav)
   const ratio = b.seconds / a.seconds
