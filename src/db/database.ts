@@ -75,25 +75,26 @@ export function migrate(db: Database, migrations = MIGRATIONS): number {
   return applied
 }
 
-/**
- * Runs functions in transactions of one connection: `read` in a deferred transaction (BEGIN), `write`
- * in an immediate one (BEGIN IMMEDIATE, the write lock taken at once, so a read-then-write never
- * fails halfway on a busy database). bun:sqlite prepares the BEGIN, COMMIT and ROLLBACK statements
- * each time `db.transaction` is called; made once here, a transaction costs a fraction of that.
- */
-export function transactionRunner(db: Database) {
-  const run = db.transaction((fn: () => unknown) => fn())
-  return {
-    read: <T>(fn: () => T): T => run(fn) as T,
-    write: <T>(fn: () => T): T => run.immediate(fn) as T,
-  }
+interface TransactionRunner {
+  read<T>(fn: () => T): T
+  write<T>(fn: () => T): T
 }
 
-const runners = new WeakMap<Database, ReturnType<typeof transactionRunner>>()
+const runners = new WeakMap<Database, TransactionRunner>()
 
-/** The transaction runner of a connection, made once. */
-export function transactions(db: Database): ReturnType<typeof transactionRunner> {
+/**
+ * The transaction runner of a connection, made once: `read` runs a function in a deferred
+ * transaction (BEGIN), `write` in an immediate one (BEGIN IMMEDIATE, the write lock taken at once, so
+ * a read-then-write never fails halfway on a busy database). bun:sqlite prepares the BEGIN, COMMIT and
+ * ROLLBACK statements each time `db.transaction` is called; made once here, a transaction costs a
+ * fraction of that.
+ */
+export function transactions(db: Database): TransactionRunner {
   let r = runners.get(db)
-  if (!r) runners.set(db, (r = transactionRunner(db)))
+  if (!r) {
+    const run = db.transaction((fn: () => unknown) => fn())
+    r = { read: <T>(fn: () => T): T => run(fn) as T, write: <T>(fn: () => T): T => run.immediate(fn) as T }
+    runners.set(db, r)
+  }
   return r
 }

@@ -77,6 +77,15 @@ export function notesChangeStamp(db: Database): () => string {
   return () => String(counter.values()[0]![0])
 }
 
+/**
+ * A key naming a library and a combination of list filters, for remembering what was read. Absent
+ * and null filters must not collide with any real value: they are marked with control characters.
+ */
+export function filterKey(lib: Library, filter: NoteFilter): string {
+  const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
+  return [lib.accountId, lib.sandbox, folder, filter.status ?? '\u0000', filter.type ?? '\u0000', filter.updatedAfter ?? '\u0000'].join('\u0002')
+}
+
 /** Where a row of a list page is: its rowid and revision, read off the index. */
 interface ItemKey {
   rowid: number
@@ -135,9 +144,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
       terms.push('type = $type')
       params.type = filter.type
     }
-    // Absent and null filters must not collide with any real value: mark them with control characters.
-    const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
-    const name = [lib.accountId, lib.sandbox, folder, filter.status ?? '\u0000', filter.type ?? '\u0000'].join('\u0002')
+    const name = filterKey(lib, filter)
     const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
     return { terms, params, name, index: LIST_INDEX[combination]! }
   }
@@ -160,7 +167,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
     const from = `notes INDEXED BY ${eq.index}`
     const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
     return {
-      name: `${eq.name}\u0002${filter.updatedAfter ?? '\u0000'}`,
+      name: eq.name,
       keysEvery(after, step, count) {
         // the rows numbered in list order as the index gives them (no sort: the plan test checks it)
         return db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM (SELECT date_created, id, row_number() OVER (${ORDER}) AS rn
@@ -214,7 +221,7 @@ export function createNotesRepo(db: Database, boundaries: PageBoundaries, items:
       return keys.slice(0, want)
     }
     return {
-      name: `${eq.name}\u0002changed\u0002${t}`,
+      name: `${eq.name}\u0002changed`,
       keysEvery: (after, step, count) =>
         merged(after, step * count).filter((_, i) => (i + 1) % step === 0).map(k => ({ dateCreated: k.date_created, id: k.id })),
       rows: (after, skip, count) => listItems(merged(after, skip + count).slice(skip)),

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { JsonText } from '../../http/responses'
 import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
-import type { NoteRow, NotesRepo } from './repo'
+import { filterKey, type NoteRow, type NotesRepo } from './repo'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -98,9 +98,7 @@ export function createNotesService(deps: {
         status: q.status,
         type: q.type,
       }
-      // Absent and null filters must not collide with any real value: mark them with control characters.
-      const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
-      const key = `${lib.accountId}\u0002${lib.sandbox}\u0002${limit}\u0002${offset}\u0002${folder}\u0002${filter.status ?? '\u0000'}\u0002${filter.type ?? '\u0000'}\u0002${filter.updatedAfter ?? '\u0000'}`
+      const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
       return deps.listCache.get(key, () => {
         const items = repo.listJson(lib, filter, limit, offset)
         const hasMore = items.length > limit
