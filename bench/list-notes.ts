@@ -6,6 +6,7 @@
  * The same file is also the baseline server: `bun run bench/list-notes.ts --baseline-server` serves the
  * file named by BENCH_BODY_FILE on PORT, so the script needs no second file.
  */
+import { SqliteStore } from '../src/db/store'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -149,7 +150,7 @@ export function seedLibrary(dataDir: string, size: number): SeededLibrary {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
-    const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
+    const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
     const { key, account } = services.accounts.createKey({ email: 'bench@example.com' })
     const library = { accountId: account.id, sandbox: false }
     const folders = ['Work', 'Personal', 'Lectures', 'Podcasts'].map(name => services.folders.create(library, { name }).id)

@@ -3,7 +3,7 @@ import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './co
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
-import { openDatabase } from './db/database'
+import { openConfiguredStore } from './db/open'
 import { createServices, type Services } from './services'
 import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
@@ -78,10 +78,10 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
   return v
 }
 
-function openServices(config: Config): { services: Services; close(): void } {
-  const db = openDatabase(config.databasePath)
-  const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
-  return { services, close: () => db.close() }
+async function openServices(config: Config): Promise<{ services: Services; close(): Promise<void> }> {
+  const store = await openConfiguredStore(config, { poolSize: 2 })
+  const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
+  return { services, close: () => store.close() }
 }
 
 /** One line typed on the terminal, not echoed. */
@@ -140,23 +140,23 @@ function onStopSignal(log: Logger, stop: () => Promise<void>) {
  */
 async function worker(config: Config, log: Logger) {
   if (config.workers === 0) throw new UsageError('NOTESVC_WORKERS=0 runs no job workers; `worker` needs 1 to 64 (for the API alone, run serve with NOTESVC_WORKERS=0)')
-  const db = openDatabase(config.databasePath)
-  const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator(), log })
+  const store = await openConfiguredStore(config)
+  const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
   services.workers.start()
   const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
   log.info('notesvc worker started', fields)
   onStopSignal(log, async () => {
     await services.workers.stop()
-    db.close()
+    await store.close()
     log.info('notesvc worker stopped', { workerId: fields.workerId })
   })
 }
 
 async function serve(config: Config, log: Logger) {
-  const db = openDatabase(config.databasePath)
+  const store = await openConfiguredStore(config)
   const ids = createIdGenerator()
-  const services = createServices({ config, db, clock: systemClock, ids, log })
+  const services = createServices({ config, store, clock: systemClock, ids, log })
   if (services.accounts.isEmpty()) {
     const live = services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
     const sandbox = services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
@@ -183,7 +183,7 @@ async function serve(config: Config, log: Logger) {
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
-    db.close()
+    await store.close()
   })
 }
 
@@ -210,7 +210,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       await worker(config, log)
       return -1
     case 'keys': {
-      const { services, close } = openServices(config)
+      const { services, close } = await openServices(config)
       try {
         if (sub === 'create') {
           const plan = stringFlag(p, 'plan') as Plan | undefined
@@ -238,11 +238,11 @@ async function run(argv: string[], env: Env): Promise<number> {
         }
         throw new UsageError('keys needs a subcommand: create, list or revoke')
       } finally {
-        close()
+        await close()
       }
     }
     case 'accounts': {
-      const { services, close } = openServices(config)
+      const { services, close } = await openServices(config)
       try {
         const email = stringFlag(p, 'email', true)
         if (sub === 'credit') {
@@ -268,7 +268,7 @@ async function run(argv: string[], env: Env): Promise<number> {
         }
         throw new UsageError('accounts needs a subcommand: credit, plan or password')
       } finally {
-        close()
+        await close()
       }
     }
     case 'models': {

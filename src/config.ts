@@ -14,6 +14,8 @@ export interface Config {
   docsUrl: string
   dataDir: string
   databasePath: string
+  /** `postgres://…`: all state in that PostgreSQL database; unset: embedded SQLite at `databasePath` */
+  databaseUrl?: string
   storage: StorageKind
   s3: { bucket?: string; endpoint?: string; region?: string; forcePathStyle: boolean }
   modelsDir: string
@@ -57,7 +59,7 @@ const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, p
 
 /** The variables of DECISIONS.md "Running it", with their defaults. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_STORAGE',
+  'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
@@ -132,6 +134,19 @@ function trimSlash(url: string): string {
   return url.replace(/\/+$/, '')
 }
 
+function databaseUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  if (!/^postgres(ql)?:\/\/./.test(value)) {
+    throw new ConfigError(`NOTESVC_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@db.example:5432/notesvc; unset it to keep the embedded SQLite database in NOTESVC_DATA_DIR`)
+  }
+  try {
+    new URL(value)
+  } catch {
+    throw new ConfigError('NOTESVC_DATABASE_URL is not a valid URL; write it as postgres://user:password@host:5432/database (percent-encode special characters in the password)')
+  }
+  return value
+}
+
 function oidcIssuer(value: string | undefined): string | undefined {
   if (!value) return undefined
   let url: URL
@@ -165,6 +180,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     docsUrl: trimSlash(env.NOTESVC_DOCS_URL || `${publicUrl}/docs`),
     dataDir,
     databasePath: resolve(dataDir, 'notesvc.db'),
+    databaseUrl: databaseUrl(env.NOTESVC_DATABASE_URL),
     storage: oneOf('NOTESVC_STORAGE', env.NOTESVC_STORAGE, ['disk', 's3'] as const, 'disk'),
     s3: {
       bucket: env.NOTESVC_S3_BUCKET || undefined,

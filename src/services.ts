@@ -1,6 +1,8 @@
 import type { Config } from './config'
 import type { Clock } from './clock'
-import { transactions, type Database } from './db/database'
+import { transactions } from './db/database'
+import type { Store } from './db/store'
+import { sqliteOf } from './db/open'
 import type { IdGenerator } from './ids'
 import { instanceSecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
@@ -42,7 +44,8 @@ const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
 
 export interface CoreDeps {
   config: Config
-  db: Database
+  /** the database: embedded SQLite or PostgreSQL (src/db/store.ts) */
+  store: Store
   clock: Clock
   ids: IdGenerator
   log?: Logger
@@ -53,7 +56,9 @@ export interface CoreDeps {
 
 /** The services behind the routes and the CLI, built once from what varies (db, clock, ids, config). */
 export function createServices(deps: CoreDeps) {
-  const { db, clock, ids, config } = deps
+  const { store, clock, ids, config } = deps
+  // Modules not yet moved onto the store use its SQLite connection directly (issue 11, in progress).
+  const db = sqliteOf(store)!
   const transaction = transactions(db).write
   const stamp = changeStamp(db)
   const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })

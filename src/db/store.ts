@@ -1,10 +1,18 @@
 import { Database, type Statement } from 'bun:sqlite'
+import { AsyncLocalStorage } from 'node:async_hooks'
 
 /**
  * One data-access interface, two back ends: bun:sqlite (embedded, the default) and PostgreSQL through
  * Bun's built-in SQL client (`Bun.SQL`). Repositories write one SQL text with `?` placeholders in the
  * dialect both share; the PostgreSQL store numbers them (`$1`, `$2`, …). Every call is asynchronous,
  * as a network database needs; the SQLite store answers at once.
+ *
+ * Ambient transactions: inside `store.transaction(fn)`, every statement of that store, whether sent
+ * through the handle `fn` is given or through the store itself (a repository called by a service
+ * called inside the transaction), runs in that transaction, and a nested `transaction()` joins it
+ * rather than opening another. The open transaction is carried by AsyncLocalStorage, so services
+ * compose (charge credits and queue a job in one transaction) without passing a handle down every
+ * call, the way Sequelize's CLS transactions and Drizzle/Kysely users' AsyncLocalStorage wrappers do.
  *
  * Why not a query builder: the queries of notesvc are few and hand-tuned (index names, row-value
  * seeks), both engines run them as written, and Bun ships both drivers, so a builder would add a
@@ -30,6 +38,8 @@ export interface Store extends Queryable {
    * IMMEDIATE), so a read-then-write cannot fail halfway on a busy database.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, mode?: 'read' | 'write'): Promise<T>
+  /** whether the calling async context is inside a transaction of this store */
+  readonly inTransaction: boolean
   close(): Promise<void>
 }
 
@@ -50,6 +60,8 @@ export class SqliteStore implements Store {
   readonly dialect = 'sqlite' as const
   private statements = new Map<string, Statement>()
   private held: Promise<void> | null = null
+  /** the transaction the current async context runs in, if any */
+  private ambient = new AsyncLocalStorage<Queryable>()
 
   constructor(readonly db: Database) {}
 
@@ -81,21 +93,34 @@ export class SqliteStore implements Store {
   }
 
   async all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
+    const tx = this.ambient.getStore()
+    if (tx) return tx.all<T>(sql, params)
     while (this.held) await this.held // then run at once, before any transaction can begin
     return this.direct.all<T>(sql, params)
   }
 
   async get<T>(sql: string, params?: readonly SqlValue[]): Promise<T | null> {
+    const tx = this.ambient.getStore()
+    if (tx) return tx.get<T>(sql, params)
     while (this.held) await this.held
     return this.direct.get<T>(sql, params)
   }
 
   async run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    const tx = this.ambient.getStore()
+    if (tx) return tx.run(sql, params)
     while (this.held) await this.held
     return this.direct.run(sql, params)
   }
 
+  /** Whether the calling async context is inside a transaction of this store. */
+  get inTransaction(): boolean {
+    return this.ambient.getStore() !== undefined
+  }
+
   async transaction<T>(fn: (tx: Queryable) => Promise<T>, mode: 'read' | 'write' = 'write'): Promise<T> {
+    const joined = this.ambient.getStore()
+    if (joined) return fn(joined)
     const release = await this.acquire()
     let open = true
     const guard = <F extends (...a: never[]) => Promise<unknown>>(f: F): F =>
@@ -107,7 +132,7 @@ export class SqliteStore implements Store {
     try {
       this.statement(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN').run()
       try {
-        const result = await fn(tx)
+        const result = await this.ambient.run(tx, () => fn(tx))
         this.statement('COMMIT').run()
         return result
       } catch (err) {
@@ -156,9 +181,12 @@ export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const
   readonly sql: InstanceType<typeof Bun.SQL>
   private texts = new Map<string, string>()
+  private ambient = new AsyncLocalStorage<Queryable>()
+  private pool: Queryable
 
   constructor(url: string, options: { max?: number } = {}) {
     this.sql = new Bun.SQL(url, { max: options.max ?? 10 })
+    this.pool = this.over(this.sql)
   }
 
   private text(sql: string): string {
@@ -179,23 +207,46 @@ export class PostgresStore implements Store {
     }
   }
 
+  private current(): Queryable {
+    return this.ambient.getStore() ?? this.pool
+  }
+
   all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
-    return this.over(this.sql).all<T>(sql, params)
+    return this.current().all<T>(sql, params)
   }
 
   get<T>(sql: string, params?: readonly SqlValue[]): Promise<T | null> {
-    return this.over(this.sql).get<T>(sql, params)
+    return this.current().get<T>(sql, params)
   }
 
   run(sql: string, params?: readonly SqlValue[]): Promise<number> {
-    return this.over(this.sql).run(sql, params)
+    return this.current().run(sql, params)
+  }
+
+  /** Whether the calling async context is inside a transaction of this store. */
+  get inTransaction(): boolean {
+    return this.ambient.getStore() !== undefined
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return (await this.sql.begin(async tx => fn(this.over(tx as unknown as InstanceType<typeof Bun.SQL>)))) as T
+    const joined = this.ambient.getStore()
+    if (joined) return fn(joined)
+    return (await this.sql.begin(async tx => {
+      const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
+      return this.ambient.run(q, () => fn(q))
+    })) as T
   }
 
   async close(): Promise<void> {
     await this.sql.close()
   }
+}
+
+/**
+ * ` FOR UPDATE` on PostgreSQL, where a read-then-write must lock the rows it read (other connections
+ * write at the same time); nothing on SQLite, whose write transactions hold the one write lock from
+ * their start (BEGIN IMMEDIATE).
+ */
+export function forUpdate(q: Pick<Queryable, 'dialect'>): string {
+  return q.dialect === 'postgres' ? ' FOR UPDATE' : ''
 }

@@ -1,3 +1,4 @@
+import { SqliteStore } from '../../src/db/store'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
@@ -42,7 +43,7 @@ async function buildInstallation() {
   expect(config.databasePath).toBe(databasePath)
   const db = openDatabase(config.databasePath)
   const clock = fixedClock('2026-11-10T12:00:00.000Z')
-  const s = createServices({ config, db, clock, ids: createIdGenerator(() => clock.now().getTime()) })
+  const s = createServices({ config, store: new SqliteStore(db), clock, ids: createIdGenerator(() => clock.now().getTime()) })
   try {
     const alice = s.accounts.createKey({ email: 'Alice@example.com', name: 'live' })
     s.accounts.createKey({ email: 'alice@example.com', sandbox: true, name: 'sandbox' })

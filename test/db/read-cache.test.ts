@@ -1,3 +1,4 @@
+import { SqliteStore } from '../../src/db/store'
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
@@ -54,7 +55,7 @@ describe('cached reads through the API stay true', () => {
     try {
       const config = loadConfig({ NOTESVC_DATA_DIR: d.path, NOTESVC_PUBLIC_URL: 'http://localhost' })
       const db = openDatabase(config.databasePath)
-      const services = createServices({ config, db, clock: systemClock, ids: createIdGenerator() })
+      const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
       const app = createApp({ config, clock: systemClock, ids: createIdGenerator(), log: silentLogger, services })
       const { key, info } = services.accounts.createKey({ email: 'cache@example.com' })
       const call = async (path: string) => app.handle(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${key}` } }))
@@ -63,7 +64,7 @@ describe('cached reads through the API stay true', () => {
 
       // A second process: its own connection and services on the same file.
       const otherDb = openDatabase(config.databasePath)
-      const other = createServices({ config, db: otherDb, clock: systemClock, ids: createIdGenerator() })
+      const other = createServices({ config, store: new SqliteStore(otherDb), clock: systemClock, ids: createIdGenerator() })
       const account = services.accounts.requireAccount('cache@example.com')
       other.notes.create({ accountId: account.id, sandbox: false }, { title: 'from elsewhere', content: 'x' })
       await Bun.sleep(2)

@@ -88,6 +88,26 @@ for (const b of backEnds) {
       expect(seen === 'still waiting' || seen === null).toBe(true)
       expect(await outside).toEqual(b.name === 'sqlite' ? { id: 'pending' } : null)
     })
+
+    test('inside a transaction the store itself runs in it: a nested transaction joins, a throw rolls back both', async () => {
+      // what a service relies on: a repository called inside store.transaction() writes in that transaction
+      await expect(store.transaction(async () => {
+        await store.run('INSERT INTO items (id, n) VALUES (?, ?)', ['ambient', 1])
+        expect(store.inTransaction).toBe(true)
+        expect(await store.get('SELECT n FROM items WHERE id = ?', ['ambient'])).toEqual({ n: 1 })
+        await store.transaction(async () => {
+          await store.run('UPDATE items SET n = ? WHERE id = ?', [2, 'ambient'])
+        })
+        expect(await store.get('SELECT n FROM items WHERE id = ?', ['ambient'])).toEqual({ n: 2 })
+        throw new Error('undo all of it')
+      })).rejects.toThrow('undo all of it')
+      expect(store.inTransaction).toBe(false)
+      expect(await store.get('SELECT id FROM items WHERE id = ?', ['ambient'])).toBeNull()
+      await store.transaction(async () => {
+        await store.run('INSERT INTO items (id, n) VALUES (?, ?)', ['ambient', 3])
+      })
+      expect(await store.get('SELECT n FROM items WHERE id = ?', ['ambient'])).toEqual({ n: 3 })
+    })
   })
 }
 

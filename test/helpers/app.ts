@@ -2,7 +2,9 @@ import { loadConfig, type Config, type Env } from '../../src/config'
 import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger, type Logger } from '../../src/log'
-import { openDatabase, type Database } from '../../src/db/database'
+import type { Database } from '../../src/db/database'
+import { memoryStore } from '../../src/db/open'
+import type { Store } from '../../src/db/store'
 import { createServices, type CoreDeps } from '../../src/services'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -30,6 +32,8 @@ export function createTestApp(opts: {
   /** settings no environment variable reaches (such as where PocketSphinx is looked for) */
   config?: Partial<Config>
   storage?: CoreDeps['storage']
+  /** the database (default: a private in-memory SQLite store); a PostgreSQL store runs the same tests there */
+  store?: Store
   /** more route modules for createApp (pages, OAuth, MCP), built from the app's parts */
   /** more credential verifiers for createApp (OAuth access tokens, ID tokens), built from the app's parts */
   verifiers?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['verifiers']
@@ -42,15 +46,18 @@ export function createTestApp(opts: {
     ...loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_MODELS_DIR: join(dataDir, 'models'), NOTESVC_LLM: 'builtin', ...opts.env }),
     ...opts.config,
   }
-  const db = openDatabase(':memory:')
+  const sqlite = opts.store ? null : memoryStore()
+  const store: Store = opts.store ?? sqlite!
+  /** the SQLite connection, for tests that look at rows directly (null on PostgreSQL) */
+  const db = sqlite?.db as Database
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
-  const services = createServices({ config, db, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
+  const services = createServices({ config, store, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
   opts.alter?.(services)
   const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }) })
 
-  function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): string {
-    return services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan }).key
+  async function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): Promise<string> {
+    return (await services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan })).key
   }
 
   async function call(method: string, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<CallResult> {
@@ -72,7 +79,7 @@ export function createTestApp(opts: {
     return { status: res.status, headers: res.headers, body: parsed, text }
   }
 
-  return { app, db, config, services, clock, key, call }
+  return { app, db, store, config, services, clock, key, call }
 }
 
 export { fixedClock }

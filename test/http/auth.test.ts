@@ -110,7 +110,7 @@ describe('a key lacking one needed scope → 403 insufficient_scope', () => {
   const rows = protectedOps.flatMap(op => op.scopes.map(scope => [`${label(op)} without ${scope}`, op, scope] as const))
 
   test.each(rows)('%s', async (_name, op, scope) => {
-    const token = app.key({ scopes: EVERY_SCOPE.filter(s => s !== scope) })
+    const token = await app.key({ scopes: EVERY_SCOPE.filter(s => s !== scope) })
     const res = await callOp(app, op, { token })
     expectEnvelope(res, 403, 'insufficient_scope')
     expect(res.body.error.message).toContain(scope)
@@ -120,7 +120,7 @@ describe('a key lacking one needed scope → 403 insufficient_scope', () => {
 describe('a key with exactly the needed scopes is admitted', () => {
   const app = createTestApp()
   test.each(protectedOps.map(op => [`${label(op)} with ${op.scopes.join(' + ')}`, op] as const))('%s', async (_name, op) => {
-    const token = app.key({ scopes: op.scopes })
+    const token = await app.key({ scopes: op.scopes })
     const res = await callOp(app, op, { token })
     // A placeholder id and an empty body are refused as the interface says, never as a credential problem.
     const want = ADMITTED[op.id]!

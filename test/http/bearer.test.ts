@@ -18,7 +18,7 @@ describe('reading the bearer credential', () => {
 
   test('the scheme is case-insensitive over HTTP; a key in the query string is not accepted', async () => {
     const t = createTestApp()
-    const key = t.key()
+    const key = await t.key()
     expect((await t.call('GET', '/v1/notes', { headers: { authorization: `bearer ${key}` } })).status).toBe(200)
     const q = await t.call('GET', `/v1/notes?access_token=${key}`)
     expect(q.status).toBe(401)

@@ -21,8 +21,8 @@ interface Ctx {
 
 async function setup(): Promise<Ctx> {
   const app = createTestApp()
-  const live = app.key()
-  const sandbox = app.key({ sandbox: true })
+  const live = await app.key()
+  const sandbox = await app.key({ sandbox: true })
   const note = await app.call('POST', '/v1/notes', { token: live, body: { title: 'Live note', content: 'The beta ships on March third.' } })
   const sandboxNote = await app.call('POST', '/v1/notes', { token: sandbox, body: { title: 'Sandbox note', content: 'The beta ships on March third.' } })
   const folder = await app.call('POST', '/v1/folders', { token: live, body: { name: 'Inbox' } })

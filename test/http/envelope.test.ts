@@ -14,9 +14,9 @@ function expectEnvelope(res: CallResult, status: number, code: string) {
   expect(res.body.error.request_id).toBe(res.headers.get('x-request-id')!)
 }
 
-describe('unknown path → 404 not_found', () => {
+describe('unknown path → 404 not_found', async () => {
   const app = createTestApp()
-  const token = app.key()
+  const token = await app.key()
   test.each([
     ['GET', '/v1/nope'],
     ['GET', '/nothing'],
@@ -28,9 +28,9 @@ describe('unknown path → 404 not_found', () => {
   })
 })
 
-describe('known path, unserved method → 405 method_not_allowed with Allow', () => {
+describe('known path, unserved method → 405 method_not_allowed with Allow', async () => {
   const app = createTestApp()
-  const token = app.key()
+  const token = await app.key()
   const rows: [string, string, string[]][] = [
     ['PUT', '/v1/notes', ['GET', 'POST']],
     ['DELETE', '/v1/folders', ['GET', 'POST']],
@@ -48,9 +48,9 @@ describe('known path, unserved method → 405 method_not_allowed with Allow', ()
   })
 })
 
-describe('bad requests', () => {
+describe('bad requests', async () => {
   const app = createTestApp()
-  const token = app.key()
+  const token = await app.key()
 
   test('malformed JSON on POST /v1/notes with a valid key → 400 invalid_request', async () => {
     const res = await app.call('POST', '/v1/notes', { token, body: '{"title": "a", ', headers: { 'content-type': 'application/json' } })
@@ -79,10 +79,10 @@ describe('bad requests', () => {
   })
 })
 
-describe('unexpected exception → 500 internal_error without internals', () => {
+describe('unexpected exception → 500 internal_error without internals', async () => {
   const SECRET = 'SECRET-DB-PATH /var/x'
   const app = createTestApp({ alter: s => { s.notes.listJson = () => { throw new Error(SECRET) } } })
-  const token = app.key()
+  const token = await app.key()
 
   test('GET /v1/notes whose service throws', async () => {
     const res = await app.call('GET', '/v1/notes', { token })
@@ -102,7 +102,7 @@ describe('unexpected exception → 500 internal_error without internals', () => 
 describe('X-Request-Id', () => {
   test('every response carries one, unique per request, and error bodies repeat it', async () => {
     const app = createTestApp({ alter: s => { s.folders.list = () => { throw new Error('boom') } } })
-    const token = app.key()
+    const token = await app.key()
     const requests: [string, string, { token?: string; body?: unknown }, number][] = [
       ['GET', '/v1/health', {}, 200],
       ['GET', '/v1', {}, 200],
@@ -129,10 +129,10 @@ describe('X-Request-Id', () => {
   })
 })
 
-describe('X-RateLimit headers on credentialed responses', () => {
+describe('X-RateLimit headers on credentialed responses', async () => {
   const app = createTestApp()
-  const token = app.key()
-  const limited = app.key({ scopes: ['usage:read'] })
+  const token = await app.key()
+  const limited = await app.key({ scopes: ['usage:read'] })
   const rows: [string, string, string, { token: string; body?: unknown }, number, number][] = [
     ['read success', 'GET', '/v1/notes', { token }, 200, 120],
     ['write success', 'POST', '/v1/folders', { token, body: { name: 'Work' } }, 201, 30],
@@ -152,7 +152,7 @@ describe('X-RateLimit headers on credentialed responses', () => {
   })
 
   test('Remaining counts down with each request of the class', async () => {
-    const fresh = app.key()
+    const fresh = await app.key()
     const a = await app.call('GET', '/v1/notes', { token: fresh })
     const b = await app.call('GET', '/v1/folders', { token: fresh })
     expect(a.headers.get('x-ratelimit-remaining')).toBe('119')
@@ -165,8 +165,8 @@ describe('rate limiting (read=3, write=2, processing=1)', () => {
 
   test('the 4th read with one key → 429 rate_limited with Retry-After; another key still gets 200', async () => {
     const app = createTestApp({ env })
-    const a = app.key()
-    const b = app.key()
+    const a = await app.key()
+    const b = await app.key()
     for (let i = 0; i < 3; i++) expect((await app.call('GET', '/v1/notes', { token: a })).status).toBe(200)
     const res = await app.call('GET', '/v1/folders', { token: a })
     expectEnvelope(res, 429, 'rate_limited')
@@ -180,7 +180,7 @@ describe('rate limiting (read=3, write=2, processing=1)', () => {
 
   test('write is counted separately from read', async () => {
     const app = createTestApp({ env })
-    const token = app.key()
+    const token = await app.key()
     for (let i = 0; i < 3; i++) expect((await app.call('GET', '/v1/notes', { token })).status).toBe(200)
     expect((await app.call('GET', '/v1/notes', { token })).status).toBe(429)
     // Reads exhausted, writes untouched.
@@ -191,7 +191,7 @@ describe('rate limiting (read=3, write=2, processing=1)', () => {
 
   test('processing is counted separately from read and write', async () => {
     const app = createTestApp({ env })
-    const token = app.key({ sandbox: true })
+    const token = await app.key({ sandbox: true })
     expect((await app.call('POST', '/v1/summaries', { token, body: { text: 'hello' } })).status).toBe(200)
     expectEnvelope(await app.call('POST', '/v1/summaries', { token, body: { text: 'hello' } }), 429, 'rate_limited')
     expect((await app.call('POST', '/v1/folders', { token, body: { name: 'A' } })).status).toBe(201)
@@ -201,7 +201,7 @@ describe('rate limiting (read=3, write=2, processing=1)', () => {
   test('Retry-After counts down, and the limit lifts when the 60-second window ends', async () => {
     const clock = fixedClock('2026-11-22T10:00:00.000Z')
     const app = createTestApp({ env, clock })
-    const token = app.key()
+    const token = await app.key()
     for (let i = 0; i < 3; i++) await app.call('GET', '/v1/notes', { token })
     const refused = await app.call('GET', '/v1/notes', { token })
     expect(refused.status).toBe(429)
@@ -224,6 +224,6 @@ describe('rate limiting (read=3, write=2, processing=1)', () => {
     // all at one instant: the whole 60-second window is left to wait
     expect(res.headers.get('retry-after')).toBe('60')
     // A credential's own budget is separate from the address's.
-    expect((await app.call('GET', '/v1/notes', { token: app.key() })).status).toBe(200)
+    expect((await app.call('GET', '/v1/notes', { token: await app.key() })).status).toBe(200)
   })
 })

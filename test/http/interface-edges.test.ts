@@ -11,14 +11,14 @@ import { createTestApp } from '../helpers/app'
 
 const SANDBOX_NOTICE_WORDS = /fixed|sample/i
 
-function app() {
+async function app() {
   const t = createTestApp()
-  return { ...t, live: t.key(), sandbox: t.key({ sandbox: true }) }
+  return { ...t, live: await t.key(), sandbox: await t.key({ sandbox: true }) }
 }
 
 describe('a Note still processing has structuredContent {}, never null', () => {
   test('getNote, updateNote and listNotes of a note made by createUpload', async () => {
-    const t = app()
+    const t = await app()
     const up = await t.call('POST', '/v1/uploads', { token: t.live, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })
     expect(up.status).toBe(201)
     const got = await t.call('GET', `/v1/notes/${up.body.noteId}`, { token: t.live })
@@ -32,7 +32,7 @@ describe('a Note still processing has structuredContent {}, never null', () => {
   })
 
   test('the getNote tool of the MCP endpoint, through the SDK client', async () => {
-    const t = app()
+    const t = await app()
     const up = await t.call('POST', '/v1/uploads', { token: t.live, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })
     let base = ''
     const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: r => t.app.handle(new Request(r.url.replace(base, 'http://localhost'), r)) })
@@ -52,7 +52,7 @@ describe('a Note still processing has structuredContent {}, never null', () => {
 
 describe('askNoteQuestion with a sandbox key answers with a notice, as every processing route does', () => {
   test('sandbox: notice present, nothing charged; live: no notice', async () => {
-    const t = app()
+    const t = await app()
     const sNote = await t.call('POST', '/v1/notes', { token: t.sandbox, body: { title: 'Plan', content: 'The beta ships on March third.' } })
     const sandbox = await t.call('POST', `/v1/notes/${sNote.body.id}/questions`, { token: t.sandbox, body: { question: 'When does the beta ship?' } })
     expect(sandbox.status).toBe(200)
@@ -67,7 +67,7 @@ describe('askNoteQuestion with a sandbox key answers with a notice, as every pro
   })
 
   test('the OpenAPI document lists notice on Answer', async () => {
-    const t = app()
+    const t = await app()
     const doc = (await t.call('GET', '/v1/openapi.json')).body
     const op = doc.paths['/v1/notes/{id}/questions'].post
     const schema = op.responses['200'].content['application/json'].schema
@@ -85,7 +85,7 @@ describe('integer and boolean body fields must be JSON numbers and booleans, not
   ]
   for (const c of CASES) {
     test(`${c.name} as a string → 400 naming ${c.field}`, async () => {
-      const t = app()
+      const t = await app()
       const note = await t.call('POST', '/v1/notes', { token: t.live, body: { title: 'x', content: 'y' } })
       for (const token of [t.live, t.sandbox]) {
         const res = await t.call(c.method, c.path(note.body.id), { token, body: c.body })
@@ -97,7 +97,7 @@ describe('integer and boolean body fields must be JSON numbers and booleans, not
   }
 
   test('the same values as JSON numbers are accepted', async () => {
-    const t = app()
+    const t = await app()
     const up = await t.call('POST', '/v1/uploads', { token: t.live, body: { fileName: 'a.wav', contentType: 'audio/wav', fileSize: 1000 } })
     expect(up.status).toBe(201)
     const tr = await t.call('POST', '/v1/transcriptions', { token: t.sandbox, body: { audioUrl: 'https://example.com/a.mp3', timeoutSeconds: 300 } })
@@ -110,7 +110,7 @@ describe('listNotes offset is bounded to what the database holds', () => {
   const LARGEST = 9007199254740991
   for (const offset of ['9223372036854775807', '9223372036854775808', '18446744073709551616', '9007199254740992']) {
     test(`offset=${offset} → 400 naming offset`, async () => {
-      const t = app()
+      const t = await app()
       const res = await t.call('GET', `/v1/notes?offset=${offset}`, { token: t.live })
       expect(res.status).toBe(400)
       expect(res.body.error.details).toEqual([{ field: 'offset', issue: `must be a whole number from 0 to ${LARGEST}` }])
@@ -118,7 +118,7 @@ describe('listNotes offset is bounded to what the database holds', () => {
   }
 
   test('the largest offset is accepted: an empty page', async () => {
-    const t = app()
+    const t = await app()
     await t.call('POST', '/v1/notes', { token: t.live, body: { title: 'x', content: 'y' } })
     const res = await t.call('GET', `/v1/notes?offset=${LARGEST}`, { token: t.live })
     expect(res.status).toBe(200)
@@ -126,7 +126,7 @@ describe('listNotes offset is bounded to what the database holds', () => {
   })
 
   test('the OpenAPI document states the bound', async () => {
-    const t = app()
+    const t = await app()
     const doc = (await t.call('GET', '/v1/openapi.json')).body
     const offset = doc.paths['/v1/notes'].get.parameters.find((p: any) => p.name === 'offset')
     expect(offset.schema).toMatchObject({ type: 'integer', minimum: 0, maximum: LARGEST })
@@ -135,7 +135,7 @@ describe('listNotes offset is bounded to what the database holds', () => {
 
 describe('an empty folderId is refused naming the field, not a 500', () => {
   test('createNote with folderId ""', async () => {
-    const t = app()
+    const t = await app()
     const res = await t.call('POST', '/v1/notes', { token: t.live, body: { title: 'x', content: 'y', folderId: '' } })
     expect(res.status).toBe(400)
     expect(res.body.error.details.map((d: any) => d.field)).toEqual(['folderId'])
@@ -143,7 +143,7 @@ describe('an empty folderId is refused naming the field, not a 500', () => {
   })
 
   test('updateNote with folderId "" leaves the note as it was', async () => {
-    const t = app()
+    const t = await app()
     const folder = await t.call('POST', '/v1/folders', { token: t.live, body: { name: 'Inbox' } })
     const note = await t.call('POST', '/v1/notes', { token: t.live, body: { title: 'x', content: 'y', folderId: folder.body.id } })
     const res = await t.call('PATCH', `/v1/notes/${note.body.id}`, { token: t.live, body: { folderId: '' } })
@@ -153,7 +153,7 @@ describe('an empty folderId is refused naming the field, not a 500', () => {
   })
 
   test('folderId null still moves a note to the top level', async () => {
-    const t = app()
+    const t = await app()
     const folder = await t.call('POST', '/v1/folders', { token: t.live, body: { name: 'Inbox' } })
     const note = await t.call('POST', '/v1/notes', { token: t.live, body: { title: 'x', content: 'y', folderId: folder.body.id } })
     const res = await t.call('PATCH', `/v1/notes/${note.body.id}`, { token: t.live, body: { folderId: null } })

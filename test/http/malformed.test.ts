@@ -138,7 +138,7 @@ function toJson(body: unknown): string {
 
 async function setup() {
   const app = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
-  const token = app.key({ plan: 'pro' })
+  const token = await app.key({ plan: 'pro' })
   const note = await app.call('POST', '/v1/notes', { token, body: { title: 'Planning', content: 'The beta ships on March third. Maria writes the release notes.' } })
   const folder = await app.call('POST', '/v1/folders', { token, body: { name: 'Inbox' } })
   const upload = await app.call('POST', '/v1/uploads', { token, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })

@@ -9,10 +9,10 @@ import { SPEC_OPERATIONS } from '../helpers/interface'
  * request), so this checks real responses of every operation against the schemas the OpenAPI
  * document publishes.
  */
-describe('every success response matches its published schema', () => {
+describe('every success response matches its published schema', async () => {
   const t = createTestApp()
-  const live = t.key()
-  const sandbox = t.key({ sandbox: true })
+  const live = await t.key()
+  const sandbox = await t.key({ sandbox: true })
   const checked = new Set<string>()
 
   async function expectShape(operationId: string, method: string, path: string, token?: string, body?: unknown) {

@@ -100,7 +100,7 @@ describe('a client generated from the served document', () => {
     expect({ code: checked.code, output: checked.stdout + checked.stderr }).toEqual({ code: 0, output: '' })
 
     const client = await import(join(dir.path, 'client.ts'))
-    const result = await client.useTheApi(base, t.key({ email: 'typed@example.com' }))
+    const result = await client.useTheApi(base, await t.key({ email: 'typed@example.com' }))
     expect(result).toEqual({
       noteTitle: 'Typed', listedCreated: true, limit: 10, totalRemaining: 60, plan: 'free',
       uploadStatus: 201, method: 'PUT', headers: { 'Content-Type': 'audio/mpeg' }, missingStatus: 404, code: 'not_found',

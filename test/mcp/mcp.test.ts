@@ -1,3 +1,4 @@
+import { SqliteStore } from '../../src/db/store'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,7 +30,7 @@ function startServer() {
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: r => fetchApp(r) })
   const base = `http://127.0.0.1:${server.port}`
   const config = { ...bootConfig, publicUrl: base, docsUrl: `${base}/docs` }
-  const services = createServices({ config, db, clock, ids, log: silentLogger })
+  const services = createServices({ config, store: new SqliteStore(db), clock, ids, log: silentLogger })
   const app = createApp({ config, clock, ids, log: silentLogger, services })
   fetchApp = r => app.handle(r)
   const key = (o: { email?: string; scopes?: Scope[]; sandbox?: boolean } = {}) =>
@@ -56,7 +57,7 @@ afterAll(() => srv.stop())
 
 describe('MCP endpoint', () => {
   test('lists one tool per operation, with input schemas from the models', async () => {
-    const client = await connect(srv.base, srv.key())
+    const client = await connect(srv.base, await srv.key())
     try {
       expect(client.getServerVersion()?.name).toBe('notesvc')
       const { tools } = await client.listTools()
@@ -86,7 +87,7 @@ describe('MCP endpoint', () => {
   })
 
   test('createNote → getNote → listNotes, updateNote, folders', async () => {
-    const client = await connect(srv.base, srv.key({ email: 'notes@example.com' }))
+    const client = await connect(srv.base, await srv.key({ email: 'notes@example.com' }))
     try {
       const created = await client.callTool({ name: 'createNote', arguments: { title: 'Standup', content: 'Ana will ship the release on Friday. Bo reviews the docs.' } })
       expect(created.isError ?? false).toBe(false) // MCP: an absent isError means success
@@ -123,7 +124,7 @@ describe('MCP endpoint', () => {
   })
 
   test('createSummary charges 2 credits recorded with source "mcp"', async () => {
-    const token = srv.key({ email: 'summaries@example.com' })
+    const token = await srv.key({ email: 'summaries@example.com' })
     const client = await connect(srv.base, token)
     try {
       const before = (await client.callTool({ name: 'getUsage', arguments: {} })).structuredContent as any
@@ -148,7 +149,7 @@ describe('MCP endpoint', () => {
   })
 
   test('a tool the credential lacks the scope for is a tool error with insufficient_scope', async () => {
-    const client = await connect(srv.base, srv.key({ email: 'reader@example.com', scopes: ['notes:read'] }))
+    const client = await connect(srv.base, await srv.key({ email: 'reader@example.com', scopes: ['notes:read'] }))
     try {
       const r = await client.callTool({ name: 'createFolder', arguments: { name: 'Nope' } })
       expect(r.isError).toBe(true)
@@ -168,7 +169,7 @@ describe('MCP endpoint', () => {
   })
 
   test('arguments are checked with the model schemas, field by field', async () => {
-    const client = await connect(srv.base, srv.key({ email: 'validation@example.com' }))
+    const client = await connect(srv.base, await srv.key({ email: 'validation@example.com' }))
     try {
       const r = await client.callTool({ name: 'createNote', arguments: { title: 7, extra: true } })
       expect(r.isError).toBe(true)
@@ -190,7 +191,7 @@ describe('MCP endpoint', () => {
   })
 
   test('a sandbox key works in the sandbox library and is not charged', async () => {
-    const client = await connect(srv.base, srv.key({ email: 'sandbox@example.com', sandbox: true }))
+    const client = await connect(srv.base, await srv.key({ email: 'sandbox@example.com', sandbox: true }))
     try {
       const r = await client.callTool({ name: 'createSummary', arguments: { text: 'Anything at all.' } })
       expect((r.structuredContent as any).creditsCharged).toBe(0)
@@ -218,7 +219,7 @@ describe('MCP endpoint', () => {
   })
 
   test('GET /mcp (no standalone stream in stateless mode) is 405 once authenticated', async () => {
-    const res = await fetch(`${srv.base}/mcp`, { headers: { authorization: `Bearer ${srv.key()}`, accept: 'text/event-stream' } })
+    const res = await fetch(`${srv.base}/mcp`, { headers: { authorization: `Bearer ${await srv.key()}`, accept: 'text/event-stream' } })
     expect(res.status).toBe(405)
     expect(res.headers.get('allow')).toBe('POST')
   })
@@ -244,7 +245,7 @@ describe('MCP endpoint', () => {
 
 describe('getHealth over MCP', () => {
   test('answers as GET /v1/health does: with detail, the database back end and the live job workers', async () => {
-    const client = await connect(srv.base, srv.key({ email: 'health@example.com' }))
+    const client = await connect(srv.base, await srv.key({ email: 'health@example.com' }))
     try {
       const plainHealth = (await client.callTool({ name: 'getHealth', arguments: {} })).structuredContent as any
       expect(plainHealth).toEqual(await (await fetch(`${srv.base}/v1/health`)).json())

@@ -10,10 +10,10 @@ const PLAN_GRANT = { free: 60, pro: 2000 }
 const ENTRY_FIELDS = ['createdAt', 'credits', 'id', 'noteId', 'operation', 'source']
 const ENTRY_SOURCES = ['api_key', 'oauth', 'mcp']
 
-function setup(plan: 'free' | 'pro' = 'free') {
+async function setup(plan: 'free' | 'pro' = 'free') {
   const clock = fixedClock('2026-11-10T12:00:00.000Z')
   const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000' } })
-  const token = t.key({ email: EMAIL, plan })
+  const token = await t.key({ email: EMAIL, plan })
   const accountId = t.services.accounts.requireAccount(EMAIL).id
   const rows = () => t.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM usage WHERE account_id = ?').get(accountId)!.n
   const balance = () => t.services.credits.balance(accountId)
@@ -33,7 +33,7 @@ function expectInterfaceEntries(recent: Record<string, unknown>[]) {
 
 describe('top-ups', () => {
   test('a top-up writes a usage row; the balance is grants + top-ups - charges + refunds', async () => {
-    const t = setup()
+    const t = await setup()
     // The ledger, oldest first, as data: what each step does and the balance it leaves.
     const steps = [
       { do: 'topUp', credits: 25, left: { grantRemaining: 60, purchasedRemaining: 25, totalRemaining: 85 } },
@@ -68,8 +68,8 @@ describe('top-ups', () => {
     expect(usage.balance).toMatchObject({ plan: 'free', grantTotal: 60, grantRemaining: 28, purchasedRemaining: 35, totalRemaining: 63 })
   })
 
-  test('a top-up cannot be refunded', () => {
-    const t = setup()
+  test('a top-up cannot be refunded', async () => {
+    const t = await setup()
     t.services.accounts.addPurchasedCredits(EMAIL, 5)
     const topUp = t.db.query<{ id: string }, []>("SELECT id FROM usage WHERE operation = 'topUp'").get()!
     expect(t.services.credits.refund(topUp.id)).toEqual({ refunded: 0 })
@@ -79,8 +79,8 @@ describe('top-ups', () => {
 })
 
 describe('charges', () => {
-  test('a charge over the balance is 402 insufficient_credits and changes nothing', () => {
-    const t = setup()
+  test('a charge over the balance is 402 insufficient_credits and changes nothing', async () => {
+    const t = await setup()
     t.services.credits.charge({ accountId: t.accountId, operation: 'setup', credits: 56, source: 'api_key' })
     const before = { balance: t.balance(), rows: t.rows() }
     let refused: unknown
@@ -96,8 +96,8 @@ describe('charges', () => {
     expect({ balance: t.balance(), rows: t.rows() }).toEqual(before)
   })
 
-  test('the check before the work and the charge refuse with the same message', () => {
-    const t = setup()
+  test('the check before the work and the charge refuse with the same message', async () => {
+    const t = await setup()
     t.services.credits.charge({ accountId: t.accountId, operation: 'setup', credits: 59, source: 'api_key' })
     const messageOf = (fn: () => unknown) => {
       try {
@@ -114,7 +114,7 @@ describe('charges', () => {
   })
 
   test('the 402 of a route says what it needs and what remains', async () => {
-    const t = setup()
+    const t = await setup()
     t.services.credits.charge({ accountId: t.accountId, operation: 'setup', credits: 59, source: 'api_key' })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: 'We decided to ship on Friday.' } })
     expect(r.status).toBe(402)
@@ -130,7 +130,7 @@ describe('charges', () => {
     { start: 10, each: 5, attempts: 6, ok: 2, left: 0 },
     { start: 0, each: 1, attempts: 5, ok: 0, left: 0 },
   ])('repeated charges at once from $start credits, $each each: $ok succeed, $left left, never below zero', async ({ start, each, attempts, ok, left }) => {
-    const t = setup()
+    const t = await setup()
     if (start < 60) t.services.credits.charge({ accountId: t.accountId, operation: 'setup', credits: 60 - start, source: 'api_key' })
     const seen: number[] = []
     const results = await Promise.allSettled(Array.from({ length: attempts }, async () => {
@@ -145,8 +145,8 @@ describe('charges', () => {
   })
 
   test('a sandbox key is never charged and leaves no usage row', async () => {
-    const t = setup()
-    const sandbox = t.key({ email: EMAIL, sandbox: true })
+    const t = await setup()
+    const sandbox = await t.key({ email: EMAIL, sandbox: true })
     const r = await t.call('POST', '/v1/summaries', { token: sandbox, body: { text: 'We decided to ship on Friday.' } })
     expect({ status: r.status, charged: r.body.creditsCharged, remaining: r.headers.get('x-credits-remaining') }).toEqual({ status: 200, charged: 0, remaining: '60' })
     expect(t.rows()).toBe(0)
@@ -154,8 +154,8 @@ describe('charges', () => {
 })
 
 describe('refunds', () => {
-  test('a refund restores exactly the balance before the charge, once', () => {
-    const t = setup()
+  test('a refund restores exactly the balance before the charge, once', async () => {
+    const t = await setup()
     t.services.accounts.addPurchasedCredits(EMAIL, 4)
     t.services.credits.charge({ accountId: t.accountId, operation: 'setup', credits: 58, source: 'api_key' })
     const before = t.balance()
@@ -180,13 +180,13 @@ describe('costs and plans', () => {
     ['completeUpload', null, 1],
     ['createTranscription', 75, 2],
     ['createYoutubeSummary', 212, 4],
-  ] as const)('%s of %p seconds costs %i', (op, seconds, credits) => {
-    const t = setup()
+  ] as const)('%s of %p seconds costs %i', async (op, seconds, credits) => {
+    const t = await setup()
     expect(t.services.credits.cost(op, seconds)).toBe(credits)
   })
 
   test('getUsage and GET /v1 publish the interface\'s cost table and plans', async () => {
-    const t = setup('pro')
+    const t = await setup('pro')
     const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
     expect(usage.costs).toEqual(SPEC_COSTS)
     expect(usage.balance).toMatchObject({ plan: 'pro', grantTotal: PLAN_GRANT.pro })

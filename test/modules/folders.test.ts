@@ -1,15 +1,15 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../helpers/app'
 
-function setup() {
+async function setup() {
   const clock = fixedClock('2026-11-01T10:00:00.000Z')
   const t = createTestApp({ clock })
-  return { ...t, clock, token: t.key() }
+  return { ...t, clock, token: await t.key() }
 }
 
 describe('folders', () => {
   test('create, get, update and list by name, case-insensitive', async () => {
-    const t = setup()
+    const t = await setup()
     const mk = async (name: string, color?: string) => (await t.call('POST', '/v1/folders', { token: t.token, body: { name, color } })).body
     const b = await mk('beta', '#00ff00')
     await mk('Alpha')
@@ -26,14 +26,14 @@ describe('folders', () => {
   })
 
   test('a folder without a color has color null', async () => {
-    const t = setup()
+    const t = await setup()
     const r = await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'plain' } })
     expect(r.status).toBe(201)
     expect(r.body.color).toBeNull()
   })
 
   test('deleting a folder keeps its notes and moves them to the top level', async () => {
-    const t = setup()
+    const t = await setup()
     const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Doomed' } })).body
     const other = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Kept' } })).body
     const inside = []
@@ -55,7 +55,7 @@ describe('folders', () => {
   })
 
   test('deletion is one transaction: when it fails, no note is moved', async () => {
-    const t = setup()
+    const t = await setup()
     const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
     const n = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'n', content: 'x', folderId: f.id } })).body
     // The notes are unfiled first, then the folder row is deleted: make that second step fail.
@@ -68,7 +68,7 @@ describe('folders', () => {
   })
 
   test('404 for unknown folders on get, update and delete', async () => {
-    const t = setup()
+    const t = await setup()
     expect((await t.call('GET', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
     expect((await t.call('PATCH', '/v1/folders/fld_x', { token: t.token, body: { name: 'n' } })).status).toBe(404)
     expect((await t.call('DELETE', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)

@@ -1,3 +1,4 @@
+import { SqliteStore } from '../../src/db/store'
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
@@ -10,7 +11,7 @@ import { run, tempDir } from '../helpers/process'
 function ledger(dbPath = ':memory:', at = '2026-11-10T12:00:00.000Z') {
   const clock = fixedClock(at)
   const db = openDatabase(dbPath)
-  const services = createServices({ config: loadConfig({ NOTESVC_DATA_DIR: '/tmp/notesvc-ledger-unused' }), db, clock, ids: createIdGenerator(() => clock.now().getTime()) })
+  const services = createServices({ config: loadConfig({ NOTESVC_DATA_DIR: "/tmp/notesvc-ledger-unused" }), store: new SqliteStore(db), clock, ids: createIdGenerator(() => clock.now().getTime()) })
   const account = services.accounts.ensureAccount('ledger@example.com')
   const sum = () => db.query<{ n: number }, [string]>('SELECT coalesce(sum(credits), 0) AS n FROM usage WHERE account_id = ?').get(account.id)!.n
   return { db, clock, services, account, usage: services.credits, sum }

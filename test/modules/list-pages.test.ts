@@ -184,7 +184,7 @@ describe('listNotes through the API while the library changes (read cache on, de
   test('pages of 50 across 2,000 notes, with inserts, renames and deletes between pages', async () => {
     const clock = fixedClock(iso(NOW))
     const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
-    const key = t.key()
+    const key = await t.key()
     const account = t.services.accounts.ensureAccount('user@example.com')
     const repo = createNotesRepo(t.db, new PageBoundaries(() => ''))
     const model = new Map<string, Model>()

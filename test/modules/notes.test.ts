@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../helpers/app'
 
-function setup() {
+async function setup() {
   const clock = fixedClock('2026-11-01T10:00:00.000Z')
   const t = createTestApp({ clock })
-  const token = t.key()
+  const token = await t.key()
   const create = async (title: string, extra: Record<string, unknown> = {}) => {
     clock.advance(1000)
     const r = await t.call('POST', '/v1/notes', { token, body: { title, content: `Body of ${title}`, ...extra } })
@@ -16,7 +16,7 @@ function setup() {
 
 describe('createNote', () => {
   test('stores text as a finished import note, per DECISIONS "Notes created from text"', async () => {
-    const t = setup()
+    const t = await setup()
     const r = await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Standup', content: '# Standup\n- shipped', format: 'markdown', source: 'obsidian' } })
     expect(r.status).toBe(201)
     expect(r.body).toMatchObject({
@@ -31,14 +31,14 @@ describe('createNote', () => {
   })
 
   test('keys structured content by the given format and defaults source to api', async () => {
-    const t = setup()
+    const t = await setup()
     const r = await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'x', content: 'plain', format: 'text' } })
     expect(r.body.structuredContent).toEqual({ text: 'plain' })
     expect(r.body.source).toBe('api')
   })
 
   test('files the note in an existing folder; an unknown folder is a 400 naming folderId', async () => {
-    const t = setup()
+    const t = await setup()
     const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Work' } })).body
     const n = await t.create('filed', { folderId: folder.id })
     expect(n.folderId).toBe(folder.id)
@@ -50,7 +50,7 @@ describe('createNote', () => {
 
 describe('listNotes', () => {
   test('newest first, pages with hasMore, and the last page says no more', async () => {
-    const t = setup()
+    const t = await setup()
     for (let i = 1; i <= 5; i++) await t.create(`n${i}`)
     const p1 = await t.call('GET', '/v1/notes?limit=2', { token: t.token })
     expect(p1.body.data.map((n: any) => n.title)).toEqual(['n5', 'n4'])
@@ -63,7 +63,7 @@ describe('listNotes', () => {
   })
 
   test('default page size is 50 and list items leave out the transcript', async () => {
-    const t = setup()
+    const t = await setup()
     await t.create('one')
     const r = await t.call('GET', '/v1/notes', { token: t.token })
     expect(r.body.pagination).toEqual({ limit: 50, offset: 0, hasMore: false })
@@ -72,7 +72,7 @@ describe('listNotes', () => {
   })
 
   test('a list item is the full note without its transcript and structured content, also after changes', async () => {
-    const t = setup()
+    const t = await setup()
     const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
     const n = await t.create('quote " and ünïcode ✓', { folderId: folder.id })
     await t.call('PATCH', `/v1/notes/${n.id}`, { token: t.token, body: { isPinned: true, summary: 'new "summary"\n' } })
@@ -85,7 +85,7 @@ describe('listNotes', () => {
   })
 
   test('notes created in the same millisecond are ordered by id, stably across pages', async () => {
-    const t = setup()
+    const t = await setup()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push((await t.call('POST', '/v1/notes', { token: t.token, body: { title: `same${i}`, content: 'x' } })).body.id)
     const all = (await t.call('GET', '/v1/notes', { token: t.token })).body.data.map((n: any) => n.id)
@@ -98,7 +98,7 @@ describe('listNotes', () => {
   })
 
   test('filters by folder (and null for the top level), status, type and updatedAfter', async () => {
-    const t = setup()
+    const t = await setup()
     const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
     const a = await t.create('in folder', { folderId: folder.id })
     const b = await t.create('top level')
@@ -118,7 +118,7 @@ describe('listNotes', () => {
 
 describe('updateNote, deleteNote', () => {
   test('changes only the fields sent and moves updatedAt', async () => {
-    const t = setup()
+    const t = await setup()
     const n = await t.create('before')
     t.clock.advance(5000)
     const r = await t.call('PATCH', `/v1/notes/${n.id}`, { token: t.token, body: { title: 'after', isPinned: true } })
@@ -128,7 +128,7 @@ describe('updateNote, deleteNote', () => {
   })
 
   test('folderId null moves a note to the top level', async () => {
-    const t = setup()
+    const t = await setup()
     const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
     const n = await t.create('x', { folderId: folder.id })
     const r = await t.call('PATCH', `/v1/notes/${n.id}`, { token: t.token, body: { folderId: null } })
@@ -136,7 +136,7 @@ describe('updateNote, deleteNote', () => {
   })
 
   test('unknown fields are refused rather than ignored', async () => {
-    const t = setup()
+    const t = await setup()
     const n = await t.create('x')
     const r = await t.call('PATCH', `/v1/notes/${n.id}`, { token: t.token, body: { titel: 'typo' } })
     expect(r.status).toBe(400)
@@ -144,7 +144,7 @@ describe('updateNote, deleteNote', () => {
   })
 
   test('404 for unknown notes on get, update, delete, status and transcript', async () => {
-    const t = setup()
+    const t = await setup()
     for (const [m, p, body] of [['GET', '/v1/notes/note_x'], ['PATCH', '/v1/notes/note_x', { title: 'a' }], ['DELETE', '/v1/notes/note_x'], ['GET', '/v1/notes/note_x/status'], ['GET', '/v1/notes/note_x/transcript']] as const) {
       const r = await t.call(m, p, { token: t.token, body })
       expect(`${m} ${p} ${r.status} ${r.body.error.code}`).toBe(`${m} ${p} 404 not_found`)
@@ -152,7 +152,7 @@ describe('updateNote, deleteNote', () => {
   })
 
   test('delete answers 204 with no body, and the note is gone', async () => {
-    const t = setup()
+    const t = await setup()
     const n = await t.create('doomed')
     const r = await t.call('DELETE', `/v1/notes/${n.id}`, { token: t.token })
     expect(r.status).toBe(204)
@@ -164,7 +164,7 @@ describe('updateNote, deleteNote', () => {
 
 describe('getNoteStatus, getNoteTranscript', () => {
   test('a text note is complete and its transcript is its content', async () => {
-    const t = setup()
+    const t = await setup()
     const n = await t.create('t')
     expect((await t.call('GET', `/v1/notes/${n.id}/status`, { token: t.token })).body).toEqual({
       status: 'Done', processingStage: null, isComplete: true, hasError: false, errorMessage: null, errorCode: null,
@@ -173,7 +173,7 @@ describe('getNoteStatus, getNoteTranscript', () => {
   })
 
   test('a note still processing answers 409 for its transcript and reports its stage', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await t.call('POST', '/v1/uploads', { token: t.token, body: { fileName: 'call.mp3', contentType: 'audio/mpeg' } })
     expect(up.status).toBe(201)
     const s = await t.call('GET', `/v1/notes/${up.body.noteId}/status`, { token: t.token })
@@ -186,8 +186,8 @@ describe('getNoteStatus, getNoteTranscript', () => {
 
 describe('sandbox library', () => {
   test('a sandbox key sees its own notes and folders, never the live ones of the same account', async () => {
-    const t = setup()
-    const sandbox = t.key({ sandbox: true })
+    const t = await setup()
+    const sandbox = await t.key({ sandbox: true })
     const live = await t.create('live note')
     const sb = await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'sandbox note', content: 'x' } })
     expect(sb.status).toBe(201)
@@ -201,9 +201,9 @@ describe('sandbox library', () => {
   })
 
   test('another account never sees this account\'s notes', async () => {
-    const t = setup()
+    const t = await setup()
     const n = await t.create('private')
-    const other = t.key({ email: 'other@example.com' })
+    const other = await t.key({ email: 'other@example.com' })
     expect((await t.call('GET', `/v1/notes/${n.id}`, { token: other })).status).toBe(404)
     expect((await t.call('GET', '/v1/notes', { token: other })).body.data).toEqual([])
   })

@@ -29,10 +29,10 @@ function fileHost(files: Record<string, { body: Uint8Array | string; type?: stri
   return { base: `http://127.0.0.1:${server.port}`, hits }
 }
 
-function app(env: Record<string, string> = {}) {
+async function app(env: Record<string, string> = {}) {
   const rec = recordingEngine()
   const t = createTestApp({ env: { NOTESVC_LLM: 'builtin', NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000', ...env }, engines: { asr: () => rec.engine } })
-  return { ...t, rec, token: t.key() }
+  return { ...t, rec, token: await t.key() }
 }
 
 const MEETING = 'Maria opened the weekly planning meeting. We decided to ship the beta on March third. ' +
@@ -41,7 +41,7 @@ const MEETING = 'Maria opened the weekly planning meeting. We decided to ship th
 
 describe('createSummary', () => {
   test.each(['note', 'bulletpoints', 'meeting-notes', 'transcript'] as const)('%s: 200, two credits, structured content keyed by the style', async styleId => {
-    const t = app()
+    const t = await app()
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId } })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ styleId, creditsCharged: 2 })
@@ -54,7 +54,7 @@ describe('createSummary', () => {
   })
 
   test('meeting notes find decisions and action items with owners', async () => {
-    const t = app()
+    const t = await app()
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId: 'meeting-notes' } })
     const m = r.body.structuredContent['meeting-notes']
     expect(m.decisions.join(' ')).toContain('ship the beta on March third')
@@ -65,7 +65,7 @@ describe('createSummary', () => {
     const d = tempDir()
     const policy = join(d.path, 'policy.txt')
     await Bun.write(policy, '# refused\nforbidden phrase\n/secret\\s+plans?/\n')
-    const t = app({ NOTESVC_CONTENT_POLICY: policy })
+    const t = await app({ NOTESVC_CONTENT_POLICY: policy })
     for (const text of ['This has a Forbidden Phrase in it.', 'Our SECRET   plan is here.']) {
       const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text } })
       expect(r.status).toBe(422)
@@ -77,7 +77,7 @@ describe('createSummary', () => {
   })
 
   test('402 when fewer than two credits remain; nothing changes', async () => {
-    const t = app()
+    const t = await app()
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 59, source: 'api_key' })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
@@ -87,7 +87,7 @@ describe('createSummary', () => {
   })
 
   test('502 with a useful message when Ollama is down, and nothing is charged', async () => {
-    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
+    const t = await app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
     expect(r.status).toBe(502)
     expect(r.body.error.code).toBe('upstream_failure')
@@ -98,7 +98,7 @@ describe('createSummary', () => {
 
 describe('askNoteQuestion', () => {
   test('answers from the note\'s transcript for one credit', async () => {
-    const t = app()
+    const t = await app()
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Planning', content: MEETING } })).body
     const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'What is the budget for the launch?' } })
     expect(r.status).toBe(200)
@@ -108,7 +108,7 @@ describe('askNoteQuestion', () => {
   })
 
   test('404 for an unknown note, 409 while the note is processing; neither charges', async () => {
-    const t = app()
+    const t = await app()
     expect((await t.call('POST', '/v1/notes/note_nope/questions', { token: t.token, body: { question: 'Why?' } })).status).toBe(404)
     const up = (await t.call('POST', '/v1/uploads', { token: t.token, body: { fileName: 'a.wav', contentType: 'audio/wav' } })).body
     const r = await t.call('POST', `/v1/notes/${up.noteId}/questions`, { token: t.token, body: { question: 'Why?' } })
@@ -117,7 +117,7 @@ describe('askNoteQuestion', () => {
   })
 
   test('50 parallel questions against 10 credits: exactly 10 answered, 40 refused with 402', async () => {
-    const t = app()
+    const t = await app()
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 50, source: 'api_key' })
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
@@ -134,7 +134,7 @@ describe('askNoteQuestion', () => {
 describe('createTranscription', () => {
   test('fetches the audio, charges per started minute, and returns the transcript inline', async () => {
     const host = fileHost({ '/talk.wav': { body: makeWav({ seconds: 75, sampleRate: 8000 }) } })
-    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
     const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/talk.wav`, timeoutSeconds: 60 } })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ durationSeconds: 75, creditsCharged: 2, language: 'en' })
@@ -145,7 +145,7 @@ describe('createTranscription', () => {
 
   test('private and loopback addresses are refused before any request is made', async () => {
     const host = fileHost({ '/talk.wav': { body: makeWav({ seconds: 1 }) } })
-    const t = app()
+    const t = await app()
     for (const audioUrl of [`${host.base}/talk.wav`, `https://127.0.0.1:${new URL(host.base).port}/talk.wav`, 'https://localhost/talk.wav', 'https://169.254.169.254/latest/meta-data/']) {
       const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl } })
       expect(`${audioUrl} → ${r.status}`).toBe(`${audioUrl} → 400`)
@@ -157,7 +157,7 @@ describe('createTranscription', () => {
 
   test('a source that answers 500 is a 502, and nothing is charged', async () => {
     const host = fileHost({ '/broken.wav': { body: 'boom', status: 500 } })
-    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
     const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/broken.wav` } })
     expect(r.status).toBe(502)
     expect(r.body.error.code).toBe('upstream_failure')
@@ -178,7 +178,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
       env: { NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp, NOTESVC_RATE_LIMITS: 'processing=1000' },
       config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } },
     })
-    const token = t.key()
+    const token = await t.key()
     const calls = [
       await t.call('POST', '/v1/transcriptions', { token, body: { audioUrl: `${host.base}/talk.wav` } }),
       await t.call('POST', '/v1/youtube-summaries', { token, body: { youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ' } }),
@@ -196,7 +196,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     expect(usage.recent).toEqual([])
     expect(usage.balance.totalRemaining).toBe(60)
     // a sandbox key needs no engine
-    const sandbox = await t.call('POST', '/v1/transcriptions', { token: t.key({ sandbox: true }), body: { audioUrl: `${host.base}/talk.wav` } })
+    const sandbox = await t.call('POST', '/v1/transcriptions', { token: await t.key({ sandbox: true }), body: { audioUrl: `${host.base}/talk.wav` } })
     expect(sandbox.status).toBe(200)
     expect(sandbox.body.creditsCharged).toBe(0)
   })
@@ -206,7 +206,7 @@ describe('with Ollama (a stand-in that speaks its protocol)', () => {
   test('auto uses Ollama when it answers with the model; refusals are 422; a long text is summarized in parts', async () => {
     const fake = startFakeOllama({ contextLength: 2048 })
     servers.push({ stop: () => fake.stop() })
-    const t = app({ NOTESVC_LLM: 'auto', OLLAMA_HOST: fake.host })
+    const t = await app({ NOTESVC_LLM: 'auto', OLLAMA_HOST: fake.host })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING, styleId: 'meeting-notes' } })
     expect(r.status).toBe(200)
     expect(fake.requestsTo('/api/chat')).toHaveLength(1)
@@ -235,7 +235,7 @@ describe('with Ollama (a stand-in that speaks its protocol)', () => {
   test('a question sends only the relevant passages of a long transcript to the model', async () => {
     const fake = startFakeOllama()
     servers.push({ stop: () => fake.stop() })
-    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
+    const t = await app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
     const filler = Array.from({ length: 2000 }, (_, i) => `Segment ${i} covers routine matters of no consequence.`).join(' ')
     const content = `${filler} The warehouse lease ends on the ninth of October. ${filler}`
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Long', content } })).body
@@ -250,7 +250,7 @@ describe('with Ollama (a stand-in that speaks its protocol)', () => {
   test('a model that is not pulled is a 502 that names the pull command', async () => {
     const fake = startFakeOllama({ models: ['mistral:latest'] })
     servers.push({ stop: () => fake.stop() })
-    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
+    const t = await app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
     expect(r.status).toBe(502)
     expect(r.body.error.message).toContain('ollama pull llama3.2')
@@ -263,7 +263,7 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
   afterAll(() => bin.remove())
 
   test('checks the length and the balance, downloads, transcribes, summarizes, charges per started minute', async () => {
-    const t = app({ NOTESVC_YTDLP: fake })
+    const t = await app({ NOTESVC_YTDLP: fake })
     const r = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ', styleId: 'bulletpoints' } })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ youtubeUrl: 'https://youtu.be/dQw4w9WgXcQ', durationSeconds: 212, creditsCharged: 4, styleId: 'bulletpoints' })
@@ -275,7 +275,7 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
   test('402 before anything is downloaded when the video costs more than the balance', async () => {
     const log = join(bin.path, 'calls.jsonl')
     const logged = installFakeYtdlp(bin.path, { name: 'yt-dlp-logged', log })
-    const t = app({ NOTESVC_YTDLP: logged })
+    const t = await app({ NOTESVC_YTDLP: logged })
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 57, source: 'api_key' })
     const r = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } })
@@ -286,7 +286,7 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
   })
 
   test('only YouTube video links are accepted; an unavailable video is a 502; a live stream a 400', async () => {
-    const t = app({ NOTESVC_YTDLP: fake })
+    const t = await app({ NOTESVC_YTDLP: fake })
     for (const youtubeUrl of ['https://vimeo.com/123', 'https://www.youtube.com/channel/UCuAXFkgsw1L7xaCfnd5JJOw', 'https://evil.example/watch?v=dQw4w9WgXcQ']) {
       expect((await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl } })).status).toBe(400)
     }
@@ -300,7 +300,7 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
 
 describe('the remaining error statuses', () => {
   test('askNoteQuestion: 502 when the engine is down, nothing charged', async () => {
-    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
+    const t = await app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' })
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
     const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who writes the guide?' } })
     expect(r.status).toBe(502)
@@ -308,7 +308,7 @@ describe('the remaining error statuses', () => {
   })
 
   test('askNoteQuestion: 402 with no credits left', async () => {
-    const t = app()
+    const t = await app()
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60, source: 'api_key' })
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
@@ -317,7 +317,7 @@ describe('the remaining error statuses', () => {
 
   test('createTranscription: 402 when the recording costs more than the balance, before transcribing', async () => {
     const host = fileHost({ '/long.wav': { body: makeWav({ seconds: 130, sampleRate: 4000 }) } })
-    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
+    const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 58, source: 'api_key' })
     const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/long.wav` } })
@@ -329,8 +329,8 @@ describe('the remaining error statuses', () => {
 
 describe('sandbox forms', () => {
   test('every processing route answers with fixed output, a notice and nothing charged, with no engine reachable', async () => {
-    const t = app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_YTDLP: '/nonexistent/yt-dlp' })
-    const sandbox = t.key({ sandbox: true })
+    const t = await app({ NOTESVC_LLM: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_YTDLP: '/nonexistent/yt-dlp' })
+    const sandbox = await t.key({ sandbox: true })
     const note = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'S', content: MEETING } })).body
     const calls = [
       await t.call('POST', '/v1/summaries', { token: sandbox, body: { text: MEETING, styleId: 'meeting-notes' } }),
@@ -364,7 +364,7 @@ describe('a balance exactly equal to the cost is enough; one credit less is 402,
   afterAll(() => bin.remove())
   const host = fileHost({ '/75s.wav': { body: makeWav({ seconds: 75, sampleRate: 8000 }) } })
 
-  type Edge = ReturnType<typeof app>
+  type Edge = Awaited<ReturnType<typeof app>>
   interface ChargingRoute {
     op: string
     /** what this request costs by the interface */
@@ -414,7 +414,7 @@ describe('a balance exactly equal to the cost is enough; one credit less is 402,
 
   /** A free account (60 credits a month) spent down to `balance`. */
   async function withBalance(balance: number) {
-    const t = app({ NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp })
+    const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp })
     const account = t.services.accounts.requireAccount('user@example.com')
     if (balance < 60) t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60 - balance, source: 'api_key' })
     expect((await t.call('GET', '/v1/usage', { token: t.token })).body.balance.totalRemaining).toBe(balance)

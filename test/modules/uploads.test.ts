@@ -10,12 +10,12 @@ type TestApp = ReturnType<typeof createTestApp>
 const apps: TestApp[] = []
 afterAll(async () => { await Promise.all(apps.map(a => a.services.workers.stop())) })
 
-function setup(o: { delayMs?: number; fail?: () => Error | null; env?: Record<string, string> } = {}) {
+async function setup(o: { delayMs?: number; fail?: () => Error | null; env?: Record<string, string> } = {}) {
   const rec = recordingEngine(o)
   const t = createTestApp({ engines: { asr: () => rec.engine }, env: { NOTESVC_WORKERS: '2', ...o.env } })
   apps.push(t)
   t.services.workers.start()
-  return { ...t, rec, token: t.key() }
+  return { ...t, rec, token: await t.key() }
 }
 
 /** The upload URL's path and query, to send through app.handle. */
@@ -47,7 +47,7 @@ async function waitForStatus(t: TestApp, token: string, noteId: string, want: st
 
 describe('upload → PUT → complete → Done (disk storage)', () => {
   test('charges one credit per started minute and fills transcript and summary', async () => {
-    const t = setup()
+    const t = await setup()
     const wav = makeWav({ seconds: 61, sampleRate: 8000, channels: 2 })
     const up = await startUpload(t, t.token, { fileName: 'standup.wav', contentType: 'audio/wav', fileSize: wav.length, styleId: 'bulletpoints' })
     expect(up.uploadUrl).toStartWith(`http://localhost/v1/uploads/${up.noteId}/file?expires=`)
@@ -84,7 +84,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('20 concurrent completes charge once: one 202, nineteen 200', async () => {
-    const t = setup({ env: { NOTESVC_RATE_LIMITS: 'processing=100' } })
+    const t = await setup({ env: { NOTESVC_RATE_LIMITS: 'processing=100' } })
     const wav = makeWav({ seconds: 130, sampleRate: 8000 })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, wav)
@@ -97,7 +97,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('complete before the file arrived is a 409 and charges nothing', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'a.mp3', contentType: 'audio/mpeg' })
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
     expect(r.status).toBe(409)
@@ -106,7 +106,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('a PUT larger than the declared size is refused with 413 and leaves no file behind', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav', fileSize: 1000 })
     const r = await put(t, up.uploadUrl, new Uint8Array(5000))
     expect(r.status).toBe(413)
@@ -121,7 +121,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('a PUT with a bad signature, or an expires changed without re-signing, is 401 and stores nothing', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const tampered = up.uploadUrl.replace(/signature=([0-9a-f])/, (_m, c) => `signature=${c === '0' ? '1' : '0'}`)
     expect(await put(t, tampered, makeWav({ seconds: 1 }))).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } })
@@ -134,7 +134,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     const clock = fixedClock('2026-05-04T09:00:00.000Z')
     const t = createTestApp({ clock })
     apps.push(t)
-    const token = t.key()
+    const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     // DECISIONS.md "Uploads on disk storage": valid for one hour
     expect(up.expiresAt).toBe('2026-05-04T10:00:00.000Z')
@@ -150,7 +150,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('a corrupt file ends in Error with media_unreadable, and the charge is refunded', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'broken.mp3', contentType: 'audio/mpeg' })
     await put(t, up.uploadUrl, crypto.getRandomValues(new Uint8Array(4096)))
     const done = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
@@ -168,7 +168,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
 
   test('a transient engine failure is retried, and the job then finishes', async () => {
     let failures = 1
-    const t = setup({ fail: () => (failures-- > 0 ? new Error('engine hiccup') : null) })
+    const t = await setup({ fail: () => (failures-- > 0 ? new Error('engine hiccup') : null) })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 3 }))
     await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
@@ -178,7 +178,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('402 when the credits do not cover the recording, and nothing changes', async () => {
-    const t = setup()
+    const t = await setup()
     const account = t.services.accounts.requireAccount('user@example.com')
     t.services.credits.charge({ accountId: account.id, operation: 'test', credits: 59, source: 'api_key' })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
@@ -195,7 +195,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     const t = createTestApp({ env: { NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
     apps.push(t)
     t.services.workers.start()
-    const token = t.key()
+    const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })).status).toBe(202)
@@ -206,7 +206,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('deleting the note deletes its media', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 1 }))
     expect(await t.services.storage.stat(`uploads/${up.noteId}`)).toEqual({ size: 44 + 32_000 })
@@ -226,7 +226,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
 
   test('completeUpload answers 502 before charging or queueing; the same upload completes once a model is pulled', async () => {
     const t = noEngineApp()
-    const token = t.key()
+    const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
 
@@ -255,7 +255,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
 
   test('a sandbox key needs no engine: completing still gives the fixed result, free', async () => {
     const t = noEngineApp()
-    const token = t.key({ sandbox: true })
+    const token = await t.key({ sandbox: true })
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
     expect(r.status).toBe(202)
@@ -278,7 +278,7 @@ describe('temporary files of interrupted uploads (reclaimed at start-up)', () =>
   test('a leftover of an upload still awaiting its file stays for the upload URL\'s lifetime (1 hour), then goes', async () => {
     const clock = fixedClock(new Date())
     const t = createTestApp({ clock })
-    const token = t.key()
+    const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const part = leftover(t, up.noteId, 1000)
     clock.advance(HOUR - 60_000)
@@ -290,7 +290,7 @@ describe('temporary files of interrupted uploads (reclaimed at start-up)', () =>
   })
 
   test('a leftover goes at once when its upload no longer awaits the file: note deleted, upload completed, or no such upload', async () => {
-    const t = setup()
+    const t = await setup()
     const deleted = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const completed = await startUpload(t, t.token, { fileName: 'b.wav', contentType: 'audio/wav' })
     const waiting = await startUpload(t, t.token, { fileName: 'c.wav', contentType: 'audio/wav' })
@@ -307,7 +307,7 @@ describe('temporary files of interrupted uploads (reclaimed at start-up)', () =>
   })
 
   test('a PUT under way keeps its temporary file through a sweep, and completes', async () => {
-    const t = setup()
+    const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     let sender!: ReadableStreamDefaultController<Uint8Array>
     const body = new ReadableStream<Uint8Array>({ start(c) { sender = c } })

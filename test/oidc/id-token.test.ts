@@ -86,14 +86,14 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
     expect((await t.call('GET', '/v1/notes', { token })).body.data.map((n: { id: string }) => n.id)).toEqual([created.body.id])
 
     // Someone else's API key does not see it; ES256 tokens of the provider work too.
-    expect((await t.call('GET', '/v1/notes', { token: t.key({ email: 'bob@example.com' }) })).body.data).toEqual([])
+    expect((await t.call('GET', '/v1/notes', { token: await t.key({ email: 'bob@example.com' }) })).body.data).toEqual([])
     const es = await idToken({}, { alg: 'ES256' })
     expect((await t.call('GET', '/v1/notes', { token: es })).body.data).toHaveLength(1)
   })
 
   test('an existing account with the verified email is linked, not duplicated; its API key still works', async () => {
     const t = app()
-    const apiKey = t.key({ email: 'ada@example.com' })
+    const apiKey = await t.key({ email: 'ada@example.com' })
     const byKey = await t.call('POST', '/v1/notes', { token: apiKey, body: { title: 'by key', content: 'x' } })
     expect(byKey.status).toBe(201)
     const r = await t.call('GET', '/v1/notes', { token: await idToken() })
@@ -162,7 +162,7 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
   test('API keys and other bearers never reach the provider; discovery is cached', async () => {
     const t = app()
     const before = { ...hits }
-    expect((await t.call('GET', '/v1/notes', { token: t.key() })).status).toBe(200)
+    expect((await t.call('GET', '/v1/notes', { token: await t.key() })).status).toBe(200)
     expect((await t.call('GET', '/v1/notes', { token: 'svc_live_nope' })).status).toBe(401)
     expect((await t.call('GET', '/v1/notes', { token: 'opaque-token' })).status).toBe(401)
     expect(hits).toEqual(before)

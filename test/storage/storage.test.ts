@@ -71,7 +71,7 @@ describe('upload → presigned PUT → complete → Done on S3', () => {
     const t = createTestApp({ storage: s3.storage(), engines: { asr: () => rec.engine } })
     t.services.workers.start()
     try {
-      const token = t.key()
+      const token = await t.key()
       const up = (await t.call('POST', '/v1/uploads', { token, body: { fileName: 'call.wav', contentType: 'audio/wav', styleId: 'transcript' } })).body
       expect(up.uploadUrl).toStartWith(`${s3.endpoint}/${s3.bucket}/uploads/${up.noteId}?`)
       expect(up.uploadUrl).toContain('X-Amz-Signature=')
