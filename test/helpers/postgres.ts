@@ -17,9 +17,11 @@ export interface PostgresCluster {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
   url: string
   port: number
-  /** a fresh empty database on this cluster, and its URL */
-  createDatabase(name: string): Promise<string>
+  /** a fresh empty database on this cluster (a copy of `template` when given), and its URL */
+  createDatabase(name: string, template?: string): Promise<string>
   stop(): Promise<void>
+  /** a shell command that stops the cluster and removes its folder, for an exit handler (no await there) */
+  stopCommand: string
 }
 
 /** The folder holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
@@ -92,16 +94,17 @@ export async function startPostgres(): Promise<PostgresCluster> {
   return {
     url,
     port,
-    async createDatabase(name: string) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`database name ${name} must be lower-case letters, digits and _`)
-      const admin = new Bun.SQL(url)
+    async createDatabase(name: string, template?: string) {
+      for (const n of [name, template ?? 'x']) if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`database name ${n} must be lower-case letters, digits and _`)
+      const admin = new Bun.SQL(url, { max: 1 })
       try {
-        await admin.unsafe(`CREATE DATABASE ${name}`)
+        await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`)
       } finally {
         await admin.close()
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`
     },
+    stopCommand: `${asUser ? 'runuser -u postgres -- ' : ''}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop; rm -rf '${dir}'`,
     async stop() {
       try {
         await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], asUser, 'pg_ctl stop')
