@@ -146,12 +146,12 @@ interface SeededLibrary {
 /** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
 const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
 
-export function seedLibrary(dataDir: string, size: number): SeededLibrary {
+export async function seedLibrary(dataDir: string, size: number): Promise<SeededLibrary> {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
     const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
-    const { key, account } = services.accounts.createKey({ email: 'bench@example.com' })
+    const { key, account } = await services.accounts.createKey({ email: 'bench@example.com' })
     const library = { accountId: account.id, sandbox: false }
     const folders = ['Work', 'Personal', 'Lectures', 'Podcasts'].map(name => services.folders.create(library, { name }).id)
 
@@ -347,7 +347,7 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
   const servers: Server[] = []
   try {
     const seedStart = performance.now()
-    const { key } = seedLibrary(workDir, size)
+    const { key } = await seedLibrary(workDir, size)
     const seedSeconds = (performance.now() - seedStart) / 1000
     process.stderr.write(`N=${size}: seeded in ${seedSeconds.toFixed(1)} s\n`)
 
@@ -432,7 +432,7 @@ async function benchVaried(size: number, settings: Settings): Promise<VariedResu
   const servers: Server[] = []
   try {
     const end = Date.now()
-    const lib = seedLibrary(workDir, size)
+    const lib = await seedLibrary(workDir, size)
     const headers = [`Authorization: Bearer ${lib.key}`]
     const notesvc = await startNotesvc(workDir, 'on')
     servers.push(notesvc)

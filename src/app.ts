@@ -7,7 +7,6 @@ import type { Services } from './services'
 import { createAdmission, type CredentialVerifier } from './http/admission'
 import { authGuard } from './http/auth'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
-import { RateLimiter } from './http/rate-limit'
 import { discoveryRoutes } from './modules/discovery'
 import { foldersRoutes } from './modules/folders'
 import { notesRoutes } from './modules/notes'
@@ -32,7 +31,6 @@ export interface AppDeps {
 /** Assembles the HTTP application from the modules. */
 export function createApp(deps: AppDeps) {
   const { config, services, log } = deps
-  const limiter = new RateLimiter(config.rateLimits, deps.clock)
   // API keys, then OAuth access tokens, then ID tokens of the configured OpenID Connect provider (when
   // NOTESVC_OIDC_ISSUER is set), then whatever the caller adds: on the API and on /mcp alike.
   const verifiers: CredentialVerifier[] = [
@@ -41,7 +39,7 @@ export function createApp(deps: AppDeps) {
     ...idTokenVerifiers({ config, services, clock: deps.clock, log }),
     ...(deps.verifiers ?? []),
   ]
-  const admission = createAdmission(verifiers, limiter)
+  const admission = createAdmission(verifiers, services.rateLimiter)
   const guard = authGuard(admission)
   let methodsForPath: MethodsForPath | undefined
 

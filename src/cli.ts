@@ -157,9 +157,9 @@ async function serve(config: Config, log: Logger) {
   const store = await openConfiguredStore(config)
   const ids = createIdGenerator()
   const services = createServices({ config, store, clock: systemClock, ids, log })
-  if (services.accounts.isEmpty()) {
-    const live = services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
-    const sandbox = services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
+  if (await services.accounts.isEmpty()) {
+    const live = await services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
+    const sandbox = await services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
     process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} and two API keys.\n` +
       'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
     out(`live key:    ${live.key}`)
@@ -215,7 +215,7 @@ async function run(argv: string[], env: Env): Promise<number> {
         if (sub === 'create') {
           const plan = stringFlag(p, 'plan') as Plan | undefined
           if (plan && plan !== 'free' && plan !== 'pro') throw new UsageError('--plan must be free or pro')
-          const created = services.accounts.createKey({
+          const created = await services.accounts.createKey({
             email: stringFlag(p, 'email', true),
             plan,
             sandbox: p.flags.sandbox === true || p.flags.sandbox === 'true',
@@ -227,12 +227,12 @@ async function run(argv: string[], env: Env): Promise<number> {
           return 0
         }
         if (sub === 'list') {
-          for (const k of services.accounts.listKeys(stringFlag(p, 'email', true))) out(keyLine(k))
+          for (const k of await services.accounts.listKeys(stringFlag(p, 'email', true))) out(keyLine(k))
           return 0
         }
         if (sub === 'revoke') {
           if (!arg) throw new UsageError(`name the key to revoke: ${commandLine('keys revoke <key-id-or-start>')}`)
-          const k = services.accounts.revokeKey(arg)
+          const k = await services.accounts.revokeKey(arg)
           out(keyLine(k))
           return 0
         }
@@ -248,15 +248,15 @@ async function run(argv: string[], env: Env): Promise<number> {
         if (sub === 'credit') {
           const raw = stringFlag(p, 'credits', true)
           const credits = Number(raw)
-          const account = services.accounts.addPurchasedCredits(email, credits)
-          const b = services.credits.balance(account.id)
+          const account = await services.accounts.addPurchasedCredits(email, credits)
+          const b = await services.credits.balance(account.id)
           out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
           return 0
         }
         if (sub === 'plan') {
           const plan = stringFlag(p, 'plan', true) as Plan
-          const account = services.accounts.setPlan(email, plan)
-          const b = services.credits.balance(account.id)
+          const account = await services.accounts.setPlan(email, plan)
+          const b = await services.credits.balance(account.id)
           out(`${account.email}\tplan ${b.plan}\tgrant ${b.grantRemaining}/${b.grantTotal}\tprepaid ${b.purchasedRemaining}\ttotal ${b.totalRemaining}`)
           return 0
         }

@@ -24,11 +24,11 @@ import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { changeStamp, ReadCache } from './db/read-cache'
+import { ReadCache } from './db/read-cache'
 import { PageBoundaries } from './db/page-boundaries'
 import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
-import { createAccountsService } from './modules/accounts/service'
+import { createAccountsService, keyCacheFor } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
 import { createNotesRepo, notesChangeStamp } from './modules/notes/repo'
@@ -38,6 +38,7 @@ import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
+import { createRateLimiter } from './http/rate-limit'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -60,9 +61,8 @@ export function createServices(deps: CoreDeps) {
   // Modules not yet moved onto the store use its SQLite connection directly (issue 11, in progress).
   const db = sqliteOf(store)!
   const transaction = transactions(db).write
-  const stamp = changeStamp(db)
-  const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
-  const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })
+  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
+  const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
@@ -93,7 +93,7 @@ export function createServices(deps: CoreDeps) {
   })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
-    repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction, asr: engines.asr,
+    repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
     wakeWorkers: wakeup.notify,
@@ -103,11 +103,12 @@ export function createServices(deps: CoreDeps) {
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
-  const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
-  const oauth = createOAuthService({ db, clock, ids, config })
+  const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
+  const oauth = createOAuthService({ store, clock, ids, config })
+  const rateLimiter = createRateLimiter(config.rateLimits, clock, store)
   /** the shared database and the worker processes that heartbeat in it (within two leases) */
   const backend = () => ({ database: 'sqlite' as const, workers: liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
-  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth }
+  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -331,4 +331,22 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX workers_heartbeat ON workers(heartbeat_at);
     `,
   },
+  {
+    version: 7,
+    name: 'rate-limit windows shared by the nodes of one database',
+    sql: `
+      -- One row per key (a credential, or a client address) and rate class: the start of its current
+      -- 60-second window and the requests counted in it. PostgreSQL deployments count here, so every
+      -- node sees every request; SQLite (one serving process per data folder) counts in memory and
+      -- leaves the table empty.
+      CREATE TABLE rate_windows (
+        key TEXT NOT NULL,
+        class TEXT NOT NULL,
+        window_start TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (key, class)
+      );
+      CREATE INDEX rate_windows_start ON rate_windows(window_start);
+    `,
+  },
 ]

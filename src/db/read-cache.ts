@@ -51,4 +51,25 @@ export class ReadCache<V> {
     }
     return value
   }
+
+  /**
+   * `get` for a computation that awaits (a query through the store). A value is kept only if the
+   * stamp did not move while it was computed, so a write in between never leaves a stale entry.
+   */
+  async getAsync(key: string, compute: () => Promise<V>): Promise<V> {
+    if (!this.enabled) return compute()
+    const stamp = this.currentStamp()
+    if (stamp !== this.stamp) {
+      this.entries.clear()
+      this.stamp = stamp
+    }
+    const cached = this.entries.get(key)
+    if (cached !== undefined) return cached
+    const value = await compute()
+    if (this.currentStamp() === stamp && this.stamp === stamp) {
+      if (this.entries.size >= this.maxEntries) this.entries.clear()
+      this.entries.set(key, value)
+    }
+    return value
+  }
 }

@@ -19,7 +19,7 @@ export interface Principal {
  * A credential check. Each kind of credential (API keys, OAuth access tokens, ID tokens) is one
  * verifier; the first that recognises the token decides.
  */
-export type CredentialVerifier = (token: string) => Principal | null | Promise<Principal | null>
+export type CredentialVerifier = (token: string) => Promise<Principal | null>
 
 /** What admission reads of an operation: its name (for messages), scopes, rate class, and whether it is public. */
 export interface AdmissionTerms {
@@ -88,26 +88,16 @@ function unknownCredential(challenge: string): ApiError {
  * error handler answers: 401 invalid_token, 429 rate_limited, 403 insufficient_scope.
  */
 export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter) {
-  async function verifyAsync(token: string, from: number): Promise<Principal | null> {
-    for (let i = from; i < verifiers.length; i++) {
-      const p = await verifiers[i]!(token)
+  async function verify(token: string): Promise<Principal | null> {
+    for (const verifier of verifiers) {
+      const p = await verifier(token)
       if (p) return p
     }
     return null
   }
 
-  /** Sync while every verifier answers synchronously, so the hot path stays free of promises. */
-  function verify(token: string): Principal | null | Promise<Principal | null> {
-    for (let i = 0; i < verifiers.length; i++) {
-      const p = verifiers[i]!(token)
-      if (p instanceof Promise) return p.then(r => r ?? verifyAsync(token, i + 1))
-      if (p) return p
-    }
-    return null
-  }
-
-  function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined) {
-    const d = limiter.hit(key, terms.rateClass)
+  async function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined) {
+    const d = await limiter.hit(key, terms.rateClass)
     if (rateHeaders) setRateHeaders(rateHeaders, d)
     if (!d.allowed) {
       throw new ApiError('rate_limited', `Too many ${terms.rateClass} requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, {
@@ -118,19 +108,13 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
   }
 
   /** Credential → principal: a missing or unrecognised credential is refused with 401 invalid_token. */
-  function identify(credential: string | undefined, challenge = API_CHALLENGE): Principal | Promise<Principal> {
+  async function identify(credential: string | undefined, challenge = API_CHALLENGE): Promise<Principal> {
     if (!credential) {
       throw new ApiError('invalid_token', 'No credential was sent: add the header `Authorization: Bearer <API key or access token>`.', {
         headers: { 'www-authenticate': challenge },
       })
     }
-    const p = verify(credential)
-    if (p instanceof Promise) {
-      return p.then(r => {
-        if (!r) throw unknownCredential(challenge)
-        return r
-      })
-    }
+    const p = await verify(credential)
     if (!p) throw unknownCredential(challenge)
     return p
   }
@@ -139,9 +123,9 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    * Principal → rate limit → scope, for one operation. A public operation asks nothing of a principal
    * (`admit` counts it per client address instead).
    */
-  function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Principal {
+  async function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Promise<Principal> {
     if (terms.public) return principal
-    limit(`c:${principal.credentialId}`, terms, rateHeaders)
+    await limit(`c:${principal.credentialId}`, terms, rateHeaders)
     checkScopes(principal, terms)
     return principal
   }
@@ -150,14 +134,12 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    * The whole path for one request to one operation: the principal, or null for a public operation
    * (counted per client address, whatever credential was sent).
    */
-  function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Principal | null | Promise<Principal> {
+  async function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Promise<Principal | null> {
     if (terms.public) {
-      limit(`ip:${request.address()}`, terms, opts.rateHeaders)
+      await limit(`ip:${request.address()}`, terms, opts.rateHeaders)
       return null
     }
-    const p = identify(request.credential, opts.challenge)
-    if (p instanceof Promise) return p.then(r => authorize(r, terms, opts.rateHeaders))
-    return authorize(p, terms, opts.rateHeaders)
+    return authorize(await identify(request.credential, opts.challenge), terms, opts.rateHeaders)
   }
 
   /**
@@ -165,8 +147,8 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    * operations (the OAuth server's registration, token and revocation endpoints): the same limiter,
    * windows and 429 as every operation.
    */
-  function limitAddress(bucket: string, address: string, rateClass: RateClass, rateHeaders?: Record<string, unknown>) {
-    limit(`${bucket}:${address}`, { id: bucket, scopes: [], rateClass }, rateHeaders)
+  async function limitAddress(bucket: string, address: string, rateClass: RateClass, rateHeaders?: Record<string, unknown>): Promise<void> {
+    await limit(`${bucket}:${address}`, { id: bucket, scopes: [], rateClass }, rateHeaders)
   }
 
   return { identify, authorize, admit, limitAddress }

@@ -37,11 +37,10 @@ function refuseUnparseableBody(principal: Principal | null, terms: AdmissionTerm
  */
 export function authGuard(admission: Admission) {
   return new Elysia({ name: 'notesvc-auth' })
-    .derive({ as: 'global' }, ({ request, route, headers, set, server, body }): Admitted | Promise<Admitted> => {
+    .derive({ as: 'global' }, async ({ request, route, headers, set, server, body }): Promise<Admitted> => {
       const terms = termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
       if (!terms) return { principal: null, operation: null }
-      const p = admission.admit({ credential: bearerToken(headers.authorization), address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
-      if (p instanceof Promise) return p.then(r => refuseUnparseableBody(r, terms, body))
+      const p = await admission.admit({ credential: bearerToken(headers.authorization), address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
       return refuseUnparseableBody(p, terms, body)
     })
 }

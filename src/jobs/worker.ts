@@ -35,7 +35,7 @@ export interface WorkerPoolOptions {
   workers: number
   handlers: Record<string, JobHandler>
   /** called once a job has failed for good (permanent error, or retries used up), inside the transaction that ends it */
-  onFailure(job: JobRow, error: unknown): void
+  onFailure(job: JobRow, error: unknown): Promise<void>
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
   maxAttempts?: number
@@ -102,14 +102,14 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
       jobs.end(lease, 'done', null, now(), result ?? undefined)
     } catch (err) {
-      settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
+      await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
     } finally {
       running.delete(job.id)
     }
   }
 
   /** After a run that did not finish: back to the queue (shutdown, transient failure) or failed for good. */
-  function settle(job: JobRow, lease: Lease, err: unknown) {
+  async function settle(job: JobRow, lease: Lease, err: unknown) {
     const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner }
     try {
       if (err instanceof LeaseLostError) throw err
@@ -127,7 +127,8 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
         return
       }
       log.error('job failed', { ...fields, error: message })
-      jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
+      jobs.end(lease, 'failed', message, now())
+      await opts.onFailure(job, err)
     } catch (e) {
       if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
       // The lease is no longer extended: once it runs out, a worker takes the job again.

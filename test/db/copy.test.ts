@@ -45,10 +45,10 @@ async function buildInstallation() {
   const clock = fixedClock('2026-11-10T12:00:00.000Z')
   const s = createServices({ config, store: new SqliteStore(db), clock, ids: createIdGenerator(() => clock.now().getTime()) })
   try {
-    const alice = s.accounts.createKey({ email: 'Alice@example.com', name: 'live' })
-    s.accounts.createKey({ email: 'alice@example.com', sandbox: true, name: 'sandbox' })
-    const bob = s.accounts.createKey({ email: 'bob@example.com', plan: 'pro', name: 'bob' })
-    s.accounts.revokeKey(s.accounts.createKey({ email: 'bob@example.com', name: 'old' }).info.id)
+    const alice = await s.accounts.createKey({ email: 'Alice@example.com', name: 'live' })
+    await s.accounts.createKey({ email: 'alice@example.com', sandbox: true, name: 'sandbox' })
+    const bob = await s.accounts.createKey({ email: 'bob@example.com', plan: 'pro', name: 'bob' })
+    await s.accounts.revokeKey((await s.accounts.createKey({ email: 'bob@example.com', name: 'old' })).info.id)
     const lib = { accountId: alice.account.id, sandbox: false }
     const principal: Principal = { ...lib, scopes: new Set(), credentialId: alice.info.id, source: 'api_key' }
 
@@ -72,18 +72,18 @@ async function buildInstallation() {
     s.jobs.enqueue('job_copytest', upload.noteId, 'process_upload', clock.now().toISOString())
 
     // the ledger: charges, a refund, top-ups (negative credits), on both accounts
-    s.credits.charge({ accountId: alice.account.id, operation: 'createSummary', credits: 3, source: 'api_key' })
-    const refunded = s.credits.charge({ accountId: alice.account.id, operation: 'createTranscription', credits: 5, source: 'api_key', noteId: failed.id })
-    s.credits.refund(refunded.usageId)
-    s.accounts.addPurchasedCredits('alice@example.com', 25)
-    s.credits.charge({ accountId: alice.account.id, operation: 'createSummary', credits: 70, source: 'mcp' })
-    s.credits.charge({ accountId: bob.account.id, operation: 'createSummary', credits: 40, source: 'oauth' })
-    s.accounts.addPurchasedCredits('bob@example.com', 7)
+    await s.credits.charge({ accountId: alice.account.id, operation: 'createSummary', credits: 3, source: 'api_key' })
+    const refunded = await s.credits.charge({ accountId: alice.account.id, operation: 'createTranscription', credits: 5, source: 'api_key', noteId: failed.id })
+    await s.credits.refund(refunded.usageId)
+    await s.accounts.addPurchasedCredits('alice@example.com', 25)
+    await s.credits.charge({ accountId: alice.account.id, operation: 'createSummary', credits: 70, source: 'mcp' })
+    await s.credits.charge({ accountId: bob.account.id, operation: 'createSummary', credits: 40, source: 'oauth' })
+    await s.accounts.addPurchasedCredits('bob@example.com', 7)
 
     await s.web.setPassword('alice@example.com', 'correct horse battery staple')
     expect((await s.web.signIn('alice@example.com', 'correct horse battery staple', '127.0.0.1')).ok).toBe(true)
     await s.web.signIn('alice@example.com', 'wrong password', '127.0.0.1')
-    s.oauth.register({ client_name: 'Copy test', redirect_uris: ['http://127.0.0.1:9999/callback'], token_endpoint_auth_method: 'none' })
+    await s.oauth.register({ client_name: 'Copy test', redirect_uris: ['http://127.0.0.1:9999/callback'], token_endpoint_auth_method: 'none' })
   } finally {
     db.close()
   }

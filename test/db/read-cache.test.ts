@@ -57,7 +57,7 @@ describe('cached reads through the API stay true', () => {
       const db = openDatabase(config.databasePath)
       const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
       const app = createApp({ config, clock: systemClock, ids: createIdGenerator(), log: silentLogger, services })
-      const { key, info } = services.accounts.createKey({ email: 'cache@example.com' })
+      const { key, info } = await services.accounts.createKey({ email: 'cache@example.com' })
       const call = async (path: string) => app.handle(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${key}` } }))
       expect((await call('/v1/notes')).status).toBe(200)
       expect((await call('/v1/notes')).status).toBe(200)
@@ -65,13 +65,13 @@ describe('cached reads through the API stay true', () => {
       // A second process: its own connection and services on the same file.
       const otherDb = openDatabase(config.databasePath)
       const other = createServices({ config, store: new SqliteStore(otherDb), clock: systemClock, ids: createIdGenerator() })
-      const account = services.accounts.requireAccount('cache@example.com')
+      const account = await services.accounts.requireAccount('cache@example.com')
       other.notes.create({ accountId: account.id, sandbox: false }, { title: 'from elsewhere', content: 'x' })
       await Bun.sleep(2)
       const listed = await (await call('/v1/notes')).json() as { data: { title: string }[] }
       expect(listed.data.map(n => n.title)).toEqual(['from elsewhere'])
 
-      other.accounts.revokeKey(info.id)
+      await other.accounts.revokeKey(info.id)
       await Bun.sleep(2)
       expect((await call('/v1/notes')).status).toBe(401)
       otherDb.close()

@@ -16,24 +16,24 @@ const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: `read=${READ_LIMIT}
 const REDIRECT = 'http://127.0.0.1:8765/callback'
 
 let accounts = 0
-const key = (scopes?: SpecScope[]) => t.services.accounts.createKey({ email: `admission${++accounts}@example.com`, scopes }).key
+const key = async (scopes?: SpecScope[]) => (await t.services.accounts.createKey({ email: `admission${++accounts}@example.com`, scopes })).key
 
 /**
  * An OAuth access token from the authorization-code flow with PKCE, run against the service directly,
  * and how long it lives (`expires_in`, seconds).
  */
-function accessToken(scope: string): { token: string; expiresIn: number } {
+async function accessToken(scope: string): Promise<{ token: string; expiresIn: number }> {
   const oauth = t.services.oauth
-  const client = oauth.register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
+  const client = await oauth.register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
   const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
   const challenge = new Bun.CryptoHasher('sha256').update(verifier).digest('base64url')
-  const check = oauth.checkAuthorization(new URLSearchParams({
+  const check = await oauth.checkAuthorization(new URLSearchParams({
     client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: challenge, code_challenge_method: 'S256',
   }))
   if (check.kind !== 'ok') throw new Error(`authorization refused: ${JSON.stringify(check)}`)
-  const account = t.services.accounts.ensureAccount(`oauth${++accounts}@example.com`)
-  const code = new URL(oauth.approve(check.request, account.id)).searchParams.get('code')!
-  const tokens = oauth.token(new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier }), null)
+  const account = await t.services.accounts.ensureAccount(`oauth${++accounts}@example.com`)
+  const code = new URL(await oauth.approve(check.request, account.id)).searchParams.get('code')!
+  const tokens = await oauth.token(new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier }), null)
   return { token: tokens.access_token, expiresIn: tokens.expires_in }
 }
 
@@ -43,7 +43,7 @@ type Outcome = string
 interface Case {
   name: string
   /** the Authorization header to send (none when undefined); made fresh for each surface */
-  authorization: () => string | undefined
+  authorization: () => string | undefined | Promise<string | undefined>
   /** calls of the same operation with the same credential before the one that counts */
   before?: number
   outcome: Outcome
@@ -51,33 +51,33 @@ interface Case {
 
 /** Every case calls listNotes (scope notes:read, rate class read). */
 const CASES: Case[] = [
-  { name: 'a key with the needed scope', authorization: () => `Bearer ${key(['notes:read'])}`, outcome: 'ok' },
+  { name: 'a key with the needed scope', authorization: async () => `Bearer ${await key(['notes:read'])}`, outcome: 'ok' },
   { name: 'no credential', authorization: () => undefined, outcome: 'invalid_token' },
   { name: 'a malformed credential', authorization: () => 'Bearer not a key, not a token', outcome: 'invalid_token' },
-  { name: 'a key under another scheme', authorization: () => `Basic ${key(['notes:read'])}`, outcome: 'invalid_token' },
+  { name: 'a key under another scheme', authorization: async () => `Basic ${await key(['notes:read'])}`, outcome: 'invalid_token' },
   { name: 'an unknown key', authorization: () => `Bearer svc_live_${crypto.randomUUID().replaceAll('-', '')}`, outcome: 'invalid_token' },
   {
     name: 'a revoked key',
-    authorization: () => {
-      const { key: token, info } = t.services.accounts.createKey({ email: `revoked${++accounts}@example.com` })
-      t.services.accounts.revokeKey(info.id)
+    authorization: async () => {
+      const { key: token, info } = await t.services.accounts.createKey({ email: `revoked${++accounts}@example.com` })
+      await t.services.accounts.revokeKey(info.id)
       return `Bearer ${token}`
     },
     outcome: 'invalid_token',
   },
-  { name: 'a live OAuth access token', authorization: () => `Bearer ${accessToken('notes:read').token}`, outcome: 'ok' },
+  { name: 'a live OAuth access token', authorization: async () => `Bearer ${(await accessToken('notes:read')).token}`, outcome: 'ok' },
   {
     name: 'an expired OAuth access token',
-    authorization: () => {
-      const { token, expiresIn } = accessToken('notes:read')
+    authorization: async () => {
+      const { token, expiresIn } = await accessToken('notes:read')
       clock.advance((expiresIn + 1) * 1000)
       return `Bearer ${token}`
     },
     outcome: 'invalid_token',
   },
-  { name: 'a key without the needed scope', authorization: () => `Bearer ${key(['folders:read', 'notes:write'])}`, outcome: 'insufficient_scope' },
-  { name: 'an OAuth token without the needed scope', authorization: () => `Bearer ${accessToken('folders:read').token}`, outcome: 'insufficient_scope' },
-  { name: 'a key past its read limit', authorization: () => `Bearer ${key(['notes:read'])}`, before: READ_LIMIT, outcome: 'rate_limited' },
+  { name: 'a key without the needed scope', authorization: async () => `Bearer ${await key(['folders:read', 'notes:write'])}`, outcome: 'insufficient_scope' },
+  { name: 'an OAuth token without the needed scope', authorization: async () => `Bearer ${(await accessToken('folders:read')).token}`, outcome: 'insufficient_scope' },
+  { name: 'a key past its read limit', authorization: async () => `Bearer ${await key(['notes:read'])}`, before: READ_LIMIT, outcome: 'rate_limited' },
 ]
 
 const withAuthorization = (authorization: string | undefined, headers: Record<string, string> = {}) =>
@@ -115,7 +115,7 @@ describe('the same credential meets the same admission over HTTP and MCP', () =>
   const rows = CASES.flatMap(c => SURFACES.map(([surface, call]) => [`${c.name} → ${c.outcome} (${surface})`, c, call] as const))
 
   test.each(rows)('%s', async (_name, c, call) => {
-    const authorization = c.authorization()
+    const authorization = await c.authorization()
     for (let i = 0; i < (c.before ?? 0); i++) expect(await call(authorization)).toBe('ok')
     expect(await call(authorization)).toBe(c.outcome)
   })

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { createTestApp, type CallResult } from '../helpers/app'
 import { EVERY_SCOPE, SPEC_OPERATIONS, type SpecOperation, type SpecScope } from '../helpers/interface'
 
@@ -45,8 +45,8 @@ const ADMITTED: Record<string, { status: number; code?: string }> = {
 }
 
 /** A key with its id, so a test can revoke exactly that key. */
-function keyWithId(app: ReturnType<typeof createTestApp>, o: { scopes?: SpecScope[]; sandbox?: boolean } = {}) {
-  const { key, info } = app.services.accounts.createKey({ email: 'auth@example.com', ...o })
+async function keyWithId(app: ReturnType<typeof createTestApp>, o: { scopes?: SpecScope[]; sandbox?: boolean } = {}) {
+  const { key, info } = await app.services.accounts.createKey({ email: 'auth@example.com', ...o })
   return { token: key, id: info.id }
 }
 
@@ -86,14 +86,18 @@ describe('no credential → 401 invalid_token', () => {
 
 describe('bad credential → 401 invalid_token', () => {
   const app = createTestApp()
-  const revoked = keyWithId(app)
-  app.services.accounts.revokeKey(revoked.id)
+  const revoked = { token: '' }
+  beforeAll(async () => {
+    const k = await keyWithId(app)
+    await app.services.accounts.revokeKey(k.id)
+    revoked.token = k.token
+  })
 
   const credentials: [string, Record<string, string>][] = [
     ['live prefix with random garbage', { authorization: `Bearer svc_live_${crypto.randomUUID().replaceAll('-', '')}` }],
     ['sandbox prefix with random garbage', { authorization: `Bearer svc_test_${crypto.randomUUID().replaceAll('-', '')}` }],
     ['a string that is not a key', { authorization: 'Bearer not-a-key-at-all' }],
-    ['a revoked key', { authorization: `Bearer ${revoked.token}` }],
+    ['a revoked key', { get authorization() { return `Bearer ${revoked.token}` } }],
     ['a key under the Basic scheme', { authorization: `Basic ${btoa('user:pass')}` }],
   ]
   const rows = protectedOps.flatMap(op => credentials.map(([what, headers]) => [`${label(op)} with ${what}`, op, headers] as const))
@@ -143,16 +147,16 @@ describe('public operations need no credential', () => {
 
 test('a revoked key is refused immediately after revocation', async () => {
   const app = createTestApp()
-  const { token, id } = keyWithId(app)
+  const { token, id } = await keyWithId(app)
   const before = await app.call('GET', '/v1/notes', { token })
   expect(before.status).toBe(200)
 
-  app.services.accounts.revokeKey(id)
+  await app.services.accounts.revokeKey(id)
 
   const after = await app.call('GET', '/v1/notes', { token })
   expectEnvelope(after, 401, 'invalid_token')
   // Other keys of the same account keep working.
-  const other = keyWithId(app)
+  const other = await keyWithId(app)
   expect((await app.call('GET', '/v1/notes', { token: other.token })).status).toBe(200)
 })
 
@@ -171,8 +175,8 @@ describe('authentication comes before body validation', () => {
   })
 
   test('POST /v1/notes with an invalid body and a revoked key → 401, not 400', async () => {
-    const { token, id } = keyWithId(app)
-    app.services.accounts.revokeKey(id)
+    const { token, id } = await keyWithId(app)
+    await app.services.accounts.revokeKey(id)
     const res = await app.call('POST', '/v1/notes', { token, body: { title: 42 } })
     expectEnvelope(res, 401, 'invalid_token')
   })

@@ -15,11 +15,11 @@ function memoryLog() {
   return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines }
 }
 
-function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string } = {}) {
+function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => Promise<void>; id?: string } = {}) {
   const mem = memoryLog()
   const p = createWorkerPool({
     jobs, clock: systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600,
-    handlers: { process_upload: handler }, onFailure: o.onFailure ?? (() => {}),
+    handlers: { process_upload: handler }, onFailure: o.onFailure ?? (async () => {}),
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
   })
   return { ...p, lines: mem.lines }
@@ -73,7 +73,7 @@ describe('the worker pool under leases', () => {
       started = true
       await new Promise<void>(resolve => run.signal.addEventListener('abort', () => resolve(), { once: true }))
       throw new PermanentJobError('media_unreadable', 'late failure')
-    }, { onFailure: () => failures++ })
+    }, { onFailure: async () => { failures++ } })
     p.start()
     await until('the job runs', () => started)
     takeOver(q)

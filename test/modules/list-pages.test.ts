@@ -5,6 +5,7 @@ import { RevisionCache } from '../../src/db/revision-cache'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
 import { createCreditsRepo } from '../../src/modules/credits/repo'
+import { SqliteStore } from '../../src/db/store'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { seededRandom } from '../fixtures/random'
 
@@ -185,7 +186,7 @@ describe('listNotes through the API while the library changes (read cache on, de
     const clock = fixedClock(iso(NOW))
     const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
     const key = await t.key()
-    const account = t.services.accounts.ensureAccount('user@example.com')
+    const account = await t.services.accounts.ensureAccount('user@example.com')
     const repo = createNotesRepo(t.db, new PageBoundaries(() => ''))
     const model = new Map<string, Model>()
     for (const m of generate(2000, 5)) {
@@ -352,13 +353,13 @@ describe('query plans: every list query is read off its index, never a scan or a
     })
   }
 
-  test('listFolders and the recent charges of getUsage', () => {
+  test('listFolders and the recent charges of getUsage', async () => {
     const plain = newDatabase()
     const { db, seen } = recording(plain)
     const folders = createFoldersRepo(db)
-    const usage = createCreditsRepo(db)
+    const usage = createCreditsRepo(new SqliteStore(db))
     folders.list(LIB)
-    usage.recentCharges(ACCOUNT, 50)
+    await usage.recentCharges(ACCOUNT, 50)
     const plans = seen.filter(s => /^SELECT \* FROM (folders|usage)/.test(s.sql)).map(s => plan(plain, s.sql, s.params).join(' | '))
     expect(plans).toEqual([
       'SEARCH folders USING INDEX folders_by_name (account_id=? AND sandbox=?)',

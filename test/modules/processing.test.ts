@@ -78,12 +78,12 @@ describe('createSummary', () => {
 
   test('402 when fewer than two credits remain; nothing changes', async () => {
     const t = await app()
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 59, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 59, source: 'api_key' })
     const r = await t.call('POST', '/v1/summaries', { token: t.token, body: { text: MEETING } })
     expect(r.status).toBe(402)
     expect(r.body.error.code).toBe('insufficient_credits')
-    expect(t.services.credits.balance(account.id).totalRemaining).toBe(1)
+    expect((await t.services.credits.balance(account.id)).totalRemaining).toBe(1)
   })
 
   test('502 with a useful message when Ollama is down, and nothing is charged', async () => {
@@ -118,8 +118,8 @@ describe('askNoteQuestion', () => {
 
   test('50 parallel questions against 10 credits: exactly 10 answered, 40 refused with 402', async () => {
     const t = await app()
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 50, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 50, source: 'api_key' })
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
     const results = await Promise.all(Array.from({ length: 50 }, () => t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who writes the migration guide?' } })))
     const statuses = results.map(r => r.status)
@@ -276,8 +276,8 @@ describe('createYoutubeSummary (a stand-in yt-dlp on the path)', () => {
     const log = join(bin.path, 'calls.jsonl')
     const logged = installFakeYtdlp(bin.path, { name: 'yt-dlp-logged', log })
     const t = await app({ NOTESVC_YTDLP: logged })
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 57, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 57, source: 'api_key' })
     const r = await t.call('POST', '/v1/youtube-summaries', { token: t.token, body: { youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } })
     expect(r.status).toBe(402)
     const calls = (await Bun.file(log).text()).trim().split('\n').map(l => JSON.parse(l) as string[])
@@ -309,8 +309,8 @@ describe('the remaining error statuses', () => {
 
   test('askNoteQuestion: 402 with no credits left', async () => {
     const t = await app()
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60, source: 'api_key' })
     const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'P', content: MEETING } })).body
     expect((await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'Who?' } })).status).toBe(402)
   })
@@ -318,8 +318,8 @@ describe('the remaining error statuses', () => {
   test('createTranscription: 402 when the recording costs more than the balance, before transcribing', async () => {
     const host = fileHost({ '/long.wav': { body: makeWav({ seconds: 130, sampleRate: 4000 }) } })
     const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1' })
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 58, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 58, source: 'api_key' })
     const r = await t.call('POST', '/v1/transcriptions', { token: t.token, body: { audioUrl: `${host.base}/long.wav` } })
     expect(r.status).toBe(402)
     expect(r.body.error.message).toContain('needs 3 credits but 2 remain')
@@ -415,8 +415,8 @@ describe('a balance exactly equal to the cost is enough; one credit less is 402,
   /** A free account (60 credits a month) spent down to `balance`. */
   async function withBalance(balance: number) {
     const t = await app({ NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_YTDLP: ytdlp })
-    const account = t.services.accounts.requireAccount('user@example.com')
-    if (balance < 60) t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60 - balance, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    if (balance < 60) await t.services.credits.charge({ accountId: account.id, operation: 'setup', credits: 60 - balance, source: 'api_key' })
     expect((await t.call('GET', '/v1/usage', { token: t.token })).body.balance.totalRemaining).toBe(balance)
     return t
   }

@@ -179,15 +179,15 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
 
   test('402 when the credits do not cover the recording, and nothing changes', async () => {
     const t = await setup()
-    const account = t.services.accounts.requireAccount('user@example.com')
-    t.services.credits.charge({ accountId: account.id, operation: 'test', credits: 59, source: 'api_key' })
+    const account = await t.services.accounts.requireAccount('user@example.com')
+    await t.services.credits.charge({ accountId: account.id, operation: 'test', credits: 59, source: 'api_key' })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 70, sampleRate: 4000 }))
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
     expect(r.status).toBe(402)
     expect(r.body.error.code).toBe('insufficient_credits')
     expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token: t.token })).body.processingStage).toBe('awaiting_upload')
-    t.services.accounts.addPurchasedCredits('user@example.com', 1)
+    await t.services.accounts.addPurchasedCredits('user@example.com', 1)
     expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })).status).toBe(202)
   })
 

@@ -56,7 +56,7 @@ describe('OAuth 2.1 authorization code + PKCE with oauth4webapi', () => {
     expect(next.startsWith('/oauth/authorize?')).toBe(true)
     expect(Object.fromEntries(new URL(next, 'http://localhost').searchParams)).toEqual(params)
 
-    const user = t.signIn()
+    const user = await t.signIn()
     const page = await t.browse(next, { cookie: user.cookie })
     expect(page.status).toBe(200)
     expect(page.headers.get('x-frame-options')).toBe('DENY')

@@ -32,7 +32,7 @@ describe('OAuth refusals', () => {
   test('plain PKCE and missing code_challenge are refused with an error redirect, no code', async () => {
     const t = oauthApp()
     const s = await start(t)
-    const user = t.signIn()
+    const user = await t.signIn()
     for (const params of [{ ...s.params, code_challenge_method: 'plain', code_challenge: s.verifier }, { ...s.params, code_challenge_method: '' }, (({ code_challenge: _c, code_challenge_method: _m, ...rest }) => rest)(s.params)]) {
       const r = await t.browse(t.authorizeUrl(params), { cookie: user.cookie })
       expect(r.status).toBe(302)
@@ -49,7 +49,7 @@ describe('OAuth refusals', () => {
   test('wrong or unregistered redirect URI: an error page, never a redirect', async () => {
     const t = oauthApp()
     const s = await start(t)
-    const user = t.signIn()
+    const user = await t.signIn()
     for (const uri of ['http://127.0.0.1:8765/callback/', 'http://127.0.0.1:8766/callback', 'https://evil.example/cb', 'http://127.0.0.1:8765/callback?x=1']) {
       const r = await t.browse(t.authorizeUrl({ ...s.params, redirect_uri: uri }), { cookie: user.cookie })
       expect(r.status).toBe(400)
@@ -73,7 +73,7 @@ describe('OAuth refusals', () => {
   test('scopes outside the client registration → invalid_scope redirect; unknown response_type → unsupported_response_type', async () => {
     const t = oauthApp()
     const reg = await t.register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', scope: 'notes:read' })
-    const user = t.signIn()
+    const user = await t.signIn()
     const base = { client_id: reg.body.client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }
     for (const [params, error] of [[{ ...base, scope: 'notes:read notes:write' }, 'invalid_scope'], [{ ...base, scope: 'admin' }, 'invalid_scope'], [{ ...base, response_type: 'token' }, 'unsupported_response_type'], [{ ...base, resource: 'https://other.example' }, 'invalid_target']] as const) {
       const r = await t.browse(t.authorizeUrl(params), { cookie: user.cookie })
@@ -138,13 +138,13 @@ describe('OAuth refusals', () => {
     expect(back.searchParams.get('iss')).toBe('http://localhost')
     expect(back.searchParams.get('code')).toBeNull()
 
-    const user = t.signIn()
+    const user = await t.signIn()
     const page = await t.browse(t.authorizeUrl(s.params), { cookie: user.cookie })
     const fields = t.formFields(page.text)
     const forged = await t.browse('/oauth/authorize', { cookie: user.cookie, form: { ...fields, csrf_token: 'forged', decision: 'allow' } })
     expect(forged.status).toBe(403)
     expect(forged.location).toBeNull()
-    const other = t.signIn('other@example.com')
+    const other = await t.signIn('other@example.com')
     const crossSession = await t.browse('/oauth/authorize', { cookie: other.cookie, form: { ...fields, decision: 'allow' } })
     expect(crossSession.status).toBe(403)
     const noSession = await t.browse('/oauth/authorize', { form: { ...fields, decision: 'allow' } })

@@ -25,9 +25,9 @@ export function oauthApp(opts: { clock?: Clock } = {}) {
   }
 
   /** A signed-in browser: the session is made directly with the session service. */
-  function signIn(email = 'user@example.com') {
-    const account = t.services.accounts.ensureAccount(email)
-    const s = sessions!.create(account.id)
+  async function signIn(email = 'user@example.com') {
+    const account = await t.services.accounts.ensureAccount(email)
+    const s = await sessions!.create(account.id)
     return { account, cookie: s.setCookie.split(';')[0]!, csrf: s.csrf }
   }
 
@@ -55,7 +55,8 @@ export function oauthApp(opts: { clock?: Clock } = {}) {
    * The browser part of the flow: sign in, load the consent page, press a button. Returns the redirect
    * the browser would follow.
    */
-  async function consent(params: Record<string, string>, decision: 'allow' | 'deny' = 'allow', user = signIn()) {
+  async function consent(params: Record<string, string>, decision: 'allow' | 'deny' = 'allow', signedIn?: Awaited<ReturnType<typeof signIn>>) {
+    const user = signedIn ?? await signIn()
     const page = await browse(authorizeUrl(params), { cookie: user.cookie })
     if (page.status !== 200) throw new Error(`consent page ${page.status}: ${page.location ?? page.text}`)
     const res = await browse('/oauth/authorize', { cookie: user.cookie, form: { ...formFields(page.text), decision } })

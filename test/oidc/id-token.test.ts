@@ -79,7 +79,7 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
 
     const created = await t.call('POST', '/v1/notes', { token, body: { title: 'From SSO', content: 'hello' } })
     expect(created.status).toBe(201)
-    const account = t.services.accounts.requireAccount('ada@example.com')
+    const account = await t.services.accounts.requireAccount('ada@example.com')
     expect(t.db.query<{ oidc_subject: string }, [string]>('SELECT oidc_subject FROM accounts WHERE id = ?').get(account.id)!.oidc_subject).toBe('sub-ada')
     const row = t.db.query<{ account_id: string; sandbox: number }, [string]>('SELECT account_id, sandbox FROM notes WHERE id = ?').get(created.body.id)!
     expect(row).toEqual({ account_id: account.id, sandbox: 0 })
@@ -186,7 +186,7 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
   })
 
   test('idTokenVerifiers reads the config: none without issuer and client id', () => {
-    const accounts = { signInWithOidc: () => null }
+    const accounts = { signInWithOidc: async () => null }
     expect(idTokenVerifiers({ config: loadConfig({}), services: { accounts } })).toHaveLength(0)
     expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer }), services: { accounts } })).toHaveLength(0)
     expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer, NOTESVC_OIDC_CLIENT_ID: CLIENT_ID }), services: { accounts } })).toHaveLength(1)

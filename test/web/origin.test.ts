@@ -42,7 +42,7 @@ describe('settings forms', () => {
     const made = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: OWN_ORIGIN })
     expect(made.status).toBe(200)
     const key = made.text.match(/svc_live_[A-Za-z0-9_-]+/)![0]
-    const id = t.services.accounts.listKeysOf(t.services.accounts.ensureAccount(EMAIL).id).find(k => key.startsWith(k.start.replace(/…$/, '')))!.id
+    const id = (await t.services.accounts.listKeysOf((await t.services.accounts.ensureAccount(EMAIL)).id)).find(k => key.startsWith(k.start.replace(/…$/, '')))!.id
     expect((await b.post(`/settings/keys/${id}/revoke`, { csrf }, { origin: 'https://evil.example' })).status).toBe(403)
     expect((await t.call('GET', '/v1/notes', { token: key })).status).toBe(200)
     expect((await b.post('/signout', { csrf }, { origin: 'null' })).status).toBe(403)
@@ -85,7 +85,7 @@ describe('the OAuth consent form', () => {
     const reg = await t.register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
     const verifier = oauth.generateRandomCodeVerifier()
     const params = { client_id: reg.body.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 'xyz', scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }
-    const user = t.signIn()
+    const user = await t.signIn()
     const page = await t.browse(t.authorizeUrl(params), { cookie: user.cookie })
     const form = { ...t.formFields(page.text), decision: 'allow' }
     for (const origin of FOREIGN_ORIGINS) {

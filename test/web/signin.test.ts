@@ -246,9 +246,9 @@ describe('settings', () => {
 
   test('shows the balance and recent usage', async () => {
     const t = await setup()
-    t.services.accounts.addPurchasedCredits(EMAIL, 7)
-    const account = t.services.accounts.requireAccount(EMAIL)
-    t.services.credits.charge({ accountId: account.id, operation: 'createSummary', credits: 2, source: 'api_key' })
+    await t.services.accounts.addPurchasedCredits(EMAIL, 7)
+    const account = await t.services.accounts.requireAccount(EMAIL)
+    await t.services.credits.charge({ accountId: account.id, operation: 'createSummary', credits: 2, source: 'api_key' })
     const { page } = await signedIn(t)
     expect(page.text).toContain('<strong id="grant">58 / 60</strong>')
     expect(page.text).toContain('<strong id="prepaid">7</strong>')
@@ -304,19 +304,19 @@ describe('settings', () => {
     expect((await b.post('/settings/keys', { csrf, library: 'live' })).status).toBe(400)
     expect((await b.post('/settings/keys', { csrf, library: 'live', scopes: ['notes:read', 'admin'] })).status).toBe(400)
     expect((await b.post('/settings/keys', { csrf, library: 'prod', scopes: 'notes:read' })).status).toBe(400)
-    expect(t.services.accounts.listKeys(EMAIL)).toHaveLength(0)
+    expect(await t.services.accounts.listKeys(EMAIL)).toHaveLength(0)
   })
 
   test("can't revoke another account's key", async () => {
     const t = await setup()
-    const other = t.services.accounts.createKey({ email: 'eve@example.com' })
+    const other = await t.services.accounts.createKey({ email: 'eve@example.com' })
     const { b, csrf } = await signedIn(t)
     for (const target of [other.info.id, other.info.start]) {
       const r = await b.post(`/settings/keys/${encodeURIComponent(target)}/revoke`, { csrf })
       expect(r.status).toBe(404)
       expect(r.text).toContain('There is no such key in this account.')
     }
-    expect(t.services.accounts.listKeys('eve@example.com')[0]!.revokedAt).toBeNull()
+    expect((await t.services.accounts.listKeys('eve@example.com'))[0]!.revokedAt).toBeNull()
     expect((await t.call('GET', '/v1/notes', { token: other.key })).status).toBe(200)
   })
 

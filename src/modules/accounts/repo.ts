@@ -1,4 +1,4 @@
-import { transactions, type Database } from '../../db/database'
+import type { Store } from '../../db/store'
 import type { Plan } from '../credits/model'
 
 export interface AccountRow {
@@ -29,43 +29,36 @@ export interface ApiKeyRow {
 
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>
 
-export function createAccountsRepo(db: Database) {
-  const q = {
-    count: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
-    byEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
-    byId: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE id = ?'),
-    passwordByEmail: db.query<{ id: string; password_hash: string | null }, [string]>('SELECT id, password_hash FROM accounts WHERE email = ?'),
-    setPasswordHash: db.query('UPDATE accounts SET password_hash = ? WHERE id = ?'),
-    byOidcSubject: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE oidc_subject = ?'),
-    linkOidc: db.query('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL'),
-    // A new account starts in the grant period the credits module names, its counters at their defaults (0).
-    insert: db.query('INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES ($id, $email, $plan, $grant_period, $created_at)'),
-    setPlan: db.query('UPDATE accounts SET plan = ? WHERE id = ?'),
-    insertKey: db.query('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at) VALUES ($id, $account_id, $name, $start, $hash, $sandbox, $scopes, $created_at)'),
-    keyByHash: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE hash = ?'),
-    keysOf: db.query<ApiKeyRow, [string]>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
-    keysMatching: db.query<ApiKeyRow, [string, string]>('SELECT * FROM api_keys WHERE id = ? OR start = ?'),
-    revokeKey: db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-    touchKey: db.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-  }
+export function createAccountsRepo(store: Store) {
+  // Emails are unique without regard to ASCII case: SQLite's column is COLLATE NOCASE, PostgreSQL has
+  // a unique index on lower(email), which this comparison uses.
+  const emailIs = store.dialect === 'postgres' ? 'lower(email) = lower(?)' : 'email = ?'
   return {
-    transaction: transactions(db).write,
-    countAccounts: () => q.count.get()!.n,
-    findAccountByEmail: (email: string) => q.byEmail.get(email),
-    findAccount: (id: string) => q.byId.get(id),
+    transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
+    countAccounts: async () => Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM accounts'))!.n),
+    findAccountByEmail: (email: string) => store.get<AccountRow>(`SELECT * FROM accounts WHERE ${emailIs}`, [email]),
+    findAccount: (id: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]),
     /** the account of an email with its password hash (null when no password is set) */
-    findPasswordByEmail: (email: string) => q.passwordByEmail.get(email),
-    setPasswordHash: (id: string, hash: string) => { q.setPasswordHash.run(hash, id) },
-    findAccountByOidcSubject: (subject: string) => q.byOidcSubject.get(subject),
+    findPasswordByEmail: (email: string) => store.get<{ id: string; password_hash: string | null }>(`SELECT id, password_hash FROM accounts WHERE ${emailIs}`, [email]),
+    setPasswordHash: async (id: string, hash: string) => { await store.run('UPDATE accounts SET password_hash = ? WHERE id = ?', [hash, id]) },
+    findAccountByOidcSubject: (subject: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE oidc_subject = ?', [subject]),
     /** Links an unlinked account to an OIDC subject; false when the account already has one. */
-    linkOidcSubject: (id: string, subject: string) => q.linkOidc.run(subject, id).changes > 0,
-    insertAccount: (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) => { q.insert.run(a) },
-    setPlan: (id: string, plan: AccountRow['plan']) => { q.setPlan.run(plan, id) },
-    insertKey: (k: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>) => { q.insertKey.run(k) },
-    findKeyByHash: (hash: string) => q.keyByHash.get(hash),
-    listKeys: (accountId: string) => q.keysOf.all(accountId),
-    findKeys: (idOrStart: string) => q.keysMatching.all(idOrStart, idOrStart),
-    revokeKey: (id: string, at: string) => q.revokeKey.run(at, id).changes > 0,
-    touchKey: (id: string, at: string) => { q.touchKey.run(at, id) },
+    linkOidcSubject: async (id: string, subject: string) => (await store.run('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL', [subject, id])) > 0,
+    /**
+     * Creates an account unless one has this email already (another node may have created it a moment
+     * ago): false then. A new account starts in the grant period the credits module names, its
+     * counters at their defaults (0).
+     */
+    insertAccount: async (a: Pick<AccountRow, 'id' | 'email' | 'plan' | 'grant_period' | 'created_at'>) =>
+      (await store.run('INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [a.id, a.email, a.plan, a.grant_period, a.created_at])) > 0,
+    setPlan: async (id: string, plan: AccountRow['plan']) => { await store.run('UPDATE accounts SET plan = ? WHERE id = ?', [plan, id]) },
+    insertKey: async (k: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>) => {
+      await store.run('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [k.id, k.account_id, k.name, k.start, k.hash, k.sandbox, k.scopes, k.created_at])
+    },
+    findKeyByHash: (hash: string) => store.get<ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?', [hash]),
+    listKeys: (accountId: string) => store.all<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id', [accountId]),
+    findKeys: (idOrStart: string) => store.all<ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? OR start = ?', [idOrStart, idOrStart]),
+    revokeKey: async (id: string, at: string) => (await store.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id])) > 0,
+    touchKey: async (id: string, at: string) => { await store.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [at, id]) },
   }
 }

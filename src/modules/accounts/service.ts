@@ -1,6 +1,8 @@
 import type { Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
-import type { ReadCache } from '../../db/read-cache'
+import { changeStamp, ReadCache } from '../../db/read-cache'
+import { sqliteOf } from '../../db/open'
+import type { Store } from '../../db/store'
 import type { IdGenerator } from '../../ids'
 import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
 import type { Principal } from '../../http/admission'
@@ -58,6 +60,17 @@ export function parseScopes(list: string | undefined): Scope[] {
 
 export type AccountsService = ReturnType<typeof createAccountsService>
 
+/**
+ * The cache of verified API keys. On SQLite it is a ReadCache that any write empties (its stamp reads
+ * data_version, so a key revoked by another process, the CLI, is seen within a millisecond). On
+ * PostgreSQL it is off: a key revoked through another node is a write this node cannot see, so every
+ * request reads its key from the database, and a revoked key is refused by every node on its next request.
+ */
+export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal | null> {
+  const db = sqliteOf(store)
+  return db ? new ReadCache(changeStamp(db), enabled) : new ReadCache(() => '', false)
+}
+
 export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService }) {
   const { repo, clock, ids } = deps
   const lastTouched = new Map<string, number>()
@@ -66,24 +79,26 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     return clock.now().toISOString()
   }
 
-  function ensureAccount(email: string, plan?: Plan): AccountRow {
+  /** The account of `email`, created (on `plan`, else free) if there is none; an existing one moves to `plan` when given. */
+  async function ensureAccount(email: string, plan?: Plan): Promise<AccountRow> {
     const normalized = email.trim()
     if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new AccountError(`"${email}" is not an email address; pass --email you@example.com`)
-    return repo.transaction(() => {
-      const existing = repo.findAccountByEmail(normalized)
-      if (existing) {
-        if (plan && plan !== existing.plan) repo.setPlan(existing.id, plan)
-        return repo.findAccount(existing.id)!
+    return repo.transaction(async () => {
+      let existing = await repo.findAccountByEmail(normalized)
+      if (!existing) {
+        const at = clock.now()
+        const id = ids.next('acct')
+        // Another node may create the same account at the same moment: then its row is the one.
+        if (await repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) return (await repo.findAccount(id))!
+        existing = (await repo.findAccountByEmail(normalized))!
       }
-      const at = clock.now()
-      const id = ids.next('acct')
-      repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })
-      return repo.findAccount(id)!
+      if (plan && plan !== existing.plan) await repo.setPlan(existing.id, plan)
+      return (await repo.findAccount(existing.id))!
     })
   }
 
-  function requireAccount(email: string): AccountRow {
-    const account = repo.findAccountByEmail(email.trim())
+  async function requireAccount(email: string): Promise<AccountRow> {
+    const account = await repo.findAccountByEmail(email.trim())
     if (!account) throw new AccountError(`no account with email ${email}; create one with: ${commandLine(`keys create --email ${email}`)}`)
     return account
   }
@@ -104,11 +119,11 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
   return {
     ensureAccount,
     requireAccount,
-    isEmpty: () => repo.countAccounts() === 0,
+    isEmpty: async () => (await repo.countAccounts()) === 0,
 
     /** Creates a key (and the account if needed). The returned `key` is the only time it is visible. */
-    createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }): { key: string; info: KeyInfo; account: AccountRow } {
-      const account = ensureAccount(opts.email, opts.plan)
+    async createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
+      const account = await ensureAccount(opts.email, opts.plan)
       const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
       const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
       const row = {
@@ -121,49 +136,49 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
         scopes: (opts.scopes?.length ? opts.scopes : ALL_SCOPES).join(' '),
         created_at: now(),
       }
-      repo.insertKey(row)
+      await repo.insertKey(row)
       return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }), account }
     },
 
-    listKeys(email: string): KeyInfo[] {
-      return repo.listKeys(requireAccount(email).id).map(toKeyInfo)
+    async listKeys(email: string): Promise<KeyInfo[]> {
+      return (await repo.listKeys((await requireAccount(email)).id)).map(toKeyInfo)
     },
 
     /** Revokes by key id (`key_…`) or by the key's visible start (`svc_live_AbCd1234`). */
-    revokeKey(idOrStart: string): KeyInfo {
-      const matches = repo.findKeys(idOrStart.trim())
+    async revokeKey(idOrStart: string): Promise<KeyInfo> {
+      const matches = await repo.findKeys(idOrStart.trim())
       if (matches.length === 0) throw new AccountError(`no key matches "${idOrStart}"; list keys with: ${commandLine('keys list --email <email>')}`)
       if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see ${commandLine('keys list --email <email>')})`)
       const row = matches[0]!
-      if (!row.revoked_at) repo.revokeKey(row.id, now())
-      return toKeyInfo(repo.findKeys(row.id)[0]!)
+      if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
 
     /** The keys of one account (for the settings page, which knows the account, not the email). */
-    listKeysOf(accountId: string): KeyInfo[] {
-      return repo.listKeys(accountId).map(toKeyInfo)
+    async listKeysOf(accountId: string): Promise<KeyInfo[]> {
+      return (await repo.listKeys(accountId)).map(toKeyInfo)
     },
 
     /** Revokes a key by id only if it belongs to `accountId`; null when it does not (or does not exist). */
-    revokeKeyOf(accountId: string, keyId: string): KeyInfo | null {
-      const row = repo.findKeys(keyId).find(k => k.id === keyId && k.account_id === accountId)
+    async revokeKeyOf(accountId: string, keyId: string): Promise<KeyInfo | null> {
+      const row = (await repo.findKeys(keyId)).find(k => k.id === keyId && k.account_id === accountId)
       if (!row) return null
-      if (!row.revoked_at) repo.revokeKey(row.id, now())
-      return toKeyInfo(repo.findKeys(row.id)[0]!)
+      if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
 
-    setPlan(email: string, plan: Plan): AccountRow {
+    async setPlan(email: string, plan: Plan): Promise<AccountRow> {
       if (!isPlan(plan)) throw new AccountError(`unknown plan "${plan}"; use ${Object.keys(PLANS).join(' or ')}`)
-      const account = requireAccount(email)
-      repo.setPlan(account.id, plan)
-      return repo.findAccount(account.id)!
+      const account = await requireAccount(email)
+      await repo.setPlan(account.id, plan)
+      return (await repo.findAccount(account.id))!
     },
 
-    addPurchasedCredits(email: string, credits: number): AccountRow {
+    async addPurchasedCredits(email: string, credits: number): Promise<AccountRow> {
       if (!Number.isInteger(credits) || credits <= 0) throw new AccountError(`--credits must be a positive whole number, not "${credits}"`)
-      const account = requireAccount(email)
-      deps.credits.topUp({ accountId: account.id, credits, source: 'cli' })
-      return repo.findAccount(account.id)!
+      const account = await requireAccount(email)
+      await deps.credits.topUp({ accountId: account.id, credits, source: 'cli' })
+      return (await repo.findAccount(account.id))!
     },
 
     /**
@@ -175,50 +190,53 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
      *    organisation's provider can sign in without an operator creating them first).
      * Without a verified email an unlinked subject gets null: an email is what an account is keyed by.
      */
-    signInWithOidc(claims: { subject: string; email?: string; emailVerified?: boolean }): AccountRow | null {
-      const linked = repo.findAccountByOidcSubject(claims.subject)
+    async signInWithOidc(claims: { subject: string; email?: string; emailVerified?: boolean }): Promise<AccountRow | null> {
+      const linked = await repo.findAccountByOidcSubject(claims.subject)
       if (linked) return linked
       const email = claims.email?.trim()
       if (!email || claims.emailVerified !== true || !/^[^\s@]+@[^\s@]+$/.test(email)) return null
-      return repo.transaction(() => {
-        const again = repo.findAccountByOidcSubject(claims.subject)
+      return repo.transaction(async () => {
+        const again = await repo.findAccountByOidcSubject(claims.subject)
         if (again) return again
-        const existing = repo.findAccountByEmail(email)
-        if (existing) {
-          if (existing.oidc_subject && existing.oidc_subject !== claims.subject) return null
-          repo.linkOidcSubject(existing.id, claims.subject)
-          return repo.findAccount(existing.id)!
+        let existing = await repo.findAccountByEmail(email)
+        if (!existing) {
+          const at = clock.now()
+          const id = ids.next('acct')
+          if (await repo.insertAccount({ id, email, plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) {
+            await repo.linkOidcSubject(id, claims.subject)
+            return (await repo.findAccount(id))!
+          }
+          // created by another node a moment ago: link it as any existing account
+          existing = (await repo.findAccountByEmail(email))!
         }
-        const at = clock.now()
-        const id = ids.next('acct')
-        repo.insertAccount({ id, email, plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })
-        repo.linkOidcSubject(id, claims.subject)
-        return repo.findAccount(id)!
+        if (existing.oidc_subject && existing.oidc_subject !== claims.subject) return null
+        await repo.linkOidcSubject(existing.id, claims.subject)
+        return (await repo.findAccount(existing.id))!
       })
     },
 
     /** The password hash of the account of `email` (for the web sign-in), or null when there is no such account. */
-    passwordOf(email: string): { accountId: string; passwordHash: string | null } | null {
-      const row = repo.findPasswordByEmail(email)
+    async passwordOf(email: string): Promise<{ accountId: string; passwordHash: string | null } | null> {
+      const row = await repo.findPasswordByEmail(email)
       return row ? { accountId: row.id, passwordHash: row.password_hash } : null
     },
 
     /** Stores an account's password hash (argon2id, made by the web module). */
-    setPasswordHash(accountId: string, hash: string) {
-      repo.setPasswordHash(accountId, hash)
+    async setPasswordHash(accountId: string, hash: string): Promise<void> {
+      await repo.setPasswordHash(accountId, hash)
     },
 
     /** The email of an account, or null when there is no such account. */
-    emailOf(accountId: string): string | null {
-      return repo.findAccount(accountId)?.email ?? null
+    async emailOf(accountId: string): Promise<string | null> {
+      return (await repo.findAccount(accountId))?.email ?? null
     },
 
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */
-    verifyApiKey(token: string): Principal | null {
+    async verifyApiKey(token: string): Promise<Principal | null> {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return null
       const hash = sha256(token)
-      const principal = deps.keyCache.get(hash, () => {
-        const row = repo.findKeyByHash(hash)
+      const principal = await deps.keyCache.getAsync(hash, async () => {
+        const row = await repo.findKeyByHash(hash)
         if (!row || row.revoked_at) return null
         return {
           accountId: row.account_id,
@@ -232,7 +250,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
         const t = clock.now().getTime()
         if ((lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= t) {
           lastTouched.set(principal.credentialId, t)
-          repo.touchKey(principal.credentialId, new Date(t).toISOString())
+          await repo.touchKey(principal.credentialId, new Date(t).toISOString())
         }
       }
       return principal

@@ -1,4 +1,4 @@
-import { transactions, type Database } from '../../db/database'
+import { forUpdate, type Store } from '../../db/store'
 import type { Plan } from './model'
 
 /**
@@ -30,26 +30,28 @@ export interface BalanceRow {
 export type CreditsRepo = ReturnType<typeof createCreditsRepo>
 
 /** The only SQL of the ledger: the balance columns of `accounts` and the rows of `usage`. */
-export function createCreditsRepo(db: Database) {
-  const q = {
-    balance: db.query<BalanceRow, [string]>('SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?'),
-    setBalance: db.query('UPDATE accounts SET grant_period = $grant_period, grant_used = $grant_used, purchased_credits = $purchased_credits WHERE id = $id'),
-    insert: db.query('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of) VALUES ($id, $account_id, $operation, $credits, $grant_credits, $purchased_credits, $source, $note_id, $created_at, $refund_of)'),
-    byId: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE id = ?'),
-    refundOf: db.query<UsageRow, [string]>('SELECT * FROM usage WHERE refund_of = ?'),
-    // top-ups are ledger rows but not charges: getUsage's `recent` lists charges and refunds
-    recentCharges: db.query<UsageRow, [string, number]>(`SELECT * FROM usage WHERE account_id = ? AND operation <> 'topUp' ORDER BY created_at DESC, id DESC LIMIT ?`),
-    spentSince: db.query<{ n: number | null }, [string, string]>('SELECT sum(credits) AS n FROM usage WHERE account_id = ? AND created_at >= ?'),
-  }
+export function createCreditsRepo(store: Store) {
   return {
-    /** An immediate transaction: the write lock is taken before the balance is read. */
-    transaction: transactions(db).write,
-    balance: (accountId: string) => q.balance.get(accountId),
-    setBalance: (accountId: string, b: Omit<BalanceRow, 'plan'>) => { q.setBalance.run({ id: accountId, ...b }) },
-    insert: (row: UsageRow) => { q.insert.run({ refund_of: null, ...row } as unknown as Record<string, string | number | null>) },
-    get: (id: string) => q.byId.get(id),
-    refundOf: (id: string) => q.refundOf.get(id),
-    recentCharges: (accountId: string, limit: number) => q.recentCharges.all(accountId, limit),
-    spentSince: (accountId: string, since: string) => q.spentSince.get(accountId, since)?.n ?? 0,
+    /**
+     * A write transaction: on SQLite the write lock is taken before the balance is read (BEGIN
+     * IMMEDIATE); on PostgreSQL `balance(…, { lock: true })` locks the account's row until it ends.
+     */
+    transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
+    /** The balance columns; `lock` (inside a transaction) keeps other transactions, on any node, from changing them until this one ends. */
+    balance: (accountId: string, opts: { lock?: boolean } = {}) =>
+      store.get<BalanceRow>(`SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?${opts.lock ? forUpdate(store) : ''}`, [accountId]),
+    setBalance: async (accountId: string, b: Omit<BalanceRow, 'plan'>) => {
+      await store.run('UPDATE accounts SET grant_period = ?, grant_used = ?, purchased_credits = ? WHERE id = ?', [b.grant_period, b.grant_used, b.purchased_credits, accountId])
+    },
+    insert: async (row: UsageRow) => {
+      await store.run('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [row.id, row.account_id, row.operation, row.credits, row.grant_credits, row.purchased_credits, row.source, row.note_id, row.created_at, row.refund_of ?? null])
+    },
+    get: (id: string) => store.get<UsageRow>('SELECT * FROM usage WHERE id = ?', [id]),
+    refundOf: (id: string) => store.get<UsageRow>('SELECT * FROM usage WHERE refund_of = ?', [id]),
+    // top-ups are ledger rows but not charges: getUsage's `recent` lists charges and refunds
+    recentCharges: (accountId: string, limit: number) => store.all<UsageRow>(`SELECT * FROM usage WHERE account_id = ? AND operation <> 'topUp' ORDER BY created_at DESC, id DESC LIMIT ?`, [accountId, limit]),
+    spentSince: async (accountId: string, since: string) =>
+      Number((await store.get<{ n: number | string | null }>('SELECT sum(credits) AS n FROM usage WHERE account_id = ? AND created_at >= ?', [accountId, since]))?.n ?? 0),
   }
 }

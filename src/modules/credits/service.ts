@@ -45,15 +45,16 @@ export type CreditsService = ReturnType<typeof createCreditsService>
 /**
  * The credit ledger: monthly grants by plan (reset lazily when a new month is first seen), prepaid
  * credits, grant-first charging, refunds and top-ups. Every read-then-write of a balance is one
- * immediate transaction that also writes its usage row, so concurrent requests cannot overspend and
+ * transaction that reads the balance locked (SQLite: BEGIN IMMEDIATE; PostgreSQL: SELECT … FOR UPDATE)
+ * and also writes its usage row, so concurrent requests, on one node or several, cannot overspend and
  * the balance always matches the ledger.
  */
 export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string }) {
   const { repo, clock, ids } = deps
 
   /** The account's balance columns, with the grant counter of an earlier month read as unused. */
-  function current(accountId: string, at: Date): BalanceRow {
-    const row = repo.balance(accountId)
+  async function current(accountId: string, at: Date, lock = false): Promise<BalanceRow> {
+    const row = await repo.balance(accountId, { lock })
     if (!row) throw new ApiError('invalid_token', 'The account of this credential no longer exists.')
     return row.grant_period === grantPeriod(at) ? row : { ...row, grant_period: grantPeriod(at), grant_used: 0 }
   }
@@ -71,8 +72,8 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
     }
   }
 
-  function balance(accountId: string, at = clock.now()): Balance {
-    return view(current(accountId, at), at)
+  async function balance(accountId: string, at = clock.now()): Promise<Balance> {
+    return view(await current(accountId, at), at)
   }
 
   /** The one 402: what the operation needs, what remains, when the grant resets, how to add credits. */
@@ -88,23 +89,23 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
     cost: creditsFor,
 
     /** 402 before any work when the balance does not cover `credits`; changes nothing. */
-    ensureCovers(accountId: string, operation: string, credits: number): void {
-      refuseUnlessCovered(operation, credits, balance(accountId))
+    async ensureCovers(accountId: string, operation: string, credits: number): Promise<void> {
+      refuseUnlessCovered(operation, credits, await balance(accountId))
     },
 
     /** Takes `credits` (grant first, then prepaid) and records the charge, or throws 402 and changes nothing. */
-    charge(opts: { accountId: string; operation: string; credits: number; source: CredentialSource; noteId?: string | null }): { usageId: string; balance: Balance } {
-      return repo.transaction(() => {
+    async charge(opts: { accountId: string; operation: string; credits: number; source: CredentialSource; noteId?: string | null }): Promise<{ usageId: string; balance: Balance }> {
+      return repo.transaction(async () => {
         const at = clock.now()
-        const b = current(opts.accountId, at)
+        const b = await current(opts.accountId, at, true)
         const before = view(b, at)
         refuseUnlessCovered(opts.operation, opts.credits, before)
         const fromGrant = Math.min(before.grantRemaining, opts.credits)
         const fromPurchased = opts.credits - fromGrant
-        repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used + fromGrant, purchased_credits: b.purchased_credits - fromPurchased })
+        await repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used + fromGrant, purchased_credits: b.purchased_credits - fromPurchased })
         const usageId = ids.next('use')
-        repo.insert({ id: usageId, account_id: opts.accountId, operation: opts.operation, credits: opts.credits, grant_credits: fromGrant, purchased_credits: fromPurchased, source: opts.source, note_id: opts.noteId ?? null, created_at: at.toISOString() })
-        return { usageId, balance: balance(opts.accountId, at) }
+        await repo.insert({ id: usageId, account_id: opts.accountId, operation: opts.operation, credits: opts.credits, grant_credits: fromGrant, purchased_credits: fromPurchased, source: opts.source, note_id: opts.noteId ?? null, created_at: at.toISOString() })
+        return { usageId, balance: await balance(opts.accountId, at) }
       })
     },
 
@@ -112,15 +113,18 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
      * Gives back what a charge took, once: grant credits to this month's grant (if the charge was made
      * this month; a new month's grant is already full), prepaid credits to the prepaid balance.
      */
-    refund(usageId: string): { refunded: number } {
-      return repo.transaction(() => {
-        const charge = repo.get(usageId)
-        if (!charge || charge.credits <= 0 || repo.refundOf(usageId)) return { refunded: 0 }
+    async refund(usageId: string): Promise<{ refunded: number }> {
+      return repo.transaction(async () => {
+        const charge = await repo.get(usageId)
+        if (!charge || charge.credits <= 0) return { refunded: 0 }
         const at = clock.now()
-        const b = current(charge.account_id, at)
+        // The balance is locked before the refund is looked for: a second refund of the same charge
+        // (on another node) waits here, then finds the first.
+        const b = await current(charge.account_id, at, true)
+        if (await repo.refundOf(usageId)) return { refunded: 0 }
         const grantBack = charge.created_at.slice(0, 7) === b.grant_period ? Math.min(charge.grant_credits, b.grant_used) : 0
-        repo.setBalance(charge.account_id, { grant_period: b.grant_period, grant_used: b.grant_used - grantBack, purchased_credits: b.purchased_credits + charge.purchased_credits })
-        repo.insert({
+        await repo.setBalance(charge.account_id, { grant_period: b.grant_period, grant_used: b.grant_used - grantBack, purchased_credits: b.purchased_credits + charge.purchased_credits })
+        await repo.insert({
           id: ids.next('use'), account_id: charge.account_id, operation: `refund:${charge.operation}`, credits: -charge.credits,
           grant_credits: -grantBack, purchased_credits: -charge.purchased_credits, source: charge.source, note_id: charge.note_id,
           created_at: at.toISOString(), refund_of: usageId,
@@ -133,23 +137,23 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
      * Adds prepaid credits and records them as a `topUp` usage row: nothing spent (`credits` 0, so
      * spending totals stay sums of charges and refunds), `purchased_credits` minus the credits added.
      */
-    topUp(opts: { accountId: string; credits: number; source: UsageRow['source'] }): { usageId: string; balance: Balance } {
+    async topUp(opts: { accountId: string; credits: number; source: UsageRow['source'] }): Promise<{ usageId: string; balance: Balance }> {
       if (!Number.isInteger(opts.credits) || opts.credits <= 0) throw new RangeError(`a top-up adds a positive whole number of credits, not ${opts.credits}`)
-      return repo.transaction(() => {
+      return repo.transaction(async () => {
         const at = clock.now()
-        const b = current(opts.accountId, at)
-        repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used, purchased_credits: b.purchased_credits + opts.credits })
+        const b = await current(opts.accountId, at, true)
+        await repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used, purchased_credits: b.purchased_credits + opts.credits })
         const usageId = ids.next('use')
-        repo.insert({ id: usageId, account_id: opts.accountId, operation: TOP_UP_OPERATION, credits: 0, grant_credits: 0, purchased_credits: -opts.credits, source: opts.source, note_id: null, created_at: at.toISOString() })
-        return { usageId, balance: balance(opts.accountId, at) }
+        await repo.insert({ id: usageId, account_id: opts.accountId, operation: TOP_UP_OPERATION, credits: 0, grant_credits: 0, purchased_credits: -opts.credits, source: opts.source, note_id: null, created_at: at.toISOString() })
+        return { usageId, balance: await balance(opts.accountId, at) }
       })
     },
 
     /** The latest charges and refunds, newest first (top-ups are not charges). */
-    recentCharges: (accountId: string, limit: number): UsageEntry[] => repo.recentCharges(accountId, limit).map(usageEntry),
+    recentCharges: async (accountId: string, limit: number): Promise<UsageEntry[]> => (await repo.recentCharges(accountId, limit)).map(usageEntry),
 
     /** Credits spent since the start of the grant period `at` falls in, refunds deducted. */
-    spentThisPeriod: (accountId: string, at = clock.now()): number => repo.spentSince(accountId, grantPeriodStart(at).toISOString()),
+    spentThisPeriod: (accountId: string, at = clock.now()): Promise<number> => repo.spentSince(accountId, grantPeriodStart(at).toISOString()),
 
     /** How an account gets prepaid credits on this instance (the `topUp` object of `getUsage`). */
     topUpOffer(): Record<string, string> {

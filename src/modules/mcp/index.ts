@@ -92,7 +92,7 @@ function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool
     const args = request.params.arguments ?? {}
     try {
       // The credential was admitted with the HTTP request; each call is counted and scope-checked as its operation.
-      deps.admission.authorize(principal, termsForOperation(tool.name))
+      await deps.admission.authorize(principal, termsForOperation(tool.name))
       tool.validate(args)
       const r = await tool.run(principal, args)
       const result: CallToolResult = {

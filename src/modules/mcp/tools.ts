@@ -187,7 +187,7 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
     createSummary: async (p, body) => charged(await processing.createSummary(p, body)),
     createYoutubeSummary: async (p, body) => charged(await processing.createYoutubeSummary(p, body)),
 
-    getUsage: (p, q) => out(usage.usage(p.accountId, q.limit ?? 50)),
+    getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),
   }
   return OPERATIONS.filter(op => op.mcp.tool).map(op => toolFor(op, runners[op.id] as Run))
 }

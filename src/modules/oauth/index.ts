@@ -89,10 +89,10 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   const logError = (e: unknown) => deps.log?.error('oauth endpoint failed', { error: e })
   const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
   const preflight = () => new Response(null, { status: 204, headers: CORS })
-  function limit(server: PeerServer, request: Request) {
+  async function limit(server: PeerServer, request: Request) {
     if (!deps.admission) return
     try {
-      deps.admission.limitAddress('oauth-ip', clientAddress(server, request), 'write')
+      await deps.admission.limitAddress('oauth-ip', clientAddress(server, request), 'write')
     } catch (err) {
       if (err instanceof ApiError && err.code === 'rate_limited') throw new OAuthError('rate_limited', err.message, 429, err.options.headers)
       throw err
@@ -123,7 +123,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     .options('/.well-known/oauth-protected-resource/mcp', preflight)
 
     .post('/oauth/register', ({ request, server }) => guarded(async () => {
-      limit(server, request)
+      await limit(server, request)
       const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
       if (type !== 'application/json') throw new OAuthError('invalid_client_metadata', 'Send the client metadata as application/json.')
       let body: unknown
@@ -133,17 +133,17 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
         if (e instanceof OAuthError) throw e
         throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON.')
       }
-      return json(service.register(body), 201)
+      return json(await service.register(body), 201)
     }, logError), noParse)
     .options('/oauth/register', preflight)
     .get('/oauth/register', notAllowed('POST'))
 
-    .get('/oauth/authorize', ({ request }) => {
+    .get('/oauth/authorize', async ({ request }) => {
       const params = new URL(request.url).searchParams
-      const check = service.checkAuthorization(params)
+      const check = await service.checkAuthorization(params)
       if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
       if (check.kind === 'redirect') return redirect(check.location)
-      const user = sessions.userOf(request)
+      const user = await sessions.userOf(request)
       if (!user) return signIn(params)
       const r = check.request
       return html(consentPage({
@@ -158,31 +158,31 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       } catch (e) {
         return html(errorPage('Bad request', e instanceof OAuthError ? e.description : 'The form could not be read.'), 400)
       }
-      const check = service.checkAuthorization(params)
+      const check = await service.checkAuthorization(params)
       if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
       if (check.kind === 'redirect') return redirect(check.location, 303)
-      const user = sessions.userOf(request)
+      const user = await sessions.userOf(request)
       if (!user) return signIn(params)
       if (!fromOwnOrigin(request, deps.publicUrl)) return html(errorPage('The form was sent from another site', `The consent form was not sent from ${deps.publicUrl}, so it was not accepted. Go back to the application and start again.`), 403)
       const csrf = params.get('csrf_token') ?? ''
       if (!safeEqual(csrf, user.csrf)) return html(errorPage('The form has expired', 'The form was not sent from this session (CSRF check failed). Go back to the application and start again.'), 403)
       const decision = params.get('decision')
-      if (decision === 'allow') return redirect(service.approve(check.request, user.accountId), 303)
+      if (decision === 'allow') return redirect(await service.approve(check.request, user.accountId), 303)
       if (decision === 'deny') return redirect(service.deny(check.request), 303)
       return html(errorPage('Bad request', 'decision must be allow or deny.'), 400)
     }, noParse)
 
     .post('/oauth/token', ({ request, server }) => guarded(async () => {
-      limit(server, request)
+      await limit(server, request)
       const params = await readForm(request)
-      return json(service.token(params, request.headers.get('authorization')))
+      return json(await service.token(params, request.headers.get('authorization')))
     }, logError), noParse)
     .options('/oauth/token', preflight)
     .get('/oauth/token', notAllowed('POST'))
 
     .post('/oauth/revoke', ({ request, server }) => guarded(async () => {
-      limit(server, request)
-      service.revoke(await readForm(request), request.headers.get('authorization'))
+      await limit(server, request)
+      await service.revoke(await readForm(request), request.headers.get('authorization'))
       return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...CORS } })
     }, logError), noParse)
     .options('/oauth/revoke', preflight)

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock'
 import { safeEqual, sha256, sha256Base64url } from '../../crypto/digest'
-import type { Database } from '../../db/database'
+import type { Store } from '../../db/store'
 import type { IdGenerator } from '../../ids'
 import type { Principal } from '../../http/admission'
 import { ALL_SCOPES, isScope, SCOPES, type Scope } from '../../http/operations'
@@ -63,9 +63,9 @@ export interface TokenResponse {
 
 export type OAuthService = ReturnType<typeof createOAuthService>
 
-export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGenerator; config: { publicUrl: string }; repo?: OAuthRepo }) {
+export function createOAuthService(deps: { store: Store; clock: Clock; ids: IdGenerator; config: { publicUrl: string }; repo?: OAuthRepo }) {
   const { clock, ids } = deps
-  const repo = deps.repo ?? createOAuthRepo(deps.db)
+  const repo = deps.repo ?? createOAuthRepo(deps.store)
   const issuer = deps.config.publicUrl
   const resources = [issuer, `${issuer}/mcp`]
   const now = () => clock.now()
@@ -87,7 +87,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
   }
 
   /** RFC 6749 section 2.3 with the method the client registered; anything else is invalid_client. */
-  function authenticateClient(params: URLSearchParams, authorization: string | null): ClientRow {
+  async function authenticateClient(params: URLSearchParams, authorization: string | null): Promise<ClientRow> {
     let basic: { id: string; secret: string } | null = null
     if (authorization && /^basic /i.test(authorization)) {
       const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8')
@@ -108,7 +108,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     if (basic && bodyId !== null && bodyId !== basic.id) throw new OAuthError('invalid_request', 'client_id differs from the Basic credentials.')
     const clientId = basic?.id ?? bodyId
     if (!clientId) throw invalidClient('No client authentication: send client_id (public clients) or the client credentials.')
-    const client = repo.client(clientId)
+    const client = await repo.client(clientId)
     if (!client) throw invalidClient(`There is no client ${clientId}; register at /oauth/register.`)
     const method = client.token_endpoint_auth_method as AuthMethod
     const presented = basic ? basic.secret : bodySecret
@@ -120,16 +120,16 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     return client
   }
 
-  function issueTokens(o: { clientId: string; accountId: string; familyId: string; accessScope: string; refreshScope: string }): TokenResponse {
+  async function issueTokens(o: { clientId: string; accountId: string; familyId: string; accessScope: string; refreshScope: string }): Promise<TokenResponse> {
     const access = ACCESS_PREFIX + randomSecret()
     const refresh = REFRESH_PREFIX + randomSecret()
     const created = iso()
-    repo.insertToken({ id: ids.next('tok'), token_hash: sha256(access), kind: 'access', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.accessScope, created_at: created, expires_at: iso(ACCESS_TOKEN_TTL_S * 1000) })
-    repo.insertToken({ id: ids.next('tok'), token_hash: sha256(refresh), kind: 'refresh', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.refreshScope, created_at: created, expires_at: iso(REFRESH_TOKEN_TTL_S * 1000) })
+    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(access), kind: 'access', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.accessScope, created_at: created, expires_at: iso(ACCESS_TOKEN_TTL_S * 1000) })
+    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(refresh), kind: 'refresh', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.refreshScope, created_at: created, expires_at: iso(REFRESH_TOKEN_TTL_S * 1000) })
     return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: o.accessScope }
   }
 
-  function codeGrant(params: URLSearchParams, client: ClientRow): TokenResponse {
+  async function codeGrant(params: URLSearchParams, client: ClientRow): Promise<TokenResponse> {
     const code = params.get('code')
     const redirectUri = params.get('redirect_uri')
     const verifier = params.get('code_verifier')
@@ -139,40 +139,40 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).')
     const codeHash = sha256(code)
     // Failures are returned, not thrown, so that a revocation made on the way commits.
-    const result = repo.transaction((): TokenResponse | OAuthError => {
-      const row = repo.code(codeHash)
+    const result = await repo.transaction(async (): Promise<TokenResponse | OAuthError> => {
+      const row = await repo.code(codeHash)
       if (!row) return new OAuthError('invalid_grant', 'The authorization code is unknown or expired.')
       if (row.used_at) {
         // A replayed code: someone else may hold its tokens, so they all go (RFC 6749 section 4.1.2).
-        repo.revokeFamily(codeHash, iso())
+        await repo.revokeFamily(codeHash, iso())
         return new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.')
       }
       if (row.expires_at <= iso()) return new OAuthError('invalid_grant', 'The authorization code has expired; start the authorization again.')
       if (row.client_id !== client.id) return new OAuthError('invalid_grant', 'The authorization code was issued to another client.')
       if (row.redirect_uri !== redirectUri) return new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.')
       if (!safeEqual(s256(verifier), row.code_challenge)) return new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge.')
-      if (!repo.useCode(codeHash, iso())) return new OAuthError('invalid_grant', 'The authorization code was already used.')
+      if (!(await repo.useCode(codeHash, iso()))) return new OAuthError('invalid_grant', 'The authorization code was already used.')
       return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: codeHash, accessScope: row.scope, refreshScope: row.scope })
     })
     if (result instanceof OAuthError) throw result
     return result
   }
 
-  function refreshGrant(params: URLSearchParams, client: ClientRow): TokenResponse {
+  async function refreshGrant(params: URLSearchParams, client: ClientRow): Promise<TokenResponse> {
     const token = params.get('refresh_token')
     if (!token) throw new OAuthError('invalid_request', 'refresh_token is required.')
     const requested = params.get('scope')
-    const result = repo.transaction((): TokenResponse | OAuthError => {
-      const row = repo.token(sha256(token))
+    const result = await repo.transaction(async (): Promise<TokenResponse | OAuthError> => {
+      const row = await repo.token(sha256(token))
       if (!row || row.kind !== 'refresh') return new OAuthError('invalid_grant', 'The refresh token is unknown.')
       if (row.client_id !== client.id) return new OAuthError('invalid_grant', 'The refresh token was issued to another client.')
       if (row.revoked_at) return new OAuthError('invalid_grant', 'The refresh token is revoked.')
-      const reused = () => {
+      const reused = async () => {
         // Rotation reuse: the token was stolen, or the client lost a response. Either way the family goes.
-        repo.revokeFamily(row.family_id, iso())
+        await repo.revokeFamily(row.family_id, iso())
         return new OAuthError('invalid_grant', 'The refresh token was already used; every token of this authorization is revoked. Authorize again.')
       }
-      if (row.used_at) return reused()
+      if (row.used_at) return await reused()
       if (row.expires_at <= iso()) return new OAuthError('invalid_grant', 'The refresh token has expired; authorize again.')
       let accessScope = row.scope
       if (requested !== null) {
@@ -181,7 +181,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
         if (!asked.length || asked.some(s => !granted.has(s))) return new OAuthError('invalid_scope', `scope may only narrow the granted scope (${row.scope}).`)
         accessScope = asked.join(' ')
       }
-      if (!repo.useToken(row.id, iso())) return reused()
+      if (!(await repo.useToken(row.id, iso()))) return await reused()
       return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: row.family_id, accessScope, refreshScope: row.scope })
     })
     if (result instanceof OAuthError) throw result
@@ -198,7 +198,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     resourceMetadata: (resource: string) => protectedResourceMetadata(issuer, resource),
 
     /** RFC 7591 dynamic registration. The secret of a confidential client is returned once; only its hash is kept. */
-    register(body: unknown) {
+    async register(body: unknown) {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'Send the client metadata as a JSON object.')
       const m = body as Record<string, unknown>
       const uris = m.redirect_uris
@@ -236,7 +236,7 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
         scope: scopes.join(' '),
         created_at: at.toISOString(),
       }
-      repo.insertClient(row)
+      await repo.insertClient(row)
       return {
         client_id: row.id,
         ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
@@ -251,11 +251,11 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     },
 
     /** Checks an authorization request (the query of GET /oauth/authorize, or the consent form echoing it). */
-    checkAuthorization(params: URLSearchParams): AuthorizationCheck {
+    async checkAuthorization(params: URLSearchParams): Promise<AuthorizationCheck> {
       const one = (k: string) => (params.getAll(k).length > 1 ? undefined : params.get(k))
       const clientId = one('client_id')
       if (!clientId) return { kind: 'page', message: 'The request has no (or more than one) client_id. The application that sent you here is misconfigured.' }
-      const client = repo.client(clientId)
+      const client = await repo.client(clientId)
       if (!client) return { kind: 'page', message: `There is no application ${clientId}. The application that sent you here may need to register again.` }
       const redirectUri = one('redirect_uri')
       if (!redirectUri) return { kind: 'page', message: 'The request has no (or more than one) redirect_uri.' }
@@ -287,11 +287,11 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     },
 
     /** The user allowed the request: a single-use code, bound to everything the token request must repeat. */
-    approve(request: AuthorizationRequest, accountId: string): string {
+    async approve(request: AuthorizationRequest, accountId: string): Promise<string> {
       const code = randomSecret()
-      repo.removeCodesExpiredBefore(iso(-24 * 3600 * 1000))
-      repo.removeTokensExpiredBefore(iso())
-      repo.insertCode({
+      await repo.removeCodesExpiredBefore(iso(-24 * 3600 * 1000))
+      await repo.removeTokensExpiredBefore(iso())
+      await repo.insertCode({
         code_hash: sha256(code),
         client_id: request.client.id,
         account_id: accountId,
@@ -308,11 +308,11 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
     },
 
     /** POST /oauth/token. */
-    token(params: URLSearchParams, authorization: string | null): TokenResponse {
+    async token(params: URLSearchParams, authorization: string | null): Promise<TokenResponse> {
       const grant = params.get('grant_type')
       if (!grant) throw new OAuthError('invalid_request', 'grant_type is required.')
       if (grant !== 'authorization_code' && grant !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
-      const client = authenticateClient(params, authorization)
+      const client = await authenticateClient(params, authorization)
       return grant === 'authorization_code' ? codeGrant(params, client) : refreshGrant(params, client)
     },
 
@@ -320,20 +320,20 @@ export function createOAuthService(deps: { db: Database; clock: Clock; ids: IdGe
      * RFC 7009. A refresh token takes its whole family with it; an access token goes alone. Unknown tokens,
      * and tokens of other clients, are answered the same way (200) so nothing is learnt from the answer.
      */
-    revoke(params: URLSearchParams, authorization: string | null): void {
-      const client = authenticateClient(params, authorization)
+    async revoke(params: URLSearchParams, authorization: string | null): Promise<void> {
+      const client = await authenticateClient(params, authorization)
       const token = params.get('token')
       if (!token) throw new OAuthError('invalid_request', 'token is required.')
-      const row = repo.token(sha256(token))
+      const row = await repo.token(sha256(token))
       if (!row || row.client_id !== client.id) return
-      if (row.kind === 'refresh') repo.revokeFamily(row.family_id, iso())
-      else repo.revokeToken(row.id, iso())
+      if (row.kind === 'refresh') await repo.revokeFamily(row.family_id, iso())
+      else await repo.revokeToken(row.id, iso())
     },
 
     /** The credential check for access tokens: one lookup on the unique hash index. */
-    verifyAccessToken(token: string): Principal | null {
+    async verifyAccessToken(token: string): Promise<Principal | null> {
       if (!token.startsWith(ACCESS_PREFIX)) return null
-      const row = repo.token(sha256(token))
+      const row = await repo.token(sha256(token))
       if (!row || row.kind !== 'access' || row.revoked_at || row.expires_at <= iso()) return null
       return { accountId: row.account_id, sandbox: false, scopes: new Set(parseScope(row.scope).filter(isScope)), credentialId: row.id, source: 'oauth' }
     },

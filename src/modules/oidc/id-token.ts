@@ -125,7 +125,7 @@ export function createIdTokenVerifier(opts: IdTokenVerifierOptions): CredentialV
 
     let account
     try {
-      account = opts.accounts.signInWithOidc({
+      account = await opts.accounts.signInWithOidc({
         subject,
         email: typeof payload.email === 'string' ? payload.email : undefined,
         emailVerified: payload.email_verified === true,

@@ -42,7 +42,7 @@ export function createUploadsService(deps: {
   ids: IdGenerator
   publicUrl: string
   uploadSecret: string
-  transaction: <T>(fn: () => T) => T
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>
   /** adds the processing job (inside the caller's transaction) */
   queueJob: (noteId: string) => void
   /** tells idle workers a job is waiting (after the commit) */
@@ -80,7 +80,7 @@ export function createUploadsService(deps: {
           details: [{ field: 'fileSize', issue: `must be at most ${MAX_UPLOAD_BYTES}` }],
         })
       }
-      const note = deps.transaction(() => {
+      const note = await deps.transaction(async () => {
         const n = notes.createPending(p, {
           title: body.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, ''),
           type: type.startsWith('video/') ? 'video' : 'audio',
@@ -139,23 +139,23 @@ export function createUploadsService(deps: {
     async completeUpload(p: Principal, id: string): Promise<Charged<UploadAccepted> & { accepted: boolean }> {
       const row = requireUpload(p, id)
       const poll = `${deps.publicUrl}/v1/notes/${id}/status`
-      const remaining = () => credits.balance(p.accountId).totalRemaining
-      const already = (r: UploadRow): Charged<UploadAccepted> & { accepted: boolean } => ({
+      const remaining = async () => (await credits.balance(p.accountId)).totalRemaining
+      const already = async (r: UploadRow): Promise<Charged<UploadAccepted> & { accepted: boolean }> => ({
         accepted: false,
-        creditsRemaining: remaining(),
+        creditsRemaining: await remaining(),
         body: { noteId: id, status: notes.requireNote(p, id).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
       })
       if (row.completed_at) return already(row)
 
       if (p.sandbox) {
-        const won = deps.transaction(() => {
+        const won = await deps.transaction(async () => {
           if (!repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null })) return false
           const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleId)
           notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
           return true
         })
         if (!won) return already(repo.byNote(id)!)
-        return { accepted: true, creditsRemaining: remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
+        return { accepted: true, creditsRemaining: await remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
       }
 
       const noEngine = missingSpeechEngine(deps.asr())
@@ -171,10 +171,10 @@ export function createUploadsService(deps: {
 
       // Charging, marking complete and queueing are one transaction: of concurrent calls exactly one
       // charges; the rest find it completed and charge nothing.
-      const outcome = deps.transaction(() => {
+      const outcome = await deps.transaction(async () => {
         const current = repo.byNote(id)!
         if (current.completed_at) return null
-        const charge = credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
+        const charge = await credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
         repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
         notes.setStage(id, 'queued')
         deps.queueJob(id)
@@ -209,17 +209,17 @@ export function createUploadsService(deps: {
     },
 
     /** A job failed for good: the note says why, and the credits it was charged come back. */
-    onJobFailure(job: JobRow, err: unknown) {
+    async onJobFailure(job: JobRow, err: unknown): Promise<void> {
       const note = notes.getById(job.note_id)
       if (!note) return
       const code = err instanceof PermanentJobError
         ? err.code
         : note.processing_stage === 'transcribing' ? 'transcription_failed' : note.processing_stage === 'summarizing' ? 'summarization_failed' : 'internal'
       const message = err instanceof PermanentJobError ? err.message : `Processing failed after several attempts (${err instanceof Error ? err.message : String(err)}).`
-      deps.transaction(() => {
+      await deps.transaction(async () => {
         notes.fail(job.note_id, code, message)
         const upload = repo.byNote(job.note_id)
-        if (upload?.usage_id) credits.refund(upload.usage_id)
+        if (upload?.usage_id) await credits.refund(upload.usage_id)
       })
     },
   }

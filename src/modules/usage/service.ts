@@ -10,12 +10,12 @@ export type UsageService = ReturnType<typeof createUsageService>
 export function createUsageService(deps: { credits: CreditsService; clock: Clock }) {
   const { credits, clock } = deps
   return {
-    usage(accountId: string, limit: number) {
+    async usage(accountId: string, limit: number) {
       const at = clock.now()
       return {
-        balance: credits.balance(accountId, at),
-        spentThisPeriod: credits.spentThisPeriod(accountId, at),
-        recent: credits.recentCharges(accountId, limit),
+        balance: await credits.balance(accountId, at),
+        spentThisPeriod: await credits.spentThisPeriod(accountId, at),
+        recent: await credits.recentCharges(accountId, limit),
         costs: publishedCosts(),
         topUp: credits.topUpOffer(),
       }

@@ -104,10 +104,11 @@ export function webRoutes(deps: WebRouteDeps) {
     return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
   }
 
-  function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Response {
-    const u = usage.usage(user.accountId, RECENT_USAGE)
+  async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Promise<Response> {
+    const u = await usage.usage(user.accountId, RECENT_USAGE)
+    const keys = await accounts.listKeysOf(user.accountId)
     return page(nonce => settingsPage({
-      nonce, user, keys: accounts.listKeysOf(user.accountId), balance: u.balance,
+      nonce, user, keys, balance: u.balance,
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
     }), o.status ?? 200)
@@ -116,7 +117,7 @@ export function webRoutes(deps: WebRouteDeps) {
   /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
   async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
     if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
-    const user = sessions.userOf(request)
+    const user = await sessions.userOf(request)
     if (!user) return toSignIn(next)
     const form = await formOf(request)
     if (!safeEqual(form.get('csrf') ?? '', user.csrf)) return forbidden()
@@ -126,9 +127,9 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .get(SIGN_IN_PATH, ({ request, query }) => {
+    .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
-      if (sessions.userOf(request)) return redirect(next)
+      if (await sessions.userOf(request)) return redirect(next)
       const existing = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
       const csrf = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
       return page(nonce => signInPage({ nonce, next, csrf }), 200, {}, [signInCsrfCookie(csrf)])
@@ -162,11 +163,11 @@ export function webRoutes(deps: WebRouteDeps) {
     .post('/signout', async ({ request }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      return redirect(SIGN_IN_PATH, [sessions.destroy(request)])
+      return redirect(SIGN_IN_PATH, [await sessions.destroy(request)])
     }, noParse)
 
-    .get(SETTINGS_PATH, ({ request }) => {
-      const user = sessions.userOf(request)
+    .get(SETTINGS_PATH, async ({ request }) => {
+      const user = await sessions.userOf(request)
       if (!user) return toSignIn(SETTINGS_PATH)
       return settings(user)
     })
@@ -183,14 +184,14 @@ export function webRoutes(deps: WebRouteDeps) {
         return settings(user, { status: 400, error: 'Choose at least one scope from the list.' })
       }
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
-      const created = accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name })
+      const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name })
       return settings(user, { newKey: { key: created.key, info: created.info } })
     }, noParse)
 
     .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      const revoked = accounts.revokeKeyOf(r.user.accountId, params.id)
+      const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id)
       if (!revoked) return settings(r.user, { status: 404, error: 'There is no such key in this account.' })
       return redirect(SETTINGS_PATH)
     }, noParse)

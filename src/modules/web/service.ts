@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import type { Store } from '../../db/store'
 import type { Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
 import type { AccountsService } from '../accounts/service'
@@ -29,9 +29,9 @@ export type WebService = ReturnType<typeof createWebService>
  * `sign_in_failures` (per email, stored as a SHA-256, and per client address), and the same argon2id
  * work whether or not the email belongs to an account, so timing does not reveal which emails exist.
  */
-export function createWebService(deps: { db: Database; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo }) {
+export function createWebService(deps: { store: Store; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo }) {
   const { clock, accounts } = deps
-  const repo = deps.repo ?? createWebRepo(deps.db)
+  const repo = deps.repo ?? createWebRepo(deps.store)
   const sessions: SessionService = createSessionService({ repo, clock, secureCookies: deps.secureCookies, emailOf: id => accounts.emailOf(id) })
 
   // A real argon2id hash of a random password, verified against when the email is unknown.
@@ -42,9 +42,9 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
   const clientKey = (address: string) => `client:${address}`
 
   /** Seconds until the key may try again, or 0 when it is under its limit. */
-  function blockedFor(key: string, limit: number, now: Date): number {
+  async function blockedFor(key: string, limit: number, now: Date): Promise<number> {
     const since = new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString()
-    const row = repo.failuresSince(key, since)
+    const row = await repo.failuresSince(key, since)
     if (row.n < limit || !row.oldest) return 0
     // The window slides: the oldest failure in it leaves at oldest + window.
     return Math.max(1, Math.ceil((Date.parse(row.oldest) + FAILURE_WINDOW_MS - now.getTime()) / 1000))
@@ -57,10 +57,10 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
     async setPassword(email: string, password: string): Promise<{ accountId: string; email: string; created: boolean }> {
       if (password.length < MIN_PASSWORD_LENGTH) throw new AccountError(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`)
       if (password.length > MAX_PASSWORD_LENGTH) throw new AccountError(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`)
-      const existed = accounts.passwordOf(email.trim())
-      const account = accounts.ensureAccount(email)
+      const existed = await accounts.passwordOf(email.trim())
+      const account = await accounts.ensureAccount(email)
       const hash = await Bun.password.hash(password, HASH_OPTIONS)
-      accounts.setPasswordHash(account.id, hash)
+      await accounts.setPasswordHash(account.id, hash)
       return { accountId: account.id, email: account.email, created: !existed }
     },
 
@@ -69,10 +69,10 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
       const now = clock.now()
       const eKey = emailKey(email)
       const cKey = clientKey(clientAddress)
-      const wait = Math.max(blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
+      const wait = Math.max(await blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), await blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
       if (wait > 0) return { ok: false, reason: 'limited', retryAfterSeconds: wait }
 
-      const row = email.length <= 320 ? accounts.passwordOf(email.trim()) : null
+      const row = email.length <= 320 ? await accounts.passwordOf(email.trim()) : null
       const pw = password.slice(0, MAX_PASSWORD_LENGTH)
       let ok = false
       if (row?.passwordHash) {
@@ -83,13 +83,13 @@ export function createWebService(deps: { db: Database; clock: Clock; accounts: A
       }
       if (!ok || !row) {
         const at = clock.now().toISOString()
-        repo.removeFailuresUpTo(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
-        repo.addFailure(eKey, at)
-        repo.addFailure(cKey, at)
+        await repo.removeFailuresUpTo(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
+        await repo.addFailure(eKey, at)
+        await repo.addFailure(cKey, at)
         return { ok: false, reason: 'invalid' }
       }
-      repo.clearFailures(eKey)
-      const { setCookie } = sessions.create(row.accountId)
+      await repo.clearFailures(eKey)
+      const { setCookie } = await sessions.create(row.accountId)
       return { ok: true, accountId: row.accountId, setCookie }
     },
   }

@@ -33,7 +33,7 @@ export type SessionService = ReturnType<typeof createSessionService>
  * the database keeps only its SHA-256. Cookies are HttpOnly, SameSite=Lax, Path=/, and Secure when
  * the public URL is https.
  */
-export function createSessionService(deps: { repo: WebRepo; clock: Clock; secureCookies: boolean; emailOf: (accountId: string) => string | null }) {
+export function createSessionService(deps: { repo: WebRepo; clock: Clock; secureCookies: boolean; emailOf: (accountId: string) => Promise<string | null> }) {
   const { repo, clock } = deps
 
   function cookie(value: string, maxAgeSeconds: number): string {
@@ -42,30 +42,30 @@ export function createSessionService(deps: { repo: WebRepo; clock: Clock; secure
 
   return {
     /** Starts a session; returns the Set-Cookie header value. */
-    create(accountId: string): { setCookie: string; csrf: string } {
+    async create(accountId: string): Promise<{ setCookie: string; csrf: string }> {
       const value = randomToken()
       const csrf = randomToken()
       const now = clock.now()
-      repo.removeSessionsExpiredBy(now.toISOString())
-      repo.insertSession({ idHash: sha256(value), accountId, csrf, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + SESSION_TTL_MS).toISOString() })
+      await repo.removeSessionsExpiredBy(now.toISOString())
+      await repo.insertSession({ idHash: sha256(value), accountId, csrf, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + SESSION_TTL_MS).toISOString() })
       return { setCookie: cookie(value, SESSION_TTL_MS / 1000), csrf }
     },
 
     /** The signed-in user of a request, or null. */
-    userOf(request: Request): SessionUser | null {
+    async userOf(request: Request): Promise<SessionUser | null> {
       const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
       if (!value) return null
-      const row = repo.session(sha256(value))
+      const row = await repo.session(sha256(value))
       if (!row || row.expires_at <= clock.now().toISOString()) return null
-      const email = deps.emailOf(row.account_id)
+      const email = await deps.emailOf(row.account_id)
       if (email === null) return null
       return { accountId: row.account_id, email, csrf: row.csrf_token }
     },
 
     /** Ends the request's session; returns the Set-Cookie header value that clears the cookie. */
-    destroy(request: Request): string {
+    async destroy(request: Request): Promise<string> {
       const value = cookieValue(request.headers.get('cookie'), SESSION_COOKIE)
-      if (value) repo.removeSession(sha256(value))
+      if (value) await repo.removeSession(sha256(value))
       return cookie('', 0)
     },
   }
