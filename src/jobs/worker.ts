@@ -34,7 +34,7 @@ export interface WorkerPoolOptions {
   /** how many jobs this process runs at once; 0 runs none */
   workers: number
   handlers: Record<string, JobHandler>
-  /** called once a job has failed for good (permanent error, or retries used up), inside the transaction that ends it */
+  /** called once a job has failed for good (permanent error, or retries used up), right after the transaction that ends it */
   onFailure(job: JobRow, error: unknown): Promise<void>
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
