@@ -143,7 +143,7 @@ async function worker(config: Config, log: Logger) {
   const store = await openConfiguredStore(config)
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
-  services.workers.start()
+  await services.workers.start()
   const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
   log.info('notesvc worker started', fields)
   onStopSignal(log, async () => {
@@ -176,7 +176,7 @@ async function serve(config: Config, log: Logger) {
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!
-  services.workers.start()
+  await services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
   log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, workers: config.workers, version: VERSION })

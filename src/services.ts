@@ -4,7 +4,7 @@ import { transactions } from './db/database'
 import type { Store } from './db/store'
 import { sqliteOf } from './db/open'
 import type { IdGenerator } from './ids'
-import { instanceSecret } from './db/settings'
+import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
 import { createAsrSelector } from './engines/asr'
@@ -68,9 +68,9 @@ export function createServices(deps: CoreDeps) {
   // notes): notes get the folders module's existence check, then the folders service gets notes.
   const foldersRepo = createFoldersRepo(db)
   const log = deps.log ?? silentLogger
-  const uploadSecret = instanceSecret(db, 'upload_signing_key')
+  const uploadSecret = lazySecret(store, 'upload_signing_key')
   const storage = deps.storage ?? createStorage(config, uploadSecret)
-  const uploadsRepo = createUploadsRepo(db)
+  const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
     repo: createNotesRepo(db, new PageBoundaries(notesChangeStamp(db)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(notesChangeStamp(db), config.readCache),
@@ -80,7 +80,7 @@ export function createServices(deps: CoreDeps) {
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
-  const jobsRepo = createJobsRepo(db)
+  const jobsRepo = createJobsRepo(store)
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const engines = {
@@ -93,7 +93,7 @@ export function createServices(deps: CoreDeps) {
   })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
-    repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction, asr: engines.asr,
+    repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
     wakeWorkers: wakeup.notify,
@@ -105,8 +105,9 @@ export function createServices(deps: CoreDeps) {
   })
   const web = createWebService({ db, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ db, clock, ids, config })
-  /** the shared database and the worker processes that heartbeat in it (within two leases) */
-  const backend = () => ({ database: 'sqlite' as const, workers: liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
+  /** the database back end and the worker processes that heartbeat in it (within two leases) */
+  const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
+    ({ database: store.dialect, workers: await liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
   return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth }
 }
 

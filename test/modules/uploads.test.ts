@@ -14,7 +14,7 @@ async function setup(o: { delayMs?: number; fail?: () => Error | null; env?: Rec
   const rec = recordingEngine(o)
   const t = createTestApp({ engines: { asr: () => rec.engine }, env: { NOTESVC_WORKERS: '2', ...o.env } })
   apps.push(t)
-  t.services.workers.start()
+  await t.services.workers.start()
   return { ...t, rec, token: await t.key() }
 }
 
@@ -174,7 +174,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
     const { status } = await waitForStatus(t, t.token, up.noteId, ['Done', 'Error'])
     expect(status.status).toBe('Done')
-    expect(t.services.jobs.latestForNote(up.noteId)).toMatchObject({ status: 'done', attempts: 2, last_error: 'engine hiccup' })
+    expect(await t.services.jobs.latestForNote(up.noteId)).toMatchObject({ status: 'done', attempts: 2, last_error: 'engine hiccup' })
   })
 
   test('402 when the credits do not cover the recording, and nothing changes', async () => {
@@ -194,7 +194,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   test('with NOTESVC_ASR=whisper forced, a missing model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
     const t = createTestApp({ env: { NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
     apps.push(t)
-    t.services.workers.start()
+    await t.services.workers.start()
     const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
@@ -217,15 +217,15 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
 
 describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
   /** No Whisper model in the app's models folder, and PocketSphinx looked for where it is not. */
-  function noEngineApp() {
+  async function noEngineApp() {
     const t = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } } })
     apps.push(t)
-    t.services.workers.start()
+    await t.services.workers.start()
     return t
   }
 
   test('completeUpload answers 502 before charging or queueing; the same upload completes once a model is pulled', async () => {
-    const t = noEngineApp()
+    const t = await noEngineApp()
     const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
@@ -239,7 +239,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     const usage = (await t.call('GET', '/v1/usage', { token })).body
     expect(usage.recent).toEqual([])
     expect(usage.balance.totalRemaining).toBe(60)
-    expect(t.services.jobs.latestForNote(up.noteId)).toBeNull()
+    expect(await t.services.jobs.latestForNote(up.noteId)).toBeNull()
     expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token })).body).toMatchObject({ processingStage: 'awaiting_upload', hasError: false })
 
     // the operator pulls a model; the user completes the same upload again
@@ -254,7 +254,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
   }, 90_000)
 
   test('a sandbox key needs no engine: completing still gives the fixed result, free', async () => {
-    const t = noEngineApp()
+    const t = await noEngineApp()
     const token = await t.key({ sandbox: true })
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
