@@ -12,8 +12,12 @@ let n = 0
  * on SQLite a file in `dir` opened twice, on PostgreSQL a fresh database with two connection pools.
  * `target` is the file's path or the database's URL. `marks` is a table for tests to write to
  * inside fenced transactions.
+ *
+ * `oneSqliteConnection`: on SQLite both views share one store. Two SQLite connections in one process
+ * cannot overlap their transactions (one waits in SQLite's busy handler, which blocks the thread the
+ * other needs to commit), as two processes can; tests whose two sides run at the same time use one.
  */
-export async function queueDb(backEnd: 'sqlite' | 'postgres', dir: string, jobs: number, at: string) {
+export async function queueDb(backEnd: 'sqlite' | 'postgres', dir: string, jobs: number, at: string, o: { oneSqliteConnection?: boolean } = {}) {
   let target: string
   let db: Store
   let other: Store
@@ -24,7 +28,7 @@ export async function queueDb(backEnd: 'sqlite' | 'postgres', dir: string, jobs:
   } else {
     target = join(dir, `queue-${n++}.db`)
     db = new SqliteStore(openDatabase(target))
-    other = new SqliteStore(openDatabase(target))
+    other = o.oneSqliteConnection ? db : new SqliteStore(openDatabase(target))
   }
   await db.run(`INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES ('acct_1', 'a@example.com', 'free', ?, ?)`, [at.slice(0, 7), at])
   await db.run(`INSERT INTO notes (id, account_id, sandbox, status, type, date_created, updated_at) VALUES ('note_1', 'acct_1', 0, 'Summarizing', 'audio', ?, ?)`, [at, at])
@@ -40,6 +44,9 @@ export async function queueDb(backEnd: 'sqlite' | 'postgres', dir: string, jobs:
   const marks = async () => (await db.all<{ job_id: string; by: string }>('SELECT job_id, "by" FROM marks ORDER BY seq'))
   let closed: Promise<void> | null = null
   /** closes both stores (once: later calls wait for the first) */
-  const close = () => (closed ??= (async () => { await db.close(); await other.close() })())
+  const close = () => (closed ??= (async () => {
+    await db.close()
+    if (other !== db) await other.close()
+  })())
   return { target, db, other, a, b, mark, marks, close }
 }
