@@ -103,8 +103,12 @@ export function createJobsRepo(store: Store) {
      * write lock on SQLite, on rows locked as they are chosen on PostgreSQL), so two workers never take
      * the same job; a job whose worker stopped heartbeating is taken like a queued one.
      */
-    claim: (owner: string, at: string, until: string): Promise<JobRow | null> =>
-      store.transaction(async () => jobRow(await store.get<JobRow>(claim, [owner, until, at, at, at])), 'write'),
+    claim: async (owner: string, at: string, until: string): Promise<JobRow | null> => {
+      const take = async () => jobRow(await store.get<JobRow>(claim, [owner, until, at, at, at]))
+      // SQLite: under BEGIN IMMEDIATE, so a busy database is waited for before reading, never failed
+      // halfway; PostgreSQL: one statement is its own transaction
+      return store.dialect === 'sqlite' ? store.transaction(take, 'write') : take()
+    },
     /** Whether a claim at `at` would find a job: a read, so idle workers look without taking the write lock. */
     anyDue: async (at: string): Promise<boolean> => (await store.get(`SELECT 1 AS one FROM jobs WHERE ${CLAIMABLE} LIMIT 1`, [at, at])) !== null,
     /**

@@ -114,6 +114,21 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the worker pool under leases 
     await q.close()
   })
 
+  test('a job whose worker died (claimed, then no heartbeat) is taken by this pool once the lease runs out, and finished once', async () => {
+    const q = await queueDb(b.name, dir.path, 1, new Date().toISOString(), { oneSqliteConnection: true })
+    // a worker on the other store claims it for 400 ms and is never heard from again
+    const at = new Date()
+    const dead = (await q.b.claim('wrk_dead', at.toISOString(), new Date(at.getTime() + 400).toISOString()))!
+    const runs: number[] = []
+    const p = pool(q.a, async job => { runs.push(job.attempts) }, { pollMs: 100 })
+    await p.start()
+    await until('the job is done', async () => (await q.a.get(dead.id))?.status === 'done')
+    await p.stop()
+    expect(runs).toEqual([2])
+    expect(await q.a.get(dead.id)).toMatchObject({ status: 'done', attempts: 2, lease_owner: 'wrk_pool' })
+    await q.close()
+  })
+
   test('stopping gives running jobs back to the queue at once and leaves the workers table', async () => {
     const q = await queueDb(b.name, dir.path, 1, new Date().toISOString(), { oneSqliteConnection: true })
     let started = false
