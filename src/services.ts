@@ -18,6 +18,7 @@ import type { MediaStorage } from './storage/storage'
 import { createJobsRepo } from './jobs/repo'
 import { createJobWakeup, createWorkerPool } from './jobs/worker'
 import { liveWorkers, thisProcess } from './jobs/presence'
+import { databaseClock } from './jobs/database-clock'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
@@ -81,6 +82,8 @@ export function createServices(deps: CoreDeps) {
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(store)
+  /** jobs are queued in the database's time, which the workers of every node compare it with */
+  const jobClock = databaseClock(jobsRepo, clock)
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const engines = {
@@ -95,7 +98,10 @@ export function createServices(deps: CoreDeps) {
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
-    queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
+    queueJob: async noteId => {
+      await jobClock.fresh()
+      await jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, jobClock.now().toISOString())
+    },
     wakeWorkers: wakeup.notify,
   })
   const workers = createWorkerPool({
@@ -107,7 +113,7 @@ export function createServices(deps: CoreDeps) {
   const oauth = createOAuthService({ db, clock, ids, config })
   /** the database back end and the worker processes that heartbeat in it (within two leases) */
   const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
-    ({ database: store.dialect, workers: await liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
+    ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
   return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth }
 }
 

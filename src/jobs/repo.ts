@@ -157,6 +157,17 @@ export function createJobsRepo(store: Store) {
     get: async (id: string): Promise<JobRow | null> => jobRow(await store.get<JobRow>('SELECT * FROM jobs WHERE id = ?', [id])),
     latestForNote: async (noteId: string): Promise<JobRow | null> =>
       jobRow(await store.get<JobRow>('SELECT * FROM jobs WHERE note_id = ? ORDER BY created_at DESC LIMIT 1', [noteId])),
+    /**
+     * How far the database's clock is ahead of `localMs` (negative: behind), in ms, to within half a
+     * round trip. 0 on SQLite, whose only clock is this machine's.
+     */
+    async clockOffsetMs(localMs: () => number): Promise<number> {
+      if (store.dialect !== 'postgres') return 0
+      const before = localMs()
+      const row = (await store.get<{ ms: number | string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms'))!
+      const after = localMs()
+      return Math.round(Number(row.ms) - (before + after) / 2)
+    },
     /** SQLite: moves when another connection commits (this connection's own commits leave it as it is). */
     dataVersion: async (): Promise<number> => Number((await store.get<{ data_version: number }>('PRAGMA data_version'))!.data_version),
     /**

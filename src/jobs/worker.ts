@@ -3,6 +3,7 @@ import type { Logger } from '../log'
 import { createPresence, type WorkerIdentity } from './presence'
 import { leaseOf, LeaseLostError, type JobRow, type JobsRepo, type Lease } from './repo'
 import { createJobWakeup, watchForJobs, type JobWakeup } from './wakeup'
+import { databaseClock } from './database-clock'
 
 export { createJobWakeup, type JobWakeup }
 
@@ -69,7 +70,9 @@ interface Running {
  * only while it still holds its lease. A transient failure is retried with backoff.
  */
 export function createWorkerPool(opts: WorkerPoolOptions) {
-  const { jobs, clock, log } = opts
+  const { jobs, log } = opts
+  // leases, retries and heartbeats in the database's time (PostgreSQL: the same on every machine)
+  const clock = databaseClock(jobs, opts.clock)
   const maxAttempts = opts.maxAttempts ?? 3
   const leaseMs = opts.leaseMs ?? 60_000
   const stopping = new AbortController()
@@ -86,6 +89,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     if (beatUnderWay) return // the last beat is still waiting on the database
     beatUnderWay = true
     try {
+      await clock.fresh()
       for (const lease of await presence.beat([...running.values()].map(r => r.lease))) {
         running.get(lease.jobId)?.lost.abort(new LeaseLostError(lease))
       }
@@ -174,6 +178,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
      */
     async start(): Promise<number> {
       if (opts.workers === 0) return 0
+      await clock.fresh()
       const recovered = await presence.arrive()
       if (recovered) log.info('resumed jobs left running by a worker that stopped', { jobs: recovered })
       // each beat is kept, so that stopping waits for the one under way (it would write the row back)

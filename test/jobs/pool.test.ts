@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { systemClock } from '../../src/clock'
+import { systemClock, type Clock } from '../../src/clock'
+import { databaseClock } from '../../src/jobs/database-clock'
 import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
 import { createJobWakeup } from '../../src/jobs/wakeup'
 import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
@@ -17,10 +18,10 @@ function memoryLog() {
   return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines }
 }
 
-function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup> } = {}) {
+function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup>; clock?: Clock } = {}) {
   const mem = memoryLog()
   const p = createWorkerPool({
-    jobs, clock: systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup,
+    jobs, clock: o.clock ?? systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup,
     handlers: { process_upload: handler }, onFailure: o.onFailure ?? (() => {}),
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
   })
@@ -195,6 +196,28 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the worker pool under leases 
     expect(await q.a.get('job_y')).toBeNull()
     await p.stop()
     expect(claims).toBe(1)
+    await q.close()
+  })
+
+  test.if(b.name === 'postgres')('machines whose clocks disagree by a minute agree on the database\'s time: a job queued on the one ahead is claimed at once by an idle worker on the one behind', async () => {
+    const q = await queueDb(b.name, dir.path, 0, new Date().toISOString())
+    const ahead: Clock = { now: () => new Date(Date.now() + 30_000) }
+    const behind: Clock = { now: () => new Date(Date.now() - 30_000) }
+    const POLL_MS = 120_000
+    const wakeup = createJobWakeup()
+    const p = pool(q.a, async () => {}, { pollMs: POLL_MS, wakeup, clock: behind })
+    await p.start()
+    await until('the worker is idle', () => wakeup.idle() === 1)
+    // the node ahead queues it in the database's time, as services.ts does
+    const queuing = databaseClock(q.b, ahead)
+    await queuing.fresh()
+    const queuedAt = queuing.now()
+    expect(Math.abs(queuedAt.getTime() - Date.now())).toBeLessThan(5_000)
+    await q.b.enqueue('job_x', 'note_1', 'process_upload', queuedAt.toISOString())
+    // by its own clock the worker would see the job due in a minute, after its poll; it is taken now
+    await until('the job is done', async () => (await q.a.get('job_x'))?.status === 'done', 20_000)
+    await p.stop()
+    expect(await q.a.get('job_x')).toMatchObject({ status: 'done', attempts: 1, lease_owner: 'wrk_pool' })
     await q.close()
   })
 
