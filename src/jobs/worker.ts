@@ -84,10 +84,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const pollMs = opts.pollMs ?? (jobs.dialect === 'postgres' ? 5000 : 500)
   const now = () => clock.now().toISOString()
 
-  let beatUnderWay = false
   async function heartbeat() {
-    if (beatUnderWay) return // the last beat is still waiting on the database
-    beatUnderWay = true
     try {
       await clock.fresh()
       for (const lease of await presence.beat([...running.values()].map(r => r.lease))) {
@@ -96,8 +93,6 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     } catch (err) {
       // a beat missed (the database busy for seconds): the next one, a third of a lease later, tries again
       log.warn('worker heartbeat failed', { workerId: opts.identity.id, error: err })
-    } finally {
-      beatUnderWay = false
     }
   }
 
@@ -181,9 +176,12 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       await clock.fresh()
       const recovered = await presence.arrive()
       if (recovered) log.info('resumed jobs left running by a worker that stopped', { jobs: recovered })
-      // each beat is kept, so that stopping waits for the one under way (it would write the row back)
-      let beating: Promise<void> = Promise.resolve()
-      const beat = setInterval(() => { beating = heartbeat() }, Math.max(100, Math.floor(leaseMs / 3)))
+      // One beat at a time (one still waiting on the database is not doubled), kept so that stopping
+      // waits for the one under way: it would write the row back after the process left.
+      let beating: Promise<void> | null = null
+      const beat = setInterval(() => {
+        beating ??= heartbeat().finally(() => { beating = null })
+      }, Math.max(100, Math.floor(leaseMs / 3)))
       stopTimers.push(async () => {
         clearInterval(beat)
         await beating
