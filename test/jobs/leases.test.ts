@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { CLAIM, leaseOf, LeaseLostError, type JobsRepo, type WorkerRow } from '../../src/jobs/repo'
 import { createPresence, liveWorkers } from '../../src/jobs/presence'
 import { SqliteStore } from '../../src/db/store'
@@ -6,6 +6,9 @@ import { fixedClock } from '../../src/clock'
 import { run, tempDir } from '../helpers/process'
 import { queueDb } from '../helpers/queue'
 import { backEnds } from '../helpers/backends'
+
+// the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
+setDefaultTimeout(30_000)
 
 const dir = tempDir('notesvc-leases-')
 afterAll(() => dir.remove())

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { systemClock, type Clock } from '../../src/clock'
 import { databaseClock } from '../../src/jobs/database-clock'
 import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
@@ -7,6 +7,9 @@ import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
 import { tempDir } from '../helpers/process'
 import { queueDb } from '../helpers/queue'
 import { backEnds } from '../helpers/backends'
+
+// the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
+setDefaultTimeout(30_000)
 
 const dir = tempDir('notesvc-pool-')
 afterAll(() => dir.remove())

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp, fixedClock } from '../helpers/app'
@@ -8,6 +8,9 @@ import { writeTinyWhisperModel } from '../fixtures/ggml-model'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
 import { createUploadsRepo } from '../../src/modules/uploads/repo'
 import { PostgresStore, type Store } from '../../src/db/store'
+
+// the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
+setDefaultTimeout(30_000)
 
 type TestApp = ReturnType<typeof createTestApp>
 const apps: TestApp[] = []

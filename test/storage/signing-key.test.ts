@@ -1,7 +1,10 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { instanceSecret, lazySecret } from '../../src/db/settings'
 import { PostgresStore, type Store } from '../../src/db/store'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
+
+// the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
+setDefaultTimeout(30_000)
 
 const opened: Store[] = []
 afterAll(async () => { for (const s of opened.splice(0)) await s.close() })
