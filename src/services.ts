@@ -100,7 +100,8 @@ export function createServices(deps: CoreDeps) {
     publicUrl: config.publicUrl, uploadSecret,
     queueJob: async noteId => {
       await jobClock.fresh()
-      await jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, jobClock.now().toISOString())
+      const { at, runAfter } = jobClock.queueTimes()
+      await jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, at, runAfter)
     },
     wakeWorkers: wakeup.notify,
   })

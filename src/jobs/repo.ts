@@ -89,12 +89,12 @@ export function createJobsRepo(store: Store) {
     dialect: store.dialect,
 
     /**
-     * Queues a job, in the caller's transaction if there is one. On PostgreSQL the same transaction
+     * Queues a job (due at `runAfter`, by default at once), in the caller's transaction if there is one. On PostgreSQL the same transaction
      * sends a NOTIFY on JOBS_CHANNEL, delivered to every listening process when it commits (and
      * never if it rolls back), so idle workers on every node look at once.
      */
-    enqueue: (id: string, noteId: string, kind: string, at: string): Promise<void> => store.transaction(async () => {
-      await store.run(`INSERT INTO jobs (id, note_id, kind, status, attempts, run_after, created_at, updated_at) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?)`, [id, noteId, kind, at, at, at])
+    enqueue: (id: string, noteId: string, kind: string, at: string, runAfter: string = at): Promise<void> => store.transaction(async () => {
+      await store.run(`INSERT INTO jobs (id, note_id, kind, status, attempts, run_after, created_at, updated_at) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?)`, [id, noteId, kind, runAfter, at, at])
       if (store.dialect === 'postgres') await store.get(`SELECT pg_notify('${JOBS_CHANNEL}', ?)`, [id])
     }),
 
@@ -158,15 +158,20 @@ export function createJobsRepo(store: Store) {
     latestForNote: async (noteId: string): Promise<JobRow | null> =>
       jobRow(await store.get<JobRow>('SELECT * FROM jobs WHERE note_id = ? ORDER BY created_at DESC LIMIT 1', [noteId])),
     /**
-     * How far the database's clock is ahead of `localMs` (negative: behind), in ms, to within half a
-     * round trip. 0 on SQLite, whose only clock is this machine's.
+     * How far the database's clock is ahead of `localMs` (negative: behind), in ms, and the round trip
+     * it was measured over (the offset is right to within half of it): of three measures, the one with
+     * the shortest round trip. 0 on SQLite, whose only clock is this machine's.
      */
-    async clockOffsetMs(localMs: () => number): Promise<number> {
-      if (store.dialect !== 'postgres') return 0
-      const before = localMs()
-      const row = (await store.get<{ ms: number | string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms'))!
-      const after = localMs()
-      return Math.round(Number(row.ms) - (before + after) / 2)
+    async clockOffset(localMs: () => number): Promise<{ offsetMs: number; roundTripMs: number }> {
+      if (store.dialect !== 'postgres') return { offsetMs: 0, roundTripMs: 0 }
+      let best = { offsetMs: 0, roundTripMs: Number.POSITIVE_INFINITY }
+      for (let i = 0; i < 3; i++) {
+        const before = localMs()
+        const row = (await store.get<{ ms: number | string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms'))!
+        const after = localMs()
+        if (after - before < best.roundTripMs) best = { offsetMs: Math.round(Number(row.ms) - (before + after) / 2), roundTripMs: after - before }
+      }
+      return best
     },
     /** SQLite: moves when another connection commits (this connection's own commits leave it as it is). */
     dataVersion: async (): Promise<number> => Number((await store.get<{ data_version: number }>('PRAGMA data_version'))!.data_version),
