@@ -143,8 +143,8 @@ async function worker(config: Config, log: Logger) {
   const store = await openConfiguredStore(config)
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
-  services.workers.start()
-  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
+  await services.workers.start()
+  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, database: store.dialect, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
   log.info('notesvc worker started', fields)
   onStopSignal(log, async () => {
     await services.workers.stop()
@@ -176,10 +176,10 @@ async function serve(config: Config, log: Logger) {
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   const server = app.server!
-  services.workers.start()
+  await services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
-  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, workers: config.workers, version: VERSION })
+  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.dialect, workers: config.workers, version: VERSION })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()

@@ -9,6 +9,7 @@ import { commandLine } from './command-name'
 import { systemClock } from './clock'
 import { createJobsRepo, type JobsRepo, type WorkerRow } from './jobs/repo'
 import { liveSince } from './jobs/presence'
+import { SqliteStore } from './db/store'
 
 interface Check {
   name: string
@@ -25,9 +26,9 @@ function program(configured: string | undefined, name: string): string | null {
 }
 
 /** The live worker processes (a heartbeat within two leases), each with where it runs. */
-function describeWorkers(jobs: JobsRepo, leaseMs: number): string {
+async function describeWorkers(jobs: JobsRepo, leaseMs: number): Promise<string> {
   const now = systemClock.now()
-  const live = jobs.workers.list().filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
+  const live = (await jobs.workers.list()).filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
   if (live.length === 0) return `none live: uploads wait in the queue until \`${commandLine('serve')}\` (NOTESVC_WORKERS 1 or more) or \`${commandLine('worker')}\` runs`
   const one = (w: WorkerRow) => `${w.id} pid ${w.pid} on ${w.host}, ${w.slots} at once, heartbeat ${Math.round((now.getTime() - Date.parse(w.heartbeat_at)) / 1000)} s ago`
   return `${live.length} live: ${live.map(one).join('; ')}`
@@ -48,7 +49,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   try {
     const db = openDatabase(config.databasePath)
     const v = schemaVersion(db)
-    const workers = describeWorkers(createJobsRepo(db), config.jobLeaseSeconds * 1000)
+    const workers = await describeWorkers(createJobsRepo(new SqliteStore(db)), config.jobLeaseSeconds * 1000)
     db.close()
     checks.push({ name: 'database', ok: true, essential: true, detail: `sqlite, ${config.databasePath} (schema ${v})` })
     checks.push({ name: 'job workers', ok: true, detail: workers })

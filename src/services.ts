@@ -4,7 +4,7 @@ import { transactions } from './db/database'
 import type { Store } from './db/store'
 import { sqliteOf } from './db/open'
 import type { IdGenerator } from './ids'
-import { instanceSecret } from './db/settings'
+import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
 import { createAsrSelector } from './engines/asr'
@@ -18,6 +18,7 @@ import type { MediaStorage } from './storage/storage'
 import { createJobsRepo } from './jobs/repo'
 import { createJobWakeup, createWorkerPool } from './jobs/worker'
 import { liveWorkers, thisProcess } from './jobs/presence'
+import { databaseClock } from './jobs/database-clock'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
@@ -68,9 +69,9 @@ export function createServices(deps: CoreDeps) {
   // notes): notes get the folders module's existence check, then the folders service gets notes.
   const foldersRepo = createFoldersRepo(db)
   const log = deps.log ?? silentLogger
-  const uploadSecret = instanceSecret(db, 'upload_signing_key')
+  const uploadSecret = lazySecret(store, 'upload_signing_key')
   const storage = deps.storage ?? createStorage(config, uploadSecret)
-  const uploadsRepo = createUploadsRepo(db)
+  const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
     repo: createNotesRepo(db, new PageBoundaries(notesChangeStamp(db)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(notesChangeStamp(db), config.readCache),
@@ -80,7 +81,9 @@ export function createServices(deps: CoreDeps) {
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
-  const jobsRepo = createJobsRepo(db)
+  const jobsRepo = createJobsRepo(store)
+  /** jobs are queued in the database's time, which the workers of every node compare it with */
+  const jobClock = databaseClock(jobsRepo, clock)
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const engines = {
@@ -95,7 +98,11 @@ export function createServices(deps: CoreDeps) {
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret,
-    queueJob: noteId => jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, clock.now().toISOString()),
+    queueJob: async noteId => {
+      await jobClock.fresh()
+      const { at, runAfter } = jobClock.queueTimes()
+      await jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, at, runAfter)
+    },
     wakeWorkers: wakeup.notify,
   })
   const workers = createWorkerPool({
@@ -106,8 +113,9 @@ export function createServices(deps: CoreDeps) {
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ store, clock, ids, config })
   const rateLimiter = createRateLimiter(config.rateLimits, clock, store)
-  /** the shared database and the worker processes that heartbeat in it (within two leases) */
-  const backend = () => ({ database: 'sqlite' as const, workers: liveWorkers(jobsRepo, clock, config.jobLeaseSeconds * 1000) })
+  /** the database back end and the worker processes that heartbeat in it (within two leases) */
+  const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
+    ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
   return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter }
 }
 

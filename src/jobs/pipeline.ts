@@ -14,13 +14,15 @@ export interface PipelineDeps {
   asr: () => AsrEngine
   llm: () => Promise<LlmEngine>
   notes: {
-    getById(id: string): { id: string; style_id: string; language: string | null } | null
-    setStage(id: string, stage: string): void
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): void
+    getById(id: string): Awaitable<{ id: string; style_id: string; language: string | null } | null>
+    setStage(id: string, stage: string): Awaitable<unknown>
+    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
   }
-  uploads: { byNote(noteId: string): { storage_key: string } | null }
+  uploads: { byNote(noteId: string): Promise<{ storage_key: string } | null> }
   chunkSeconds?: number
 }
+
+type Awaitable<T> = T | Promise<T>
 
 /** Why a stage failed, as the note's `errorCode`, for failures retrying cannot fix. */
 function permanent(err: unknown): never {
@@ -38,13 +40,13 @@ function permanent(err: unknown): never {
  * write returned to the pool, which makes it with marking the job done.
  */
 export function createUploadPipeline(deps: PipelineDeps) {
-  return async function processUpload(job: JobRow, run: JobRun): Promise<() => void> {
+  return async function processUpload(job: JobRow, run: JobRun): Promise<() => Promise<unknown>> {
     const { signal } = run
-    const note = deps.notes.getById(job.note_id)
-    const upload = deps.uploads.byNote(job.note_id)
+    const note = await deps.notes.getById(job.note_id)
+    const upload = await deps.uploads.byNote(job.note_id)
     if (!note || !upload) throw new PermanentJobError('media_missing', 'The note or its upload no longer exists.')
 
-    run.write(() => deps.notes.setStage(note.id, 'converting'))
+    await run.write(() => deps.notes.setStage(note.id, 'converting'))
     if (!(await deps.storage.stat(upload.storage_key))) throw new PermanentJobError('media_missing', 'The uploaded file is no longer in storage; upload it again.')
     const asr = deps.asr()
     try {
@@ -55,13 +57,21 @@ export function createUploadPipeline(deps: PipelineDeps) {
 
     const copy = await deps.storage.localCopy(upload.storage_key)
     let heard: Transcription
+    // the stage is written as the first chunk is heard, while transcription goes on; its outcome
+    // (a lost lease) is awaited below, and kept from being an unhandled rejection until then
+    let transcribing: Promise<{ failed: unknown } | null> = Promise.resolve(null)
     try {
       heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds }, {
         language: note.language,
         signal,
-        onFirstChunk: () => run.write(() => deps.notes.setStage(note.id, 'transcribing')),
+        onFirstChunk: () => {
+          transcribing = run.write(() => deps.notes.setStage(note.id, 'transcribing')).then(() => null, failed => ({ failed }))
+        },
       })
+      const stage = await transcribing
+      if (stage) throw stage.failed
     } catch (err) {
+      await transcribing // a stage write under way ends before the run does
       permanent(err)
     } finally {
       await copy.release()
@@ -69,8 +79,8 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const { segments, transcript } = heard
     const language = heard.language
 
-    run.write(() => deps.notes.setStage(note.id, 'summarizing'))
+    await run.write(() => deps.notes.setStage(note.id, 'summarizing'))
     const summary = await summarizeLong(await deps.llm(), { text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
-    return () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
+    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
   }
 }

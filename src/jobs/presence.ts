@@ -38,7 +38,7 @@ export function thisProcess(id: string): WorkerIdentity {
 export const liveSince = (now: Date, leaseMs: number): string => new Date(now.getTime() - 2 * leaseMs).toISOString()
 
 /** How many worker processes are live. */
-export function liveWorkers(jobs: JobsRepo, clock: Clock, leaseMs: number): number {
+export function liveWorkers(jobs: JobsRepo, clock: Clock, leaseMs: number): Promise<number> {
   return jobs.workers.liveSince(liveSince(clock.now(), leaseMs))
 }
 
@@ -59,30 +59,30 @@ export function createPresence(o: { jobs: JobsRepo; clock: Clock; me: WorkerIden
   })
   return {
     /** Registers this process; returns how many jobs of gone local workers went back to the queue. */
-    arrive(): number {
+    async arrive(): Promise<number> {
       const now = clock.now()
       const at = now.toISOString()
-      jobs.heartbeat(row(at), [], at)
+      await jobs.heartbeat(row(at), [], at)
       let released = 0
-      for (const w of jobs.workers.list()) {
+      for (const w of await jobs.workers.list()) {
         if (w.id === me.id) continue
         const local = w.host === me.host && w.pid_namespace === me.pidNamespace
         // a pid this process now has belonged to a process that is gone
         const gone = local && (w.pid === me.pid || !me.isAlive(w.pid))
         const forgotten = w.heartbeat_at < new Date(now.getTime() - FORGET_AFTER_MS).toISOString()
         if (!gone && !forgotten) continue
-        released += jobs.releaseOwner(w.id, at)
-        jobs.workers.remove(w.id)
+        released += await jobs.releaseOwner(w.id, at)
+        await jobs.workers.remove(w.id)
       }
       return released
     },
     /** The row's heartbeat and the leases of `running`, in one transaction; returns the leases lost. */
-    beat(running: Lease[]): Lease[] {
+    beat(running: Lease[]): Promise<Lease[]> {
       const now = clock.now()
       return jobs.heartbeat(row(now.toISOString()), running, new Date(now.getTime() + o.leaseMs).toISOString())
     },
-    leave(): void {
-      jobs.workers.remove(me.id)
+    async leave(): Promise<void> {
+      await jobs.workers.remove(me.id)
     },
   }
 }

@@ -48,27 +48,58 @@ export function createJobWakeup() {
 }
 
 /**
- * Wakes this process's idle workers for jobs it did not queue itself: every `watchMs` it reads
- * `PRAGMA data_version` (a few microseconds, no lock), which moves when another process commits;
- * after such a commit, and at least every `pollMs` for what becomes due with time alone (a retry's
- * delay, a lease that runs out), it asks whether a job is due (an indexed read) and wakes a worker if
- * so. Nothing is read while no worker is idle. Returns the function that stops it.
+ * Wakes this process's idle workers for jobs it did not queue itself, and for what becomes due with
+ * time alone (a retry's delay, a lease that runs out). Returns the function that stops it.
+ *
+ * PostgreSQL: the enqueue's transaction sends a NOTIFY (jobs/repo.ts), which every process LISTENs
+ * for on one connection of its own: an idle worker in every process looks at once when a job is
+ * queued anywhere, and again after the listening connection is re-established (notices sent while it
+ * was down are lost). Every `pollMs` (slow: seconds) it also asks whether a job is due.
+ *
+ * SQLite: every `watchMs` it reads `PRAGMA data_version` (a few microseconds, no lock), which moves
+ * when another process commits; after such a commit, and at least every `pollMs`, it asks whether a
+ * job is due (an indexed read) and wakes a worker if so.
+ *
+ * Nothing is read while no worker is idle.
  */
-export function watchForJobs(o: { jobs: JobsRepo; clock: Clock; wakeup: JobWakeup; watchMs: number; pollMs: number; onError(err: unknown): void }): () => void {
-  let seen = o.jobs.dataVersion()
-  let lookedAt = performance.now()
-  const timer = setInterval(() => {
-    if (o.wakeup.idle() === 0) return
-    try {
-      const version = o.jobs.dataVersion()
-      const t = performance.now()
-      if (version === seen && t - lookedAt < o.pollMs) return
-      seen = version
-      lookedAt = t
-      if (o.jobs.anyDue(o.clock.now().toISOString())) o.wakeup.notify()
-    } catch (err) {
-      o.onError(err)
+export async function watchForJobs(o: { jobs: JobsRepo; clock: Clock; wakeup: JobWakeup; watchMs: number; pollMs: number; onError(err: unknown): void }): Promise<() => Promise<void>> {
+  /** the look under way, if any: one at a time (a slow database never piles looks up), awaited at stop */
+  let looking: Promise<void> | null = null
+  const look = (changed: () => Promise<boolean>) => {
+    if (looking || o.wakeup.idle() === 0) return
+    looking = (async () => {
+      try {
+        if ((await changed()) && (await o.jobs.anyDue(o.clock.now().toISOString()))) o.wakeup.notify()
+      } catch (err) {
+        o.onError(err)
+      } finally {
+        looking = null
+      }
+    })()
+  }
+
+  const unlisten = await o.jobs.listen(() => o.wakeup.notify(), () => o.wakeup.notify())
+  if (unlisten) {
+    const timer = setInterval(() => look(async () => true), o.pollMs)
+    return async () => {
+      clearInterval(timer)
+      await looking
+      await unlisten()
     }
-  }, o.watchMs)
-  return () => clearInterval(timer)
+  }
+
+  let seen = await o.jobs.dataVersion()
+  let lookedAt = performance.now()
+  const timer = setInterval(() => look(async () => {
+    const version = await o.jobs.dataVersion()
+    const t = performance.now()
+    if (version === seen && t - lookedAt < o.pollMs) return false
+    seen = version
+    lookedAt = t
+    return true
+  }), o.watchMs)
+  return async () => {
+    clearInterval(timer)
+    await looking
+  }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log'
 import { createPresence, type WorkerIdentity } from './presence'
 import { leaseOf, LeaseLostError, type JobRow, type JobsRepo, type Lease } from './repo'
 import { createJobWakeup, watchForJobs, type JobWakeup } from './wakeup'
+import { databaseClock } from './database-clock'
 
 export { createJobWakeup, type JobWakeup }
 
@@ -17,15 +18,18 @@ export class PermanentJobError extends Error {
 export interface JobRun {
   /** aborted when the process stops or the run loses its lease: stop working */
   signal: AbortSignal
-  /** a write made while the run still holds its lease (in one transaction with the check); else LeaseLostError */
-  write<T>(fn: () => T): T
+  /**
+   * A write made while the run still holds its lease, in one transaction with the check (the writes
+   * `fn` makes through any repository join it); else LeaseLostError and nothing written.
+   */
+  write<T>(fn: () => T | Promise<T>): Promise<T>
 }
 
 /**
  * Runs one job. It may return its last write (the result), which is made in one transaction with
  * marking the job done, only while the run holds its lease.
  */
-export type JobHandler = (job: JobRow, run: JobRun) => Promise<(() => void) | void>
+export type JobHandler = (job: JobRow, run: JobRun) => Promise<(() => unknown) | void>
 
 export interface WorkerPoolOptions {
   jobs: JobsRepo
@@ -34,8 +38,8 @@ export interface WorkerPoolOptions {
   /** how many jobs this process runs at once; 0 runs none */
   workers: number
   handlers: Record<string, JobHandler>
-  /** called once a job has failed for good (permanent error, or retries used up), right after the transaction that ends it */
-  onFailure(job: JobRow, error: unknown): Promise<void>
+  /** called once a job has failed for good (permanent error, or retries used up), inside the transaction that ends it */
+  onFailure(job: JobRow, error: unknown): unknown
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
   maxAttempts?: number
@@ -43,9 +47,12 @@ export interface WorkerPoolOptions {
   leaseMs?: number
   /** this process in the `workers` table */
   identity: WorkerIdentity
-  /** how often idle workers look for other processes' commits (`data_version`) */
+  /** SQLite: how often idle workers look for other processes' commits (`data_version`) */
   watchMs?: number
-  /** how often idle workers look for jobs that became due with time alone */
+  /**
+   * how often idle workers look for jobs that became due with time alone (retries, expired leases);
+   * by default half a second on SQLite, 5 seconds on PostgreSQL (whose new jobs wake workers by NOTIFY)
+   */
   pollMs?: number
 }
 
@@ -63,7 +70,9 @@ interface Running {
  * only while it still holds its lease. A transient failure is retried with backoff.
  */
 export function createWorkerPool(opts: WorkerPoolOptions) {
-  const { jobs, clock, log } = opts
+  const { jobs, log } = opts
+  // leases, retries and heartbeats in the database's time (PostgreSQL: the same on every machine)
+  const clock = databaseClock(jobs, opts.clock)
   const maxAttempts = opts.maxAttempts ?? 3
   const leaseMs = opts.leaseMs ?? 60_000
   const stopping = new AbortController()
@@ -71,12 +80,14 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const running = new Map<string, Running>()
   const wakeup = opts.wakeup ?? createJobWakeup()
   const presence = createPresence({ jobs, clock, me: opts.identity, slots: opts.workers, leaseMs })
-  const stopTimers: (() => void)[] = []
+  const stopTimers: (() => void | Promise<void>)[] = []
+  const pollMs = opts.pollMs ?? (jobs.dialect === 'postgres' ? 5000 : 500)
   const now = () => clock.now().toISOString()
 
-  function heartbeat() {
+  async function heartbeat() {
     try {
-      for (const lease of presence.beat([...running.values()].map(r => r.lease))) {
+      await clock.fresh()
+      for (const lease of await presence.beat([...running.values()].map(r => r.lease))) {
         running.get(lease.jobId)?.lost.abort(new LeaseLostError(lease))
       }
     } catch (err) {
@@ -85,9 +96,9 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     }
   }
 
-  function claim(): JobRow | null {
+  async function claim(): Promise<JobRow | null> {
     const at = clock.now()
-    if (!jobs.anyDue(at.toISOString())) return null
+    if (!(await jobs.anyDue(at.toISOString()))) return null
     return jobs.claim(opts.identity.id, at.toISOString(), new Date(at.getTime() + leaseMs).toISOString())
   }
 
@@ -100,7 +111,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       if (!handler) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
       const signal = AbortSignal.any([stopping.signal, lost.signal])
       const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
-      jobs.end(lease, 'done', null, now(), result ?? undefined)
+      await jobs.end(lease, 'done', null, now(), result ?? undefined)
     } catch (err) {
       await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
     } finally {
@@ -115,20 +126,19 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       if (err instanceof LeaseLostError) throw err
       if (stopping.signal.aborted) {
         // Shutting down: the job goes back to the queue at once, for another worker or the next start.
-        if (!jobs.retry(lease, now(), 'interrupted by shutdown', now())) throw new LeaseLostError(lease)
+        if (!(await jobs.retry(lease, now(), 'interrupted by shutdown', now()))) throw new LeaseLostError(lease)
         return
       }
       const message = err instanceof Error ? err.message : String(err)
       if (!(err instanceof PermanentJobError) && job.attempts < maxAttempts) {
         log.warn('job failed, will retry', { ...fields, error: message })
         const delay = backoffMs(job.attempts)
-        if (!jobs.retry(lease, new Date(clock.now().getTime() + delay).toISOString(), message, now())) throw new LeaseLostError(lease)
+        if (!(await jobs.retry(lease, new Date(clock.now().getTime() + delay).toISOString(), message, now()))) throw new LeaseLostError(lease)
         setTimeout(() => wakeup.notify(), delay).unref()
         return
       }
       log.error('job failed', { ...fields, error: message })
-      jobs.end(lease, 'failed', message, now())
-      await opts.onFailure(job, err)
+      await jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
     } catch (e) {
       if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
       // The lease is no longer extended: once it runs out, a worker takes the job again.
@@ -140,10 +150,10 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     while (!stopping.signal.aborted) {
       let job: JobRow | null = null
       try {
-        job = claim()
+        job = await claim()
       } catch (err) {
         log.warn('could not claim a job; trying again shortly', { error: err })
-        await Bun.sleep(opts.pollMs ?? 500)
+        await Bun.sleep(Math.min(pollMs, 1000))
         continue
       }
       if (!job) {
@@ -161,14 +171,23 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
      * Registers this process in `workers` and starts its heartbeat and workers; jobs that gone local
      * workers left running go back to the queue first. Returns their number. With 0 workers: nothing.
      */
-    start(): number {
+    async start(): Promise<number> {
       if (opts.workers === 0) return 0
-      const recovered = presence.arrive()
+      await clock.fresh()
+      const recovered = await presence.arrive()
       if (recovered) log.info('resumed jobs left running by a worker that stopped', { jobs: recovered })
-      const beat = setInterval(heartbeat, Math.max(100, Math.floor(leaseMs / 3)))
-      stopTimers.push(() => clearInterval(beat))
-      stopTimers.push(watchForJobs({
-        jobs, clock, wakeup, watchMs: opts.watchMs ?? 250, pollMs: opts.pollMs ?? 500,
+      // One beat at a time (one still waiting on the database is not doubled), kept so that stopping
+      // waits for the one under way: it would write the row back after the process left.
+      let beating: Promise<void> | null = null
+      const beat = setInterval(() => {
+        beating ??= heartbeat().finally(() => { beating = null })
+      }, Math.max(100, Math.floor(leaseMs / 3)))
+      stopTimers.push(async () => {
+        clearInterval(beat)
+        await beating
+      })
+      stopTimers.push(await watchForJobs({
+        jobs, clock, wakeup, watchMs: opts.watchMs ?? 250, pollMs,
         onError: err => log.warn('could not look for new jobs', { error: err }),
       }))
       for (let i = 0; i < opts.workers; i++) loops.push(loop())
@@ -182,8 +201,8 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     async stop() {
       stopping.abort()
       await Promise.all(loops)
-      for (const stop of stopTimers.splice(0)) stop()
-      if (opts.workers > 0 && loops.length > 0) presence.leave()
+      for (const stop of stopTimers.splice(0)) await stop()
+      if (opts.workers > 0 && loops.length > 0) await presence.leave()
     },
     /** how many jobs this process runs now */
     busy: () => running.size,

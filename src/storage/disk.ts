@@ -52,7 +52,8 @@ async function writeCounting(path: string, body: AsyncIterable<Uint8Array> | Ite
   return written
 }
 
-export function createDiskStorage(opts: { root: string; publicUrl: string; secret: string }): DiskStorage {
+/** `secret` signs upload URLs: the key itself, or how to read it (kept in the database, read when first needed). */
+export function createDiskStorage(opts: { root: string; publicUrl: string; secret: string | (() => Promise<string>) }): DiskStorage {
   const root = resolve(opts.root)
 
   function pathOf(key: string): string {
@@ -67,7 +68,8 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
 
     async uploadTarget(key: string, contentType: string, expiresAt: Date): Promise<UploadTarget> {
       const noteId = key.split('/').at(-1)!
-      return { url: uploadUrl(opts.publicUrl, opts.secret, noteId, expiresAt), headers: { 'Content-Type': contentType } }
+      const secret = typeof opts.secret === 'string' ? opts.secret : await opts.secret()
+      return { url: uploadUrl(opts.publicUrl, secret, noteId, expiresAt), headers: { 'Content-Type': contentType } }
     },
 
     async stat(key: string): Promise<StoredObject | null> {

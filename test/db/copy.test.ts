@@ -69,7 +69,7 @@ async function buildInstallation() {
     s.notes.create({ accountId: alice.account.id, sandbox: true }, { title: 'sandbox note', content: 'x' })
     s.notes.create({ accountId: bob.account.id, sandbox: false }, { title: 'bob note', content: 'y' })
     const upload = await s.uploads.createUpload(principal, { fileName: 'interview.mp3', contentType: 'audio/mpeg', fileSize: 5_000_000_000 })
-    s.jobs.enqueue('job_copytest', upload.noteId, 'process_upload', clock.now().toISOString())
+    await s.jobs.enqueue('job_copytest', upload.noteId, 'process_upload', clock.now().toISOString())
 
     // the ledger: charges, a refund, top-ups (negative credits), on both accounts
     await s.credits.charge({ accountId: alice.account.id, operation: 'createSummary', credits: 3, source: 'api_key' })

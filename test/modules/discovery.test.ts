@@ -112,7 +112,7 @@ describe('GET /v1/health?detail', () => {
     const t = createTestApp()
     const plain = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } }
     expect((await t.call('GET', '/v1/health?detail')).body).toEqual({ ...plain, database: 'sqlite', workers: 0 })
-    t.services.workers.start()
+    await t.services.workers.start()
     try {
       expect((await t.call('GET', '/v1/health?detail=1')).body).toEqual({ ...plain, database: 'sqlite', workers: 1 })
       expect((await t.call('GET', '/v1/health?detail=true')).body).toMatchObject({ database: 'sqlite', workers: 1 })

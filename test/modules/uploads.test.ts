@@ -1,10 +1,16 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { recordingEngine } from '../helpers/engines'
 import { makeWav } from '../fixtures/wav'
 import { writeTinyWhisperModel } from '../fixtures/ggml-model'
+import { backEnds, freshPostgresUrl } from '../helpers/backends'
+import { createUploadsRepo } from '../../src/modules/uploads/repo'
+import { PostgresStore, type Store } from '../../src/db/store'
+
+// the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
+setDefaultTimeout(30_000)
 
 type TestApp = ReturnType<typeof createTestApp>
 const apps: TestApp[] = []
@@ -14,7 +20,7 @@ async function setup(o: { delayMs?: number; fail?: () => Error | null; env?: Rec
   const rec = recordingEngine(o)
   const t = createTestApp({ engines: { asr: () => rec.engine }, env: { NOTESVC_WORKERS: '2', ...o.env } })
   apps.push(t)
-  t.services.workers.start()
+  await t.services.workers.start()
   return { ...t, rec, token: await t.key() }
 }
 
@@ -174,7 +180,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
     const { status } = await waitForStatus(t, t.token, up.noteId, ['Done', 'Error'])
     expect(status.status).toBe('Done')
-    expect(t.services.jobs.latestForNote(up.noteId)).toMatchObject({ status: 'done', attempts: 2, last_error: 'engine hiccup' })
+    expect(await t.services.jobs.latestForNote(up.noteId)).toMatchObject({ status: 'done', attempts: 2, last_error: 'engine hiccup' })
   })
 
   test('402 when the credits do not cover the recording, and nothing changes', async () => {
@@ -194,7 +200,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   test('with NOTESVC_ASR=whisper forced, a missing model ends the job with engine_unavailable, the command that fixes it, and a refund', async () => {
     const t = createTestApp({ env: { NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
     apps.push(t)
-    t.services.workers.start()
+    await t.services.workers.start()
     const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
@@ -217,15 +223,15 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
 
 describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
   /** No Whisper model in the app's models folder, and PocketSphinx looked for where it is not. */
-  function noEngineApp() {
+  async function noEngineApp() {
     const t = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/bin/pocketsphinx_continuous' } } })
     apps.push(t)
-    t.services.workers.start()
+    await t.services.workers.start()
     return t
   }
 
   test('completeUpload answers 502 before charging or queueing; the same upload completes once a model is pulled', async () => {
-    const t = noEngineApp()
+    const t = await noEngineApp()
     const token = await t.key()
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 2 }))
@@ -239,7 +245,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
     const usage = (await t.call('GET', '/v1/usage', { token })).body
     expect(usage.recent).toEqual([])
     expect(usage.balance.totalRemaining).toBe(60)
-    expect(t.services.jobs.latestForNote(up.noteId)).toBeNull()
+    expect(await t.services.jobs.latestForNote(up.noteId)).toBeNull()
     expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token })).body).toMatchObject({ processingStage: 'awaiting_upload', hasError: false })
 
     // the operator pulls a model; the user completes the same upload again
@@ -254,7 +260,7 @@ describe('no speech engine installed (NOTESVC_ASR=auto finds neither)', () => {
   }, 90_000)
 
   test('a sandbox key needs no engine: completing still gives the fixed result, free', async () => {
-    const t = noEngineApp()
+    const t = await noEngineApp()
     const token = await t.key({ sandbox: true })
     const up = await startUpload(t, token, { fileName: 'a.wav', contentType: 'audio/wav' })
     const r = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })
@@ -328,3 +334,55 @@ describe('temporary files of interrupted uploads (reclaimed at start-up)', () =>
     expect(parts()).toEqual([])
   })
 })
+
+for (const b of backEnds) {
+  describe.skipIf(b.skip)(`the uploads repository on ${b.name}`, () => {
+    const stores: Store[] = []
+    afterAll(async () => { for (const s of stores.splice(0)) await s.close() })
+    const at = '2026-03-01T10:00:00.000Z'
+
+    async function withNote(noteId: string, store?: Store) {
+      store ??= await b.open()
+      stores.push(store)
+      await store.run(`INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES ('acct_1', 'a@example.com', 'free', '2026-03', ?)`, [at])
+      await store.run(`INSERT INTO notes (id, account_id, sandbox, status, type, date_created, updated_at) VALUES (?, 'acct_1', 0, 'Summarizing', 'audio', ?, ?)`, [noteId, at, at])
+      return { store, repo: createUploadsRepo(store) }
+    }
+
+    test('a 5 GB upload\'s sizes and duration read back as numbers; only the library that owns it finds it', async () => {
+      const { repo } = await withNote('note_big')
+      await repo.insert({ note_id: 'note_big', account_id: 'acct_1', sandbox: 0, storage_key: 'uploads/note_big', file_name: 'big.wav', content_type: 'audio/wav', declared_size: 5_000_000_000, source: 'api_key', created_at: at })
+      await repo.markReceived('note_big', 4_999_999_999, at)
+      expect(await repo.get({ accountId: 'acct_1', sandbox: false }, 'note_big')).toMatchObject({ declared_size: 5_000_000_000, received_size: 4_999_999_999, sandbox: 0, credits_charged: 0, completed_at: null })
+      expect(await repo.get({ accountId: 'acct_1', sandbox: true }, 'note_big')).toBeNull()
+      expect(await repo.get({ accountId: 'acct_2', sandbox: false }, 'note_big')).toBeNull()
+    })
+
+    test('an upload is marked completed once: the second mark changes nothing', async () => {
+      const { repo } = await withNote('note_once')
+      await repo.insert({ note_id: 'note_once', account_id: 'acct_1', sandbox: 0, storage_key: 'uploads/note_once', file_name: 'a.wav', content_type: 'audio/wav', declared_size: null, source: 'api_key', created_at: at })
+      expect(await repo.markCompleted({ note_id: 'note_once', completed_at: at, duration_seconds: 61.5, credits_charged: 2, usage_id: 'use_1' })).toBe(true)
+      expect(await repo.markCompleted({ note_id: 'note_once', completed_at: at, duration_seconds: 1, credits_charged: 9, usage_id: 'use_2' })).toBe(false)
+      expect(await repo.byNote('note_once')).toMatchObject({ completed_at: at, duration_seconds: 61.5, credits_charged: 2, usage_id: 'use_1' })
+    })
+
+    test.if(b.name === 'postgres')('two nodes completing at once: the row read with lock by one is waited for by the other, which then sees it completed', async () => {
+      const url = await freshPostgresUrl()
+      const { store, repo } = await withNote('note_race', new PostgresStore(url, { max: 2 }))
+      await repo.insert({ note_id: 'note_race', account_id: 'acct_1', sandbox: 0, storage_key: 'uploads/note_race', file_name: 'a.wav', content_type: 'audio/wav', declared_size: null, source: 'api_key', created_at: at })
+      const other = new PostgresStore(url, { max: 2 })
+      stores.push(other)
+      const nodes = [store, other].map(s => ({ store: s, repo: createUploadsRepo(s) }))
+      let charges = 0
+      const winners = await Promise.all(nodes.map((n, i) => n.store.transaction(async () => {
+        const row = (await n.repo.byNote('note_race', { lock: true }))!
+        if (row.completed_at) return false
+        charges++
+        await Bun.sleep(50) // the charge, in the real service: the other node waits on the lock meanwhile
+        return n.repo.markCompleted({ note_id: 'note_race', completed_at: at, duration_seconds: 1, credits_charged: 1, usage_id: `use_${i}` })
+      })))
+      expect(winners.filter(Boolean)).toHaveLength(1)
+      expect(charges).toBe(1)
+    })
+  })
+}

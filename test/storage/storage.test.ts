@@ -69,7 +69,7 @@ describe('upload → presigned PUT → complete → Done on S3', () => {
   test('the same lifecycle as on disk, with the client PUTting straight to the bucket', async () => {
     const rec = recordingEngine()
     const t = createTestApp({ storage: s3.storage(), engines: { asr: () => rec.engine } })
-    t.services.workers.start()
+    await t.services.workers.start()
     try {
       const token = await t.key()
       const up = (await t.call('POST', '/v1/uploads', { token, body: { fileName: 'call.wav', contentType: 'audio/wav', styleId: 'transcript' } })).body

@@ -158,7 +158,7 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
   const index = apiIndex(deps.config)
   const runners: Runners = {
     getApiIndex: () => out(index),
-    getHealth: (_p, q) => out(health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
+    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
 
     listNotes: (p, q) => out(JSON.parse(notes.listJson(p, q))),
     createNote: (p, body) => out(notes.create(p, body)),

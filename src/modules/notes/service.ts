@@ -38,7 +38,7 @@ export function createNotesService(deps: {
   /** list pages, kept until the database changes */
   listCache: ReadCache<string>
   /** the storage keys of a note's media (its upload), removed after the note is deleted */
-  mediaOf?: (noteId: string) => string[]
+  mediaOf?: (noteId: string) => Promise<string[]>
   removeMedia?: (keys: string[]) => Promise<void>
 }) {
   const { repo, clock, ids } = deps
@@ -185,7 +185,7 @@ export function createNotesService(deps: {
      * leaves an orphan file (logged), never a note whose media is gone.
      */
     async delete(lib: Library, id: string) {
-      const keys = deps.mediaOf?.(id) ?? []
+      const keys = (await deps.mediaOf?.(id)) ?? []
       if (!repo.delete(lib, id)) throw notFound('note', id)
       if (keys.length) await deps.removeMedia?.(keys)
     },

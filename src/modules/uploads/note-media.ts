@@ -12,8 +12,8 @@ export type NoteMedia = ReturnType<typeof createNoteMedia>
 export function createNoteMedia(deps: { repo: UploadsRepo; storage: MediaStorage; log: Logger }) {
   return {
     /** the storage keys of a note's media: its upload's file, if it has one */
-    of: (noteId: string): string[] => {
-      const upload = deps.repo.byNote(noteId)
+    of: async (noteId: string): Promise<string[]> => {
+      const upload = await deps.repo.byNote(noteId)
       return upload ? [upload.storage_key] : []
     },
     /** removes stored files; a file that cannot be removed is logged and left (an orphan, never an error) */

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import { forUpdate, type Store } from '../../db/store'
 import type { Library } from '../library'
 
 export interface UploadRow {
@@ -21,24 +21,34 @@ export interface UploadRow {
 
 export type UploadsRepo = ReturnType<typeof createUploadsRepo>
 
-export function createUploadsRepo(db: Database) {
-  const q = {
-    insert: db.query(`INSERT INTO uploads (note_id, account_id, sandbox, storage_key, file_name, content_type, declared_size, source, created_at)
-      VALUES ($note_id, $account_id, $sandbox, $storage_key, $file_name, $content_type, $declared_size, $source, $created_at)`),
-    get: db.query<UploadRow, [string, string, number]>('SELECT * FROM uploads WHERE note_id = ? AND account_id = ? AND sandbox = ?'),
-    byNote: db.query<UploadRow, [string]>('SELECT * FROM uploads WHERE note_id = ?'),
-    received: db.query('UPDATE uploads SET received_size = ?, received_at = ? WHERE note_id = ?'),
-    complete: db.query('UPDATE uploads SET completed_at = $completed_at, duration_seconds = $duration_seconds, credits_charged = $credits_charged, usage_id = $usage_id WHERE note_id = $note_id AND completed_at IS NULL'),
-  }
+/** PostgreSQL returns BIGINT (the byte counts) as strings. */
+const num = (v: number | string | null) => (v === null ? null : Number(v))
+const uploadRow = (r: UploadRow | null): UploadRow | null => r && {
+  ...r,
+  sandbox: Number(r.sandbox),
+  declared_size: num(r.declared_size),
+  received_size: num(r.received_size),
+  duration_seconds: num(r.duration_seconds),
+  credits_charged: Number(r.credits_charged),
+}
+
+export function createUploadsRepo(store: Store) {
   return {
-    insert: (row: Pick<UploadRow, 'note_id' | 'account_id' | 'sandbox' | 'storage_key' | 'file_name' | 'content_type' | 'declared_size' | 'source' | 'created_at'>) => {
-      q.insert.run(row as unknown as Record<string, string | number | null>)
+    insert: async (row: Pick<UploadRow, 'note_id' | 'account_id' | 'sandbox' | 'storage_key' | 'file_name' | 'content_type' | 'declared_size' | 'source' | 'created_at'>): Promise<void> => {
+      await store.run(`INSERT INTO uploads (note_id, account_id, sandbox, storage_key, file_name, content_type, declared_size, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [row.note_id, row.account_id, row.sandbox, row.storage_key, row.file_name, row.content_type, row.declared_size, row.source, row.created_at])
     },
-    get: (lib: Library, noteId: string) => q.get.get(noteId, lib.accountId, lib.sandbox ? 1 : 0),
-    byNote: (noteId: string) => q.byNote.get(noteId),
-    markReceived: (noteId: string, size: number, at: string) => { q.received.run(size, at, noteId) },
+    get: async (lib: Library, noteId: string): Promise<UploadRow | null> =>
+      uploadRow(await store.get<UploadRow>('SELECT * FROM uploads WHERE note_id = ? AND account_id = ? AND sandbox = ?', [noteId, lib.accountId, lib.sandbox ? 1 : 0])),
+    /** the upload of a note; `lock`: the row stays locked to the caller's transaction (a read-then-write) */
+    byNote: async (noteId: string, o: { lock?: boolean } = {}): Promise<UploadRow | null> =>
+      uploadRow(await store.get<UploadRow>(`SELECT * FROM uploads WHERE note_id = ?${o.lock ? forUpdate(store) : ''}`, [noteId])),
+    markReceived: async (noteId: string, size: number, at: string): Promise<void> => {
+      await store.run('UPDATE uploads SET received_size = ?, received_at = ? WHERE note_id = ?', [size, at, noteId])
+    },
     /** true when this call completed it; false when it was already completed */
-    markCompleted: (row: { note_id: string; completed_at: string; duration_seconds: number | null; credits_charged: number; usage_id: string | null }) =>
-      q.complete.run(row as unknown as Record<string, string | number | null>).changes === 1,
+    markCompleted: async (row: { note_id: string; completed_at: string; duration_seconds: number | null; credits_charged: number; usage_id: string | null }): Promise<boolean> =>
+      (await store.run('UPDATE uploads SET completed_at = ?, duration_seconds = ?, credits_charged = ?, usage_id = ? WHERE note_id = ? AND completed_at IS NULL',
+        [row.completed_at, row.duration_seconds, row.credits_charged, row.usage_id, row.note_id])) === 1,
   }
 }

@@ -41,17 +41,19 @@ export function createUploadsService(deps: {
   clock: Clock
   ids: IdGenerator
   publicUrl: string
-  uploadSecret: string
+  /** the key upload URLs are signed with (kept in the database, read when first needed) */
+  uploadSecret: () => Promise<string>
+  /** runs `fn` in one database transaction, which the repositories it calls join */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>
-  /** adds the processing job (inside the caller's transaction) */
-  queueJob: (noteId: string) => void
-  /** tells idle workers a job is waiting (after the commit) */
+  /** adds the processing job (inside the caller's transaction; on PostgreSQL its NOTIFY goes out at commit) */
+  queueJob: (noteId: string) => Promise<void>
+  /** tells this process's idle workers a job is waiting (after the commit) */
   wakeWorkers: () => void
 }) {
   const { repo, notes, credits, storage, clock } = deps
 
-  function requireUpload(p: Principal, id: string): UploadRow {
-    const row = repo.get(p, id)
+  async function requireUpload(p: Principal, id: string): Promise<UploadRow> {
+    const row = await repo.get(p, id)
     if (!row) throw new ApiError('not_found', `No upload with id ${id} exists in this library; start one with POST /v1/uploads.`)
     return row
   }
@@ -81,7 +83,7 @@ export function createUploadsService(deps: {
         })
       }
       const note = await deps.transaction(async () => {
-        const n = notes.createPending(p, {
+        const n = await notes.createPending(p, {
           title: body.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, ''),
           type: type.startsWith('video/') ? 'video' : 'audio',
           styleId: body.styleId ?? 'note',
@@ -89,7 +91,7 @@ export function createUploadsService(deps: {
           source: 'upload',
           stage: 'awaiting_upload',
         })
-        repo.insert({
+        await repo.insert({
           note_id: n.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${n.id}`,
           file_name: body.fileName, content_type: body.contentType, declared_size: body.fileSize ?? null,
           source: p.source, created_at: clock.now().toISOString(),
@@ -113,13 +115,13 @@ export function createUploadsService(deps: {
 
     /** The disk PUT target: checks the signature, then streams the body to storage within the size limit. */
     async receiveFile(disk: DiskStorage, noteId: string, query: { expires?: string; signature?: string }, request: Request) {
-      const check = checkUploadSignature(deps.uploadSecret, noteId, query.expires, query.signature, clock.now())
+      const check = checkUploadSignature(await deps.uploadSecret(), noteId, query.expires, query.signature, clock.now())
       if (check !== 'ok') {
         throw new ApiError('invalid_token', check === 'expired'
           ? 'This upload URL has expired; start a new upload with POST /v1/uploads.'
           : 'This upload URL is not valid (bad or missing signature); use the uploadUrl returned by POST /v1/uploads as is.')
       }
-      const row = repo.byNote(noteId)
+      const row = await repo.byNote(noteId)
       if (!row) throw new ApiError('not_found', `No upload with id ${noteId} exists.`)
       if (row.completed_at) throw new ApiError('conflict', `Upload ${noteId} is already completed; its file cannot be replaced.`)
       const limit = limitOf(row)
@@ -128,7 +130,7 @@ export function createUploadsService(deps: {
       if (!request.body) throw new ApiError('invalid_request', 'The PUT has no body; send the file as the request body.')
       try {
         const size = await disk.write(row.storage_key, request.body, limit, Number.isFinite(declared) ? declared : undefined)
-        repo.markReceived(noteId, size, clock.now().toISOString())
+        await repo.markReceived(noteId, size, clock.now().toISOString())
         return { noteId, receivedBytes: size }
       } catch (err) {
         if (err instanceof TooLargeError) throw tooLarge(limit)
@@ -137,24 +139,24 @@ export function createUploadsService(deps: {
     },
 
     async completeUpload(p: Principal, id: string): Promise<Charged<UploadAccepted> & { accepted: boolean }> {
-      const row = requireUpload(p, id)
+      const row = await requireUpload(p, id)
       const poll = `${deps.publicUrl}/v1/notes/${id}/status`
       const remaining = async () => (await credits.balance(p.accountId)).totalRemaining
       const already = async (r: UploadRow): Promise<Charged<UploadAccepted> & { accepted: boolean }> => ({
         accepted: false,
         creditsRemaining: await remaining(),
-        body: { noteId: id, status: notes.requireNote(p, id).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
+        body: { noteId: id, status: (await notes.requireNote(p, id)).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
       })
       if (row.completed_at) return already(row)
 
       if (p.sandbox) {
         const won = await deps.transaction(async () => {
-          if (!repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null })) return false
-          const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleId)
-          notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
+          if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null }))) return false
+          const fixed = sandboxSummary((await notes.requireNote(p, id)).style_id as StyleId)
+          await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
           return true
         })
-        if (!won) return already(repo.byNote(id)!)
+        if (!won) return already((await repo.byNote(id))!)
         return { accepted: true, creditsRemaining: await remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
       }
 
@@ -167,20 +169,21 @@ export function createUploadsService(deps: {
         throw new ApiError('conflict', `The stored file (${stored.size} bytes) is larger than the ${limitOf(row)} bytes allowed for this upload, so it was removed; upload it again.`)
       }
       const duration = await durationOf(row.storage_key)
-      const cost = credits.cost('completeUpload', duration)
+      const cost = await credits.cost('completeUpload', duration)
 
-      // Charging, marking complete and queueing are one transaction: of concurrent calls exactly one
-      // charges; the rest find it completed and charge nothing.
+      // Charging, marking complete, the note's stage and queueing are one transaction, on the upload's
+      // row locked first: of concurrent calls (on any node) exactly one charges; the rest find it
+      // completed and charge nothing.
       const outcome = await deps.transaction(async () => {
-        const current = repo.byNote(id)!
+        const current = (await repo.byNote(id, { lock: true }))!
         if (current.completed_at) return null
         const charge = await credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
-        repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
-        notes.setStage(id, 'queued')
-        deps.queueJob(id)
+        await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
+        await notes.setStage(id, 'queued')
+        await deps.queueJob(id)
         return charge.balance.totalRemaining
       })
-      if (outcome === null) return already(repo.byNote(id)!)
+      if (outcome === null) return already((await repo.byNote(id))!)
       deps.wakeWorkers()
       return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: cost, durationSeconds: duration, poll, alreadyCompleted: false } }
     },
@@ -198,8 +201,8 @@ export function createUploadsService(deps: {
       const now = clock.now().getTime()
       for (const partial of await disk.partialWrites()) {
         const noteId = partial.key.startsWith('uploads/') ? partial.key.slice('uploads/'.length) : null
-        const upload = noteId ? repo.byNote(noteId) : null
-        const awaiting = Boolean(upload && !upload.completed_at && notes.getById(upload.note_id)?.processing_stage === 'awaiting_upload')
+        const upload = noteId ? await repo.byNote(noteId) : null
+        const awaiting = Boolean(upload && !upload.completed_at && (await notes.getById(upload.note_id))?.processing_stage === 'awaiting_upload')
         if (awaiting && now - partial.modifiedAt.getTime() < UPLOAD_TTL_MS) continue
         await disk.removePartialWrite(partial)
         reclaimed.files++
@@ -208,17 +211,20 @@ export function createUploadsService(deps: {
       return reclaimed
     },
 
-    /** A job failed for good: the note says why, and the credits it was charged come back. */
+    /**
+     * A job failed for good: the note says why, and the credits it was charged come back (in the
+     * transaction that ends the job, which this one joins).
+     */
     async onJobFailure(job: JobRow, err: unknown): Promise<void> {
-      const note = notes.getById(job.note_id)
+      const note = await notes.getById(job.note_id)
       if (!note) return
       const code = err instanceof PermanentJobError
         ? err.code
         : note.processing_stage === 'transcribing' ? 'transcription_failed' : note.processing_stage === 'summarizing' ? 'summarization_failed' : 'internal'
       const message = err instanceof PermanentJobError ? err.message : `Processing failed after several attempts (${err instanceof Error ? err.message : String(err)}).`
       await deps.transaction(async () => {
-        notes.fail(job.note_id, code, message)
-        const upload = repo.byNote(job.note_id)
+        await notes.fail(job.note_id, code, message)
+        const upload = await repo.byNote(job.note_id)
         if (upload?.usage_id) await credits.refund(upload.usage_id)
       })
     },
