@@ -146,14 +146,16 @@ interface SeededLibrary {
 /** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
 const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
 
-export function seedLibrary(dataDir: string, size: number): SeededLibrary {
+export async function seedLibrary(dataDir: string, size: number): Promise<SeededLibrary> {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
-    const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
-    const { key, account } = services.accounts.createKey({ email: 'bench@example.com' })
+    const store = new SqliteStore(db)
+    const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
+    const { key, account } = await services.accounts.createKey({ email: 'bench@example.com' })
     const library = { accountId: account.id, sandbox: false }
-    const folders = ['Work', 'Personal', 'Lectures', 'Podcasts'].map(name => services.folders.create(library, { name }).id)
+    const folders: string[] = []
+    for (const name of ['Work', 'Personal', 'Lectures', 'Podcasts']) folders.push((await services.folders.create(library, { name })).id)
 
     const rand = randomSource(size)
     const summaries = pool(rand, 200, 300)
@@ -162,12 +164,11 @@ export function seedLibrary(dataDir: string, size: number): SeededLibrary {
     const noteIds = createIdGenerator(() => noteTime)
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
-    // The notes repository's own insert, so the benchmark follows the schema wherever it goes (seeding
-    // only inserts: no page boundaries are needed, and a repository that takes none ignores the argument).
-    const notes = createNotesRepo(db, undefined as never)
+    // The notes repository's own insert, so the benchmark follows the schema wherever it goes.
+    const notes = createNotesRepo(store)
     const seeded: SeededNote[] = []
 
-    db.transaction(() => {
+    await store.transaction(async () => {
       for (let i = 0; i < size; i++) {
         noteTime = Math.round(end - (size - i) * step + rand() * step)
         const created = new Date(noteTime).toISOString()
@@ -177,7 +178,7 @@ export function seedLibrary(dataDir: string, size: number): SeededLibrary {
         const folder = rand() < 0.3 ? pick(rand, folders) : null
         const type = pick(rand, ['audio', 'audio', 'video', 'youtube', 'import'])
         seeded.push({ created: noteTime, updated: updatedTime, folder, status: failed ? 'Error' : 'Done', type })
-        notes.insert({
+        await notes.insert({
           id: noteIds.next('note'),
           account_id: account.id,
           sandbox: 0,
@@ -199,7 +200,7 @@ export function seedLibrary(dataDir: string, size: number): SeededLibrary {
           updated_at: new Date(updatedTime).toISOString(),
         })
       }
-    }).immediate()
+    })
     // Leave no WAL behind: otherwise the server's first write can find the database locked.
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     return { key, folders, notes: seeded }
@@ -347,7 +348,7 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
   const servers: Server[] = []
   try {
     const seedStart = performance.now()
-    const { key } = seedLibrary(workDir, size)
+    const { key } = await seedLibrary(workDir, size)
     const seedSeconds = (performance.now() - seedStart) / 1000
     process.stderr.write(`N=${size}: seeded in ${seedSeconds.toFixed(1)} s\n`)
 
@@ -432,7 +433,7 @@ async function benchVaried(size: number, settings: Settings): Promise<VariedResu
   const servers: Server[] = []
   try {
     const end = Date.now()
-    const lib = seedLibrary(workDir, size)
+    const lib = await seedLibrary(workDir, size)
     const headers = [`Authorization: Bearer ${lib.key}`]
     const notesvc = await startNotesvc(workDir, 'on')
     servers.push(notesvc)

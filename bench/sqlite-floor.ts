@@ -18,7 +18,7 @@ const baselineRps = Number(process.env.BASELINE_RPS ?? 48_000)
 const dir = mkdtempSync(join(tmpdir(), 'notesvc-floor-'))
 try {
   process.stderr.write(`seeding ${size.toLocaleString('en-US')} notes…\n`)
-  seedLibrary(dir, size)
+  await seedLibrary(dir, size)
   const db = new Database(join(dir, 'notesvc.db'), { readonly: true })
   db.exec('PRAGMA mmap_size = 1073741824')
   db.exec('PRAGMA cache_size = -65536')

@@ -1,6 +1,5 @@
 import type { Config } from './config'
 import type { Clock } from './clock'
-import { transactions } from './db/database'
 import type { Store } from './db/store'
 import { sqliteOf } from './db/open'
 import type { IdGenerator } from './ids'
@@ -25,13 +24,12 @@ import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
 import { changeStamp, ReadCache } from './db/read-cache'
-import { PageBoundaries } from './db/page-boundaries'
 import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
-import { createNotesRepo, notesChangeStamp } from './modules/notes/repo'
+import { createNotesRepo } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
 import { createCreditsRepo } from './modules/credits/repo'
@@ -59,25 +57,26 @@ export function createServices(deps: CoreDeps) {
   const { store, clock, ids, config } = deps
   // Modules not yet moved onto the store use its SQLite connection directly (issue 11, in progress).
   const db = sqliteOf(store)!
-  const transaction = transactions(db).write
+  // the store's transactions (the notes repository's statements join them; the uploads service's callbacks are async)
+  const transaction = <T>(fn: () => T): T => store.transaction(async () => fn()) as T
   const stamp = changeStamp(db)
   const credits = createCreditsService({ repo: createCreditsRepo(db), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(db), clock, ids, keyCache: new ReadCache(stamp, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
-  const foldersRepo = createFoldersRepo(db)
+  const foldersRepo = createFoldersRepo(store)
   const log = deps.log ?? silentLogger
   const uploadSecret = instanceSecret(db, 'upload_signing_key')
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(db)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
-    repo: createNotesRepo(db, new PageBoundaries(notesChangeStamp(db)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(notesChangeStamp(db), config.readCache),
+    repo: createNotesRepo(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
   })
-  const folders = createFoldersService({ repo: foldersRepo, clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
+  const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(db)

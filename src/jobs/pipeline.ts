@@ -14,9 +14,9 @@ export interface PipelineDeps {
   asr: () => AsrEngine
   llm: () => Promise<LlmEngine>
   notes: {
-    getById(id: string): { id: string; style_id: string; language: string | null } | null
-    setStage(id: string, stage: string): void
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): void
+    getById(id: string): Promise<{ id: string; style_id: string; language: string | null } | null>
+    setStage(id: string, stage: string): Promise<void>
+    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void>
   }
   uploads: { byNote(noteId: string): { storage_key: string } | null }
   chunkSeconds?: number
@@ -40,11 +40,11 @@ function permanent(err: unknown): never {
 export function createUploadPipeline(deps: PipelineDeps) {
   return async function processUpload(job: JobRow, run: JobRun): Promise<() => void> {
     const { signal } = run
-    const note = deps.notes.getById(job.note_id)
+    const note = await deps.notes.getById(job.note_id)
     const upload = deps.uploads.byNote(job.note_id)
     if (!note || !upload) throw new PermanentJobError('media_missing', 'The note or its upload no longer exists.')
 
-    run.write(() => deps.notes.setStage(note.id, 'converting'))
+    await run.write(() => deps.notes.setStage(note.id, 'converting'))
     if (!(await deps.storage.stat(upload.storage_key))) throw new PermanentJobError('media_missing', 'The uploaded file is no longer in storage; upload it again.')
     const asr = deps.asr()
     try {
@@ -69,7 +69,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const { segments, transcript } = heard
     const language = heard.language
 
-    run.write(() => deps.notes.setStage(note.id, 'summarizing'))
+    await run.write(() => deps.notes.setStage(note.id, 'summarizing'))
     const summary = await summarizeLong(await deps.llm(), { text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
     return () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
   }

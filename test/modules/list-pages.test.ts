@@ -1,18 +1,22 @@
 import { describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
+import { sqliteOf } from '../../src/db/open'
 import { PageBoundaries } from '../../src/db/page-boundaries'
 import { RevisionCache } from '../../src/db/revision-cache'
+import { SqliteStore, type Store } from '../../src/db/store'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
 import { createCreditsRepo } from '../../src/modules/credits/repo'
 import { createTestApp, fixedClock } from '../helpers/app'
+import { backEnds } from '../helpers/backends'
 import { seededRandom } from '../fixtures/random'
 
 /**
  * listNotes at any offset and with any combination of filters: every page is exactly the slice of the
  * interface's order (newest first by dateCreated, ties by id) that a reference computed here gives,
- * on a stable library and while notes are inserted, changed and deleted; and every query behind a page
- * is read off the index made for its filters — no scan of the table, no sort.
+ * on a stable library and while notes are inserted, changed and deleted, on both back ends (SQLite's
+ * tuned path and PostgreSQL's plain query); and on SQLite every query behind a page is read off the
+ * index made for its filters — no scan of the table, no sort.
  */
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z')
@@ -36,11 +40,27 @@ interface Model {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-function newDatabase(): Database {
+/** The account and folders the generated notes belong to, in a new store. */
+async function seedLibrary(store: Store): Promise<Store> {
+  await store.run('INSERT INTO accounts (id, email, grant_period, created_at) VALUES (?, ?, ?, ?)', [ACCOUNT, 'list@example.com', '2026-11', iso(NOW - 900 * DAY)])
+  for (const f of FOLDERS) await store.run('INSERT INTO folders (id, account_id, sandbox, name, created_at, updated_at) VALUES (?, ?, 0, ?, ?, ?)', [f, ACCOUNT, f, iso(NOW - 900 * DAY), iso(NOW - 900 * DAY)])
+  return store
+}
+
+/** A private SQLite database with the library's account and folders (the SQLite-only tests). */
+async function newDatabase(): Promise<Database> {
   const db = openDatabase(':memory:')
-  db.exec(`INSERT INTO accounts (id, email, grant_period, created_at) VALUES ('${ACCOUNT}', 'list@example.com', '2026-11', '${iso(NOW - 900 * DAY)}')`)
-  for (const f of FOLDERS) db.exec(`INSERT INTO folders (id, account_id, sandbox, name, created_at, updated_at) VALUES ('${f}', '${ACCOUNT}', 0, '${f}', '${iso(NOW - 900 * DAY)}', '${iso(NOW - 900 * DAY)}')`)
+  await seedLibrary(new SqliteStore(db))
   return db
+}
+
+/**
+ * A notes repository on `store` with the given boundaries and remembered items: SQLite's tuned path
+ * uses them; PostgreSQL's plain query has none.
+ */
+function repoOn(store: Store, boundaries: (db: Database) => PageBoundaries, items: RevisionCache | null = null) {
+  const db = sqliteOf(store)
+  return createNotesRepo(store, db ? { boundaries: boundaries(db), items } : {})
 }
 
 function row(m: Model): NoteRow {
@@ -108,42 +128,50 @@ function stale(items: string[], model: Map<string, Model>): string[] {
   }).map(i => `${i.id}: ${i.status} ${i.updatedAt} ${i.folderId}`)
 }
 
-describe('pages at any offset equal the reference order (repository, boundaries every 7 rows, items remembered)', () => {
-  const db = newDatabase()
-  const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
+for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the reference order (repository; on SQLite boundaries every 7 rows, items remembered) on ${b.name}`, () => {
   const model = new Map<string, Model>()
-  for (const m of generate(1200, 9)) {
-    notes.insert(row(m))
-    model.set(m.id, m)
-  }
+  const ready = (async () => {
+    const store = await seedLibrary(await b.open())
+    const notes = repoOn(store, db => new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
+    await store.transaction(async () => {
+      for (const m of generate(1200, 9)) {
+        await notes.insert(row(m))
+        model.set(m.id, m)
+      }
+    })
+    return notes
+  })()
 
-  test('paging from the first page to past the last returns every note once, in order, for every filter combination', () => {
+  test('paging from the first page to past the last returns every note once, in order, for every filter combination', async () => {
+    const notes = await ready
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
       for (const limit of [1, 13, 100]) {
         const got: string[] = []
         for (let offset = 0; ; offset += limit) {
-          const page = ids(notes.listJson(LIB, f, limit, offset))
+          const page = ids(await notes.listJson(LIB, f, limit, offset))
           got.push(...page.slice(0, limit))
           if (page.length <= limit) break
         }
         expect([JSON.stringify(f), limit, got]).toEqual([JSON.stringify(f), limit, want])
       }
     }
-  })
+  }, 120_000)
 
-  test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', () => {
+  test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', async () => {
+    const notes = await ready
     const rand = seededRandom(4)
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
       const offsets = [want.length + 3, want.length, want.length - 1, ...Array.from({ length: 12 }, () => Math.floor(rand() * (want.length + 5)))]
       for (const offset of offsets.filter(o => o >= 0)) {
-        expect([JSON.stringify(f), offset, ids(notes.listJson(LIB, f, 20, offset))]).toEqual([JSON.stringify(f), offset, want.slice(offset, offset + 21)])
+        expect([JSON.stringify(f), offset, ids(await notes.listJson(LIB, f, 20, offset))]).toEqual([JSON.stringify(f), offset, want.slice(offset, offset + 21)])
       }
     }
-  })
+  }, 60_000)
 
-  test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', () => {
+  test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', async () => {
+    const notes = await ready
     const rand = seededRandom(77)
     const combos = filterCombinations()
     let counter = 0
@@ -153,45 +181,47 @@ describe('pages at any offset equal the reference order (repository, boundaries 
       if (action < 0.35) {
         const created = NOW - Math.floor(rand() * 800 * DAY)
         const m: Model = { id: `note_new_${counter++}`, dateCreated: iso(created), updatedAt: iso(created), folderId: rand() < 0.5 ? null : 'fld_a', status: 'Error', type: 'video' }
-        notes.insert(row(m))
+        await notes.insert(row(m))
         model.set(m.id, m)
       } else if (action < 0.7) {
         const id = existing[Math.floor(rand() * existing.length)]!
         const m = model.get(id)!
         // sometimes earlier than the creation: the repository keeps updatedAt at or after dateCreated
         const at = iso(Date.parse(m.dateCreated) + Math.floor((rand() - 0.2) * 300 * DAY))
-        notes.write(id, { updated_at: at, status: 'Error' })
+        await notes.write(id, { updated_at: at, status: 'Error' })
         model.set(id, { ...m, updatedAt: at > m.dateCreated ? at : m.dateCreated, status: 'Error' })
       } else {
         const id = existing[Math.floor(rand() * existing.length)]!
-        expect(notes.delete(LIB, id)).toBe(true)
+        expect(await notes.delete(LIB, id)).toBe(true)
         model.delete(id)
       }
       for (let r = 0; r < 3; r++) {
         const f = combos[Math.floor(rand() * combos.length)]!
         const want = expected(model.values(), f)
         const offset = Math.floor(rand() * (want.length + 2))
-        const page = notes.listJson(LIB, f, 10, offset)
+        const page = await notes.listJson(LIB, f, 10, offset)
         expect([step, JSON.stringify(f), offset, ids(page)]).toEqual([step, JSON.stringify(f), offset, want.slice(offset, offset + 11)])
         // and each item as the note is now, not as it was when first read
         expect([step, stale(page, model)]).toEqual([step, []])
       }
     }
-  })
+  }, 60_000)
 })
 
-describe('listNotes through the API while the library changes (read cache on, default boundaries)', () => {
+for (const b of backEnds) describe.skipIf(b.skip)(`listNotes through the API while the library changes (read cache on, default boundaries) on ${b.name}`, () => {
   test('pages of 50 across 2,000 notes, with inserts, renames and deletes between pages', async () => {
     const clock = fixedClock(iso(NOW))
-    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' }, store: await b.open() })
     const key = await t.key()
-    const account = t.services.accounts.ensureAccount('user@example.com')
-    const repo = createNotesRepo(t.db, new PageBoundaries(() => ''))
+    const account = await t.services.accounts.ensureAccount('user@example.com')
+    const repo = createNotesRepo(t.store)
     const model = new Map<string, Model>()
-    for (const m of generate(2000, 5)) {
-      repo.insert({ ...row({ ...m, folderId: null }), account_id: account.id })
-      model.set(m.id, { ...m, folderId: null })
-    }
+    await t.store.transaction(async () => {
+      for (const m of generate(2000, 5)) {
+        await repo.insert({ ...row({ ...m, folderId: null }), account_id: account.id })
+        model.set(m.id, { ...m, folderId: null })
+      }
+    })
     const rand = seededRandom(11)
     const list = async (query: string) => {
       const res = await t.call('GET', `/v1/notes?${query}`, { token: key })
@@ -273,60 +303,61 @@ function equalityFilters(f: NoteFilter): string {
   return [f.folderId !== undefined && 'folder', f.status !== undefined && 'status', f.type !== undefined && 'type'].filter(Boolean).join('+')
 }
 
-describe('list items remembered in memory are used only at the revision the index shows', () => {
-  const first = (notes: ReturnType<typeof createNotesRepo>) => JSON.parse(notes.listJson(LIB, {}, 1, 0)[0]!) as { id: string; title: string; folderId: string | null }
+for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memory are used only at the revision the index shows on ${b.name}`, () => {
+  const first = async (notes: ReturnType<typeof createNotesRepo>) => JSON.parse((await notes.listJson(LIB, {}, 1, 0))[0]!) as { id: string; title: string; folderId: string | null }
 
-  test('a change made outside the repository (another process, plain SQL) is seen on the next page', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  test('a change made outside the repository (another process, plain SQL) is seen on the next page', async () => {
+    const store = await seedLibrary(await b.open())
+    const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
-    notes.insert(row(m!))
-    expect(first(notes).title).toBe(`Note ${m!.id}`)
-    db.query("UPDATE notes SET title = 'changed by hand'").run()
-    expect(first(notes).title).toBe('changed by hand')
+    await notes.insert(row(m!))
+    expect((await first(notes)).title).toBe(`Note ${m!.id}`)
+    await store.run("UPDATE notes SET title = 'changed by hand'")
+    expect((await first(notes)).title).toBe('changed by hand')
   })
 
-  test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  // SQLite only: PostgreSQL has no rowids to reuse, and remembers no items
+  if (b.name === 'sqlite') test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', async () => {
+    const db = await newDatabase()
+    const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(() => ''), items: new RevisionCache(1_000_000) })
     const [a, b] = generate(2, 8)
-    notes.insert(row(a!))
-    notes.insert(row(b!))
+    await notes.insert(row(a!))
+    await notes.insert(row(b!))
     const before = db.query<{ rowid: number }, []>('SELECT max(rowid) AS rowid FROM notes').get()!.rowid
     const newest = db.query<{ id: string }, [number]>('SELECT id FROM notes WHERE rowid = ?').get(before)!.id
-    notes.listJson(LIB, {}, 10, 0) // both remembered
-    expect(notes.delete(LIB, newest)).toBe(true)
+    await notes.listJson(LIB, {}, 10, 0) // both remembered
+    expect(await notes.delete(LIB, newest)).toBe(true)
     const replacement: Model = { id: 'note_replacement', dateCreated: iso(NOW), updatedAt: iso(NOW), folderId: null, status: 'Done', type: 'audio' }
-    notes.insert(row(replacement))
+    await notes.insert(row(replacement))
     expect(db.query<{ rowid: number }, [string]>('SELECT rowid FROM notes WHERE id = ?').get('note_replacement')!.rowid).toBe(before)
-    expect(first(notes).id).toBe('note_replacement')
-    expect(ids(notes.listJson(LIB, {}, 10, 0))).toEqual(['note_replacement', [a!, b!].find(n => n.id !== newest)!.id])
+    expect((await first(notes)).id).toBe('note_replacement')
+    expect(ids(await notes.listJson(LIB, {}, 10, 0))).toEqual(['note_replacement', [a!, b!].find(n => n.id !== newest)!.id])
   })
 
-  test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', async () => {
+    const store = await seedLibrary(await b.open())
+    const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
-    notes.insert(row({ ...m!, folderId: 'fld_a' }))
-    expect(first(notes).folderId).toBe('fld_a')
-    db.query("DELETE FROM folders WHERE id = 'fld_a'").run()
-    expect(first(notes).folderId).toBe(null)
+    await notes.insert(row({ ...m!, folderId: 'fld_a' }))
+    expect((await first(notes)).folderId).toBe('fld_a')
+    await store.run("DELETE FROM folders WHERE id = 'fld_a'")
+    expect((await first(notes)).folderId).toBe(null)
   })
 })
 
 describe('query plans: every list query is read off its index, never a scan or a sort', () => {
   for (const statistics of ['no statistics', 'after PRAGMA optimize on a full library']) {
-    test(`listNotes, every filter combination and offset (${statistics})`, () => {
-      const plain = newDatabase()
+    test(`listNotes, every filter combination and offset (${statistics})`, async () => {
+      const plain = await newDatabase()
       const { db, seen } = recording(plain)
-      const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(plain), 16))
-      for (const m of generate(3000, 21)) notes.insert(row(m))
+      const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(notesChangeStamp(plain), 16) })
+      for (const m of generate(3000, 21)) await notes.insert(row(m))
       if (statistics !== 'no statistics') plain.exec('PRAGMA optimize=0x10002')
       const problems: string[] = []
       for (const f of filterCombinations()) {
         for (const offset of [0, 40, 900, 5000]) {
           seen.length = 0
-          notes.listJson(LIB, f, 50, offset)
+          await notes.listJson(LIB, f, 50, offset)
           for (const { sql, params } of seen.filter(s => /FROM notes/.test(s.sql))) {
             const details = plan(plain, sql, params)
             const where = `${JSON.stringify(f)} offset ${offset}: ${sql.replace(/\s+/g, ' ').slice(0, 90)}… → ${details.join(' | ')}`
@@ -352,13 +383,13 @@ describe('query plans: every list query is read off its index, never a scan or a
     })
   }
 
-  test('listFolders and the recent charges of getUsage', () => {
-    const plain = newDatabase()
+  test('listFolders and the recent charges of getUsage', async () => {
+    const plain = await newDatabase()
     const { db, seen } = recording(plain)
-    const folders = createFoldersRepo(db)
+    const folders = createFoldersRepo(new SqliteStore(db))
     const usage = createCreditsRepo(db)
-    folders.list(LIB)
-    usage.recentCharges(ACCOUNT, 50)
+    await folders.list(LIB)
+    await usage.recentCharges(ACCOUNT, 50)
     const plans = seen.filter(s => /^SELECT \* FROM (folders|usage)/.test(s.sql)).map(s => plan(plain, s.sql, s.params).join(' | '))
     expect(plans).toEqual([
       'SEARCH folders USING INDEX folders_by_name (account_id=? AND sandbox=?)',

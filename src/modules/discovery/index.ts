@@ -90,8 +90,8 @@ export function apiIndex(config: Config) {
 export interface HealthSources {
   asrEngine(): string
   llmEngine(): string
-  /** the database back end and the number of live job worker processes */
-  backend(): { database: string; workers: number }
+  /** the database back end and the number of live job worker processes (read from the database) */
+  backend(): { database: string; workers: number } | Promise<{ database: string; workers: number }>
 }
 
 /**
@@ -99,9 +99,9 @@ export interface HealthSources {
  * provider); `detail` (any value but 0, false, no or off, never refused) adds the database back end
  * and the live job workers, one indexed count.
  */
-export function health(s: HealthSources, detail: unknown) {
+export async function health(s: HealthSources, detail: unknown) {
   const wanted = detail !== undefined && !['0', 'false', 'no', 'off'].includes(String(detail).toLowerCase())
-  return { status: 'ok' as const, version: VERSION, engines: { asr: s.asrEngine(), llm: s.llmEngine() }, ...(wanted ? s.backend() : {}) }
+  return { status: 'ok' as const, version: VERSION, engines: { asr: s.asrEngine(), llm: s.llmEngine() }, ...(wanted ? await s.backend() : {}) }
 }
 
 export function discoveryRoutes(deps: HealthSources & { config: Config; guard: Elysia<any, any, any, any, any, any, any> }) {

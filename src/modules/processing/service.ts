@@ -101,11 +101,13 @@ export function createProcessingService(deps: {
   allowPrivateUrls: boolean
 }) {
   const { notes, credits } = deps
-  const remaining = (p: Principal) => credits.balance(p.accountId).totalRemaining
-  const ensureBalance = (p: Principal, operation: string, cost: number) => credits.ensureCovers(p.accountId, operation, cost)
+  const remaining = async (p: Principal) => (await credits.balance(p.accountId)).totalRemaining
+  const ensureBalance = async (p: Principal, operation: string, cost: number) => {
+    await credits.ensureCovers(p.accountId, operation, cost)
+  }
 
-  function charge(p: Principal, operation: string, cost: number, noteId: string | null = null): number {
-    return credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId }).balance.totalRemaining
+  async function charge(p: Principal, operation: string, cost: number, noteId: string | null = null): Promise<number> {
+    return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId })).balance.totalRemaining
   }
 
   async function transcribeFile(path: string, language: string | null, signal: AbortSignal) {
@@ -118,9 +120,9 @@ export function createProcessingService(deps: {
     async createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<{ transcript: string; language: string; durationSeconds: number | null; creditsCharged: number; notice?: string }>> {
       const language = body.language && body.language !== 'auto' ? body.language : null
       if (p.sandbox) {
-        return { creditsRemaining: remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+        return { creditsRemaining: await remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
-      ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+      await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
       // No engine installed: say so before fetching anything.
       requireSpeechEngine(deps.asr())
       const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
@@ -131,9 +133,9 @@ export function createProcessingService(deps: {
           await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
           const duration = await mediaDuration(dest, deps.tools)
           const cost = credits.cost('createTranscription', duration)
-          ensureBalance(p, 'createTranscription', cost)
+          await ensureBalance(p, 'createTranscription', cost)
           const heard = await transcribeFile(dest, language, signal)
-          const left = charge(p, 'createTranscription', cost)
+          const left = await charge(p, 'createTranscription', cost)
           return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: cost } }
         })
       } catch (err) {
@@ -144,13 +146,13 @@ export function createProcessingService(deps: {
     async createSummary(p: Principal, body: Static<typeof SummaryRequest>) {
       const styleId: StyleId = body.styleId ?? 'note'
       checkContentPolicy(deps.contentPolicy, body.text)
-      if (p.sandbox) return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       const cost = credits.cost('createSummary')
-      ensureBalance(p, 'createSummary', cost)
+      await ensureBalance(p, 'createSummary', cost)
       try {
         const engine = await deps.llm()
         const out = await summarizeLong(engine, { text: body.text, styleId })
-        const left = charge(p, 'createSummary', cost)
+        const left = await charge(p, 'createSummary', cost)
         return { creditsRemaining: left, body: { title: out.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: cost } }
       } catch (err) {
         asApiError(err)
@@ -165,9 +167,9 @@ export function createProcessingService(deps: {
       }
       const styleId: StyleId = body.styleId ?? 'note'
       if (p.sandbox) {
-        return { creditsRemaining: remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+        return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
       }
-      ensureBalance(p, 'createYoutubeSummary', credits.cost('createYoutubeSummary'))
+      await ensureBalance(p, 'createYoutubeSummary', credits.cost('createYoutubeSummary'))
       requireSpeechEngine(deps.asr())
       const signal = AbortSignal.timeout(60 * 60 * 1000)
       try {
@@ -180,13 +182,13 @@ export function createProcessingService(deps: {
           throw new ApiError('invalid_request', `The video is ${Math.round(info.durationSeconds / 60)} minutes long; links of up to ${MAX_VIDEO_SECONDS / 3600} hours are summarized.`, { details: [{ field: 'youtubeUrl', issue: 'the video is too long' }] })
         }
         const cost = credits.cost('createYoutubeSummary', info.durationSeconds)
-        ensureBalance(p, 'createYoutubeSummary', cost)
+        await ensureBalance(p, 'createYoutubeSummary', cost)
         return await inTempDir(async dir => {
           const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })
           const heard = await transcribeFile(audio.path, null, signal)
           const engine = await deps.llm()
           const out = await summarizeLong(engine, { text: heard.transcript, styleId, segments: heard.segments, language: heard.language }, signal)
-          const left = charge(p, 'createYoutubeSummary', cost)
+          const left = await charge(p, 'createYoutubeSummary', cost)
           return {
             creditsRemaining: left,
             body: { title: out.title || info.title, summary: out.summary, styleId, structuredContent: out.structuredContent, creditsCharged: cost, youtubeUrl: body.youtubeUrl, durationSeconds: info.durationSeconds },
@@ -198,22 +200,22 @@ export function createProcessingService(deps: {
     },
 
     async askNoteQuestion(p: Principal, id: string, question: string): Promise<Charged<{ noteId: string; question: string; answer: string; creditsCharged: number; notice?: string }>> {
-      const note = notes.requireNote(p, id)
+      const note = await notes.requireNote(p, id)
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)
       }
-      if (p.sandbox) return { creditsRemaining: remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0, notice: SANDBOX_NOTICE } }
       if (!note.original_transcription.trim()) {
         throw new ApiError('conflict', `Note ${id} has no transcript to answer from${note.status === 'Error' ? ' (its processing failed)' : ''}.`)
       }
       const cost = credits.cost('askNoteQuestion')
-      ensureBalance(p, 'askNoteQuestion', cost)
+      await ensureBalance(p, 'askNoteQuestion', cost)
       try {
         // Only the passages most relevant to the question go to the model, so a two-hour transcript works.
         const passages = retrievePassages(note.original_transcription, question, PASSAGES_FOR_A_QUESTION)
         const engine = await deps.llm()
         const out = await engine.answer({ question, passages, language: note.language })
-        const left = charge(p, 'askNoteQuestion', cost, id)
+        const left = await charge(p, 'askNoteQuestion', cost, id)
         return { creditsRemaining: left, body: { noteId: id, question, answer: out.answer, creditsCharged: cost } }
       } catch (err) {
         asApiError(err)

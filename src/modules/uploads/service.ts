@@ -80,8 +80,8 @@ export function createUploadsService(deps: {
           details: [{ field: 'fileSize', issue: `must be at most ${MAX_UPLOAD_BYTES}` }],
         })
       }
-      const note = deps.transaction(() => {
-        const n = notes.createPending(p, {
+      const note = await deps.transaction(async () => {
+        const n = await notes.createPending(p, {
           title: body.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, ''),
           type: type.startsWith('video/') ? 'video' : 'audio',
           styleId: body.styleId ?? 'note',
@@ -140,18 +140,18 @@ export function createUploadsService(deps: {
       const row = requireUpload(p, id)
       const poll = `${deps.publicUrl}/v1/notes/${id}/status`
       const remaining = () => credits.balance(p.accountId).totalRemaining
-      const already = (r: UploadRow): Charged<UploadAccepted> & { accepted: boolean } => ({
+      const already = async (r: UploadRow): Promise<Charged<UploadAccepted> & { accepted: boolean }> => ({
         accepted: false,
         creditsRemaining: remaining(),
-        body: { noteId: id, status: notes.requireNote(p, id).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
+        body: { noteId: id, status: (await notes.requireNote(p, id)).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
       })
       if (row.completed_at) return already(row)
 
       if (p.sandbox) {
-        const won = deps.transaction(() => {
+        const won = await deps.transaction(async () => {
           if (!repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null })) return false
-          const fixed = sandboxSummary(notes.requireNote(p, id).style_id as StyleId)
-          notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
+          const fixed = sandboxSummary((await notes.requireNote(p, id)).style_id as StyleId)
+          await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
           return true
         })
         if (!won) return already(repo.byNote(id)!)
@@ -171,12 +171,12 @@ export function createUploadsService(deps: {
 
       // Charging, marking complete and queueing are one transaction: of concurrent calls exactly one
       // charges; the rest find it completed and charge nothing.
-      const outcome = deps.transaction(() => {
+      const outcome = await deps.transaction(async () => {
         const current = repo.byNote(id)!
         if (current.completed_at) return null
         const charge = credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
         repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
-        notes.setStage(id, 'queued')
+        await notes.setStage(id, 'queued')
         deps.queueJob(id)
         return charge.balance.totalRemaining
       })
@@ -199,7 +199,7 @@ export function createUploadsService(deps: {
       for (const partial of await disk.partialWrites()) {
         const noteId = partial.key.startsWith('uploads/') ? partial.key.slice('uploads/'.length) : null
         const upload = noteId ? repo.byNote(noteId) : null
-        const awaiting = Boolean(upload && !upload.completed_at && notes.getById(upload.note_id)?.processing_stage === 'awaiting_upload')
+        const awaiting = Boolean(upload && !upload.completed_at && (await notes.getById(upload.note_id))?.processing_stage === 'awaiting_upload')
         if (awaiting && now - partial.modifiedAt.getTime() < UPLOAD_TTL_MS) continue
         await disk.removePartialWrite(partial)
         reclaimed.files++
@@ -209,15 +209,15 @@ export function createUploadsService(deps: {
     },
 
     /** A job failed for good: the note says why, and the credits it was charged come back. */
-    onJobFailure(job: JobRow, err: unknown) {
-      const note = notes.getById(job.note_id)
+    async onJobFailure(job: JobRow, err: unknown) {
+      const note = await notes.getById(job.note_id)
       if (!note) return
       const code = err instanceof PermanentJobError
         ? err.code
         : note.processing_stage === 'transcribing' ? 'transcription_failed' : note.processing_stage === 'summarizing' ? 'summarization_failed' : 'internal'
       const message = err instanceof PermanentJobError ? err.message : `Processing failed after several attempts (${err instanceof Error ? err.message : String(err)}).`
-      deps.transaction(() => {
-        notes.fail(job.note_id, code, message)
+      await deps.transaction(async () => {
+        await notes.fail(job.note_id, code, message)
         const upload = repo.byNote(job.note_id)
         if (upload?.usage_id) credits.refund(upload.usage_id)
       })
