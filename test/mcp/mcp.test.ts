@@ -33,8 +33,8 @@ function startServer() {
   const services = createServices({ config, store: new SqliteStore(db), clock, ids, log: silentLogger })
   const app = createApp({ config, clock, ids, log: silentLogger, services })
   fetchApp = r => app.handle(r)
-  const key = (o: { email?: string; scopes?: Scope[]; sandbox?: boolean } = {}) =>
-    services.accounts.createKey({ email: o.email ?? 'agent@example.com', scopes: o.scopes, sandbox: o.sandbox }).key
+  const key = async (o: { email?: string; scopes?: Scope[]; sandbox?: boolean } = {}) =>
+    (await services.accounts.createKey({ email: o.email ?? 'agent@example.com', scopes: o.scopes, sandbox: o.sandbox })).key
   return { server, base, services, key, stop: () => server.stop(true) }
 }
 
