@@ -91,28 +91,37 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
   }
 
   /**
-   * PostgreSQL: `count` list items from `offset`, one query read off the list index of the filters.
-   * With updatedAfter T, the notes created after T (a range of that index: every one of them changed
-   * after T, as a note is never updated before it was created), then, all older, those created before
-   * T and changed since, found through the partial index of notes that changed after their creation
-   * (a note of `changed_within` class c created before T - bound(c) cannot have changed after T).
+   * PostgreSQL: `count` list items from `offset`, one query. The page's keys are read off the list
+   * index of the filters alone (an index-only scan, so the rows an offset skips cost an index entry
+   * each, not a table read), then only the page's rows are read for their `list_item`. With
+   * updatedAfter T the keys are, as on SQLite, the notes created after T (a range of that index:
+   * every one of them changed after T, as a note is never updated before it was created), then, all
+   * older, those created at or before T and changed since, found through the partial index of notes
+   * that changed after their creation (a note of `changed_within` class c created before
+   * T - bound(c) cannot have changed after T); each part gives at most `offset + count` keys.
    */
   async function postgresList(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<string[]> {
     const eq = equalities(lib, filter)
+    let keys: string
+    let params: SqlValue[]
     if (filter.updatedAfter === undefined) {
-      const rows = await store.all<{ list_item: string }>(`SELECT list_item FROM notes WHERE ${eq.where} ${ORDER} LIMIT ? OFFSET ?`, [...eq.params, count, offset])
-      return rows.map(r => r.list_item)
+      keys = `SELECT date_created, id FROM notes WHERE ${eq.where} ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, count, offset]
+    } else {
+      const t = filter.updatedAfter
+      const tMs = Date.parse(t)
+      const from = CHANGED_WITHIN.map(bound => new Date(tMs - bound * 1000).toISOString())
+      const classes = `(changed_within = ${LAST_CHANGE_CLASS}${from.map((_, i) => ` OR (changed_within = ${i + 1} AND date_created >= ?)`).join('')})`
+      const want = offset + count
+      keys = `SELECT date_created, id FROM (
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND date_created > ? ${ORDER} LIMIT ?)
+          UNION ALL
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND changed_within > 0 AND date_created <= ? AND updated_at > ? AND ${classes} ${ORDER} LIMIT ?)
+        ) parts ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, t, want, ...eq.params, t, t, ...from, want, count, offset]
     }
-    const t = filter.updatedAfter
-    const tMs = Date.parse(t)
-    const bounded = CHANGED_WITHIN.map((bound, i) => ({ c: i + 1, from: new Date(tMs - bound * 1000).toISOString() }))
-    const classes = `(changed_within = ${LAST_CHANGE_CLASS}${bounded.map(b => ` OR (changed_within = ${b.c} AND date_created >= ?)`).join('')})`
-    const rows = await store.all<{ list_item: string }>(`SELECT list_item FROM (
-        SELECT list_item, date_created, id FROM notes WHERE ${eq.where} AND date_created > ?
-        UNION ALL
-        SELECT list_item, date_created, id FROM notes WHERE ${eq.where} AND changed_within > 0 AND date_created <= ? AND updated_at > ? AND ${classes}
-      ) changed ${ORDER} LIMIT ? OFFSET ?`,
-      [...eq.params, t, ...eq.params, t, t, ...bounded.map(b => b.from), count, offset])
+    const rows = await store.all<{ list_item: string }>(`SELECT n.list_item FROM (${keys}) page JOIN notes n ON n.id = page.id
+      ORDER BY page.date_created DESC, page.id DESC`, params)
     return rows.map(r => r.list_item)
   }
 
