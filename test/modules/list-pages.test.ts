@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
 import { sqliteOf } from '../../src/db/open'
 import { PageBoundaries } from '../../src/db/page-boundaries'
@@ -7,10 +7,12 @@ import { SqliteStore, type Store } from '../../src/db/store'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
 import { createNotesService } from '../../src/modules/notes/service'
+import { PageCache } from '../../src/modules/notes/sqlite-list'
 import { createCreditsRepo } from '../../src/modules/credits/repo'
 import { createIdGenerator } from '../../src/ids'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { backEnds } from '../helpers/backends'
+import { closingAfterEach } from '../helpers/closing'
 import { seededRandom } from '../fixtures/random'
 
 /**
@@ -132,8 +134,12 @@ function stale(items: string[], model: Map<string, Model>): string[] {
 
 for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the reference order (repository; on SQLite boundaries every 7 rows, items remembered) on ${b.name}`, () => {
   const model = new Map<string, Model>()
+  let opened: Store | null = null
+  afterAll(async () => {
+    await opened?.close()
+  })
   const ready = (async () => {
-    const store = await seedLibrary(await b.open())
+    const store = (opened = await seedLibrary(await b.open()))
     const notes = repoOn(store, db => new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
     await store.transaction(async () => {
       for (const m of generate(1200, 9)) {
@@ -211,9 +217,11 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
 })
 
 for (const b of backEnds) describe.skipIf(b.skip)(`listNotes through the API while the library changes (read cache on, default boundaries) on ${b.name}`, () => {
+  const open = closingAfterEach(b)
+
   test('pages of 50 across 2,000 notes, with inserts, renames and deletes between pages', async () => {
     const clock = fixedClock(iso(NOW))
-    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' }, store: await b.open() })
+    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' }, store: await open() })
     const key = await t.key()
     const account = await t.services.accounts.ensureAccount('user@example.com')
     const repo = createNotesRepo(t.store)
@@ -306,10 +314,11 @@ function equalityFilters(f: NoteFilter): string {
 }
 
 for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memory are used only at the revision the index shows on ${b.name}`, () => {
+  const open = closingAfterEach(b)
   const first = async (notes: ReturnType<typeof createNotesRepo>) => JSON.parse((await notes.listJson(LIB, {}, 1, 0))[0]!) as { id: string; title: string; folderId: string | null }
 
   test('a change made outside the repository (another process, plain SQL) is seen on the next page', async () => {
-    const store = await seedLibrary(await b.open())
+    const store = await seedLibrary(await open())
     const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
     await notes.insert(row(m!))
@@ -337,7 +346,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memo
   })
 
   test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', async () => {
-    const store = await seedLibrary(await b.open())
+    const store = await seedLibrary(await open())
     const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
     await notes.insert(row({ ...m!, folderId: 'fld_a' }))
@@ -471,4 +480,21 @@ describe.skipIf(backEnds.some(b => b.skip))('the same library lists the same byt
     }
     expect(texts[1]).toEqual(texts[0]!)
   }, 60_000)
+})
+
+describe('the SQLite page cache', () => {
+  test('keeps pages under the change stamp they were made at; a page made at an older stamp is not kept', () => {
+    const cache = new PageCache(3)
+    cache.set('7', 'a', 'page a at 7')
+    expect(cache.get('7', 'a')).toBe('page a at 7')
+    expect(cache.get('8', 'a')).toBeUndefined()
+    cache.set('8', 'b', 'page b at 8')
+    expect(cache.get('8', 'a')).toBeUndefined()
+    cache.set('7', 'a', 'page a at 7, made by a reader a write overtook')
+    expect(cache.get('7', 'a')).toBeUndefined()
+    expect(cache.get('8', 'a')).toBeUndefined()
+    expect(cache.get('8', 'b')).toBe('page b at 8')
+    for (const k of ['c', 'd', 'e']) cache.set('8', k, k)
+    expect(cache.get('8', 'e')).toBe('e')
+  })
 })

@@ -1,11 +1,10 @@
 import { sqliteOf } from '../../db/open'
 import { PageBoundaries } from '../../db/page-boundaries'
-import { ReadCache } from '../../db/read-cache'
 import type { RevisionCache } from '../../db/revision-cache'
 import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
-import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, sqliteLister } from './sqlite-list'
+import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, PageCache, sqliteLister } from './sqlite-list'
 
 export { filterKey, notesChangeStamp, type NoteFilter }
 
@@ -64,7 +63,8 @@ const ORDER = 'ORDER BY date_created DESC, id DESC'
 export function createNotesRepo(store: Store, caches: ListCaches = {}) {
   const db = sqliteOf(store)
   const sqliteList = db ? sqliteLister(db, caches.boundaries ?? new PageBoundaries(notesChangeStamp(db)), caches.items ?? null) : null
-  const pageCache = db && caches.pages ? new ReadCache<string>(notesChangeStamp(db)) : null
+  const stamp = db ? notesChangeStamp(db) : null
+  const pageCache = db && caches.pages ? new PageCache() : null
   const postgres = store.dialect === 'postgres'
   /** `max` of two values, as each dialect spells it */
   const greatest = postgres ? 'GREATEST' : 'max'
@@ -162,13 +162,25 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
 
     /**
      * A page of list items (`limit + 1` read, as listJson) made into the response text by `render`.
-     * On SQLite the text is kept until a note changes (with `pages`), looked up and made in the same
-     * read transaction that reads the change stamp, so a kept page is never older than its stamp.
+     * On SQLite, with `pages`, the text is kept until a note changes: a request whose stamp (read
+     * through the store, one statement) matches a kept page's is answered from memory; otherwise the
+     * page is made in a read transaction and kept under the stamp read in that same transaction. Not
+     * inside a caller's transaction, whose uncommitted writes a kept page must never show.
      */
-    listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string): Promise<string> {
-      if (!sqliteList) return postgresList(lib, filter, limit + 1, offset).then(render)
-      const make = () => render(sqliteList(lib, filter, limit + 1, offset))
-      return store.transaction(async () => (pageCache ? pageCache.get(`${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`, make) : make()), 'read')
+    async listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string): Promise<string> {
+      if (!sqliteList) return render(await postgresList(lib, filter, limit + 1, offset))
+      const cache = store.inTransaction ? null : pageCache
+      const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
+      if (cache) {
+        const now = await store.get<{ n: number }>('SELECT n FROM note_revision_counter')
+        const kept = cache.get(String(now!.n), key)
+        if (kept !== undefined) return kept
+      }
+      return store.transaction(async () => {
+        const page = render(sqliteList(lib, filter, limit + 1, offset))
+        cache?.set(stamp!(), key, page)
+        return page
+      }, 'read')
     },
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
