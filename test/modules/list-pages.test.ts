@@ -138,7 +138,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
   afterAll(async () => {
     await opened?.close()
   })
-  const ready = (async () => {
+  let library: Promise<ReturnType<typeof createNotesRepo>> | null = null
+  /** the repository over the generated library, made by the first test that runs */
+  const ready = () => (library ??= (async () => {
     const store = (opened = await seedLibrary(await b.open()))
     const notes = repoOn(store, db => new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
     await store.transaction(async () => {
@@ -148,10 +150,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
       }
     })
     return notes
-  })()
+  })())
 
   test('paging from the first page to past the last returns every note once, in order, for every filter combination', async () => {
-    const notes = await ready
+    const notes = await ready()
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
       for (const limit of [1, 13, 100]) {
@@ -167,7 +169,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
   }, 120_000)
 
   test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', async () => {
-    const notes = await ready
+    const notes = await ready()
     const rand = seededRandom(4)
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
@@ -179,7 +181,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
   }, 60_000)
 
   test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', async () => {
-    const notes = await ready
+    const notes = await ready()
     const rand = seededRandom(77)
     const combos = filterCombinations()
     let counter = 0
