@@ -150,10 +150,12 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
-    const services = createServices({ config, store: new SqliteStore(db), clock: systemClock, ids: createIdGenerator() })
+    const store = new SqliteStore(db)
+    const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
     const { key, account } = await services.accounts.createKey({ email: 'bench@example.com' })
     const library = { accountId: account.id, sandbox: false }
-    const folders = ['Work', 'Personal', 'Lectures', 'Podcasts'].map(name => services.folders.create(library, { name }).id)
+    const folders: string[] = []
+    for (const name of ['Work', 'Personal', 'Lectures', 'Podcasts']) folders.push((await services.folders.create(library, { name })).id)
 
     const rand = randomSource(size)
     const summaries = pool(rand, 200, 300)
@@ -162,12 +164,11 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
     const noteIds = createIdGenerator(() => noteTime)
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
-    // The notes repository's own insert, so the benchmark follows the schema wherever it goes (seeding
-    // only inserts: no page boundaries are needed, and a repository that takes none ignores the argument).
-    const notes = createNotesRepo(db, undefined as never)
+    // The notes repository's own insert, so the benchmark follows the schema wherever it goes.
+    const notes = createNotesRepo(store)
     const seeded: SeededNote[] = []
 
-    db.transaction(() => {
+    await store.transaction(async () => {
       for (let i = 0; i < size; i++) {
         noteTime = Math.round(end - (size - i) * step + rand() * step)
         const created = new Date(noteTime).toISOString()
@@ -177,7 +178,7 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
         const folder = rand() < 0.3 ? pick(rand, folders) : null
         const type = pick(rand, ['audio', 'audio', 'video', 'youtube', 'import'])
         seeded.push({ created: noteTime, updated: updatedTime, folder, status: failed ? 'Error' : 'Done', type })
-        notes.insert({
+        await notes.insert({
           id: noteIds.next('note'),
           account_id: account.id,
           sandbox: 0,
@@ -199,7 +200,7 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
           updated_at: new Date(updatedTime).toISOString(),
         })
       }
-    }).immediate()
+    })
     // Leave no WAL behind: otherwise the server's first write can find the database locked.
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     return { key, folders, notes: seeded }

@@ -1,8 +1,6 @@
 import type { Config } from './config'
 import type { Clock } from './clock'
-import { transactions } from './db/database'
 import type { Store } from './db/store'
-import { sqliteOf } from './db/open'
 import type { IdGenerator } from './ids'
 import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
@@ -25,14 +23,12 @@ import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { ReadCache } from './db/read-cache'
-import { PageBoundaries } from './db/page-boundaries'
 import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService, keyCacheFor } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
-import { createNotesRepo, notesChangeStamp } from './modules/notes/repo'
+import { createNotesRepo } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
 import { createCreditsRepo } from './modules/credits/repo'
@@ -56,29 +52,26 @@ export interface CoreDeps {
   storage?: MediaStorage
 }
 
-/** The services behind the routes and the CLI, built once from what varies (db, clock, ids, config). */
+/** The services behind the routes and the CLI, built once from what varies (store, clock, ids, config). */
 export function createServices(deps: CoreDeps) {
   const { store, clock, ids, config } = deps
-  // Modules not yet moved onto the store use its SQLite connection directly (issue 11, in progress).
-  const db = sqliteOf(store)!
-  const transaction = transactions(db).write
   const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
-  const foldersRepo = createFoldersRepo(db)
+  const foldersRepo = createFoldersRepo(store)
   const log = deps.log ?? silentLogger
   const uploadSecret = lazySecret(store, 'upload_signing_key')
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const notes = createNotesService({
-    repo: createNotesRepo(db, new PageBoundaries(notesChangeStamp(db)), config.readCache ? new RevisionCache(LIST_ITEM_CACHE_CHARS) : null), clock, ids, transaction, folderExists: folderExistsIn(foldersRepo), listCache: new ReadCache(notesChangeStamp(db), config.readCache),
+    repo: createNotesRepo(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
   })
-  const folders = createFoldersService({ repo: foldersRepo, clock, ids, transaction, unfileNotes: id => notes.unfileFolder(id) })
+  const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(store)

@@ -52,22 +52,22 @@ async function buildInstallation() {
     const lib = { accountId: alice.account.id, sandbox: false }
     const principal: Principal = { ...lib, scopes: new Set(), credentialId: alice.info.id, source: 'api_key' }
 
-    const work = s.folders.create(lib, { name: 'Work', color: '#ff0000' })
-    s.folders.create(lib, { name: 'archive' })
-    s.folders.create({ accountId: bob.account.id, sandbox: false }, { name: 'Bob' })
+    const work = await s.folders.create(lib, { name: 'Work', color: '#ff0000' })
+    await s.folders.create(lib, { name: 'archive' })
+    await s.folders.create({ accountId: bob.account.id, sandbox: false }, { name: 'Bob' })
     // 520 notes: more than one batch, more than one page; some created in the same millisecond (ties by id)
     for (let i = 0; i < 520; i++) {
       if (i % 3 !== 0) clock.advance(1500)
-      const note = s.notes.create(lib, { title: i % 7 === 0 ? `${AWKWARD} ${i}` : `note ${i}`, content: `text of ${i}`, ...(i % 5 === 0 ? { folderId: work.id } : {}) })
+      const note = await s.notes.create(lib, { title: i % 7 === 0 ? `${AWKWARD} ${i}` : `note ${i}`, content: `text of ${i}`, ...(i % 5 === 0 ? { folderId: work.id } : {}) })
       if (i % 11 === 0) {
         clock.advance(120_000)
-        s.notes.update(lib, note.id, { isPinned: true })
+        await s.notes.update(lib, note.id, { isPinned: true })
       }
     }
-    const failed = s.notes.createPending(lib, { title: 'call.m4a', type: 'audio', styleId: 'meeting', language: 'de', source: 'upload', stage: 'transcribing' })
-    s.notes.fail(failed.id, 'engine_unavailable', 'No speech engine is installed.')
-    s.notes.create({ accountId: alice.account.id, sandbox: true }, { title: 'sandbox note', content: 'x' })
-    s.notes.create({ accountId: bob.account.id, sandbox: false }, { title: 'bob note', content: 'y' })
+    const failed = await s.notes.createPending(lib, { title: 'call.m4a', type: 'audio', styleId: 'meeting', language: 'de', source: 'upload', stage: 'transcribing' })
+    await s.notes.fail(failed.id, 'engine_unavailable', 'No speech engine is installed.')
+    await s.notes.create({ accountId: alice.account.id, sandbox: true }, { title: 'sandbox note', content: 'x' })
+    await s.notes.create({ accountId: bob.account.id, sandbox: false }, { title: 'bob note', content: 'y' })
     const upload = await s.uploads.createUpload(principal, { fileName: 'interview.mp3', contentType: 'audio/mpeg', fileSize: 5_000_000_000 })
     await s.jobs.enqueue('job_copytest', upload.noteId, 'process_upload', clock.now().toISOString())
 

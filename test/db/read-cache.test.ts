@@ -66,7 +66,7 @@ describe('cached reads through the API stay true', () => {
       const otherDb = openDatabase(config.databasePath)
       const other = createServices({ config, store: new SqliteStore(otherDb), clock: systemClock, ids: createIdGenerator() })
       const account = await services.accounts.requireAccount('cache@example.com')
-      other.notes.create({ accountId: account.id, sandbox: false }, { title: 'from elsewhere', content: 'x' })
+      await other.notes.create({ accountId: account.id, sandbox: false }, { title: 'from elsewhere', content: 'x' })
       await Bun.sleep(2)
       const listed = await (await call('/v1/notes')).json() as { data: { title: string }[] }
       expect(listed.data.map(n => n.title)).toEqual(['from elsewhere'])

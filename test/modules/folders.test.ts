@@ -1,76 +1,87 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../helpers/app'
+import { backEnds } from '../helpers/backends'
+import { closingAfterEach } from '../helpers/closing'
 
-async function setup() {
-  const clock = fixedClock('2026-11-01T10:00:00.000Z')
-  const t = createTestApp({ clock })
-  return { ...t, clock, token: await t.key() }
-}
+for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => {
+  const open = closingAfterEach(b)
 
-describe('folders', () => {
-  test('create, get, update and list by name, case-insensitive', async () => {
-    const t = await setup()
-    const mk = async (name: string, color?: string) => (await t.call('POST', '/v1/folders', { token: t.token, body: { name, color } })).body
-    const b = await mk('beta', '#00ff00')
-    await mk('Alpha')
-    await mk('gamma')
-    expect(b).toMatchObject({ name: 'beta', color: '#00ff00', createdAt: '2026-11-01T10:00:00.000Z' })
-    expect(b.id).toMatch(/^fld_/)
-    expect((await t.call('GET', '/v1/folders', { token: t.token })).body.data.map((f: any) => f.name)).toEqual(['Alpha', 'beta', 'gamma'])
-    expect((await t.call('GET', `/v1/folders/${b.id}`, { token: t.token })).body).toEqual(b)
-    t.clock.advance(1000)
-    const u = await t.call('PATCH', `/v1/folders/${b.id}`, { token: t.token, body: { name: 'Zeta' } })
-    expect(u.status).toBe(200)
-    expect(u.body).toMatchObject({ name: 'Zeta', color: '#00ff00', updatedAt: '2026-11-01T10:00:01.000Z' })
-    expect((await t.call('GET', '/v1/folders', { token: t.token })).body.data.map((f: any) => f.name)).toEqual(['Alpha', 'gamma', 'Zeta'])
-  })
+  async function setup() {
+    const clock = fixedClock('2026-11-01T10:00:00.000Z')
+    const t = createTestApp({ clock, store: await open() })
+    return { ...t, clock, token: await t.key() }
+  }
 
-  test('a folder without a color has color null', async () => {
-    const t = await setup()
-    const r = await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'plain' } })
-    expect(r.status).toBe(201)
-    expect(r.body.color).toBeNull()
-  })
+  describe('folders', () => {
+    test('create, get, update and list by name, case-insensitive', async () => {
+      const t = await setup()
+      const mk = async (name: string, color?: string) => (await t.call('POST', '/v1/folders', { token: t.token, body: { name, color } })).body
+      const b = await mk('beta', '#00ff00')
+      await mk('Alpha')
+      await mk('gamma')
+      expect(b).toMatchObject({ name: 'beta', color: '#00ff00', createdAt: '2026-11-01T10:00:00.000Z' })
+      expect(b.id).toMatch(/^fld_/)
+      expect((await t.call('GET', '/v1/folders', { token: t.token })).body.data.map((f: any) => f.name)).toEqual(['Alpha', 'beta', 'gamma'])
+      expect((await t.call('GET', `/v1/folders/${b.id}`, { token: t.token })).body).toEqual(b)
+      t.clock.advance(1000)
+      const u = await t.call('PATCH', `/v1/folders/${b.id}`, { token: t.token, body: { name: 'Zeta' } })
+      expect(u.status).toBe(200)
+      expect(u.body).toMatchObject({ name: 'Zeta', color: '#00ff00', updatedAt: '2026-11-01T10:00:01.000Z' })
+      expect((await t.call('GET', '/v1/folders', { token: t.token })).body.data.map((f: any) => f.name)).toEqual(['Alpha', 'gamma', 'Zeta'])
+    })
 
-  test('deleting a folder keeps its notes and moves them to the top level', async () => {
-    const t = await setup()
-    const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Doomed' } })).body
-    const other = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Kept' } })).body
-    const inside = []
-    for (const title of ['a', 'b', 'c']) inside.push((await t.call('POST', '/v1/notes', { token: t.token, body: { title, content: 'x', folderId: f.id } })).body)
-    const elsewhere = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'd', content: 'x', folderId: other.id } })).body
-    t.clock.advance(1000)
-    const del = await t.call('DELETE', `/v1/folders/${f.id}`, { token: t.token })
-    expect(del.status).toBe(204)
-    expect(del.text).toBe('')
-    expect((await t.call('GET', `/v1/folders/${f.id}`, { token: t.token })).status).toBe(404)
-    for (const n of inside) {
-      const got = (await t.call('GET', `/v1/notes/${n.id}`, { token: t.token })).body
-      expect(got.folderId).toBeNull()
-      // sync clients that list with updatedAfter see the move
-      expect(got.updatedAt).toBe('2026-11-01T10:00:01.000Z')
-    }
-    expect((await t.call('GET', `/v1/notes/${elsewhere.id}`, { token: t.token })).body.folderId).toBe(other.id)
-    expect((await t.call('GET', '/v1/notes', { token: t.token })).body.data).toHaveLength(4)
-  })
+    test('a folder without a color has color null', async () => {
+      const t = await setup()
+      const r = await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'plain' } })
+      expect(r.status).toBe(201)
+      expect(r.body.color).toBeNull()
+    })
 
-  test('deletion is one transaction: when it fails, no note is moved', async () => {
-    const t = await setup()
-    const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
-    const n = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'n', content: 'x', folderId: f.id } })).body
-    // The notes are unfiled first, then the folder row is deleted: make that second step fail.
-    t.db.exec(`CREATE TRIGGER refuse_folder_delete BEFORE DELETE ON folders BEGIN SELECT RAISE(ABORT, 'refused by test'); END`)
-    const r = await t.call('DELETE', `/v1/folders/${f.id}`, { token: t.token })
-    expect(r.status).toBe(500)
-    expect(r.text).not.toContain('refused by test')
-    expect((await t.call('GET', `/v1/notes/${n.id}`, { token: t.token })).body.folderId).toBe(f.id)
-    expect((await t.call('GET', `/v1/folders/${f.id}`, { token: t.token })).status).toBe(200)
-  })
+    test('deleting a folder keeps its notes and moves them to the top level', async () => {
+      const t = await setup()
+      const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Doomed' } })).body
+      const other = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Kept' } })).body
+      const inside = []
+      for (const title of ['a', 'b', 'c']) inside.push((await t.call('POST', '/v1/notes', { token: t.token, body: { title, content: 'x', folderId: f.id } })).body)
+      const elsewhere = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'd', content: 'x', folderId: other.id } })).body
+      t.clock.advance(1000)
+      const del = await t.call('DELETE', `/v1/folders/${f.id}`, { token: t.token })
+      expect(del.status).toBe(204)
+      expect(del.text).toBe('')
+      expect((await t.call('GET', `/v1/folders/${f.id}`, { token: t.token })).status).toBe(404)
+      for (const n of inside) {
+        const got = (await t.call('GET', `/v1/notes/${n.id}`, { token: t.token })).body
+        expect(got.folderId).toBeNull()
+        // sync clients that list with updatedAfter see the move
+        expect(got.updatedAt).toBe('2026-11-01T10:00:01.000Z')
+      }
+      expect((await t.call('GET', `/v1/notes/${elsewhere.id}`, { token: t.token })).body.folderId).toBe(other.id)
+      expect((await t.call('GET', '/v1/notes', { token: t.token })).body.data).toHaveLength(4)
+    })
 
-  test('404 for unknown folders on get, update and delete', async () => {
-    const t = await setup()
-    expect((await t.call('GET', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
-    expect((await t.call('PATCH', '/v1/folders/fld_x', { token: t.token, body: { name: 'n' } })).status).toBe(404)
-    expect((await t.call('DELETE', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
+    test('deletion is one transaction: when it fails, no note is moved', async () => {
+      const t = await setup()
+      const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
+      const n = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'n', content: 'x', folderId: f.id } })).body
+      // The notes are unfiled first, then the folder row is deleted: make that second step fail.
+      if (t.store.dialect === 'sqlite') {
+        await t.store.run(`CREATE TRIGGER refuse_folder_delete BEFORE DELETE ON folders BEGIN SELECT RAISE(ABORT, 'refused by test'); END`)
+      } else {
+        await t.store.run(`CREATE FUNCTION refuse_folder_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$`)
+        await t.store.run('CREATE TRIGGER refuse_folder_delete BEFORE DELETE ON folders FOR EACH ROW EXECUTE FUNCTION refuse_folder_delete()')
+      }
+      const r = await t.call('DELETE', `/v1/folders/${f.id}`, { token: t.token })
+      expect(r.status).toBe(500)
+      expect(r.text).not.toContain('refused by test')
+      expect((await t.call('GET', `/v1/notes/${n.id}`, { token: t.token })).body.folderId).toBe(f.id)
+      expect((await t.call('GET', `/v1/folders/${f.id}`, { token: t.token })).status).toBe(200)
+    })
+
+    test('404 for unknown folders on get, update and delete', async () => {
+      const t = await setup()
+      expect((await t.call('GET', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
+      expect((await t.call('PATCH', '/v1/folders/fld_x', { token: t.token, body: { name: 'n' } })).status).toBe(404)
+      expect((await t.call('DELETE', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
+    })
   })
 })

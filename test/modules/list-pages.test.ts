@@ -1,19 +1,26 @@
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
+import { sqliteOf } from '../../src/db/open'
 import { PageBoundaries } from '../../src/db/page-boundaries'
 import { RevisionCache } from '../../src/db/revision-cache'
+import { SqliteStore, type Store } from '../../src/db/store'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
+import { createNotesService } from '../../src/modules/notes/service'
+import { PageCache } from '../../src/modules/notes/sqlite-list'
 import { createCreditsRepo } from '../../src/modules/credits/repo'
-import { SqliteStore } from '../../src/db/store'
+import { createIdGenerator } from '../../src/ids'
 import { createTestApp, fixedClock } from '../helpers/app'
+import { backEnds } from '../helpers/backends'
+import { closingAfterEach } from '../helpers/closing'
 import { seededRandom } from '../fixtures/random'
 
 /**
  * listNotes at any offset and with any combination of filters: every page is exactly the slice of the
  * interface's order (newest first by dateCreated, ties by id) that a reference computed here gives,
- * on a stable library and while notes are inserted, changed and deleted; and every query behind a page
- * is read off the index made for its filters — no scan of the table, no sort.
+ * on a stable library and while notes are inserted, changed and deleted, on both back ends (SQLite's
+ * tuned path and PostgreSQL's plain query); and on SQLite every query behind a page is read off the
+ * index made for its filters — no scan of the table, no sort.
  */
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z')
@@ -37,11 +44,27 @@ interface Model {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-function newDatabase(): Database {
+/** The account and folders the generated notes belong to, in a new store. */
+async function seedLibrary(store: Store): Promise<Store> {
+  await store.run('INSERT INTO accounts (id, email, grant_period, created_at) VALUES (?, ?, ?, ?)', [ACCOUNT, 'list@example.com', '2026-11', iso(NOW - 900 * DAY)])
+  for (const f of FOLDERS) await store.run('INSERT INTO folders (id, account_id, sandbox, name, created_at, updated_at) VALUES (?, ?, 0, ?, ?, ?)', [f, ACCOUNT, f, iso(NOW - 900 * DAY), iso(NOW - 900 * DAY)])
+  return store
+}
+
+/** A private SQLite database with the library's account and folders (the SQLite-only tests). */
+async function newDatabase(): Promise<Database> {
   const db = openDatabase(':memory:')
-  db.exec(`INSERT INTO accounts (id, email, grant_period, created_at) VALUES ('${ACCOUNT}', 'list@example.com', '2026-11', '${iso(NOW - 900 * DAY)}')`)
-  for (const f of FOLDERS) db.exec(`INSERT INTO folders (id, account_id, sandbox, name, created_at, updated_at) VALUES ('${f}', '${ACCOUNT}', 0, '${f}', '${iso(NOW - 900 * DAY)}', '${iso(NOW - 900 * DAY)}')`)
+  await seedLibrary(new SqliteStore(db))
   return db
+}
+
+/**
+ * A notes repository on `store` with the given boundaries and remembered items: SQLite's tuned path
+ * uses them; PostgreSQL's plain query has none.
+ */
+function repoOn(store: Store, boundaries: (db: Database) => PageBoundaries, items: RevisionCache | null = null) {
+  const db = sqliteOf(store)
+  return createNotesRepo(store, db ? { boundaries: boundaries(db), items } : {})
 }
 
 function row(m: Model): NoteRow {
@@ -109,42 +132,56 @@ function stale(items: string[], model: Map<string, Model>): string[] {
   }).map(i => `${i.id}: ${i.status} ${i.updatedAt} ${i.folderId}`)
 }
 
-describe('pages at any offset equal the reference order (repository, boundaries every 7 rows, items remembered)', () => {
-  const db = newDatabase()
-  const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
+for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the reference order (repository; on SQLite boundaries every 7 rows, items remembered) on ${b.name}`, () => {
   const model = new Map<string, Model>()
-  for (const m of generate(1200, 9)) {
-    notes.insert(row(m))
-    model.set(m.id, m)
-  }
+  let opened: Store | null = null
+  afterAll(async () => {
+    await opened?.close()
+  })
+  let library: Promise<ReturnType<typeof createNotesRepo>> | null = null
+  /** the repository over the generated library, made by the first test that runs */
+  const ready = () => (library ??= (async () => {
+    const store = (opened = await seedLibrary(await b.open()))
+    const notes = repoOn(store, db => new PageBoundaries(notesChangeStamp(db), 7), new RevisionCache(1_000_000))
+    await store.transaction(async () => {
+      for (const m of generate(1200, 9)) {
+        await notes.insert(row(m))
+        model.set(m.id, m)
+      }
+    })
+    return notes
+  })())
 
-  test('paging from the first page to past the last returns every note once, in order, for every filter combination', () => {
+  test('paging from the first page to past the last returns every note once, in order, for every filter combination', async () => {
+    const notes = await ready()
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
       for (const limit of [1, 13, 100]) {
         const got: string[] = []
         for (let offset = 0; ; offset += limit) {
-          const page = ids(notes.listJson(LIB, f, limit, offset))
+          const page = ids(await notes.listJson(LIB, f, limit, offset))
           got.push(...page.slice(0, limit))
           if (page.length <= limit) break
         }
         expect([JSON.stringify(f), limit, got]).toEqual([JSON.stringify(f), limit, want])
       }
     }
-  })
+  }, 120_000)
 
-  test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', () => {
+  test('random offsets, deep ones first, match the reference slice (limit + 1 rows, so hasMore is exact)', async () => {
+    const notes = await ready()
     const rand = seededRandom(4)
     for (const f of filterCombinations()) {
       const want = expected(model.values(), f)
       const offsets = [want.length + 3, want.length, want.length - 1, ...Array.from({ length: 12 }, () => Math.floor(rand() * (want.length + 5)))]
       for (const offset of offsets.filter(o => o >= 0)) {
-        expect([JSON.stringify(f), offset, ids(notes.listJson(LIB, f, 20, offset))]).toEqual([JSON.stringify(f), offset, want.slice(offset, offset + 21)])
+        expect([JSON.stringify(f), offset, ids(await notes.listJson(LIB, f, 20, offset))]).toEqual([JSON.stringify(f), offset, want.slice(offset, offset + 21)])
       }
     }
-  })
+  }, 60_000)
 
-  test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', () => {
+  test('while notes are inserted, changed (also with a clock that stepped back) and deleted, every page read matches the library at that moment', async () => {
+    const notes = await ready()
     const rand = seededRandom(77)
     const combos = filterCombinations()
     let counter = 0
@@ -154,45 +191,49 @@ describe('pages at any offset equal the reference order (repository, boundaries 
       if (action < 0.35) {
         const created = NOW - Math.floor(rand() * 800 * DAY)
         const m: Model = { id: `note_new_${counter++}`, dateCreated: iso(created), updatedAt: iso(created), folderId: rand() < 0.5 ? null : 'fld_a', status: 'Error', type: 'video' }
-        notes.insert(row(m))
+        await notes.insert(row(m))
         model.set(m.id, m)
       } else if (action < 0.7) {
         const id = existing[Math.floor(rand() * existing.length)]!
         const m = model.get(id)!
         // sometimes earlier than the creation: the repository keeps updatedAt at or after dateCreated
         const at = iso(Date.parse(m.dateCreated) + Math.floor((rand() - 0.2) * 300 * DAY))
-        notes.write(id, { updated_at: at, status: 'Error' })
+        await notes.write(id, { updated_at: at, status: 'Error' })
         model.set(id, { ...m, updatedAt: at > m.dateCreated ? at : m.dateCreated, status: 'Error' })
       } else {
         const id = existing[Math.floor(rand() * existing.length)]!
-        expect(notes.delete(LIB, id)).toBe(true)
+        expect(await notes.delete(LIB, id)).toBe(true)
         model.delete(id)
       }
       for (let r = 0; r < 3; r++) {
         const f = combos[Math.floor(rand() * combos.length)]!
         const want = expected(model.values(), f)
         const offset = Math.floor(rand() * (want.length + 2))
-        const page = notes.listJson(LIB, f, 10, offset)
+        const page = await notes.listJson(LIB, f, 10, offset)
         expect([step, JSON.stringify(f), offset, ids(page)]).toEqual([step, JSON.stringify(f), offset, want.slice(offset, offset + 11)])
         // and each item as the note is now, not as it was when first read
         expect([step, stale(page, model)]).toEqual([step, []])
       }
     }
-  })
+  }, 60_000)
 })
 
-describe('listNotes through the API while the library changes (read cache on, default boundaries)', () => {
+for (const b of backEnds) describe.skipIf(b.skip)(`listNotes through the API while the library changes (read cache on, default boundaries) on ${b.name}`, () => {
+  const open = closingAfterEach(b)
+
   test('pages of 50 across 2,000 notes, with inserts, renames and deletes between pages', async () => {
     const clock = fixedClock(iso(NOW))
-    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+    const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' }, store: await open() })
     const key = await t.key()
     const account = await t.services.accounts.ensureAccount('user@example.com')
-    const repo = createNotesRepo(t.db, new PageBoundaries(() => ''))
+    const repo = createNotesRepo(t.store)
     const model = new Map<string, Model>()
-    for (const m of generate(2000, 5)) {
-      repo.insert({ ...row({ ...m, folderId: null }), account_id: account.id })
-      model.set(m.id, { ...m, folderId: null })
-    }
+    await t.store.transaction(async () => {
+      for (const m of generate(2000, 5)) {
+        await repo.insert({ ...row({ ...m, folderId: null }), account_id: account.id })
+        model.set(m.id, { ...m, folderId: null })
+      }
+    })
     const rand = seededRandom(11)
     const list = async (query: string) => {
       const res = await t.call('GET', `/v1/notes?${query}`, { token: key })
@@ -274,60 +315,62 @@ function equalityFilters(f: NoteFilter): string {
   return [f.folderId !== undefined && 'folder', f.status !== undefined && 'status', f.type !== undefined && 'type'].filter(Boolean).join('+')
 }
 
-describe('list items remembered in memory are used only at the revision the index shows', () => {
-  const first = (notes: ReturnType<typeof createNotesRepo>) => JSON.parse(notes.listJson(LIB, {}, 1, 0)[0]!) as { id: string; title: string; folderId: string | null }
+for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memory are used only at the revision the index shows on ${b.name}`, () => {
+  const open = closingAfterEach(b)
+  const first = async (notes: ReturnType<typeof createNotesRepo>) => JSON.parse((await notes.listJson(LIB, {}, 1, 0))[0]!) as { id: string; title: string; folderId: string | null }
 
-  test('a change made outside the repository (another process, plain SQL) is seen on the next page', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  test('a change made outside the repository (another process, plain SQL) is seen on the next page', async () => {
+    const store = await seedLibrary(await open())
+    const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
-    notes.insert(row(m!))
-    expect(first(notes).title).toBe(`Note ${m!.id}`)
-    db.query("UPDATE notes SET title = 'changed by hand'").run()
-    expect(first(notes).title).toBe('changed by hand')
+    await notes.insert(row(m!))
+    expect((await first(notes)).title).toBe(`Note ${m!.id}`)
+    await store.run("UPDATE notes SET title = 'changed by hand'")
+    expect((await first(notes)).title).toBe('changed by hand')
   })
 
-  test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  // SQLite only: PostgreSQL has no rowids to reuse, and remembers no items
+  if (b.name === 'sqlite') test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', async () => {
+    const db = await newDatabase()
+    const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(() => ''), items: new RevisionCache(1_000_000) })
     const [a, b] = generate(2, 8)
-    notes.insert(row(a!))
-    notes.insert(row(b!))
+    await notes.insert(row(a!))
+    await notes.insert(row(b!))
     const before = db.query<{ rowid: number }, []>('SELECT max(rowid) AS rowid FROM notes').get()!.rowid
     const newest = db.query<{ id: string }, [number]>('SELECT id FROM notes WHERE rowid = ?').get(before)!.id
-    notes.listJson(LIB, {}, 10, 0) // both remembered
-    expect(notes.delete(LIB, newest)).toBe(true)
+    await notes.listJson(LIB, {}, 10, 0) // both remembered
+    expect(await notes.delete(LIB, newest)).toBe(true)
     const replacement: Model = { id: 'note_replacement', dateCreated: iso(NOW), updatedAt: iso(NOW), folderId: null, status: 'Done', type: 'audio' }
-    notes.insert(row(replacement))
+    await notes.insert(row(replacement))
     expect(db.query<{ rowid: number }, [string]>('SELECT rowid FROM notes WHERE id = ?').get('note_replacement')!.rowid).toBe(before)
-    expect(first(notes).id).toBe('note_replacement')
-    expect(ids(notes.listJson(LIB, {}, 10, 0))).toEqual(['note_replacement', [a!, b!].find(n => n.id !== newest)!.id])
+    expect((await first(notes)).id).toBe('note_replacement')
+    expect(ids(await notes.listJson(LIB, {}, 10, 0))).toEqual(['note_replacement', [a!, b!].find(n => n.id !== newest)!.id])
   })
 
-  test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', () => {
-    const db = newDatabase()
-    const notes = createNotesRepo(db, new PageBoundaries(() => ''), new RevisionCache(1_000_000))
+  test('a folder deleted by the database itself (ON DELETE SET NULL) shows its notes at the top level', async () => {
+    const store = await seedLibrary(await open())
+    const notes = repoOn(store, () => new PageBoundaries(() => ''), new RevisionCache(1_000_000))
     const [m] = generate(1, 3)
-    notes.insert(row({ ...m!, folderId: 'fld_a' }))
-    expect(first(notes).folderId).toBe('fld_a')
-    db.query("DELETE FROM folders WHERE id = 'fld_a'").run()
-    expect(first(notes).folderId).toBe(null)
+    await notes.insert(row({ ...m!, folderId: 'fld_a' }))
+    expect((await first(notes)).folderId).toBe('fld_a')
+    await store.run("DELETE FROM folders WHERE id = 'fld_a'")
+    expect((await first(notes)).folderId).toBe(null)
   })
 })
 
 describe('query plans: every list query is read off its index, never a scan or a sort', () => {
   for (const statistics of ['no statistics', 'after PRAGMA optimize on a full library']) {
-    test(`listNotes, every filter combination and offset (${statistics})`, () => {
-      const plain = newDatabase()
+    test(`listNotes, every filter combination and offset (${statistics})`, async () => {
+      const plain = await newDatabase()
       const { db, seen } = recording(plain)
-      const notes = createNotesRepo(db, new PageBoundaries(notesChangeStamp(plain), 16))
-      for (const m of generate(3000, 21)) notes.insert(row(m))
+      const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(notesChangeStamp(plain), 16) })
+      for (const m of generate(3000, 21)) await notes.insert(row(m))
       if (statistics !== 'no statistics') plain.exec('PRAGMA optimize=0x10002')
       const problems: string[] = []
       for (const f of filterCombinations()) {
         for (const offset of [0, 40, 900, 5000]) {
           seen.length = 0
-          notes.listJson(LIB, f, 50, offset)
+          await notes.listJson(LIB, f, 50, offset)
           for (const { sql, params } of seen.filter(s => /FROM notes/.test(s.sql))) {
             const details = plan(plain, sql, params)
             const where = `${JSON.stringify(f)} offset ${offset}: ${sql.replace(/\s+/g, ' ').slice(0, 90)}… → ${details.join(' | ')}`
@@ -354,16 +397,106 @@ describe('query plans: every list query is read off its index, never a scan or a
   }
 
   test('listFolders and the recent charges of getUsage', async () => {
-    const plain = newDatabase()
+    const plain = await newDatabase()
     const { db, seen } = recording(plain)
-    const folders = createFoldersRepo(db)
+    const folders = createFoldersRepo(new SqliteStore(db))
     const usage = createCreditsRepo(new SqliteStore(db))
-    folders.list(LIB)
+    await folders.list(LIB)
     await usage.recentCharges(ACCOUNT, 50)
     const plans = seen.filter(s => /^SELECT \* FROM (folders|usage)/.test(s.sql)).map(s => plan(plain, s.sql, s.params).join(' | '))
     expect(plans).toEqual([
       'SEARCH folders USING INDEX folders_by_name (account_id=? AND sandbox=?)',
       'SEARCH usage USING INDEX usage_recent (account_id=?)',
     ])
+  })
+})
+
+describe.skipIf(backEnds.some(b => b.skip))('the same library lists the same bytes on SQLite and on PostgreSQL', () => {
+  /** Text that JSON must escape, or that an escaper might: quotes, backslashes, control characters, non-ASCII. */
+  const AWKWARD = ['say "hi"', 'back\\slash', 'line\nbreak\r\ttab', 'bell \u0007 unit \u001f del \u007f', 'é ü ß ✓ 😀', '</script> \u2028 \u2029', "it's", '']
+
+  /** A library of every kind of field: awkward text, null and set optional fields, pinned, all statuses and types. */
+  function library(): NoteRow[] {
+    return generate(300, 31).map((m, i) => ({
+      ...row(m),
+      title: `${AWKWARD[i % AWKWARD.length]} ${i}`,
+      summary: AWKWARD[(i * 3) % AWKWARD.length]!,
+      processing_stage: m.status === 'Done' ? null : 'transcribing',
+      language: i % 4 === 0 ? null : 'de',
+      is_pinned: i % 5 === 0 ? 1 : 0,
+      source: i % 2 ? 'api' : 'upload',
+      style_id: AWKWARD[i % AWKWARD.length]!,
+    }))
+  }
+
+  async function pages(b: (typeof backEnds)[number]): Promise<string[]> {
+    const store = await seedLibrary(await b.open())
+    try {
+      const repo = createNotesRepo(store)
+      await store.transaction(async () => {
+        for (const r of library()) await repo.insert(r)
+      })
+      const clock = fixedClock(iso(NOW))
+      const notes = createNotesService({ repo, clock, ids: createIdGenerator(() => clock.now().getTime()), store, folderExists: async () => true })
+      const out: string[] = []
+      for (const f of filterCombinations()) {
+        for (const [limit, offset] of [[50, 0], [7, 3], [100, 120], [20, 1000]] as const) {
+          const q = { limit, offset, ...(f.folderId !== undefined ? { folderId: f.folderId ?? 'null' } : {}), ...(f.status ? { status: f.status } : {}), ...(f.type ? { type: f.type } : {}), ...(f.updatedAfter ? { updatedAfter: f.updatedAfter } : {}) }
+          out.push(`${JSON.stringify(q)} ${await notes.listJson(LIB, q as never)}`)
+        }
+      }
+      return out
+    } finally {
+      await store.close()
+    }
+  }
+
+  test('every filter combination, at several limits and offsets, through the notes service', async () => {
+    const [sqlite, postgres] = [await pages(backEnds[0]!), await pages(backEnds[1]!)]
+    expect(sqlite.some(p => p.includes('\\u0007') && p.includes('😀') && p.includes('"isPinned":true'))).toBe(true)
+    expect(postgres).toEqual(sqlite)
+  }, 60_000)
+
+  test('GET /v1/notes answers the same bytes', async () => {
+    const texts: string[][] = []
+    for (const b of backEnds) {
+      const store = await b.open()
+      try {
+        const t = createTestApp({ store, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+        const key = await t.key()
+        const account = await t.services.accounts.ensureAccount('user@example.com')
+        const repo = createNotesRepo(store)
+        await store.transaction(async () => {
+          for (const r of library()) await repo.insert({ ...r, account_id: account.id, folder_id: null })
+        })
+        const got: string[] = []
+        for (const query of ['', 'limit=100', 'limit=13&offset=250', 'status=Error&type=video', 'folderId=null&limit=3', `updatedAfter=${iso(NOW - 30 * DAY)}&limit=100`]) {
+          const res = await t.call('GET', `/v1/notes?${query}`, { token: key })
+          expect(res.status).toBe(200)
+          got.push(`${query} ${res.text}`)
+        }
+        texts.push(got)
+      } finally {
+        await store.close()
+      }
+    }
+    expect(texts[1]).toEqual(texts[0]!)
+  }, 60_000)
+})
+
+describe('the SQLite page cache', () => {
+  test('keeps pages under the change stamp they were made at; a page made at an older stamp is not kept', () => {
+    const cache = new PageCache(3)
+    cache.set('7', 'a', 'page a at 7')
+    expect(cache.get('7', 'a')).toBe('page a at 7')
+    expect(cache.get('8', 'a')).toBeUndefined()
+    cache.set('8', 'b', 'page b at 8')
+    expect(cache.get('8', 'a')).toBeUndefined()
+    cache.set('7', 'a', 'page a at 7, made by a reader a write overtook')
+    expect(cache.get('7', 'a')).toBeUndefined()
+    expect(cache.get('8', 'a')).toBeUndefined()
+    expect(cache.get('8', 'b')).toBe('page b at 8')
+    for (const k of ['c', 'd', 'e']) cache.set('8', k, k)
+    expect(cache.get('8', 'e')).toBe('e')
   })
 })

@@ -42,7 +42,7 @@ export interface Transcription {
 export async function transcribeMedia(
   path: string,
   deps: { asr: AsrEngine; tools: MediaTools; chunkSeconds?: number },
-  opts: { language: string | null; signal?: AbortSignal; onFirstChunk?: () => void },
+  opts: { language: string | null; signal?: AbortSignal; onFirstChunk?: () => void | Promise<void> },
 ): Promise<Transcription> {
   const chunkSamples = (deps.chunkSeconds ?? CHUNK_SECONDS) * SAMPLE_RATE
   const segments: TranscriptSegment[] = []
@@ -50,7 +50,7 @@ export async function transcribeMedia(
   let started = false
   for await (const chunk of chunked(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples)) {
     if (!started) {
-      opts.onFirstChunk?.()
+      await opts.onFirstChunk?.()
       started = true
     }
     opts.signal?.throwIfAborted()

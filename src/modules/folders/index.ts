@@ -13,8 +13,8 @@ export function foldersRoutes(deps: { guard: ReturnType<typeof authGuard>; folde
     }),
     route(getFolder, ({ principal, params }) => folders.get(principal, params.id)),
     route(updateFolder, ({ principal, params, body }) => folders.update(principal, params.id, body)),
-    route(deleteFolder, ({ principal, params }) => {
-      folders.delete(principal, params.id)
+    route(deleteFolder, async ({ principal, params }) => {
+      await folders.delete(principal, params.id)
       return new Response(null, { status: 204 })
     }),
   ])

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database'
+import type { Store } from '../../db/store'
 import type { Library } from '../library'
 
 export interface FolderRow {
@@ -13,23 +13,31 @@ export interface FolderRow {
 
 export type FoldersRepo = ReturnType<typeof createFoldersRepo>
 
-export function createFoldersRepo(db: Database) {
-  const q = {
-    get: db.query<FolderRow, [string, string, number]>('SELECT * FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?'),
-    list: db.query<FolderRow, [string, number]>('SELECT * FROM folders WHERE account_id = ? AND sandbox = ? ORDER BY name COLLATE NOCASE, id'),
-    insert: db.query('INSERT INTO folders (id, account_id, sandbox, name, color, created_at, updated_at) VALUES ($id, $account_id, $sandbox, $name, $color, $created_at, $updated_at)'),
-    delete: db.query('DELETE FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?'),
-  }
+export function createFoldersRepo(store: Store) {
+  const postgres = store.dialect === 'postgres'
+  // by name without regard to ASCII case, then id: SQLite's NOCASE, PostgreSQL's lower() of a "C" column
+  // (each read off folders_by_name)
+  const byName = postgres ? 'lower(name), id' : 'name COLLATE NOCASE, id'
   const lib = (l: Library): [string, number] => [l.accountId, l.sandbox ? 1 : 0]
   return {
-    get: (l: Library, id: string) => q.get.get(id, ...lib(l)),
-    list: (l: Library) => q.list.all(...lib(l)),
-    insert: (row: FolderRow) => { q.insert.run(row as unknown as Record<string, string | number | null>) },
-    update(l: Library, id: string, fields: Partial<Pick<FolderRow, 'name' | 'color'>>, updatedAt: string) {
-      const sets = [...Object.keys(fields).map(k => `${k} = $${k}`), 'updated_at = $updated_at']
-      db.query(`UPDATE folders SET ${sets.join(', ')} WHERE id = $id AND account_id = $account_id AND sandbox = $sandbox`)
-        .run({ ...fields, updated_at: updatedAt, id, account_id: l.accountId, sandbox: l.sandbox ? 1 : 0 } as Record<string, string | number | null>)
+    /**
+     * The folder, or null. `lock`: inside a transaction, hold the row until it ends (PostgreSQL; SQLite's
+     * write transactions hold the whole database): `update` locks it against a concurrent change or
+     * deletion, `share` against deletion only (a note being filed in it).
+     */
+    get: (l: Library, id: string, lock: 'update' | 'share' | null = null) =>
+      store.get<FolderRow>(`SELECT * FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?${lock && postgres ? ` FOR ${lock.toUpperCase()}` : ''}`, [id, ...lib(l)]),
+    list: (l: Library) => store.all<FolderRow>(`SELECT * FROM folders WHERE account_id = ? AND sandbox = ? ORDER BY ${byName}`, lib(l)),
+    insert: async (row: FolderRow) => {
+      await store.run('INSERT INTO folders (id, account_id, sandbox, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [row.id, row.account_id, row.sandbox, row.name, row.color, row.created_at, row.updated_at])
     },
-    delete: (l: Library, id: string) => q.delete.run(id, ...lib(l)).changes > 0,
+    async update(l: Library, id: string, fields: Partial<Pick<FolderRow, 'name' | 'color'>>, updatedAt: string) {
+      const cols = Object.keys(fields) as (keyof typeof fields)[]
+      const sets = [...cols.map(k => `${k} = ?`), 'updated_at = ?']
+      await store.run(`UPDATE folders SET ${sets.join(', ')} WHERE id = ? AND account_id = ? AND sandbox = ?`,
+        [...cols.map(k => fields[k] ?? null), updatedAt, id, ...lib(l)])
+    },
+    delete: async (l: Library, id: string) => (await store.run('DELETE FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?', [id, ...lib(l)])) > 0,
   }
 }

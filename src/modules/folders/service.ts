@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock'
+import type { Store } from '../../db/store'
 import type { IdGenerator } from '../../ids'
 import { notFound } from '../../http/errors'
 import type { Library } from '../library'
@@ -13,57 +14,63 @@ function toFolder(r: FolderRow): Folder {
 
 /**
  * Whether a folder exists in a library, from the folders repo alone: the check the notes service makes
- * before filing a note. It exists before the folders service, which needs the notes service.
+ * before filing a note. It exists before the folders service, which needs the notes service. `lock`:
+ * inside the filing's transaction, the folder cannot be deleted until it ends.
  */
 export function folderExistsIn(repo: FoldersRepo) {
-  return (lib: Library, id: string) => repo.get(lib, id) !== null
+  return async (lib: Library, id: string, lock = false) => (await repo.get(lib, id, lock ? 'share' : null)) !== null
 }
 
 export function createFoldersService(deps: {
   repo: FoldersRepo
   clock: Clock
   ids: IdGenerator
-  transaction: <T>(fn: () => T) => T
+  /** the database, for the transactions of read-then-write operations */
+  store: Pick<Store, 'transaction'>
   /** moves the folder's notes to the top level (the notes service), inside the deletion transaction */
-  unfileNotes: (folderId: string) => number
+  unfileNotes: (folderId: string) => Promise<number>
 }) {
-  const { repo, clock, ids } = deps
+  const { repo, clock, ids, store } = deps
 
-  function requireFolder(lib: Library, id: string): FolderRow {
-    const row = repo.get(lib, id)
+  /** The folder, or 404; `lock`: inside a transaction, hold the row until it ends. */
+  async function requireFolder(lib: Library, id: string, lock = false): Promise<FolderRow> {
+    const row = await repo.get(lib, id, lock ? 'update' : null)
     if (!row) throw notFound('folder', id)
     return row
   }
 
   return {
     exists: folderExistsIn(repo),
-    list: (lib: Library) => ({ data: repo.list(lib).map(toFolder) }),
-    get: (lib: Library, id: string) => toFolder(requireFolder(lib, id)),
+    list: async (lib: Library) => ({ data: (await repo.list(lib)).map(toFolder) }),
+    get: async (lib: Library, id: string) => toFolder(await requireFolder(lib, id)),
 
-    create(lib: Library, body: CreateFolderRequest): Folder {
+    async create(lib: Library, body: CreateFolderRequest): Promise<Folder> {
       const at = clock.now().toISOString()
       const row: FolderRow = { id: ids.next('fld'), account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0, name: body.name, color: body.color ?? null, created_at: at, updated_at: at }
-      repo.insert(row)
+      await repo.insert(row)
       return toFolder(row)
     },
 
-    update(lib: Library, id: string, body: UpdateFolderRequest): Folder {
-      return deps.transaction(() => {
-        requireFolder(lib, id)
+    update(lib: Library, id: string, body: UpdateFolderRequest): Promise<Folder> {
+      return store.transaction(async () => {
+        await requireFolder(lib, id, true)
         const fields: Partial<Pick<FolderRow, 'name' | 'color'>> = {}
         if (body.name !== undefined) fields.name = body.name
         if (body.color !== undefined) fields.color = body.color
-        repo.update(lib, id, fields, clock.now().toISOString())
-        return toFolder(requireFolder(lib, id))
+        await repo.update(lib, id, fields, clock.now().toISOString())
+        return toFolder(await requireFolder(lib, id))
       })
     },
 
-    /** Deletes the folder and moves its notes to the top level, all or nothing. */
-    delete(lib: Library, id: string) {
-      deps.transaction(() => {
-        requireFolder(lib, id)
-        deps.unfileNotes(id)
-        repo.delete(lib, id)
+    /**
+     * Deletes the folder and moves its notes to the top level, all or nothing: one transaction, which
+     * the notes repository's update joins (an ambient transaction of the store).
+     */
+    async delete(lib: Library, id: string): Promise<void> {
+      await store.transaction(async () => {
+        await requireFolder(lib, id, true)
+        await deps.unfileNotes(id)
+        await repo.delete(lib, id)
       })
     },
   }

@@ -160,24 +160,24 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
     getApiIndex: () => out(index),
     getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
 
-    listNotes: (p, q) => out(JSON.parse(notes.listJson(p, q))),
-    createNote: (p, body) => out(notes.create(p, body)),
-    getNote: (p, { id }) => out(notes.get(p, id)),
-    updateNote: (p, { id, ...body }) => out(notes.update(p, id, body)),
+    listNotes: async (p, q) => out(JSON.parse(await notes.listJson(p, q))),
+    createNote: async (p, body) => out(await notes.create(p, body)),
+    getNote: async (p, { id }) => out(await notes.get(p, id)),
+    updateNote: async (p, { id, ...body }) => out(await notes.update(p, id, body)),
     deleteNote: async (p, { id }) => {
       await notes.delete(p, id)
       return out({ id, deleted: true })
     },
-    getNoteStatus: (p, { id }) => out(notes.status(p, id)),
-    getNoteTranscript: (p, { id }) => out(notes.transcript(p, id)),
+    getNoteStatus: async (p, { id }) => out(await notes.status(p, id)),
+    getNoteTranscript: async (p, { id }) => out(await notes.transcript(p, id)),
     askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
 
-    listFolders: p => out(folders.list(p)),
-    createFolder: (p, body) => out(folders.create(p, body)),
-    getFolder: (p, { id }) => out(folders.get(p, id)),
-    updateFolder: (p, { id, ...body }) => out(folders.update(p, id, body)),
-    deleteFolder: (p, { id }) => {
-      folders.delete(p, id)
+    listFolders: async p => out(await folders.list(p)),
+    createFolder: async (p, body) => out(await folders.create(p, body)),
+    getFolder: async (p, { id }) => out(await folders.get(p, id)),
+    updateFolder: async (p, { id, ...body }) => out(await folders.update(p, id, body)),
+    deleteFolder: async (p, { id }) => {
+      await folders.delete(p, id)
       return out({ id, deleted: true })
     },
 

@@ -10,7 +10,7 @@ const listQuery = queryReader(listNotes)
 export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService }) {
   const { notes, processing } = deps
   return contractRoutes('notes-routes', deps.guard, [
-    route(listNotes, ({ principal, query, set }) => jsonText(set, notes.listJson(principal, listQuery(query)))),
+    route(listNotes, async ({ principal, query, set }) => jsonText(set, await notes.listJson(principal, listQuery(query)))),
     route(createNote, ({ principal, body, set }) => {
       set.status = 201
       return notes.create(principal, body)

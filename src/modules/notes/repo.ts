@@ -1,7 +1,12 @@
-import { transactions, type Database } from '../../db/database'
-import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
+import { sqliteOf } from '../../db/open'
+import { PageBoundaries } from '../../db/page-boundaries'
 import type { RevisionCache } from '../../db/revision-cache'
+import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
+import { filterKey, type NoteFilter } from './filter'
+import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, PageCache, sqliteLister } from './sqlite-list'
+
+export { filterKey, notesChangeStamp, type NoteFilter }
 
 export interface NoteRow {
   id: string
@@ -26,264 +31,173 @@ export interface NoteRow {
 }
 
 const BODY_COLUMNS = ['original_transcription', 'structured_content'] as const
-type BodyColumn = (typeof BODY_COLUMNS)[number]
 type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
-
-export interface NoteFilter {
-  updatedAfter?: string
-  /** a folder id, or null for the top level */
-  folderId?: string | null
-  status?: string
-  type?: string
-}
 
 export type NotesRepo = ReturnType<typeof createNotesRepo>
 
 /**
- * The bounds, in seconds, of migration 4's `changed_within` classes 1 to 8 (class 9 has none): a note
- * of class c changed at most CHANGED_WITHIN[c - 1] seconds after it was created.
+ * What the SQLite list path remembers between requests (PostgreSQL, shared by several nodes, reads
+ * every page from the database and remembers nothing). Each is forgotten, or checked, when the notes
+ * change, by this process or another one.
  */
-const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 86400, 365 * 86400]
-const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
+export interface ListCaches {
+  /** the sort key at every n-th position of each list read (default: every 16th) */
+  boundaries?: PageBoundaries
+  /** list items remembered by revision (absent or null: always read them from the table) */
+  items?: RevisionCache | null
+  /** whole list pages, kept until a note is inserted, changed or deleted */
+  pages?: boolean
+}
 
+const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'error_code', 'error_message', 'date_created', 'updated_at'] as const
+const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
+  FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id`
 const ORDER = 'ORDER BY date_created DESC, id DESC'
 
 /**
- * The index of each combination of equality filters (folder, status, type), in list order. Named in
- * the queries (SQLite's INDEXED BY): with a seek key and an updatedAfter range both on date_created,
- * the planner may otherwise prefer the plain date index and filter row by row.
+ * Notes on either back end. Listing differs: on SQLite, the tuned path of `sqlite-list.ts` (named
+ * indexes, page boundaries, items remembered by revision, pages cached until the notes change), run
+ * synchronously inside one read transaction of the store; on PostgreSQL, one plain query reading the
+ * stored `list_item` column in list order. Both give the same bytes for the same library.
  */
-const LIST_INDEX: Record<string, string> = {
-  '': 'notes_newest',
-  f: 'notes_by_folder',
-  s: 'notes_by_status',
-  t: 'notes_by_type',
-  fs: 'notes_by_folder_status',
-  ft: 'notes_by_folder_type',
-  st: 'notes_by_status_type',
-  fst: 'notes_by_folder_status_type',
-}
-const AFTER = '(date_created, id) < ($after_created, $after_id)'
+export function createNotesRepo(store: Store, caches: ListCaches = {}) {
+  const db = sqliteOf(store)
+  const sqliteList = db ? sqliteLister(db, caches.boundaries ?? new PageBoundaries(notesChangeStamp(db)), caches.items ?? null) : null
+  const stamp = db ? notesChangeStamp(db) : null
+  const pageCache = db && caches.pages ? new PageCache() : null
+  const postgres = store.dialect === 'postgres'
+  /** `max` of two values, as each dialect spells it */
+  const greatest = postgres ? 'GREATEST' : 'max'
+  const sandbox = (lib: Library) => (lib.sandbox ? 1 : 0)
 
-type Params = Record<string, string | number>
-
-/**
- * A stamp that changes whenever any note is inserted, changed or deleted, by this process or another
- * (migration 5's counter, moved by triggers), and only then: what is derived from the notes alone
- * (page boundaries, list pages) outlives writes to other tables, such as a key's last use.
- */
-export function notesChangeStamp(db: Database): () => string {
-  const counter = db.query<[number], []>('SELECT n FROM note_revision_counter')
-  return () => String(counter.values()[0]![0])
-}
-
-/**
- * A key naming a library and a combination of list filters, for remembering what was read. Absent
- * and null filters must not collide with any real value: they are marked with control characters.
- */
-export function filterKey(lib: Library, filter: NoteFilter): string {
-  const folder = filter.folderId === undefined ? '\u0000' : filter.folderId === null ? '\u0001' : filter.folderId
-  return [lib.accountId, lib.sandbox, folder, filter.status ?? '\u0000', filter.type ?? '\u0000', filter.updatedAfter ?? '\u0000'].join('\u0002')
-}
-
-/** Where a row of a list page is: its rowid and revision, read off the index. */
-interface ItemKey {
-  rowid: number
-  revision: number
-}
-
-/**
- * `items`: list items remembered by revision (null: always read them from the table, as with
- * NOTESVC_READ_CACHE=off).
- */
-export function createNotesRepo(db: Database, boundaries: PageBoundaries, items: RevisionCache | null = null) {
-  const tx = transactions(db)
-  const q = {
-    get: db.query<NoteRow, [string, string, number]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
-      FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`),
-    getById: db.query<NoteRow, [string]>(`SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
-      FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ?`),
-    insert: db.query(`INSERT INTO notes (id, account_id, sandbox, folder_id, title, summary, status, processing_stage, type, style_id, language, is_pinned, source, error_code, error_message, date_created, updated_at)
-      VALUES ($id, $account_id, $sandbox, $folder_id, $title, $summary, $status, $processing_stage, $type, $style_id, $language, $is_pinned, $source, $error_code, $error_message, $date_created, $updated_at)`),
-    insertBody: db.query('INSERT INTO note_bodies (note_id, original_transcription, structured_content) VALUES (?, ?, ?)'),
-    remove: db.query('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?'),
-  }
-
-  const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
-
-  /**
-   * The list items of the given rows, in their order: those remembered at the same revision from
-   * memory, the others from the table by rowid (and remembered).
-   */
-  function listItems(keys: ItemKey[]): string[] {
-    const out: (string | undefined)[] = keys.map(k => items?.get(k.rowid, k.revision))
-    const missing = keys.filter((_, i) => out[i] === undefined)
-    if (missing.length === 0) return out as string[]
-    const read = new Map<number, string>()
-    for (const r of readItems.all(JSON.stringify(missing.map(k => k.rowid)))) {
-      read.set(r.rowid, r.list_item)
-      items?.set(r.rowid, r.revision, r.list_item)
-    }
-    return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
-  }
-
-  /** The equality filters of a list request as SQL terms and their parameters. */
-  function equalities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
-    const terms = ['account_id = $account_id', 'sandbox = $sandbox']
-    const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
+  /** The equality filters of a list request as SQL terms (`?` placeholders) and their values. */
+  function equalities(lib: Library, filter: NoteFilter): { where: string; params: SqlValue[] } {
+    const terms = ['account_id = ?', 'sandbox = ?']
+    const params: SqlValue[] = [lib.accountId, sandbox(lib)]
     if (filter.folderId === null) terms.push('folder_id IS NULL')
     else if (filter.folderId !== undefined) {
-      terms.push('folder_id = $folder_id')
-      params.folder_id = filter.folderId
+      terms.push('folder_id = ?')
+      params.push(filter.folderId)
     }
     if (filter.status !== undefined) {
-      terms.push('status = $status')
-      params.status = filter.status
+      terms.push('status = ?')
+      params.push(filter.status)
     }
     if (filter.type !== undefined) {
-      terms.push('type = $type')
-      params.type = filter.type
+      terms.push('type = ?')
+      params.push(filter.type)
     }
-    const name = filterKey(lib, filter)
-    const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
-    return { terms, params, name, index: LIST_INDEX[combination]! }
-  }
-
-  const withAfter = (params: Params, after: SortKey | null): Params =>
-    after ? { ...params, after_created: after.dateCreated, after_id: after.id } : params
-
-  /**
-   * The notes matching the equality filters (and, with updatedAfter T, created after T), in list
-   * order: one range of one index, readable from any key onward. db.query caches each statement.
-   */
-  function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
-    const eq = equalities(lib, filter)
-    const terms = [...eq.terms]
-    const params = { ...eq.params }
-    if (filter.updatedAfter !== undefined) {
-      terms.push('date_created > $updated_after')
-      params.updated_after = filter.updatedAfter
-    }
-    const from = `notes INDEXED BY ${eq.index}`
-    const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
-    return {
-      name: eq.name,
-      keysEvery(after, step, count) {
-        // the rows numbered in list order as the index gives them (no sort: the plan test checks it)
-        return db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM (SELECT date_created, id, row_number() OVER (${ORDER}) AS rn
-          FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $n) WHERE rn % $step = 0`)
-          .all({ ...withAfter(params, after), n: step * count, step }).map(r => ({ dateCreated: r.date_created, id: r.id }))
-      },
-      rows(after, skip, count) {
-        return listItems(db.query<ItemKey, Params>(`SELECT rowid, revision FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
-          .all({ ...withAfter(params, after), skip, count }))
-      },
-      countAfter(after, max) {
-        return db.query<{ n: number }, Params>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${from} WHERE ${where(after)} LIMIT $max)`)
-          .get({ ...withAfter(params, after), max })!.n
-      },
-    }
+    return { where: terms.join(' AND '), params }
   }
 
   /**
-   * With updatedAfter T, the notes created at or before T and changed after it, in list order. Each
-   * `changed_within` class c is read off its index from T - bound(c) to T (a note of class c created
-   * earlier cannot have changed after T), already in list order, and the classes are merged. The
-   * merge is itself an ordered sequence: the rows after a key are the merge of each class's rows
-   * after that key, so page boundaries apply to it as to any other, and a deep page reads at most
-   * `step + count` rows of each class, whatever the offset.
+   * PostgreSQL: `count` list items from `offset`, one query. The page's keys are read off the list
+   * index of the filters alone (an index-only scan, so the rows an offset skips cost an index entry
+   * each, not a table read), then only the page's rows are read for their `list_item`. With
+   * updatedAfter T the keys are, as on SQLite, the notes created after T (a range of that index:
+   * every one of them changed after T, as a note is never updated before it was created), then, all
+   * older, those created at or before T and changed since, found through the partial index of notes
+   * that changed after their creation (a note of `changed_within` class c created before
+   * T - bound(c) cannot have changed after T); each part gives at most `offset + count` keys.
    */
-  function changedSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
+  async function postgresList(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<string[]> {
     const eq = equalities(lib, filter)
-    const t = filter.updatedAfter!
-    const tMs = Date.parse(t)
-    const classes = Array.from({ length: LAST_CHANGE_CLASS }, (_, i) => {
-      const c = i + 1
-      const bound = CHANGED_WITHIN[c - 1]
-      const terms = [...eq.terms, 'changed_within > 0', `changed_within = ${c}`, 'date_created <= $t', 'updated_at > $t']
-      const params: Params = { ...eq.params, t }
-      if (bound !== undefined) {
-        terms.push('date_created >= $from')
-        params.from = new Date(tMs - bound * 1000).toISOString()
-      }
-      return { terms, params }
-    })
-    type Key = ItemKey & { date_created: string; id: string }
-    /** The keys of the first `want` rows after `after`, merged across the classes (no list item is read here). */
-    const merged = (after: SortKey | null, want: number): Key[] => {
-      const keys: Key[] = []
-      for (const { terms, params } of classes) {
-        const where = (after ? [...terms, AFTER] : terms).join(' AND ')
-        keys.push(...db.query<Key, Params>(`SELECT date_created, id, rowid, revision FROM notes INDEXED BY notes_changed_later WHERE ${where} ${ORDER} LIMIT $want`)
-          .all({ ...withAfter(params, after), want }))
-      }
-      keys.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
-      return keys.slice(0, want)
+    let keys: string
+    let params: SqlValue[]
+    if (filter.updatedAfter === undefined) {
+      keys = `SELECT date_created, id FROM notes WHERE ${eq.where} ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, count, offset]
+    } else {
+      const t = filter.updatedAfter
+      const tMs = Date.parse(t)
+      const from = CHANGED_WITHIN.map(bound => new Date(tMs - bound * 1000).toISOString())
+      const classes = `(changed_within = ${LAST_CHANGE_CLASS}${from.map((_, i) => ` OR (changed_within = ${i + 1} AND date_created >= ?)`).join('')})`
+      const want = offset + count
+      keys = `SELECT date_created, id FROM (
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND date_created > ? ${ORDER} LIMIT ?)
+          UNION ALL
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND changed_within > 0 AND date_created <= ? AND updated_at > ? AND ${classes} ${ORDER} LIMIT ?)
+        ) parts ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, t, want, ...eq.params, t, t, ...from, want, count, offset]
     }
-    return {
-      name: `${eq.name}\u0002changed`,
-      keysEvery: (after, step, count) =>
-        merged(after, step * count).filter((_, i) => (i + 1) % step === 0).map(k => ({ dateCreated: k.date_created, id: k.id })),
-      rows: (after, skip, count) => listItems(merged(after, skip + count).slice(skip)),
-      countAfter: (after, max) => merged(after, max).length,
-    }
+    const rows = await store.all<{ list_item: string }>(`SELECT n.list_item FROM (${keys}) page JOIN notes n ON n.id = page.id
+      ORDER BY page.date_created DESC, page.id DESC`, params)
+    return rows.map(r => r.list_item)
   }
 
-  function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
+  /**
+   * `count` list items from `offset` as JSON strings. On SQLite in one read transaction of the store,
+   * which holds the connection: the tuned path's statements run synchronously, and the page, the
+   * boundaries it seeks from and the count joining the parts of an updatedAfter list see one library.
+   */
+  function items(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<string[]> {
+    if (!sqliteList) return postgresList(lib, filter, count, offset)
+    return store.transaction(async () => sqliteList(lib, filter, count, offset), 'read')
+  }
+
+  async function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
     const cols = Object.keys(fields)
     if (cols.length === 0) return
     // updated_at never goes before date_created, even if the clock stepped back (listJson relies on it)
-    const set = (k: string) => (k === 'updated_at' ? 'updated_at = max($updated_at, date_created)' : `${k} = $${k}`)
-    db.query(`UPDATE ${table} SET ${cols.map(set).join(', ')} WHERE ${key} = $__id`)
-      .run({ ...fields, __id: id } as Record<string, string | number | null>)
+    const set = (k: string) => (k === 'updated_at' ? `updated_at = ${greatest}(?, date_created)` : `${k} = ?`)
+    await store.run(`UPDATE ${table} SET ${cols.map(set).join(', ')} WHERE ${key} = ?`, [...cols.map(k => fields[k] as SqlValue), id])
   }
 
   return {
-    get: (lib: Library, id: string) => q.get.get(id, lib.accountId, lib.sandbox ? 1 : 0),
-    getById: (id: string) => q.getById.get(id),
+    get: (lib: Library, id: string) => store.get<NoteRow>(`${WITH_BODY} WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`, [id, lib.accountId, sandbox(lib)]),
+    getById: (id: string) => store.get<NoteRow>(`${WITH_BODY} WHERE n.id = ?`, [id]),
 
-    insert(row: NoteRow) {
-      tx.write(() => {
-        const { original_transcription, structured_content, ...small } = row
-        q.insert.run(small as unknown as Record<string, string | number | null>)
-        q.insertBody.run(row.id, original_transcription, structured_content)
+    async insert(row: NoteRow) {
+      await store.transaction(async () => {
+        await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => row[c]))
+        await store.run('INSERT INTO note_bodies (note_id, original_transcription, structured_content) VALUES (?, ?, ?)', [row.id, row.original_transcription, row.structured_content])
       })
     },
 
     /**
      * A page of list items as JSON strings, reading `limit + 1` so the caller can tell whether
-     * another page exists. One read transaction: the page, the boundaries it seeks from and the
-     * count that joins the two parts of an updatedAfter list all see the same library.
+     * another page exists.
      */
-    listJson(lib: Library, filter: NoteFilter, limit: number, offset: number): string[] {
-      return tx.read(() => {
-        const want = limit + 1
-        const created = createdSequence(lib, filter)
-        const rows = boundaries.page(created, offset, want)
-        if (filter.updatedAfter === undefined || rows.length === want) return rows
-        // updatedAfter T: the notes created after T (all of them changed after T, as a note is never
-        // updated before it was created), then, all older, those created before T and changed since.
-        const createdAfter = rows.length > 0 ? offset + rows.length : boundaries.count(created)
-        return rows.concat(boundaries.page(changedSequence(lib, filter), Math.max(0, offset - createdAfter), want - rows.length))
-      })
+    listJson: (lib: Library, filter: NoteFilter, limit: number, offset: number): Promise<string[]> => items(lib, filter, limit + 1, offset),
+
+    /**
+     * A page of list items (`limit + 1` read, as listJson) made into the response text by `render`.
+     * On SQLite, with `pages`, the text is kept until a note changes: a request whose stamp (read
+     * through the store, one statement) matches a kept page's is answered from memory; otherwise the
+     * page is made in a read transaction and kept under the stamp read in that same transaction. Not
+     * inside a caller's transaction, whose uncommitted writes a kept page must never show.
+     */
+    async listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string): Promise<string> {
+      if (!sqliteList) return render(await postgresList(lib, filter, limit + 1, offset))
+      const cache = store.inTransaction ? null : pageCache
+      const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
+      if (cache) {
+        const now = await store.get<{ n: number }>('SELECT n FROM note_revision_counter')
+        const kept = cache.get(String(now!.n), key)
+        if (kept !== undefined) return kept
+      }
+      return store.transaction(async () => {
+        const page = render(sqliteList(lib, filter, limit + 1, offset))
+        cache?.set(stamp!(), key, page)
+        return page
+      }, 'read')
     },
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
-    write(id: string, fields: Writable) {
+    async write(id: string, fields: Writable) {
       const body: Record<string, unknown> = {}
       const small: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(fields)) ((BODY_COLUMNS as readonly string[]).includes(k) ? body : small)[k] = v
-      tx.write(() => {
-        updateColumns('notes', 'id', id, small)
-        updateColumns('note_bodies', 'note_id', id, body as Partial<Record<BodyColumn, unknown>>)
+      await store.transaction(async () => {
+        await updateColumns('notes', 'id', id, small)
+        await updateColumns('note_bodies', 'note_id', id, body)
       })
     },
 
-    delete: (lib: Library, id: string) => q.remove.run(id, lib.accountId, lib.sandbox ? 1 : 0).changes > 0,
+    delete: async (lib: Library, id: string) => (await store.run('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?', [id, lib.accountId, sandbox(lib)])) > 0,
 
     /** Moves every note of a folder to the top level; part of the folder's deletion transaction. */
-    unfileAll(folderId: string, updatedAt: string): number {
-      return db.query('UPDATE notes SET folder_id = NULL, updated_at = max(?, date_created) WHERE folder_id = ?').run(updatedAt, folderId).changes
-    },
+    unfileAll: (folderId: string, updatedAt: string): Promise<number> =>
+      store.run(`UPDATE notes SET folder_id = NULL, updated_at = ${greatest}(?, date_created) WHERE folder_id = ?`, [updatedAt, folderId]),
   }
 }

@@ -1,11 +1,11 @@
 import type { Clock } from '../../clock'
-import type { ReadCache } from '../../db/read-cache'
+import type { Store } from '../../db/store'
 import type { IdGenerator } from '../../ids'
 import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { JsonText } from '../../http/responses'
 import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
-import { filterKey, type NoteRow, type NotesRepo } from './repo'
+import type { NoteRow, NotesRepo } from './repo'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -33,24 +33,25 @@ export function createNotesService(deps: {
   repo: NotesRepo
   clock: Clock
   ids: IdGenerator
-  transaction: <T>(fn: () => T) => T
-  folderExists: (lib: Library, folderId: string) => boolean
-  /** list pages, kept until the database changes */
-  listCache: ReadCache<string>
+  /** the database, for the transactions of read-then-write operations */
+  store: Pick<Store, 'transaction'>
+  /** whether the folder exists; `lock`: inside a transaction, keep it from being deleted until it ends */
+  folderExists: (lib: Library, folderId: string, lock?: boolean) => Promise<boolean>
   /** the storage keys of a note's media (its upload), removed after the note is deleted */
   mediaOf?: (noteId: string) => Promise<string[]>
   removeMedia?: (keys: string[]) => Promise<void>
 }) {
-  const { repo, clock, ids } = deps
+  const { repo, clock, ids, store } = deps
 
-  function requireNote(lib: Library, id: string): NoteRow {
-    const row = repo.get(lib, id)
+  async function requireNote(lib: Library, id: string): Promise<NoteRow> {
+    const row = await repo.get(lib, id)
     if (!row) throw notFound('note', id)
     return row
   }
 
-  function checkFolder(lib: Library, folderId: string | null | undefined) {
-    if (folderId && !deps.folderExists(lib, folderId)) {
+  /** 400 unless the folder exists; called inside the write's transaction, which it keeps the folder for. */
+  async function checkFolder(lib: Library, folderId: string | null | undefined) {
+    if (folderId && !(await deps.folderExists(lib, folderId, true))) {
       throw new ApiError('invalid_request', `Folder ${folderId} does not exist in this library; create it first or send folderId null.`, {
         details: [{ field: 'folderId', issue: 'no such folder' }],
       })
@@ -58,7 +59,7 @@ export function createNotesService(deps: {
   }
 
   /** Inserts a new note of this library, created and updated now; `fields` gives what differs from an empty note. */
-  function insertNew(lib: Library, fields: Pick<NoteRow, 'title' | 'status' | 'type' | 'style_id' | 'source'> & Partial<NoteRow>): Note {
+  async function insertNew(lib: Library, fields: Pick<NoteRow, 'title' | 'status' | 'type' | 'style_id' | 'source'> & Partial<NoteRow>): Promise<Note> {
     const at = clock.now().toISOString()
     const row: NoteRow = {
       id: ids.next('note'),
@@ -77,7 +78,7 @@ export function createNotesService(deps: {
       updated_at: at,
       ...fields,
     }
-    repo.insert(row)
+    await repo.insert(row)
     return toNote(row)
   }
 
@@ -87,9 +88,9 @@ export function createNotesService(deps: {
     /**
      * A NoteList as JSON text, ready to send: each item's JSON is stored with the note (a generated
      * column), so a page costs one indexed read and a string join, not an object per column and a
-     * serialization; the page is kept until the database changes.
+     * serialization; on SQLite the page is kept until a note changes.
      */
-    listJson(lib: Library, q: ListNotesQuery): JsonText<NoteList> {
+    async listJson(lib: Library, q: ListNotesQuery): Promise<JsonText<NoteList>> {
       const limit = q.limit ?? 50
       const offset = q.offset ?? 0
       const filter = {
@@ -98,35 +99,38 @@ export function createNotesService(deps: {
         status: q.status,
         type: q.type,
       }
-      const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
-      return deps.listCache.get(key, () => {
-        const items = repo.listJson(lib, filter, limit, offset)
+      return (await repo.listPage(lib, filter, limit, offset, items => {
         const hasMore = items.length > limit
         if (hasMore) items.length = limit
-        return (`{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`)
-      }) as JsonText<NoteList>
+        return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`
+      })) as JsonText<NoteList>
     },
 
-    get: (lib: Library, id: string) => toNote(requireNote(lib, id)),
+    get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),
 
-    /** A note from text is finished at once (DECISIONS.md "Notes created from text"). */
-    create(lib: Library, body: CreateNoteRequest): Note {
-      checkFolder(lib, body.folderId)
-      return insertNew(lib, {
-        folder_id: body.folderId ?? null,
-        title: body.title,
-        summary: body.content,
-        original_transcription: body.content,
-        structured_content: JSON.stringify({ [body.format ?? 'markdown']: body.content }),
-        status: 'Done',
-        type: 'import',
-        style_id: 'note',
-        source: body.source ?? 'api',
+    /**
+     * A note from text is finished at once (DECISIONS.md "Notes created from text"). The folder check
+     * and the insert are one transaction: the folder cannot be deleted in between.
+     */
+    create(lib: Library, body: CreateNoteRequest): Promise<Note> {
+      return store.transaction(async () => {
+        await checkFolder(lib, body.folderId)
+        return insertNew(lib, {
+          folder_id: body.folderId ?? null,
+          title: body.title,
+          summary: body.content,
+          original_transcription: body.content,
+          structured_content: JSON.stringify({ [body.format ?? 'markdown']: body.content }),
+          status: 'Done',
+          type: 'import',
+          style_id: 'note',
+          source: body.source ?? 'api',
+        })
       })
     },
 
     /** A note that processing will fill in: `Summarizing`, at the given stage. */
-    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Note {
+    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Promise<Note> {
       return insertNew(lib, {
         title: fields.title,
         status: 'Summarizing',
@@ -141,18 +145,18 @@ export function createNotesService(deps: {
     getById: (id: string) => repo.getById(id),
 
     /** Reports how far processing has got (DECISIONS.md "Processing states"). */
-    setStage(id: string, stage: string) {
-      repo.write(id, { status: 'Summarizing', processing_stage: stage, updated_at: clock.now().toISOString() })
+    setStage(id: string, stage: string): Promise<void> {
+      return repo.write(id, { status: 'Summarizing', processing_stage: stage, updated_at: clock.now().toISOString() })
     },
 
     /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
-    fail(id: string, code: string, message: string) {
-      repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
+    fail(id: string, code: string, message: string): Promise<void> {
+      return repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
     },
 
     /** Stores finished processing output and marks the note `Done`. */
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }) {
-      repo.write(id, {
+    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
+      return repo.write(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         original_transcription: result.transcript,
@@ -166,17 +170,19 @@ export function createNotesService(deps: {
       })
     },
 
-    update(lib: Library, id: string, body: UpdateNoteRequest): Note {
-      return deps.transaction(() => {
-        requireNote(lib, id)
-        checkFolder(lib, body.folderId)
+    update(lib: Library, id: string, body: UpdateNoteRequest): Promise<Note> {
+      return store.transaction(async () => {
+        // the UPDATE locks the note; the folder is kept from deletion until the end (no lock on the
+        // note is taken before the folder's, so this never waits in a cycle with a folder's deletion)
+        await requireNote(lib, id)
+        await checkFolder(lib, body.folderId)
         const fields: Parameters<NotesRepo['write']>[1] = { updated_at: clock.now().toISOString() }
         if (body.title !== undefined) fields.title = body.title
         if (body.summary !== undefined) fields.summary = body.summary
         if (body.folderId !== undefined) fields.folder_id = body.folderId
         if (body.isPinned !== undefined) fields.is_pinned = body.isPinned ? 1 : 0
-        repo.write(id, fields)
-        return toNote(requireNote(lib, id))
+        await repo.write(id, fields)
+        return toNote(await requireNote(lib, id))
       })
     },
 
@@ -186,12 +192,12 @@ export function createNotesService(deps: {
      */
     async delete(lib: Library, id: string) {
       const keys = (await deps.mediaOf?.(id)) ?? []
-      if (!repo.delete(lib, id)) throw notFound('note', id)
+      if (!(await repo.delete(lib, id))) throw notFound('note', id)
       if (keys.length) await deps.removeMedia?.(keys)
     },
 
-    status(lib: Library, id: string) {
-      const r = requireNote(lib, id)
+    async status(lib: Library, id: string) {
+      const r = await requireNote(lib, id)
       return {
         status: r.status,
         processingStage: r.status === 'Done' ? null : r.processing_stage,
@@ -202,8 +208,8 @@ export function createNotesService(deps: {
       }
     },
 
-    transcript(lib: Library, id: string) {
-      const r = requireNote(lib, id)
+    async transcript(lib: Library, id: string) {
+      const r = await requireNote(lib, id)
       if (r.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing (stage: ${r.processing_stage ?? 'queued'}); poll GET /v1/notes/${id}/status until isComplete is true.`)
       }
@@ -214,7 +220,7 @@ export function createNotesService(deps: {
     },
 
     /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */
-    unfileFolder(folderId: string): number {
+    unfileFolder(folderId: string): Promise<number> {
       return repo.unfileAll(folderId, clock.now().toISOString())
     },
   }

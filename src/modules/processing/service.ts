@@ -102,7 +102,9 @@ export function createProcessingService(deps: {
 }) {
   const { notes, credits } = deps
   const remaining = async (p: Principal) => (await credits.balance(p.accountId)).totalRemaining
-  const ensureBalance = (p: Principal, operation: string, cost: number) => credits.ensureCovers(p.accountId, operation, cost)
+  const ensureBalance = async (p: Principal, operation: string, cost: number) => {
+    await credits.ensureCovers(p.accountId, operation, cost)
+  }
 
   async function charge(p: Principal, operation: string, cost: number, noteId: string | null = null): Promise<number> {
     return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId })).balance.totalRemaining
@@ -198,7 +200,7 @@ export function createProcessingService(deps: {
     },
 
     async askNoteQuestion(p: Principal, id: string, question: string): Promise<Charged<{ noteId: string; question: string; answer: string; creditsCharged: number; notice?: string }>> {
-      const note = notes.requireNote(p, id)
+      const note = await notes.requireNote(p, id)
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)
       }

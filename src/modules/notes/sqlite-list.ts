@@ -1,0 +1,227 @@
+import type { Database } from '../../db/database'
+import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
+import type { RevisionCache } from '../../db/revision-cache'
+import type { Library } from '../library'
+import { filterKey, type NoteFilter } from './filter'
+
+/**
+ * The tuned list path of the embedded SQLite store (issue 9): every page read off the index made for
+ * its filters (named with INDEXED BY), deep offsets sought from remembered page boundaries, list
+ * items remembered by revision. It runs bun:sqlite statements synchronously, so the notes repository
+ * calls it only inside one of the store's transactions (which holds the connection: no other async
+ * context runs a statement meanwhile, and every statement here sees the same library).
+ */
+
+/**
+ * The bounds, in seconds, of migration 4's `changed_within` classes 1 to 8 (class 9 has none): a note
+ * of class c changed at most CHANGED_WITHIN[c - 1] seconds after it was created.
+ */
+export const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 86400, 365 * 86400]
+export const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
+
+const ORDER = 'ORDER BY date_created DESC, id DESC'
+
+/**
+ * The index of each combination of equality filters (folder, status, type), in list order. Named in
+ * the queries (SQLite's INDEXED BY): with a seek key and an updatedAfter range both on date_created,
+ * the planner may otherwise prefer the plain date index and filter row by row.
+ */
+const LIST_INDEX: Record<string, string> = {
+  '': 'notes_newest',
+  f: 'notes_by_folder',
+  s: 'notes_by_status',
+  t: 'notes_by_type',
+  fs: 'notes_by_folder_status',
+  ft: 'notes_by_folder_type',
+  st: 'notes_by_status_type',
+  fst: 'notes_by_folder_status_type',
+}
+const AFTER = '(date_created, id) < ($after_created, $after_id)'
+
+type Params = Record<string, string | number>
+
+/**
+ * A stamp that changes whenever any note is inserted, changed or deleted, by this process or another
+ * (migration 5's counter, moved by triggers), and only then: what is derived from the notes alone
+ * (page boundaries, list pages) outlives writes to other tables, such as a key's last use. Read it
+ * only where the connection is held (inside a store transaction), like every statement of this file.
+ */
+export function notesChangeStamp(db: Database): () => string {
+  const counter = db.query<[number], []>('SELECT n FROM note_revision_counter')
+  return () => String(counter.values()[0]![0])
+}
+
+/** Where a row of a list page is: its rowid and revision, read off the index. */
+interface ItemKey {
+  rowid: number
+  revision: number
+}
+
+/**
+ * A page of list items (`count` of them from `offset`, as JSON strings) for a library and filters.
+ * `items`: list items remembered by revision (null: always read them from the table, as with
+ * NOTESVC_READ_CACHE=off).
+ */
+export function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionCache | null) {
+  const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
+
+  /**
+   * The list items of the given rows, in their order: those remembered at the same revision from
+   * memory, the others from the table by rowid (and remembered).
+   */
+  function listItems(keys: ItemKey[]): string[] {
+    const out: (string | undefined)[] = keys.map(k => items?.get(k.rowid, k.revision))
+    const missing = keys.filter((_, i) => out[i] === undefined)
+    if (missing.length === 0) return out as string[]
+    const read = new Map<number, string>()
+    for (const r of readItems.all(JSON.stringify(missing.map(k => k.rowid)))) {
+      read.set(r.rowid, r.list_item)
+      items?.set(r.rowid, r.revision, r.list_item)
+    }
+    return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
+  }
+
+  /** The equality filters of a list request as SQL terms and their parameters. */
+  function equalities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
+    const terms = ['account_id = $account_id', 'sandbox = $sandbox']
+    const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
+    if (filter.folderId === null) terms.push('folder_id IS NULL')
+    else if (filter.folderId !== undefined) {
+      terms.push('folder_id = $folder_id')
+      params.folder_id = filter.folderId
+    }
+    if (filter.status !== undefined) {
+      terms.push('status = $status')
+      params.status = filter.status
+    }
+    if (filter.type !== undefined) {
+      terms.push('type = $type')
+      params.type = filter.type
+    }
+    const name = filterKey(lib, filter)
+    const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
+    return { terms, params, name, index: LIST_INDEX[combination]! }
+  }
+
+  const withAfter = (params: Params, after: SortKey | null): Params =>
+    after ? { ...params, after_created: after.dateCreated, after_id: after.id } : params
+
+  /**
+   * The notes matching the equality filters (and, with updatedAfter T, created after T), in list
+   * order: one range of one index, readable from any key onward. db.query caches each statement.
+   */
+  function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
+    const eq = equalities(lib, filter)
+    const terms = [...eq.terms]
+    const params = { ...eq.params }
+    if (filter.updatedAfter !== undefined) {
+      terms.push('date_created > $updated_after')
+      params.updated_after = filter.updatedAfter
+    }
+    const from = `notes INDEXED BY ${eq.index}`
+    const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
+    return {
+      name: eq.name,
+      keysEvery(after, step, count) {
+        // the rows numbered in list order as the index gives them (no sort: the plan test checks it)
+        return db.query<{ date_created: string; id: string }, Params>(`SELECT date_created, id FROM (SELECT date_created, id, row_number() OVER (${ORDER}) AS rn
+          FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $n) WHERE rn % $step = 0`)
+          .all({ ...withAfter(params, after), n: step * count, step }).map(r => ({ dateCreated: r.date_created, id: r.id }))
+      },
+      rows(after, skip, count) {
+        return listItems(db.query<ItemKey, Params>(`SELECT rowid, revision FROM ${from} WHERE ${where(after)} ${ORDER} LIMIT $count OFFSET $skip`)
+          .all({ ...withAfter(params, after), skip, count }))
+      },
+      countAfter(after, max) {
+        return db.query<{ n: number }, Params>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${from} WHERE ${where(after)} LIMIT $max)`)
+          .get({ ...withAfter(params, after), max })!.n
+      },
+    }
+  }
+
+  /**
+   * With updatedAfter T, the notes created at or before T and changed after it, in list order. Each
+   * `changed_within` class c is read off its index from T - bound(c) to T (a note of class c created
+   * earlier cannot have changed after T), already in list order, and the classes are merged. The
+   * merge is itself an ordered sequence: the rows after a key are the merge of each class's rows
+   * after that key, so page boundaries apply to it as to any other, and a deep page reads at most
+   * `step + count` rows of each class, whatever the offset.
+   */
+  function changedSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
+    const eq = equalities(lib, filter)
+    const t = filter.updatedAfter!
+    const tMs = Date.parse(t)
+    const classes = Array.from({ length: LAST_CHANGE_CLASS }, (_, i) => {
+      const c = i + 1
+      const bound = CHANGED_WITHIN[c - 1]
+      const terms = [...eq.terms, 'changed_within > 0', `changed_within = ${c}`, 'date_created <= $t', 'updated_at > $t']
+      const params: Params = { ...eq.params, t }
+      if (bound !== undefined) {
+        terms.push('date_created >= $from')
+        params.from = new Date(tMs - bound * 1000).toISOString()
+      }
+      return { terms, params }
+    })
+    type Key = ItemKey & { date_created: string; id: string }
+    /** The keys of the first `want` rows after `after`, merged across the classes (no list item is read here). */
+    const merged = (after: SortKey | null, want: number): Key[] => {
+      const keys: Key[] = []
+      for (const { terms, params } of classes) {
+        const where = (after ? [...terms, AFTER] : terms).join(' AND ')
+        keys.push(...db.query<Key, Params>(`SELECT date_created, id, rowid, revision FROM notes INDEXED BY notes_changed_later WHERE ${where} ${ORDER} LIMIT $want`)
+          .all({ ...withAfter(params, after), want }))
+      }
+      keys.sort((a, b) => (a.date_created === b.date_created ? (a.id < b.id ? 1 : -1) : a.date_created < b.date_created ? 1 : -1))
+      return keys.slice(0, want)
+    }
+    return {
+      name: `${eq.name}\u0002changed`,
+      keysEvery: (after, step, count) =>
+        merged(after, step * count).filter((_, i) => (i + 1) % step === 0).map(k => ({ dateCreated: k.date_created, id: k.id })),
+      rows: (after, skip, count) => listItems(merged(after, skip + count).slice(skip)),
+      countAfter: (after, max) => merged(after, max).length,
+    }
+  }
+
+  /**
+   * `count` list items from position `offset`. The caller holds the connection in one read
+   * transaction, so the page, the boundaries it seeks from and the count that joins the two parts of
+   * an updatedAfter list all see the same library.
+   */
+  return function list(lib: Library, filter: NoteFilter, count: number, offset: number): string[] {
+    const created = createdSequence(lib, filter)
+    const rows = boundaries.page(created, offset, count)
+    if (filter.updatedAfter === undefined || rows.length === count) return rows
+    // updatedAfter T: the notes created after T (all of them changed after T, as a note is never
+    // updated before it was created), then, all older, those created before T and changed since.
+    const createdAfter = rows.length > 0 ? offset + rows.length : boundaries.count(created)
+    return rows.concat(boundaries.page(changedSequence(lib, filter), Math.max(0, offset - createdAfter), count - rows.length))
+  }
+}
+
+/**
+ * Whole list pages (response texts), each kept under the notes' change stamp it was made at, until
+ * the stamp moves; at most `maxEntries`, then all are dropped. A page made at an older stamp than the
+ * kept ones (a slow reader overtaken by a write) is not kept.
+ */
+export class PageCache {
+  private stamp = -1
+  private pages = new Map<string, string>()
+
+  constructor(private readonly maxEntries = 1000) {}
+
+  get(stamp: string, key: string): string | undefined {
+    return Number(stamp) === this.stamp ? this.pages.get(key) : undefined
+  }
+
+  set(stamp: string, key: string, page: string): void {
+    const n = Number(stamp)
+    if (n < this.stamp) return
+    if (n > this.stamp) {
+      this.pages.clear()
+      this.stamp = n
+    }
+    if (this.pages.size >= this.maxEntries) this.pages.clear()
+    this.pages.set(key, page)
+  }
+}
