@@ -113,11 +113,34 @@ for (const backEnd of (['postgres', 'sqlite'] as const).filter(b => wanted.inclu
       }
     })
 
+    test('doctor, run against the same database, names the back end (without a password) and both live workers; on PostgreSQL it warns about media on disk', async () => {
+      const line = (out: string, name: string) => out.split('\n').find(l => l.includes(` ${name} `)) ?? ''
+      // trust authentication here: a password in the URL is not needed, but doctor must not print it
+      const url = c.databaseUrl?.replace('://postgres@', '://postgres:s3cret@')
+      const r = await c.cli(['doctor'], { env: url ? { NOTESVC_DATABASE_URL: url } : {} })
+      expect(line(r.stdout, 'database')).toStartWith('ok')
+      expect(line(r.stdout, 'database')).toContain(`${backEnd}, `)
+      expect(r.stdout).not.toContain('s3cret')
+      if (url) expect(line(r.stdout, 'database')).toContain('postgres:***@127.0.0.1')
+      expect(line(r.stdout, 'job workers')).toContain('2 live: ')
+      for (const w of c.workers) expect(line(r.stdout, 'job workers')).toContain(`pid ${w.pid} on `)
+      expect(line(r.stdout, 'storage')).toStartWith(`ok       storage        s3 bucket ${c.s3.bucket}`)
+      const disk = await c.cli(['doctor'], { env: { NOTESVC_STORAGE: 'disk' } })
+      if (backEnd === 'postgres') {
+        expect(line(disk.stdout, 'storage')).toStartWith('warn')
+        expect(line(disk.stdout, 'storage')).toContain('several machines need shared media')
+        expect(line(disk.stdout, 'storage')).toContain('fix: set NOTESVC_STORAGE=s3')
+      } else {
+        expect(line(disk.stdout, 'storage')).toStartWith('ok')
+      }
+      console.log(`doctor: ${line(r.stdout, 'database').trim()}\ndoctor: ${line(r.stdout, 'job workers').trim()}${backEnd === 'postgres' ? `\ndoctor (NOTESVC_STORAGE=disk): ${line(disk.stdout, 'storage').trim()}` : ''}`)
+    }, 30_000)
+
     test('12 uploads created and completed alternately through the nodes all reach Done, each charged exactly once; the usage rows sum to the balance change', async () => {
       const before = (await usage(mainKey)).balance.totalRemaining
       const started = performance.now()
       const uploads: Awaited<ReturnType<typeof upload>>[] = []
-      for (let i = 0; i < 12; i++) uploads.push(await upload(i, 4 + (i % 3)))
+      for (let i = 0; i < 12; i++) uploads.push(await upload(i, 3 + (i % 2)))
       for (const u of uploads) await finished(u.noteId)
       const seconds = (performance.now() - started) / 1000
       const owners: string[] = []

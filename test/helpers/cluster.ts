@@ -72,7 +72,7 @@ export interface Cluster {
   store: Store
   s3: { endpoint: string; bucket: string }
   /** `bun src/cli.ts …args` against the cluster's database; throws unless it exits 0 */
-  cli(args: string[], options?: { stdin?: string }): Promise<RunResult>
+  cli(args: string[], options?: { stdin?: string; env?: Record<string, string> }): Promise<RunResult>
   /** starts one more worker process and waits until it runs */
   startWorker(): Promise<ClusterProcess>
   stop(): Promise<void>
@@ -195,12 +195,13 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       ...Array.from({ length: o.workers }, () => startWorker()),
     ])
 
-    const cli = async (args: string[], options: { stdin?: string } = {}) => {
+    const cli = async (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => {
       const cmd = ['bun', 'src/cli.ts', ...args]
+      const cliEnv = { ...env, NOTESVC_DATA_DIR: sharedDataDir, ...options.env }
       const r = options.stdin === undefined
-        ? await run(cmd, { env: { ...env, NOTESVC_DATA_DIR: sharedDataDir } })
+        ? await run(cmd, { env: cliEnv })
         : await (async () => {
-          const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env, NOTESVC_DATA_DIR: sharedDataDir }, stdin: new Blob([options.stdin!]), stdout: 'pipe', stderr: 'pipe' })
+          const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...cliEnv }, stdin: new Blob([options.stdin!]), stdout: 'pipe', stderr: 'pipe' })
           const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
           return { code, stdout, stderr }
         })()
