@@ -386,7 +386,7 @@ async function main() {
       process.stderr.write('starting a private PostgreSQL cluster…\n')
       pg = await startPostgres()
       const admin = new Bun.SQL(pg.url, { max: 1 })
-      pgVersion = String(((await admin.unsafe('SHOW server_version')) as { server_version: string }[])[0]!.server_version)
+      pgVersion = String(((await admin.unsafe('SHOW server_version')) as { server_version: string }[])[0]!.server_version).split(' ')[0]!
       await admin.close()
     }
     process.stderr.write(`making ${FILES} files of ${FILE_SECONDS} s of speech with ffmpeg…\n`)
