@@ -10,10 +10,15 @@
  *   bun run bench/scale.ts                     # 20 files
  *   BENCH_FILES=4 bun run bench/scale.ts       # a quick smoke run
  *
- * The database is whatever the environment says: NOTESVC_DATABASE_URL, if set, is passed to every
- * process; the back end the server reports is printed.
+ * The database (BENCH_DATABASE): `postgres` (the default) starts a private PostgreSQL cluster (initdb
+ * and pg_ctl into a temporary folder, as the tests do) with a new database for each run, passed to
+ * every process as NOTESVC_DATABASE_URL; `sqlite` uses the embedded database of each run's data
+ * folder. NOTESVC_DATABASE_URL, if set, names a PostgreSQL server of your own instead (both runs use
+ * it, each with a new account). The back end the server reports is printed, and must be the one asked for.
  *
- * Needs: apt-get install ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata
+ *   BENCH_DATABASE=sqlite bun run bench/scale.ts
+ *
+ * Needs: apt-get install ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata (and postgresql)
  */
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,6 +27,7 @@ import type { Subprocess } from 'bun'
 import { findPocketsphinx, POCKETSPHINX_DEFAULTS } from '../src/engines/asr/pocketsphinx'
 import { LIBRIVOX } from '../test/fixtures/speech'
 import { freePort } from './notesvc-process'
+import { startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { pocketsphinxAlone } from './speech-engine'
 
 const ROOT = resolve(import.meta.dir, '..')
@@ -32,7 +38,9 @@ const TARGET = 1.7
 const ENGINE_FILES = 4
 /** how often the script lists the notes to see which are Done (the times come from the notes themselves) */
 const POLL_MS = 500
+/** a PostgreSQL server of the caller's own; unset: BENCH_DATABASE decides */
 const DATABASE_URL = process.env.NOTESVC_DATABASE_URL || undefined
+const BACKEND = (process.env.BENCH_DATABASE || 'postgres') as 'postgres' | 'sqlite'
 const CORES = navigator.hardwareConcurrency
 const TICKS = Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100
 
@@ -197,7 +205,7 @@ interface RunResult {
   engineThreads: number
 }
 
-async function run(workers: number, files: string[], work: string): Promise<RunResult> {
+async function run(workers: number, files: string[], work: string, databaseUrl: string | undefined): Promise<RunResult> {
   const dataDir = join(work, `data-${workers}`)
   mkdirSync(dataDir)
   const port = await freePort()
@@ -205,7 +213,7 @@ async function run(workers: number, files: string[], work: string): Promise<RunR
   const env: Record<string, string> = {
     NOTESVC_DATA_DIR: dataDir, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', PORT: String(port), HOST: '127.0.0.1',
     NOTESVC_RATE_LIMITS: 'read=1000000,write=1000000,processing=1000000', NOTESVC_ACCESS_LOG: '',
-    ...(DATABASE_URL ? { NOTESVC_DATABASE_URL: DATABASE_URL } : {}),
+    ...(databaseUrl ? { NOTESVC_DATABASE_URL: databaseUrl } : {}),
   }
   const procs: Proc[] = []
   try {
@@ -241,8 +249,8 @@ async function run(workers: number, files: string[], work: string): Promise<RunR
     for (const w of procs.slice(1)) await until(`${w.name} to start`, () => readFileSync(w.logPath, 'utf8').includes('notesvc worker started'), 30_000, procs)
     const health = (await call('GET', '/v1/health?detail')).body as { database?: string; workers?: number }
     const database = health.database ?? 'unknown'
-    if (DATABASE_URL && database === 'sqlite') {
-      throw new BenchFailure('NOTESVC_DATABASE_URL is set but the server reports the sqlite back end: this notesvc does not use the URL; unset it to measure SQLite')
+    if (databaseUrl && database !== 'postgres') {
+      throw new BenchFailure(`NOTESVC_DATABASE_URL is set but the server reports the ${database} back end: this notesvc does not use the URL; run with BENCH_DATABASE=sqlite to measure SQLite`)
     }
 
     const workerPids = new Set(procs.slice(1).map(p => p.proc.pid))
@@ -367,8 +375,20 @@ async function main() {
   const engine = findPocketsphinx()
   if ('missing' in engine) throw new BenchFailure(`pocketsphinx: ${engine.missing}; install it with: apt-get install pocketsphinx pocketsphinx-en-us`)
 
+  if (BACKEND !== 'postgres' && BACKEND !== 'sqlite') throw new BenchFailure(`BENCH_DATABASE=${BACKEND}: use postgres or sqlite`)
+
   const work = mkdtempSync(join(tmpdir(), 'notesvc-bench-scale-'))
+  // a private PostgreSQL cluster for the runs, unless a server of the caller's own is named
+  let pg: PostgresCluster | null = null
+  let pgVersion = ''
   try {
+    if (BACKEND === 'postgres' && !DATABASE_URL) {
+      process.stderr.write('starting a private PostgreSQL cluster…\n')
+      pg = await startPostgres()
+      const admin = new Bun.SQL(pg.url, { max: 1 })
+      pgVersion = String(((await admin.unsafe('SHOW server_version')) as { server_version: string }[])[0]!.server_version).split(' ')[0]!
+      await admin.close()
+    }
     process.stderr.write(`making ${FILES} files of ${FILE_SECONDS} s of speech with ffmpeg…\n`)
     const files = makeBatch(work, ffmpeg)
 
@@ -389,19 +409,23 @@ async function main() {
     const results: RunResult[] = []
     for (const workers of [1, 2]) {
       process.stderr.write(`${FILES} files through ${workers} worker process${workers > 1 ? 'es' : ''}…\n`)
-      results.push(await run(workers, files, work))
+      // a new database for each run (the nodes migrate it as they start), or the caller's server
+      const databaseUrl = pg ? await pg.createDatabase(`notesvc_scale_${workers}`) : DATABASE_URL
+      results.push(await run(workers, files, work, databaseUrl))
       process.stderr.write(`  ${s1(results.at(-1)!.wallSeconds)} s\n`)
     }
     const [a, b] = results as [RunResult, RunResult]
     const ratio = b.filesPerMinute / a.filesPerMinute
-    const backend = DATABASE_URL ? `${a.database} (NOTESVC_DATABASE_URL set)` : `${a.database} (NOTESVC_DATABASE_URL unset: embedded, in the data folder)`
+    const backend = pg ? `${a.database} (a private cluster started by this script, PostgreSQL ${pgVersion}, one new database per run)`
+      : DATABASE_URL ? `${a.database} (NOTESVC_DATABASE_URL set)` : `${a.database} (embedded, in the data folder)`
     console.log(`scale benchmark: ${FILES} files x ${FILE_SECONDS} s of speech (pocketsphinx-testdata LibriVox clips, reordered and cut by ffmpeg), PocketSphinx (${POCKETSPHINX_DEFAULTS.hmm}), builtin summaries`)
-    console.log(`  database: ${backend}; serve with NOTESVC_WORKERS=0 and notesvc worker processes (NOTESVC_WORKERS=1 each) on one data folder; ${CORES} cores, bun ${Bun.version}`)
+    console.log(`  database: ${backend}; serve with NOTESVC_WORKERS=0 and notesvc worker processes (NOTESVC_WORKERS=1 each), media on disk in one data folder; ${CORES} cores, bun ${Bun.version}`)
     console.log(`  engine alone (pocketsphinx_continuous, ${ENGINE_FILES} files): ${s1(sequential / ENGINE_FILES)} s per file one at a time, ${s1(paired / (ENGINE_FILES / 2))} s per pair two at once -> the engine's own scaling here ${(sequential / paired).toFixed(2)}`)
     for (const r of results) for (const line of describe(r)) console.log(line)
     const verdict = ratio >= TARGET ? 'PASS' : 'MISS'
     console.log(`  ratio (2 workers / 1 worker) = ${ratio.toFixed(2)} -> target >= ${TARGET} on a 2-core machine: ${verdict}${CORES === 2 ? '' : ` (this machine has ${CORES} cores)`}`)
   } finally {
+    await pg?.stop()
     rmSync(work, { recursive: true, force: true })
   }
 }

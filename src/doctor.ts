@@ -1,21 +1,25 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import type { Config } from './config'
-import { openDatabase, schemaVersion } from './db/database'
+import { openConfiguredStore } from './db/open'
+import { storeSchemaVersion } from './db/migrate-store'
+import { withoutPassword } from './db/copy'
+import type { Store } from './db/store'
 import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
 import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 import { commandLine } from './command-name'
 import { systemClock } from './clock'
-import { createJobsRepo, type JobsRepo, type WorkerRow } from './jobs/repo'
+import { createJobsRepo } from './jobs/repo'
 import { liveSince } from './jobs/presence'
-import { SqliteStore } from './db/store'
 
 interface Check {
   name: string
   ok: boolean
   /** true when the server cannot run without it */
   essential?: boolean
+  /** works, but not as the configuration seems to intend (printed as `warn`) */
+  warn?: boolean
   detail: string
   fix?: string
 }
@@ -25,12 +29,20 @@ function program(configured: string | undefined, name: string): string | null {
   return Bun.which(name)
 }
 
-/** The live worker processes (a heartbeat within two leases), each with where it runs. */
-async function describeWorkers(jobs: JobsRepo, leaseMs: number): Promise<string> {
+/** The database as the configuration names it: the SQLite file, or the PostgreSQL URL without its password. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'databasePath'>): string {
+  return config.databaseUrl ? `postgres, ${withoutPassword(config.databaseUrl)}` : `sqlite, ${config.databasePath}`
+}
+
+/**
+ * The live worker processes (a heartbeat within two leases), each with where it runs: read from the
+ * `workers` table every worker process heartbeats in, whichever machine it runs on.
+ */
+async function describeWorkers(store: Store, leaseMs: number): Promise<string> {
   const now = systemClock.now()
-  const live = (await jobs.workers.list()).filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
+  const live = (await createJobsRepo(store).workers.list()).filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
   if (live.length === 0) return `none live: uploads wait in the queue until \`${commandLine('serve')}\` (NOTESVC_WORKERS 1 or more) or \`${commandLine('worker')}\` runs`
-  const one = (w: WorkerRow) => `${w.id} pid ${w.pid} on ${w.host}, ${w.slots} at once, heartbeat ${Math.round((now.getTime() - Date.parse(w.heartbeat_at)) / 1000)} s ago`
+  const one = (w: (typeof live)[number]) => `${w.id} pid ${Number(w.pid)} on ${w.host}, ${Number(w.slots)} at once, heartbeat ${Math.round((now.getTime() - Date.parse(w.heartbeat_at)) / 1000)} s ago`
   return `${live.length} live: ${live.map(one).join('; ')}`
 }
 
@@ -46,19 +58,34 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     checks.push({ name: 'data dir', ok: false, essential: true, detail: `${config.dataDir} is not writable (${(err as Error).message})`, fix: 'set NOTESVC_DATA_DIR to a folder this user can write' })
   }
 
+  // The store the server would open (PostgreSQL when NOTESVC_DATABASE_URL is set, migrations included).
   try {
-    const db = openDatabase(config.databasePath)
-    const v = schemaVersion(db)
-    const workers = await describeWorkers(createJobsRepo(new SqliteStore(db)), config.jobLeaseSeconds * 1000)
-    db.close()
-    checks.push({ name: 'database', ok: true, essential: true, detail: `sqlite, ${config.databasePath} (schema ${v})` })
-    checks.push({ name: 'job workers', ok: true, detail: workers })
+    const store = await openConfiguredStore(config, { poolSize: 1 })
+    try {
+      const v = await storeSchemaVersion(store)
+      const workers = await describeWorkers(store, config.jobLeaseSeconds * 1000)
+      checks.push({ name: 'database', ok: true, essential: true, detail: `${describeDatabase(config)} (schema ${v})` })
+      checks.push({ name: 'job workers', ok: true, detail: workers })
+    } finally {
+      await store.close()
+    }
   } catch (err) {
-    checks.push({ name: 'database', ok: false, essential: true, detail: (err as Error).message, fix: 'check NOTESVC_DATA_DIR, or restore the database from a backup' })
+    checks.push({
+      name: 'database', ok: false, essential: true, detail: `${describeDatabase(config)}: ${(err as Error).message}`,
+      fix: config.databaseUrl
+        ? 'check NOTESVC_DATABASE_URL (host, port, user, password, database) and that this PostgreSQL accepts connections from here'
+        : 'check NOTESVC_DATA_DIR, or restore the database from a backup',
+    })
   }
 
   if (config.storage === 'disk') {
-    checks.push({ name: 'storage', ok: true, essential: true, detail: `disk, under ${config.dataDir}` })
+    // PostgreSQL is for several machines; media on one machine's disk is not where the others look
+    const shared = Boolean(config.databaseUrl)
+    checks.push({
+      name: 'storage', ok: true, essential: true, warn: shared,
+      detail: `disk, under ${config.dataDir}${shared ? ', with the database on PostgreSQL: fine for one machine, but several machines need shared media' : ''}`,
+      fix: shared ? 'set NOTESVC_STORAGE=s3 with NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or another S3-compatible store) on every node and worker' : undefined,
+    })
   } else {
     const ok = Boolean(config.s3.bucket)
     checks.push({ name: 'storage', ok, essential: true, detail: ok ? `s3 bucket ${config.s3.bucket}${config.s3.endpoint ? ` at ${config.s3.endpoint}` : ''}` : 's3 selected but NOTESVC_S3_BUCKET is not set', fix: ok ? undefined : 'set NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)' })
@@ -104,7 +131,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   })
 
   for (const c of checks) {
-    out(`${c.ok ? 'ok     ' : 'missing'}  ${c.name.padEnd(14)} ${c.detail}${c.fix ? `  → fix: ${c.fix}` : ''}`)
+    out(`${!c.ok ? 'missing' : c.warn ? 'warn   ' : 'ok     '}  ${c.name.padEnd(14)} ${c.detail}${c.fix ? `  → fix: ${c.fix}` : ''}`)
   }
   return checks.every(c => c.ok || !c.essential)
 }
