@@ -2,6 +2,15 @@ import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { backEnds } from '../helpers/backends'
 import { closingAfterEach } from '../helpers/closing'
+import { freshPostgresUrl } from '../helpers/backends'
+import { systemClock } from '../../src/clock'
+import { PostgresStore, type Store } from '../../src/db/store'
+import type { ApiError } from '../../src/http/errors'
+import { createIdGenerator } from '../../src/ids'
+import { createFoldersRepo } from '../../src/modules/folders/repo'
+import { createFoldersService, folderExistsIn } from '../../src/modules/folders/service'
+import { createNotesRepo } from '../../src/modules/notes/repo'
+import { createNotesService } from '../../src/modules/notes/service'
 
 for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => {
   const open = closingAfterEach(b)
@@ -84,4 +93,51 @@ for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => 
       expect((await t.call('DELETE', '/v1/folders/fld_x', { token: t.token })).status).toBe(404)
     })
   })
+})
+
+/** The notes and folders services of one node, on its own store (no accounts module needed). */
+function libraryNode(store: Store) {
+  const ids = createIdGenerator()
+  const foldersRepo = createFoldersRepo(store)
+  const notes = createNotesService({ repo: createNotesRepo(store), clock: systemClock, ids, store, folderExists: folderExistsIn(foldersRepo) })
+  const folders = createFoldersService({ repo: foldersRepo, clock: systemClock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
+  return { notes, folders }
+}
+
+const postgres = backEnds.find(b => b.name === 'postgres')!
+describe.skipIf(postgres.skip)('a folder deleted on one node while another files notes in it (PostgreSQL, two stores on one database)', () => {
+  test('every note filed concurrently ends up in the folder before its deletion (then at the top level) or is refused with 400; never a 500', async () => {
+    const url = await freshPostgresUrl()
+    const [a, b] = [new PostgresStore(url, { max: 4 }), new PostgresStore(url, { max: 4 })]
+    try {
+      await a.run("INSERT INTO accounts (id, email, grant_period, created_at) VALUES ('acct_nodes', 'nodes@example.com', '2026-11', '2026-11-01T00:00:00.000Z')")
+      const lib = { accountId: 'acct_nodes', sandbox: false }
+      const [nodeA, nodeB] = [libraryNode(a), libraryNode(b)]
+      const outcomes = { filed: 0, refused: 0 }
+      for (let round = 0; round < 15; round++) {
+        const folder = await nodeA.folders.create(lib, { name: `F${round}` })
+        const moving = await nodeB.notes.create(lib, { title: `top ${round}`, content: 'x' })
+        const results = await Promise.allSettled([
+          nodeA.folders.delete(lib, folder.id),
+          nodeB.notes.create(lib, { title: `new ${round}`, content: 'x', folderId: folder.id }),
+          nodeB.notes.update(lib, moving.id, { folderId: folder.id }),
+          nodeB.notes.create(lib, { title: `another ${round}`, content: 'x', folderId: folder.id }),
+        ])
+        expect(results[0].status).toBe('fulfilled')
+        for (const r of results.slice(1)) {
+          if (r.status === 'fulfilled') outcomes.filed++
+          else {
+            expect([(r.reason as ApiError).code, (r.reason as ApiError).status]).toEqual(['invalid_request', 400])
+            outcomes.refused++
+          }
+        }
+        // whatever was filed before the deletion was moved to the top level with it
+        expect(await a.all('SELECT id FROM notes WHERE folder_id = ?', [folder.id])).toEqual([])
+        expect(await a.get('SELECT id FROM folders WHERE id = ?', [folder.id])).toBeNull()
+      }
+      expect(outcomes.filed + outcomes.refused).toBe(45)
+    } finally {
+      await Promise.all([a.close(), b.close()])
+    }
+  }, 60_000)
 })
