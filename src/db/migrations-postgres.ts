@@ -370,8 +370,9 @@ const MIGRATIONS: Migration[] = [
       -- One row per key (a credential, or a client address) and rate class: the start of its current
       -- 60-second window and the requests counted in it. PostgreSQL deployments count here, so every
       -- node sees every request; SQLite (one serving process per data folder) counts in memory and
-      -- leaves the table empty.
-      CREATE TABLE rate_windows (
+      -- leaves the table empty. UNLOGGED: every counted request writes here, and a window is worth
+      -- nothing after a crash (PostgreSQL empties unlogged tables then), so no WAL is written for it.
+      CREATE UNLOGGED TABLE rate_windows (
         key TEXT NOT NULL,
         class TEXT NOT NULL,
         window_start TEXT NOT NULL,

@@ -32,13 +32,28 @@ export function changeStamp(db: Database, now: () => number = performance.now.bi
 export class ReadCache<V> {
   private stamp = ''
   private entries = new Map<string, V>()
+  /** moved by `forget`: part of every stamp, so a value computed before it is not kept */
+  private generation = 0
 
   /** `enabled: false` computes every time (for measuring the uncached path, or ruling the cache out). */
   constructor(private readonly currentStamp: () => string, private readonly enabled = true, private readonly maxEntries = 1000) {}
 
+  /**
+   * Forgets every entry now: for a write of this process that the stamp may not show at once (on
+   * PostgreSQL the key cache's stamp is the clock's half-second).
+   */
+  forget(): void {
+    this.generation++
+    this.entries.clear()
+  }
+
+  private now(): string {
+    return `${this.generation}:${this.currentStamp()}`
+  }
+
   get(key: string, compute: () => V): V {
     if (!this.enabled) return compute()
-    const stamp = this.currentStamp()
+    const stamp = this.now()
     if (stamp !== this.stamp) {
       this.entries.clear()
       this.stamp = stamp
@@ -58,7 +73,7 @@ export class ReadCache<V> {
    */
   async getAsync(key: string, compute: () => Promise<V>): Promise<V> {
     if (!this.enabled) return compute()
-    const stamp = this.currentStamp()
+    const stamp = this.now()
     if (stamp !== this.stamp) {
       this.entries.clear()
       this.stamp = stamp
@@ -66,7 +81,7 @@ export class ReadCache<V> {
     const cached = this.entries.get(key)
     if (cached !== undefined) return cached
     const value = await compute()
-    if (this.currentStamp() === stamp && this.stamp === stamp) {
+    if (this.now() === stamp && this.stamp === stamp) {
       if (this.entries.size >= this.maxEntries) this.entries.clear()
       this.entries.set(key, value)
     }

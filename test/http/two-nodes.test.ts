@@ -75,7 +75,7 @@ describe.skipIf(pg.skip)('two nodes on one PostgreSQL database', () => {
     expect((await b.call('POST', '/v1/summaries', { token, body: SUMMARY })).status).toBe(429)
   }, 60_000)
 
-  test('a key revoked through node A is refused by node B on its next request', async () => {
+  test('a key revoked through node A is refused by node B within one second', async () => {
     const { a, b } = await twoNodes()
     const PASSWORD = 'correct horse battery staple'
     await a.services.web.setPassword(EMAIL, PASSWORD)
@@ -106,7 +106,15 @@ describe.skipIf(pg.skip)('two nodes on one PostgreSQL database', () => {
     }))
     expect(revoked.status).toBe(303)
 
-    const refused = await b.call('GET', '/v1/usage', { token: created.key })
+    // Each node trusts a verified key for at most half a second: refused everywhere within one second
+    // (the issue's bound), asked every 50 ms.
+    const revokedAt = performance.now()
+    let refused = await b.call('GET', '/v1/usage', { token: created.key })
+    while (refused.status === 200 && performance.now() - revokedAt < 1000) {
+      await Bun.sleep(50)
+      refused = await b.call('GET', '/v1/usage', { token: created.key })
+    }
+    console.log(`revoked through node A: refused by node B after ${(performance.now() - revokedAt).toFixed(0)} ms`)
     expect(refused.status).toBe(401)
     expect(refused.body.error.code).toBe('invalid_token')
     expect((await a.call('GET', '/v1/usage', { token: created.key })).status).toBe(401)

@@ -61,14 +61,21 @@ export function parseScopes(list: string | undefined): Scope[] {
 export type AccountsService = ReturnType<typeof createAccountsService>
 
 /**
+ * How long a verified key is trusted on PostgreSQL before the database is asked again: a key revoked
+ * through any node is refused by every node within this (the interface's bound is one second).
+ */
+export const SHARED_KEY_CACHE_MS = 500
+
+/**
  * The cache of verified API keys. On SQLite it is a ReadCache that any write empties (its stamp reads
  * data_version, so a key revoked by another process, the CLI, is seen within a millisecond). On
- * PostgreSQL it is off: a key revoked through another node is a write this node cannot see, so every
- * request reads its key from the database, and a revoked key is refused by every node on its next request.
+ * PostgreSQL another node's revocation is a write this node cannot see, so the stamp is the clock's
+ * half-second: every entry is forgotten at the next half-second boundary, and one read while a
+ * boundary passed is not kept. A revoked key is refused by every node within half a second.
  */
 export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal | null> {
   const db = sqliteOf(store)
-  return db ? new ReadCache(changeStamp(db), enabled) : new ReadCache(() => '', false)
+  return db ? new ReadCache(changeStamp(db), enabled) : new ReadCache(() => String(Math.floor(Date.now() / SHARED_KEY_CACHE_MS)), enabled)
 }
 
 export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService }) {
@@ -151,6 +158,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see ${commandLine('keys list --email <email>')})`)
       const row = matches[0]!
       if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      deps.keyCache.forget()
       return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
 
@@ -164,6 +172,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       const row = (await repo.findKeys(keyId)).find(k => k.id === keyId && k.account_id === accountId)
       if (!row) return null
       if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      deps.keyCache.forget()
       return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
 

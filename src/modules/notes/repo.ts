@@ -64,7 +64,7 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
   const db = sqliteOf(store)
   const sqliteList = db ? sqliteLister(db, caches.boundaries ?? new PageBoundaries(notesChangeStamp(db)), caches.items ?? null) : null
   const stamp = db ? notesChangeStamp(db) : null
-  const pageCache = db && caches.pages ? new PageCache() : null
+  const pageCache = caches.pages ? new PageCache() : null
   const postgres = store.dialect === 'postgres'
   /** `max` of two values, as each dialect spells it */
   const greatest = postgres ? 'GREATEST' : 'max'
@@ -101,6 +101,14 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
    * T - bound(c) cannot have changed after T); each part gives at most `offset + count` keys.
    */
   async function postgresList(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<string[]> {
+    return (await postgresPage(lib, filter, count, offset)).items
+  }
+
+  /**
+   * The same, with the revision counter (migration 5's, moved at the commit of any change to a note)
+   * read by the same statement, so in the same snapshot: the stamp a kept page is valid for.
+   */
+  async function postgresPage(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<{ items: string[]; stamp: string | null }> {
     const eq = equalities(lib, filter)
     let keys: string
     let params: SqlValue[]
@@ -120,9 +128,10 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
         ) parts ${ORDER} LIMIT ? OFFSET ?`
       params = [...eq.params, t, want, ...eq.params, t, t, ...from, want, count, offset]
     }
-    const rows = await store.all<{ list_item: string }>(`SELECT n.list_item FROM (${keys}) page JOIN notes n ON n.id = page.id
+    const rows = await store.all<{ list_item: string | null; stamp: string | number }>(`WITH counter AS (SELECT n AS stamp FROM note_revision_counter)
+      SELECT n.list_item, counter.stamp FROM counter LEFT JOIN ((${keys}) page JOIN notes n ON n.id = page.id) ON true
       ORDER BY page.date_created DESC, page.id DESC`, params)
-    return rows.map(r => r.list_item)
+    return { items: rows.filter(r => r.list_item !== null).map(r => r.list_item!), stamp: rows[0] ? String(rows[0].stamp) : null }
   }
 
   /**
@@ -168,13 +177,20 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
      * inside a caller's transaction, whose uncommitted writes a kept page must never show.
      */
     async listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string): Promise<string> {
-      if (!sqliteList) return render(await postgresList(lib, filter, limit + 1, offset))
       const cache = store.inTransaction ? null : pageCache
       const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
       if (cache) {
-        const now = await store.get<{ n: number }>('SELECT n FROM note_revision_counter')
+        const now = await store.get<{ n: number | string }>('SELECT n FROM note_revision_counter')
         const kept = cache.get(String(now!.n), key)
         if (kept !== undefined) return kept
+      }
+      if (!sqliteList) {
+        // PostgreSQL: the counter moves at the commit of any note's change on any node, so a kept
+        // page is served only while no note has changed anywhere since it was read
+        const { items: page, stamp: at } = await postgresPage(lib, filter, limit + 1, offset)
+        const text = render(page)
+        if (cache && at !== null) cache.set(at, key, text)
+        return text
       }
       return store.transaction(async () => {
         const page = render(sqliteList(lib, filter, limit + 1, offset))
