@@ -12,6 +12,8 @@ import { PostgresStore } from '../../src/db/store'
 import { createIdGenerator } from '../../src/ids'
 import type { Principal } from '../../src/http/admission'
 import { createServices } from '../../src/services'
+import { createApp } from '../../src/app'
+import { silentLogger } from '../../src/log'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../helpers/postgres'
 import { run, tempDir } from '../helpers/process'
 
@@ -36,6 +38,8 @@ let pg: PostgresCluster | undefined
 let source: Database
 let copied: CopyReport
 let target: PostgresStore
+/** Alice's live key, to ask both servers the same questions */
+let aliceKey: string
 
 /** An installation with some of everything, written through the services as the server writes it. */
 async function buildInstallation() {
@@ -46,6 +50,7 @@ async function buildInstallation() {
   const s = createServices({ config, store: new SqliteStore(db), clock, ids: createIdGenerator(() => clock.now().getTime()) })
   try {
     const alice = await s.accounts.createKey({ email: 'Alice@example.com', name: 'live' })
+    aliceKey = alice.key
     await s.accounts.createKey({ email: 'alice@example.com', sandbox: true, name: 'sandbox' })
     const bob = await s.accounts.createKey({ email: 'bob@example.com', plan: 'pro', name: 'bob' })
     await s.accounts.revokeKey((await s.accounts.createKey({ email: 'bob@example.com', name: 'old' })).info.id)
@@ -174,6 +179,34 @@ describe.skipIf(pgSkip !== null)('db copy into an empty PostgreSQL database', ()
       const mine = page(source.query<{ list_item: string }, [string]>(sql).all(accountId))
       expect(page(await target.all(sql, [accountId]))).toBe(mine)
       expect(mine.length).toBeGreaterThan(30)
+    }
+  })
+
+  test('a server on the copy answers the same listNotes pages and the same balance as one on the SQLite file', async () => {
+    const config = loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: data.path, NOTESVC_LLM: 'builtin', NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000' })
+    const clock = fixedClock('2026-11-10T12:00:00.000Z')
+    const ids = createIdGenerator(() => clock.now().getTime())
+    const onSqlite = new SqliteStore(openDatabase(databasePath))
+    const onPostgres = new PostgresStore(pg!.url.replace(/\/postgres$/, '/copied'), { max: 2 })
+    try {
+      const servers = [onSqlite, onPostgres].map(store => createApp({ config, clock, ids, log: silentLogger, services: createServices({ config, store, clock, ids }) }))
+      const ask = (path: string) => Promise.all(servers.map(async app => {
+        const res = await app.handle(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${aliceKey}` } }))
+        return { status: res.status, body: await res.text() }
+      }))
+      const folder = JSON.parse((await ask('/v1/folders'))[0]!.body).data.find((f: { name: string }) => f.name === 'Work').id
+      for (const path of ['/v1/notes?limit=50', `/v1/notes?folderId=${folder}&limit=20`, '/v1/notes?limit=50&offset=450', '/v1/notes?folderId=null&status=Done&limit=7&offset=13', '/v1/notes?updatedAfter=2026-11-10T12:30:00.000Z&limit=10', '/v1/folders']) {
+        const [sqlite, postgres] = await ask(path)
+        expect({ path, ...postgres }).toEqual({ path, ...sqlite! })
+        expect(sqlite!.status).toBe(200)
+      }
+      const [a, b] = await ask('/v1/usage')
+      expect(a!.status).toBe(200)
+      expect(JSON.parse(b!.body).balance).toEqual(JSON.parse(a!.body).balance)
+      expect(JSON.parse(a!.body).balance.totalRemaining).toBe(60 + 25 - 3 - 70)
+    } finally {
+      await onSqlite.close()
+      await onPostgres.close()
     }
   })
 
