@@ -1,11 +1,6 @@
+import { identityServices } from '../helpers/identity'
 import { afterAll, describe, expect, test } from 'bun:test'
-import { fixedClock } from '../../src/clock'
 import type { Store } from '../../src/db/store'
-import { createIdGenerator } from '../../src/ids'
-import { createAccountsRepo } from '../../src/modules/accounts/repo'
-import { createAccountsService, keyCacheFor } from '../../src/modules/accounts/service'
-import { createCreditsRepo } from '../../src/modules/credits/repo'
-import { createCreditsService } from '../../src/modules/credits/service'
 import { createOAuthService, OAuthError } from '../../src/modules/oauth'
 import { backEnds } from '../helpers/backends'
 
@@ -35,10 +30,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`OAuth state on ${b.name}`, ()
   async function server() {
     const store = await b.open()
     opened.push(store)
-    const clock = fixedClock('2026-11-10T12:00:00.000Z')
-    const ids = createIdGenerator(() => clock.now().getTime())
-    const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: '' })
-    const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, true), credits })
+    const { clock, ids, accounts } = identityServices(store)
     const oauth = createOAuthService({ store, clock, ids, config: { publicUrl: 'http://localhost' } })
     const account = await accounts.ensureAccount('oauth@example.com')
     const client = await oauth.register({ client_name: 'Store test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })

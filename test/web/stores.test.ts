@@ -1,11 +1,6 @@
+import { identityServices } from '../helpers/identity'
 import { afterAll, describe, expect, test } from 'bun:test'
-import { fixedClock } from '../../src/clock'
 import type { Store } from '../../src/db/store'
-import { createIdGenerator } from '../../src/ids'
-import { createAccountsRepo } from '../../src/modules/accounts/repo'
-import { createAccountsService, keyCacheFor } from '../../src/modules/accounts/service'
-import { createCreditsRepo } from '../../src/modules/credits/repo'
-import { createCreditsService } from '../../src/modules/credits/service'
 import { createWebService, MAX_FAILURES_PER_EMAIL } from '../../src/modules/web/service'
 import { SESSION_COOKIE } from '../../src/modules/web/sessions'
 import { backEnds } from '../helpers/backends'
@@ -24,10 +19,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`accounts and sign-in on ${b.n
   async function identity() {
     const store = await b.open()
     opened.push(store)
-    const clock = fixedClock('2026-11-10T12:00:00.000Z')
-    const ids = createIdGenerator(() => clock.now().getTime())
-    const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: '' })
-    const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, true), credits })
+    const { clock, accounts } = identityServices(store)
     const web = createWebService({ store, clock, accounts, secureCookies: false })
     return { store, clock, accounts, web }
   }
