@@ -203,11 +203,11 @@ function languageFor(requested: string | null, multilingual: boolean, log: Logge
   return 'auto'
 }
 
-function settle(job: NativeJob, signal: AbortSignal | undefined): Promise<NativeResult> {
+function settle(job: NativeJob, signal: AbortSignal | undefined, stopped: () => void = () => {}): Promise<NativeResult> {
   if (!signal) return job.promise
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      void job.stop()
+      job.stop().then(stopped, stopped)
       reject(signal.reason)
     }
     if (signal.aborted) return onAbort()
@@ -326,9 +326,17 @@ export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
         giveBack(model)
         throw err
       }
-      // the context is free again only when whisper.cpp has finished with it (an abort returns earlier)
-      job.promise.then(release, release).finally(() => giveBack(model))
-      const result = await settle(job, opts.signal)
+      // The context is given back when whisper.cpp has finished with it, or once stopped: a stopped
+      // job's promise never settles (binding 1.1.3), while its `stop()` resolves; the binding queues a
+      // next transcription on the context behind any native work still running.
+      let returned = false
+      const back = () => {
+        if (returned) return
+        returned = true
+        giveBack(model)
+      }
+      job.promise.then(release, release).finally(back)
+      const result = await settle(job, opts.signal, back)
       if (result.isAborted) throw opts.signal?.reason ?? new Error('whisper: transcription was stopped')
       return {
         segments: toSegments(result.segments, samples.length / SAMPLE_RATE),
