@@ -68,7 +68,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect(done.headers.get('x-credits-remaining')).toBe('58')
 
     const { status } = await waitForStatus(t, t.token, up.noteId, ['Done', 'Error'])
-    expect(status).toEqual({ status: 'Done', processingStage: null, isComplete: true, hasError: false, errorMessage: null, errorCode: null })
+    expect(status).toEqual({ status: 'Done', processingStage: null, progress: 1, isComplete: true, hasError: false, errorMessage: null, errorCode: null })
     // 61 s of 8 kHz stereo arrived as 61 s of 16 kHz mono, tone intact
     const total = t.rec.calls.reduce((n, c) => n + c.samples, 0)
     expect(total).toBeGreaterThanOrEqual(61 * 16_000 - 2)

@@ -89,7 +89,8 @@ export function quietestPoint(samples: Float32Array, from: number, to: number): 
  * is what remains). Memory: one chunk and the search margin.
  */
 export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number }> {
-  let buffer = new Float32Array(size + search + 16_384)
+  // grown as blocks arrive (a recording shorter than one chunk never allocates a whole chunk)
+  let buffer = new Float32Array(Math.min(size + search + 16_384, 60 * SAMPLE_RATE))
   let filled = 0
   let offset = 0
   for await (const block of blocks) {
