@@ -173,7 +173,8 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('a transient engine failure is retried, and the job then finishes', async () => {
-    let failures = 1
+    // a chunk that fails is tried once more in the same run; failing twice, the job is retried
+    let failures = 2
     const t = await setup({ fail: () => (failures-- > 0 ? new Error('engine hiccup') : null) })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 3 }))
