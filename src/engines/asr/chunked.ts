@@ -11,7 +11,7 @@ import { createAsrScheduler, type AsrScheduler, type SlotOwner } from './schedul
  * of a few minutes makes several: 45 s gives a 3-minute memo 4 chunks, both cores of a 2-core machine
  * busy from the start. Measured on this 2-core machine with PocketSphinx on the testdata recordings
  * (see docs/decisions.md "Parallel transcription"): starting `pocketsphinx_continuous` and loading its
- * model costs about 0.3 s a process, under 5 % of a 45-s chunk's decoding; shorter chunks pay that more
+ * model costs about 0.65 s a process, about 8 % of a 45-s chunk's decoding; shorter chunks pay that more
  * often and cut more often. whisper.cpp decodes 30-s windows anyway, so 45 s costs it nothing extra.
  * Memory: a 45-s chunk is 2.9 MB of float samples.
  */
