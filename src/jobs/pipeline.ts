@@ -19,7 +19,7 @@ export interface PipelineDeps {
     setStage(id: string, stage: string, progress?: number | null): Awaitable<unknown>
     setProgress(id: string, progress: number): Awaitable<unknown>
     saveTranscript(id: string, result: { transcript: string; language: string | null }): Awaitable<unknown>
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
   }
   uploads: { byNote(noteId: string): Promise<{ storage_key: string } | null> }
   chunkSeconds?: number
@@ -146,6 +146,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
       if (signal.aborted || err instanceof PermanentJobError) throw err
       throw new PermanentJobError('summarization_failed', `The transcript is ready (GET /v1/notes/${note.id}/transcript), but summarizing it failed: ${err instanceof Error ? err.message : String(err)}`)
     }
-    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
+    // the transcript is on the note already (saveTranscript above)
+    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language })
   }
 }

@@ -178,12 +178,12 @@ export function createNotesService(deps: {
       return repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
     },
 
-    /** Stores finished processing output and marks the note `Done`. */
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
+    /** Stores finished processing output and marks the note `Done`; without `transcript`, the one `saveTranscript` stored stays. */
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
       return repo.write(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
-        original_transcription: result.transcript,
+        ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
         language: result.language,
         status: 'Done',
