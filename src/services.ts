@@ -17,6 +17,7 @@ import { createJobsRepo } from './jobs/repo'
 import { createJobWakeup, createWorkerPool } from './jobs/worker'
 import { liveWorkers, thisProcess } from './jobs/presence'
 import { databaseClock } from './jobs/database-clock'
+import { createAsrScheduler } from './engines/asr/scheduler'
 import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
@@ -100,7 +101,7 @@ export function createServices(deps: CoreDeps) {
   })
   const workers = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, identity: thisProcess(ids.next('wrk')),
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo }) },
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: createAsrScheduler(config.asrSlots), log }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })

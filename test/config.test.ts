@@ -23,6 +23,14 @@ describe('job workers and leases in the configuration', () => {
     expect(() => loadConfig(env)).toThrow(message)
   })
 
+  test('NOTESVC_ASR_SLOTS: the number of cores by default, 1 to 64', () => {
+    expect(loadConfig({}).asrSlots).toBe(Math.min(64, require('node:os').availableParallelism()))
+    expect(loadConfig({ NOTESVC_ASR_SLOTS: '3' }).asrSlots).toBe(3)
+    for (const bad of ['0', '65', '1.5', 'many']) {
+      expect(() => loadConfig({ NOTESVC_ASR_SLOTS: bad })).toThrow(`NOTESVC_ASR_SLOTS=${bad} is not valid; use a whole number from 1 to 64`)
+    }
+  })
+
   test('flags set them too: --workers 0, --job-lease-seconds 5', () => {
     const { env, rest } = applyFlags({}, ['serve', '--workers', '0', '--job-lease-seconds', '5'])
     expect(rest).toEqual(['serve'])

@@ -382,6 +382,15 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX rate_windows_start ON rate_windows(window_start);
     `,
   },
+  {
+    version: 8,
+    name: 'transcription progress on notes',
+    sql: `
+      -- The share of the recording transcribed (0 to 1), written as chunks finish; NULL when unknown
+      -- (before transcription starts, or when the recording's length cannot be read).
+      ALTER TABLE notes ADD COLUMN progress DOUBLE PRECISION;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

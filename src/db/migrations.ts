@@ -349,4 +349,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX rate_windows_start ON rate_windows(window_start);
     `,
   },
+  {
+    version: 8,
+    name: 'transcription progress on notes',
+    sql: `
+      -- The share of the recording transcribed (0 to 1), written as chunks finish; NULL when unknown
+      -- (before transcription starts, or when the recording's length cannot be read).
+      ALTER TABLE notes ADD COLUMN progress REAL;
+    `,
+  },
 ]

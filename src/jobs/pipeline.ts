@@ -1,4 +1,5 @@
-import { transcribeMedia, type Transcription } from '../engines/asr/chunked'
+import { transcribeMedia, type ChunkReport, type Transcription } from '../engines/asr/chunked'
+import type { AsrScheduler } from '../engines/asr/scheduler'
 import { AsrUnavailableError, type AsrEngine } from '../engines/asr/engine'
 import type { LlmEngine, StyleId } from '../engines/llm/engine'
 import { summarizeLong } from '../engines/llm/summarize'
@@ -14,13 +15,25 @@ export interface PipelineDeps {
   asr: () => AsrEngine
   llm: () => Promise<LlmEngine>
   notes: {
-    getById(id: string): Awaitable<{ id: string; style_id: string; language: string | null } | null>
-    setStage(id: string, stage: string): Awaitable<unknown>
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
+    getById(id: string): Awaitable<{ id: string; account_id: string; style_id: string; language: string | null } | null>
+    setStage(id: string, stage: string, progress?: number | null): Awaitable<unknown>
+    setProgress(id: string, progress: number): Awaitable<unknown>
+    saveTranscript(id: string, result: { transcript: string; language: string | null }): Awaitable<unknown>
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
   }
   uploads: { byNote(noteId: string): Promise<{ storage_key: string } | null> }
   chunkSeconds?: number
+  /** the process's ASR chunk slots (NOTESVC_ASR_SLOTS), shared by its jobs; by default one per core */
+  scheduler?: AsrScheduler
+  /** the shortest time between two progress writes of one job */
+  progressEveryMs?: number
+  /** pause before the one further try of a failed summary */
+  summaryRetryMs?: number
+  log?: { warn(msg: string, fields?: Record<string, unknown>): void }
 }
+
+/** Progress is written at most once a second per job: a status poll sees it move, the database is not busied. */
+const PROGRESS_EVERY_MS = 1000
 
 type Awaitable<T> = T | Promise<T>
 
@@ -34,10 +47,13 @@ function permanent(err: unknown): never {
 }
 
 /**
- * The processing of one uploaded file: decode to 16 kHz mono (streamed), transcribe chunk by chunk,
- * summarize in the note's style, store. Each stage is reported on the note as it starts. Every write
- * is made only while the run holds the job's lease: the stages through `run.write`, the result as the
- * write returned to the pool, which makes it with marking the job done.
+ * The processing of one uploaded file: decode to 16 kHz mono (streamed), transcribe in chunks (several
+ * at once, in the slots the process's jobs share), store the transcript, summarize in the note's style,
+ * store. Each stage is reported on the note as it starts, and the share transcribed as chunks finish
+ * (at most once a second). Every write is made only while the run holds the job's lease: the stages
+ * and progress through `run.write`, the result as the write returned to the pool, which makes it with
+ * marking the job done. A summary that fails twice fails the job with `summarization_failed`, the
+ * transcript kept on the note.
  */
 export function createUploadPipeline(deps: PipelineDeps) {
   return async function processUpload(job: JobRow, run: JobRun): Promise<() => Promise<unknown>> {
@@ -46,7 +62,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const upload = await deps.uploads.byNote(job.note_id)
     if (!note || !upload) throw new PermanentJobError('media_missing', 'The note or its upload no longer exists.')
 
-    await run.write(() => deps.notes.setStage(note.id, 'converting'))
+    await run.write(() => deps.notes.setStage(note.id, 'converting', null))
     if (!(await deps.storage.stat(upload.storage_key))) throw new PermanentJobError('media_missing', 'The uploaded file is no longer in storage; upload it again.')
     const asr = deps.asr()
     try {
@@ -57,30 +73,80 @@ export function createUploadPipeline(deps: PipelineDeps) {
 
     const copy = await deps.storage.localCopy(upload.storage_key)
     let heard: Transcription
-    // the stage is written as the first chunk is heard, while transcription goes on; its outcome
-    // (a lost lease) is awaited below, and kept from being an unhandled rejection until then
-    let transcribing: Promise<{ failed: unknown } | null> = Promise.resolve(null)
+    // Stage and progress writes run beside transcription, one at a time; the first failure (a lost
+    // lease) is kept and thrown below, never left an unhandled rejection.
+    let writes: Promise<void> = Promise.resolve()
+    let writeFailed: { error: unknown } | null = null
+    const background = (fn: () => Awaitable<unknown>) => {
+      writes = writes.then(async () => {
+        if (writeFailed) return
+        try {
+          await run.write(fn)
+        } catch (error) {
+          writeFailed = { error }
+        }
+      })
+    }
+    const every = deps.progressEveryMs ?? PROGRESS_EVERY_MS
+    let lastWrite = 0
+    let latest: number | null = null
+    let timer: ReturnType<typeof setTimeout> | null = null
+    const flushProgress = () => {
+      timer = null
+      if (latest === null) return
+      const p = latest
+      latest = null
+      lastWrite = performance.now()
+      background(() => deps.notes.setProgress(note.id, p))
+    }
+    const report: ChunkReport = { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
     try {
-      heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds }, {
+      heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds, scheduler: deps.scheduler, owner: { job: job.id, account: note.account_id } }, {
         language: note.language,
         signal,
-        onFirstChunk: () => {
-          transcribing = run.write(() => deps.notes.setStage(note.id, 'transcribing')).then(() => null, failed => ({ failed }))
+        report,
+        onFirstChunk: () => background(() => deps.notes.setStage(note.id, 'transcribing', 0)),
+        onProgress: fraction => {
+          latest = fraction
+          if (timer) return
+          const wait = lastWrite + every - performance.now()
+          if (wait <= 0) flushProgress()
+          else timer = setTimeout(flushProgress, wait)
         },
       })
-      const stage = await transcribing
-      if (stage) throw stage.failed
     } catch (err) {
-      await transcribing // a stage write under way ends before the run does
+      if (timer) clearTimeout(timer)
+      await writes // a write under way ends before the run does
       permanent(err)
     } finally {
       await copy.release()
     }
+    if (timer) clearTimeout(timer)
+    await writes
+    if (writeFailed) throw (writeFailed as { error: unknown }).error
+    if (report.loopsRetried || report.retried) deps.log?.warn('transcription: chunks decoded again', { noteId: note.id, ...report })
     const { segments, transcript } = heard
     const language = heard.language
 
-    await run.write(() => deps.notes.setStage(note.id, 'summarizing'))
-    const summary = await summarizeLong(await deps.llm(), { text: transcript, styleId: note.style_id as StyleId, segments, language }, signal)
-    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, transcript, structuredContent: summary.structuredContent, language })
+    // stored before summarizing: a summary that fails leaves the transcript readable
+    await run.write(() => deps.notes.saveTranscript(note.id, { transcript, language }))
+    let summary: Awaited<ReturnType<typeof summarizeLong>>
+    const input = { text: transcript, styleId: note.style_id as StyleId, segments, language }
+    try {
+      try {
+        summary = await summarizeLong(await deps.llm(), input, signal)
+      } catch (err) {
+        if (signal.aborted) throw err
+        deps.log?.warn('summary failed, trying once more', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
+        await Bun.sleep(deps.summaryRetryMs ?? 2000)
+        signal.throwIfAborted()
+        summary = await summarizeLong(await deps.llm(), input, signal)
+      }
+    } catch (err) {
+      if (signal.aborted || err instanceof PermanentJobError) throw err
+      throw new PermanentJobError('summarization_failed', `The transcript is ready (GET /v1/notes/${note.id}/transcript), but summarizing it failed: ${err instanceof Error ? err.message : String(err)}`)
+    }
+    // the transcript is on the note already (saveTranscript above)
+    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language })
   }
 }

@@ -172,7 +172,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`notes on ${b.name}`, () => {
       const t = await setup()
       const n = await t.create('t')
       expect((await t.call('GET', `/v1/notes/${n.id}/status`, { token: t.token })).body).toEqual({
-        status: 'Done', processingStage: null, isComplete: true, hasError: false, errorMessage: null, errorCode: null,
+        status: 'Done', processingStage: null, progress: 1, isComplete: true, hasError: false, errorMessage: null, errorCode: null,
       })
       expect((await t.call('GET', `/v1/notes/${n.id}/transcript`, { token: t.token })).body).toEqual({ noteId: n.id, transcript: 'Body of t', language: null })
     })

@@ -68,7 +68,7 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect(done.headers.get('x-credits-remaining')).toBe('58')
 
     const { status } = await waitForStatus(t, t.token, up.noteId, ['Done', 'Error'])
-    expect(status).toEqual({ status: 'Done', processingStage: null, isComplete: true, hasError: false, errorMessage: null, errorCode: null })
+    expect(status).toEqual({ status: 'Done', processingStage: null, progress: 1, isComplete: true, hasError: false, errorMessage: null, errorCode: null })
     // 61 s of 8 kHz stereo arrived as 61 s of 16 kHz mono, tone intact
     const total = t.rec.calls.reduce((n, c) => n + c.samples, 0)
     expect(total).toBeGreaterThanOrEqual(61 * 16_000 - 2)
@@ -173,7 +173,8 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
   })
 
   test('a transient engine failure is retried, and the job then finishes', async () => {
-    let failures = 1
+    // a chunk that fails is tried once more in the same run; failing twice, the job is retried
+    let failures = 2
     const t = await setup({ fail: () => (failures-- > 0 ? new Error('engine hiccup') : null) })
     const up = await startUpload(t, t.token, { fileName: 'a.wav', contentType: 'audio/wav' })
     await put(t, up.uploadUrl, makeWav({ seconds: 3 }))

@@ -1,12 +1,32 @@
-import { decodeMedia } from '../media/decode'
+import { decodeMedia, mediaDuration } from '../media/decode'
 import { MediaUnreadableError } from '../media/errors'
 import type { MediaTools } from '../media/ffmpeg'
-import { SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from './engine'
+import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from './engine'
+import { cutLoops, hasLoop } from './repetition'
+import { createAsrScheduler, type AsrScheduler, type SlotOwner } from './scheduler'
 
-/** Seconds of audio handed to the engine at once: memory stays at one chunk (5 min ≈ 19 MB). */
-export const CHUNK_SECONDS = 300
+/**
+ * Seconds of audio handed to the engine at once. Chunks of one recording are transcribed in parallel
+ * (as many at a time as the scheduler's slots allow), so a chunk must be short enough that a recording
+ * of a few minutes makes several: 45 s gives a 3-minute memo 4 chunks, both cores of a 2-core machine
+ * busy from the start. Measured on this 2-core machine with PocketSphinx on the testdata recordings
+ * (see docs/decisions.md "Parallel transcription"): starting `pocketsphinx_continuous` and loading its
+ * model costs about 0.65 s a process, about 8 % of a 45-s chunk's decoding; shorter chunks pay that more
+ * often and cut more often. whisper.cpp decodes 30-s windows anyway, so 45 s costs it nothing extra.
+ * Memory: a 45-s chunk is 2.9 MB of float samples.
+ */
+export const CHUNK_SECONDS = 45
 
-/** Groups a stream of sample blocks into chunks of exactly `size` samples (the last one shorter). */
+/** Seconds either side of a chunk boundary searched for the quietest point to cut at. */
+export const CUT_SEARCH_SECONDS = 2
+/** Frames whose loudness is compared when choosing a cut: 20 ms, smoothed over 100 ms. */
+const FRAME = SAMPLE_RATE / 50
+const SMOOTH_FRAMES = 5
+
+/**
+ * Groups a stream of sample blocks into chunks of exactly `size` samples (the last one shorter): a
+ * fixed cut, for callers that need exact sizes. `transcribeMedia` cuts at quiet points instead.
+ */
 export async function* chunked(blocks: AsyncIterable<Float32Array>, size: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number }> {
   let buffer = new Float32Array(size)
   let filled = 0
@@ -29,36 +49,214 @@ export async function* chunked(blocks: AsyncIterable<Float32Array>, size: number
   if (filled > 0) yield { samples: buffer.subarray(0, filled), offsetSamples: offset }
 }
 
+/**
+ * The quietest point of `samples` between `from` and `to` (sample indices): the middle of the 20-ms
+ * frame whose loudness (RMS, averaged with its neighbours over 100 ms) is lowest. Speech has its
+ * pauses between words; a cut there does not split a word.
+ */
+export function quietestPoint(samples: Float32Array, from: number, to: number): number {
+  const first = Math.max(0, Math.floor(from / FRAME))
+  const last = Math.min(Math.floor(samples.length / FRAME), Math.ceil(to / FRAME))
+  if (last - first < 1) return Math.min(Math.max(from, 0), samples.length)
+  const energy = new Float64Array(last - first)
+  for (let f = first; f < last; f++) {
+    let sum = 0
+    for (let i = f * FRAME; i < (f + 1) * FRAME; i++) sum += samples[i]! * samples[i]!
+    energy[f - first] = Math.sqrt(sum / FRAME)
+  }
+  let best = 0
+  let bestValue = Infinity
+  const half = Math.floor(SMOOTH_FRAMES / 2)
+  for (let i = 0; i < energy.length; i++) {
+    let sum = 0
+    let n = 0
+    for (let j = Math.max(0, i - half); j <= Math.min(energy.length - 1, i + half); j++) {
+      sum += energy[j]!
+      n++
+    }
+    const v = sum / n
+    if (v < bestValue) {
+      bestValue = v
+      best = i
+    }
+  }
+  return (first + best) * FRAME + FRAME / 2
+}
+
+/**
+ * Groups a stream of sample blocks into chunks of about `size` samples, each cut at the quietest
+ * point within `search` samples of its nominal end (so a chunk is `size ± search` long; the last one
+ * is what remains). Memory: one chunk and the search margin.
+ */
+export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number }> {
+  // grown as blocks arrive (a recording shorter than one chunk never allocates a whole chunk)
+  let buffer = new Float32Array(Math.min(size + search + 16_384, 60 * SAMPLE_RATE))
+  let filled = 0
+  let offset = 0
+  for await (const block of blocks) {
+    if (filled + block.length > buffer.length) {
+      const bigger = new Float32Array(Math.max(buffer.length * 2, filled + block.length))
+      bigger.set(buffer.subarray(0, filled))
+      buffer = bigger
+    }
+    buffer.set(block, filled)
+    filled += block.length
+    while (filled >= size + search) {
+      const cut = Math.max(1, quietestPoint(buffer.subarray(0, filled), size - search, size + search))
+      yield { samples: buffer.slice(0, cut), offsetSamples: offset }
+      buffer.copyWithin(0, cut, filled)
+      filled -= cut
+      offset += cut
+    }
+  }
+  if (filled > 0) yield { samples: buffer.slice(0, filled), offsetSamples: offset }
+}
+
 export interface Transcription {
   segments: TranscriptSegment[]
   transcript: string
   language: string | null
 }
 
+/** What happened to the chunks of one recording (for logs and tests). */
+export interface ChunkReport {
+  chunks: number
+  /** chunks whose first transcription looped and was decoded again */
+  loopsRetried: number
+  /** chunks still looping after that, whose repetition was cut */
+  loopsCut: number
+  /** chunks whose transcription failed once and succeeded on the second try */
+  retried: number
+}
+
+let processScheduler: AsrScheduler | undefined
+
+/** The scheduler of callers that bring none (the CLI, the synchronous routes): one per process, a slot per core. */
+export function sharedAsrScheduler(): AsrScheduler {
+  return (processScheduler ??= createAsrScheduler())
+}
+
+let anonymous = 0
+
 /**
- * Decodes a media file to 16 kHz mono (streamed) and transcribes it chunk by chunk; segment times are
- * offset to the whole recording. Used by the upload pipeline and the synchronous routes alike.
+ * Decodes a media file to 16 kHz mono (streamed) and transcribes it in chunks cut at quiet points,
+ * several at once (each holding one of the scheduler's slots while the engine works on it), with at
+ * most a few decoded chunks in memory; segments are stitched in the recording's order, their times
+ * offset by each chunk's start. A chunk whose text loops is decoded again with other settings, then
+ * cut; a chunk that fails is tried once more before the whole fails. Used by the upload pipeline, the
+ * synchronous routes and `notesvc transcribe` alike.
  */
 export async function transcribeMedia(
   path: string,
-  deps: { asr: AsrEngine; tools: MediaTools; chunkSeconds?: number },
-  opts: { language: string | null; signal?: AbortSignal; onFirstChunk?: () => void | Promise<void> },
+  deps: {
+    asr: AsrEngine
+    tools: MediaTools
+    chunkSeconds?: number
+    /** the slots shared with other jobs; by default the process's own (a slot per core) */
+    scheduler?: AsrScheduler
+    /** whose chunks these are, for the scheduler's fairness; by default a job of its own */
+    owner?: SlotOwner
+  },
+  opts: {
+    language: string | null
+    signal?: AbortSignal
+    onFirstChunk?: () => void | Promise<void>
+    /** the share of the recording transcribed so far, 0 to 1, called as chunks finish (not when the duration is unknown) */
+    onProgress?: (fraction: number) => void
+    /** filled with what happened to the chunks */
+    report?: ChunkReport
+  },
 ): Promise<Transcription> {
-  const chunkSamples = (deps.chunkSeconds ?? CHUNK_SECONDS) * SAMPLE_RATE
-  const segments: TranscriptSegment[] = []
-  let language = opts.language
+  const chunkSamples = Math.round((deps.chunkSeconds ?? CHUNK_SECONDS) * SAMPLE_RATE)
+  const search = Math.min(Math.round(CUT_SEARCH_SECONDS * SAMPLE_RATE), Math.floor(chunkSamples / 4))
+  const scheduler = deps.scheduler ?? sharedAsrScheduler()
+  const owner = deps.owner ?? { job: `local-${++anonymous}`, account: 'local' }
+  const report = opts.report ?? { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
+  const duration = opts.onProgress ? await mediaDuration(path, deps.tools).catch(() => null) : null
+  // Chunks decoded and not yet transcribed, at most: one per slot (up to 4) and one waiting.
+  const maxInFlight = Math.min(scheduler.slots, 4) + 1
+  const stop = new AbortController()
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal
+
+  const results: { segments: TranscriptSegment[]; language: string | null }[] = []
+  const pending = new Set<Promise<void>>()
+  let failure: { error: unknown } | null = null
   let started = false
-  for await (const chunk of chunked(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples)) {
-    if (!started) {
-      await opts.onFirstChunk?.()
-      started = true
+  let doneSeconds = 0
+
+  async function transcribeOne(samples: Float32Array, retry: boolean) {
+    const release = await scheduler.acquire(owner, signal)
+    try {
+      let r
+      try {
+        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry })
+      } catch (err) {
+        if (signal.aborted || err instanceof AsrUnavailableError) throw err
+        report.retried++
+        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry })
+      }
+      return r
+    } finally {
+      release()
     }
-    opts.signal?.throwIfAborted()
-    const offset = chunk.offsetSamples / SAMPLE_RATE
-    const r = await deps.asr.transcribeChunk(chunk.samples, { language: opts.language, signal: opts.signal })
-    for (const s of r.segments) segments.push({ start: s.start + offset, end: s.end + offset, text: s.text.trim() })
-    language ??= r.language
   }
+
+  async function runChunk(index: number, samples: Float32Array, offsetSeconds: number) {
+    let r = await transcribeOne(samples, false)
+    if (hasLoop(r.segments)) {
+      report.loopsRetried++
+      r = await transcribeOne(samples, true)
+      if (hasLoop(r.segments)) {
+        report.loopsCut++
+        r = { ...r, segments: cutLoops(r.segments) }
+      }
+    }
+    results[index] = {
+      segments: r.segments.map(s => ({ start: round(s.start + offsetSeconds), end: round(s.end + offsetSeconds), text: s.text.trim() })),
+      language: r.language,
+    }
+    doneSeconds += samples.length / SAMPLE_RATE
+    if (duration && duration > 0) opts.onProgress?.(Math.min(1, doneSeconds / duration))
+  }
+
+  function track(p: Promise<void>) {
+    const t: Promise<void> = p.then(
+      () => { pending.delete(t) },
+      error => {
+        pending.delete(t)
+        failure ??= { error }
+        stop.abort(error)
+      },
+    )
+    pending.add(t)
+  }
+
+  try {
+    let index = 0
+    for await (const chunk of quietChunks(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples, search)) {
+      if (!started) {
+        await opts.onFirstChunk?.()
+        started = true
+      }
+      if (failure) break
+      opts.signal?.throwIfAborted()
+      track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
+      while (pending.size >= maxInFlight) await Promise.race(pending)
+    }
+    await Promise.all(pending)
+  } catch (err) {
+    stop.abort(err)
+    await Promise.allSettled(pending)
+    throw err
+  }
+  if (failure) throw (failure as { error: unknown }).error
   if (!started) throw new MediaUnreadableError('the file holds no audio')
-  return { segments, transcript: segments.map(s => s.text).filter(Boolean).join(' '), language }
+  report.chunks = results.length
+  const segments = results.flatMap(r => r.segments).filter(s => s.text)
+  const language = opts.language ?? results.find(r => r.language)?.language ?? null
+  return { segments, transcript: segments.map(s => s.text).join(' '), language }
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000
 }

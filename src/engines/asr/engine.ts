@@ -23,6 +23,12 @@ export interface TranscribeOptions {
   /** ISO 639-1 code, or null to let the engine detect it */
   language: string | null
   signal?: AbortSignal
+  /**
+   * Decode differently from the first time: the chunk's first transcription fell into a repetition
+   * loop. whisper.cpp samples with a temperature instead of greedy decoding; an engine with nothing
+   * else to try decodes as before.
+   */
+  fallback?: boolean
 }
 
 export interface AsrEngine {

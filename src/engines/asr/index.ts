@@ -49,7 +49,7 @@ export function createAsrSelector(config: Config, log?: Logger): AsrSelector {
   let whisper: AsrEngine | undefined
   let pocketsphinx: AsrEngine | undefined
   const engines = {
-    whisper: () => (whisper ??= createWhisperEngine({ modelPath: model, log })),
+    whisper: () => (whisper ??= createWhisperEngine({ modelPath: model, log, contexts: config.asrSlots })),
     pocketsphinx: () => (pocketsphinx ??= createPocketsphinxEngine(config.pocketsphinx)),
   }
   const noEngine = new NoSpeechEngine(

@@ -24,6 +24,14 @@
  * - Loading the model (`new WhisperContext`) is synchronous on the JavaScript thread.
  * - Native logs go to stderr unless a callback is set, and a set callback keeps the event loop alive,
  *   so logs are routed to our logger only while native work runs.
+ * - A `WhisperContext` is one `whisper_context` with its one `whisper_state`: whisper.cpp's
+ *   `whisper_full` on one context is not safe from two threads, and the binding exposes neither
+ *   `whisper_init_state` nor `whisper_full_with_state`, so one model with several states is not
+ *   available. Parallel chunks therefore use several contexts (each loads the model: the weights are
+ *   held once per context, 150 MB for base.en), up to `contexts`, each with its share of the cores
+ *   (`threads`): two contexts of one thread each on two cores decode two chunks at once, which
+ *   scales better than one context with two threads (whisper's encoder does not keep two threads
+ *   busy on short windows, and its decoder is mostly single-threaded).
  */
 import { closeSync, existsSync, openSync, readSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -35,7 +43,12 @@ import { commandLine } from '../../command-name'
 export interface WhisperEngineOptions {
   /** a whisper.cpp ggml model file (see `modelPath` in models.ts) */
   modelPath: string
-  /** CPU threads for one transcription; default: every core */
+  /**
+   * Chunks transcribed at once (the scheduler's slots): one whisper.cpp context each, loaded on first
+   * need. Default 1.
+   */
+  contexts?: number
+  /** CPU threads for one transcription; default: the cores divided between the contexts */
   threads?: number
   /** receives whisper.cpp's own messages (info at debug level) */
   log?: Logger
@@ -190,11 +203,11 @@ function languageFor(requested: string | null, multilingual: boolean, log: Logge
   return 'auto'
 }
 
-function settle(job: NativeJob, signal: AbortSignal | undefined): Promise<NativeResult> {
+function settle(job: NativeJob, signal: AbortSignal | undefined, stopped: () => void = () => {}): Promise<NativeResult> {
   if (!signal) return job.promise
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      void job.stop()
+      job.stop().then(stopped, stopped)
       reject(signal.reason)
     }
     if (signal.aborted) return onAbort()
@@ -209,19 +222,57 @@ interface LoadedModel {
   multilingual: boolean
 }
 
+/** Sampling settings for a chunk decoded again after a repetition loop: temperature, as whisper's own fallback. */
+const FALLBACK_DECODING = { temperature: 0.4, temperatureInc: 0.2 }
+
 export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
   const { modelPath } = options
-  const threads = Math.max(1, options.threads ?? availableParallelism())
+  const contexts = Math.max(1, options.contexts ?? 1)
+  const threads = Math.max(1, options.threads ?? Math.floor(availableParallelism() / contexts))
   const log = options.log ?? silentLogger
   let loading: Promise<LoadedModel> | undefined
+  /** contexts loaded and not in use; `loaded` counts all of them */
+  const idle: LoadedModel[] = []
+  const waiters: ((m: LoadedModel) => void)[] = []
+  let loaded = 0
 
-  /** Loads the model once; a failed load is tried again on the next call (the model may have been pulled since). */
+  /** Loads the first context once; a failed load is tried again on the next call (the model may have been pulled since). */
   function load(): Promise<LoadedModel> {
-    loading ??= loadModel().catch((err: unknown) => {
-      loading = undefined
-      throw err
-    })
+    loading ??= loadModel().then(
+      m => {
+        loaded = 1
+        idle.push(m)
+        return m
+      },
+      (err: unknown) => {
+        loading = undefined
+        throw err
+      },
+    )
     return loading
+  }
+
+  /** A context for one chunk: an idle one, a new one while fewer than `contexts` exist, or the next one given back. */
+  async function take(): Promise<LoadedModel> {
+    await load()
+    const free = idle.pop()
+    if (free) return free
+    if (loaded < contexts) {
+      loaded++
+      try {
+        return await loadModel()
+      } catch (err) {
+        loaded--
+        throw err
+      }
+    }
+    return new Promise(resolve => waiters.push(resolve))
+  }
+
+  function giveBack(m: LoadedModel) {
+    const next = waiters.shift()
+    if (next) next(m)
+    else idle.push(m)
   }
 
   async function loadModel(): Promise<LoadedModel> {
@@ -259,20 +310,33 @@ export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
 
     async transcribeChunk(samples, opts): Promise<ChunkTranscription> {
       opts.signal?.throwIfAborted()
-      const model = await load()
-      opts.signal?.throwIfAborted()
       if (samples.length === 0) return { segments: [], language: null }
+      const model = await take()
+      if (opts.signal?.aborted) {
+        giveBack(model)
+        opts.signal.throwIfAborted()
+      }
       const language = languageFor(opts.language, model.multilingual, log)
       const release = routeNativeLogs(model.native, log)
       let job: NativeJob
       try {
-        job = model.context.transcribeData(toPcm16(samples).buffer, { language, maxThreads: threads })
+        job = model.context.transcribeData(toPcm16(samples).buffer, { language, maxThreads: threads, ...(opts.fallback ? FALLBACK_DECODING : {}) })
       } catch (err) {
         release()
+        giveBack(model)
         throw err
       }
-      job.promise.then(release, release)
-      const result = await settle(job, opts.signal)
+      // The context is given back when whisper.cpp has finished with it, or once stopped: a stopped
+      // job's promise never settles (binding 1.1.3), while its `stop()` resolves; the binding queues a
+      // next transcription on the context behind any native work still running.
+      let returned = false
+      const back = () => {
+        if (returned) return
+        returned = true
+        giveBack(model)
+      }
+      job.promise.then(release, release).finally(back)
+      const result = await settle(job, opts.signal, back)
       if (result.isAborted) throw opts.signal?.reason ?? new Error('whisper: transcription was stopped')
       return {
         segments: toSegments(result.segments, samples.length / SAMPLE_RATE),

@@ -53,6 +53,7 @@ export const NoteStatus = t.Object(
   {
     status: t.Union([t.Literal('Done'), t.Literal('Summarizing'), t.Literal('Error'), t.Literal('Unknown')]),
     processingStage: Nullable(t.String()),
+    progress: Nullable(t.Number({ minimum: 0, maximum: 1, description: 'how far processing has got, from 0 to 1: the share of the recording transcribed while `transcribing`, 1 once the transcript is complete (`summarizing`, `Done`, and a note created from text); null when unknown (before transcription starts, or when the recording\'s length cannot be read). On `Error` it keeps the last value.' })),
     isComplete: t.Boolean({ description: 'true when transcript and summary are ready' }),
     hasError: t.Boolean({ description: 'true when processing failed' }),
     errorMessage: Nullable(t.String()),

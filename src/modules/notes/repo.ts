@@ -19,6 +19,8 @@ export interface NoteRow {
   structured_content: string | null
   status: 'Done' | 'Summarizing' | 'Error'
   processing_stage: string | null
+  /** share of the recording transcribed, 0 to 1; null when unknown (migration 8) */
+  progress?: number | null
   type: string
   style_id: string
   language: string | null

@@ -70,6 +70,7 @@ export function createNotesService(deps: {
       original_transcription: '',
       structured_content: null,
       processing_stage: null,
+      progress: null,
       language: null,
       is_pinned: 0,
       error_code: null,
@@ -145,8 +146,31 @@ export function createNotesService(deps: {
     getById: (id: string) => repo.getById(id),
 
     /** Reports how far processing has got (DECISIONS.md "Processing states"). */
-    setStage(id: string, stage: string): Promise<void> {
-      return repo.write(id, { status: 'Summarizing', processing_stage: stage, updated_at: clock.now().toISOString() })
+    setStage(id: string, stage: string, progress?: number | null): Promise<void> {
+      return repo.write(id, { status: 'Summarizing', processing_stage: stage, ...(progress !== undefined ? { progress } : {}), updated_at: clock.now().toISOString() })
+    },
+
+    /**
+     * How far transcription has got (0 to 1). Not a change of the note a client syncs (its fields are
+     * the same), so `updatedAt` stays; the pipeline writes it at most once a second.
+     */
+    setProgress(id: string, progress: number): Promise<void> {
+      return repo.write(id, { progress: Math.min(1, Math.max(0, progress)) })
+    },
+
+    /**
+     * The transcript is complete: it is stored before summarizing starts, so a summary that fails
+     * leaves it readable (`getNoteTranscript` answers for a note in `Error` with `summarization_failed`).
+     */
+    saveTranscript(id: string, result: { transcript: string; language: string | null }): Promise<void> {
+      return repo.write(id, {
+        original_transcription: result.transcript,
+        language: result.language,
+        status: 'Summarizing',
+        processing_stage: 'summarizing',
+        progress: 1,
+        updated_at: clock.now().toISOString(),
+      })
     },
 
     /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
@@ -154,16 +178,17 @@ export function createNotesService(deps: {
       return repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
     },
 
-    /** Stores finished processing output and marks the note `Done`. */
-    finish(id: string, result: { title?: string; summary: string; transcript: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
+    /** Stores finished processing output and marks the note `Done`; without `transcript`, the one `saveTranscript` stored stays. */
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
       return repo.write(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
-        original_transcription: result.transcript,
+        ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
         language: result.language,
         status: 'Done',
         processing_stage: null,
+        progress: 1,
         error_code: null,
         error_message: null,
         updated_at: clock.now().toISOString(),
@@ -201,6 +226,7 @@ export function createNotesService(deps: {
       return {
         status: r.status,
         processingStage: r.status === 'Done' ? null : r.processing_stage,
+        progress: r.status === 'Done' ? 1 : r.progress == null ? null : Number(r.progress),
         isComplete: r.status === 'Done',
         hasError: r.status === 'Error',
         errorMessage: r.status === 'Error' ? r.error_message : null,
@@ -213,7 +239,8 @@ export function createNotesService(deps: {
       if (r.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing (stage: ${r.processing_stage ?? 'queued'}); poll GET /v1/notes/${id}/status until isComplete is true.`)
       }
-      if (r.status === 'Error') {
+      // a summary that failed leaves the transcript it was given (saved before summarizing)
+      if (r.status === 'Error' && !(r.error_code === 'summarization_failed' && r.original_transcription)) {
         throw new ApiError('conflict', `Note ${id} failed processing (${r.error_code ?? 'internal'}), so it has no transcript; see GET /v1/notes/${id}/status.`)
       }
       return { noteId: r.id, transcript: r.original_transcription, language: r.language }
