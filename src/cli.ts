@@ -15,6 +15,13 @@ import { copyToPostgres, CopyRefused, describeCopy } from './db/copy'
 import { VERSION } from './version'
 import { commandLine, commandName, isCompiled } from './command-name'
 import { runtimeRefusal } from './runtime-version'
+import { createAsrSelector } from './engines/asr'
+import { createLlmSelector } from './engines/llm'
+import { STYLE_IDS, type StyleId } from './engines/llm/engine'
+import { findMediaTools } from './engines/media/ffmpeg'
+import { formatTranscript, TRANSCRIPT_FORMATS, type TranscriptDocument, type TranscriptFormat } from './formats/transcript'
+import { LocalTranscribeError, transcribeFile } from './local/transcribe'
+import { basename } from 'node:path'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -34,6 +41,12 @@ Usage: ${commandName()} <command> [flags]
                                           set the password for signing in to the settings page (and
                                           create the account if new); reads it from stdin, or asks
                                           for it without echo on a terminal
+  transcribe FILE [--format txt|srt|vtt|json] [--summary] [--style S] [--language L]
+                                          transcribe a local audio or video file with the server's
+                                          engines, no server or database needed: the result on stdout
+                                          (default txt), progress on stderr; --summary adds a summary
+                                          (txt, json), in style S (note, bulletpoints, meeting-notes,
+                                          transcript; default note; --style alone implies --summary)
   models list                             list the Whisper models in the models folder
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
@@ -47,6 +60,9 @@ case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
 /** A mistake in how the command was called; printed with a hint, exit code 2. */
 class UsageError extends Error {}
 
+/** What `transcribe` was given cannot be transcribed (no such file, not media); exit code 2. */
+class InputError extends Error {}
+
 /** This Bun is older than package.json's engines.bun; exit code 2. */
 class RuntimeError extends Error {}
 
@@ -54,6 +70,9 @@ interface Parsed {
   positional: string[]
   flags: Record<string, string | true>
 }
+
+/** Flags that never take a value, so `--summary talk.wav` leaves the file a positional argument. */
+const SWITCHES = new Set(['summary'])
 
 function parseArgs(args: string[]): Parsed {
   const positional: string[] = []
@@ -63,6 +82,7 @@ function parseArgs(args: string[]): Parsed {
     if (!a.startsWith('--')) { positional.push(a); continue }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
     if (inline !== undefined) flags[name] = inline
+    else if (SWITCHES.has(name)) flags[name] = true
     else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--')) flags[name] = args[++i]!
     else flags[name] = true
   }
@@ -187,6 +207,84 @@ async function serve(config: Config, log: Logger) {
   })
 }
 
+/** The summary style `transcribe` was asked for: --style S (which implies --summary), --summary alone → note, else none. */
+function summaryStyle(p: Parsed): StyleId | null {
+  const style = stringFlag(p, 'style')
+  const summary = p.flags.summary
+  if (summary !== undefined && summary !== true) throw new UsageError(`--summary takes no value (the style is --style ${STYLE_IDS.join('|')})`)
+  if (style === undefined) return summary ? 'note' : null
+  if (!(STYLE_IDS as readonly string[]).includes(style)) throw new UsageError(`--style must be one of ${STYLE_IDS.join(', ')}`)
+  return style as StyleId
+}
+
+/** A summary in plain text, before the transcript: its title, the summary, then the transcript under a rule. */
+function txtWithSummary(doc: TranscriptDocument): string {
+  const s = doc.summary!
+  return `${s.title}\n\n${s.summary.trim()}\n\n---\n\n${doc.transcript}\n`
+}
+
+/**
+ * `transcribe FILE`: the engines the server would use (NOTESVC_ASR, NOTESVC_LLM, the media tools), on
+ * one local file, without a server or a database. The result on stdout, progress on stderr.
+ */
+async function transcribe(config: Config, p: Parsed, file: string | undefined): Promise<number> {
+  if (!file) throw new UsageError(`name the file to transcribe: ${commandLine('transcribe talk.m4a --format srt')}`)
+  if (p.positional.length > 2) throw new UsageError(`transcribe takes one file; got ${p.positional.length - 1} (${p.positional.slice(1).join(' ')})`)
+  const format = (stringFlag(p, 'format') ?? 'txt') as TranscriptFormat
+  if (!TRANSCRIPT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${TRANSCRIPT_FORMATS.join(', ')}`)
+  const styleId = summaryStyle(p)
+  if (styleId && (format === 'srt' || format === 'vtt')) throw new UsageError(`subtitles have no place for a summary; use --format json or txt with --summary/--style`)
+  const language = stringFlag(p, 'language') ?? null
+  if (language !== null && !/^[a-z]{2}$/i.test(language)) throw new UsageError('--language takes a two-letter ISO 639-1 code such as en or de (leave it out to detect the language)')
+
+  const asr = createAsrSelector(config).current()
+  const llm = createLlmSelector(config)
+  const bar = createProgressBar(basename(file), undefined, undefined, 'seconds')
+  let last: Parameters<typeof bar.update>[0] = { received: 0, total: null }
+  // a terminal sees the bar move (elapsed rate) between chunks, which take minutes on long files
+  const tick = process.stderr.isTTY ? setInterval(() => bar.update(last), 1000) : null
+  const controller = new AbortController()
+  const interrupt = () => controller.abort(new Error('interrupted'))
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  try {
+    const doc = await transcribeFile(file, { asr, tools: findMediaTools(config), llm: () => llm.current() }, {
+      language,
+      styleId,
+      signal: controller.signal,
+      onProgress: ({ seconds, total, stage }) => {
+        if (stage === 'summarizing') {
+          bar.update({ received: total ?? seconds, total: total ?? seconds })
+          bar.done()
+          process.stderr.write(`summarizing (${styleId})…\n`)
+          return
+        }
+        last = { received: seconds, total }
+        bar.update(last)
+      },
+    })
+    if (!styleId) bar.update({ received: doc.duration ?? 0, total: doc.duration })
+    bar.done()
+    process.stdout.write(format === 'txt' && doc.summary ? txtWithSummary(doc) : formatTranscript(format, doc))
+    return 0
+  } catch (err) {
+    bar.done()
+    if (controller.signal.aborted) {
+      process.stderr.write('notesvc: interrupted; nothing was written\n')
+      return 130
+    }
+    if (err instanceof LocalTranscribeError) {
+      if (err.kind === 'input') throw new InputError(err.message)
+      throw new Error(err.message)
+    }
+    throw err
+  } finally {
+    if (tick) clearInterval(tick)
+    process.off('SIGINT', interrupt)
+    process.off('SIGTERM', interrupt)
+  }
+}
+
 function keyLine(k: { id: string; start: string; sandbox: boolean; name: string | null; scopes: string[]; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }) {
   return [k.id, `${k.start}…`, k.sandbox ? 'sandbox' : 'live', k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? '-', k.scopes.join(','), `created ${k.createdAt}`, `last used ${k.lastUsedAt ?? 'never'}`].join('\t')
 }
@@ -271,6 +369,8 @@ async function run(argv: string[], env: Env): Promise<number> {
         await close()
       }
     }
+    case 'transcribe':
+      return transcribe(config, p, sub)
     case 'models': {
       if (sub === 'list' || sub === undefined) {
         const models = listModels(config.modelsDir)
@@ -329,7 +429,7 @@ if (import.meta.main) {
         process.stderr.write(`${err.message}\n`)
         process.exit(2)
       }
-      if (err instanceof ConfigError || err instanceof AccountError || err instanceof CopyRefused) {
+      if (err instanceof ConfigError || err instanceof AccountError || err instanceof CopyRefused || err instanceof InputError) {
         process.stderr.write(`notesvc: ${err.message}\n`)
         process.exit(2)
       }

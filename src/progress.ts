@@ -1,7 +1,8 @@
-/** How amounts are shown: megabytes (downloads) or whole rows (copies of tables). */
+/** How amounts are shown: megabytes (downloads), whole rows (copies of tables) or seconds of a recording (transcription). */
 const UNITS = {
   bytes: { amount: (n: number) => (n / 1e6).toFixed(1), name: 'MB' },
   rows: { amount: (n: number) => String(Math.round(n)), name: 'rows' },
+  seconds: { amount: (n: number) => String(Math.round(n)), name: 's' },
 }
 
 /**

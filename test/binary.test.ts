@@ -114,4 +114,14 @@ describe('dist/notesvc', () => {
     expect((await run(['sh', '-c', 'notesvc version'], { cwd: work.path, env: path })).stdout).toBe('1.1.0\n')
     expect((await run([binary, 'help'])).stdout).toContain(`Usage: ${binary} <command> [flags]`)
   })
+
+  test('transcribe FILE --format srt runs from an empty folder, no server, like the source', async () => {
+    const recording = '/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav'
+    const r = await run([binary, 'transcribe', recording, '--format', 'srt'], { cwd: work.path, env: { NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_DATA_DIR: join(work.path, 'transcribe-data') } })
+    expect(r.code).toBe(0)
+    // the reference: "he was not an ill disposed young man"
+    expect(r.stdout).toMatch(/^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\nhe was not an /)
+    expect(r.stderr).toContain('100%')
+    expect(existsSync(join(work.path, 'transcribe-data'))).toBe(false)
+  })
 })

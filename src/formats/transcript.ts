@@ -1,0 +1,153 @@
+/**
+ * A transcript written in the formats other tools read: plain text, SubRip (SRT), WebVTT and JSON.
+ * Used by `notesvc transcribe` and meant for the API's transcript export as well, so nothing here
+ * knows about the CLI, notes or HTTP: timed segments (seconds from the start of the recording) in,
+ * text out.
+ *
+ * SRT and VTT are written here rather than by an npm library. The ones that write them (`subtitle`,
+ * `subsrt-ts`) number cues and format timestamps, the easy part, but get the rest wrong for a
+ * transcript: `subtitle` formats times through a local-time `Date`, so a cue past 24 hours comes out
+ * as `01:00:01,86400234`; `subsrt-ts` floors float milliseconds (2.345 s is written 2,344); neither
+ * escapes text (`&` and `<` must be escaped in VTT, `-->` may not appear in a cue) nor keeps a blank
+ * line in the text from ending the cue, nor wraps long lines. Tests check the output with real parsers
+ * from npm (`subtitle`'s parser, `node-webvtt`).
+ *
+ * One cue per segment, its times exactly the segment's (rounded to the millisecond): the engine's
+ * segment boundaries are where it heard pauses, and no times are made up inside a segment. The text of
+ * a cue is wrapped at word boundaries to lines of at most `maxLineChars` characters (42, the usual
+ * subtitle guideline); a single longer word stays whole.
+ */
+
+export const TRANSCRIPT_FORMATS = ['txt', 'srt', 'vtt', 'json'] as const
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
+
+/** The media type each format is served as. */
+export const TRANSCRIPT_CONTENT_TYPES: Record<TranscriptFormat, string> = {
+  txt: 'text/plain; charset=utf-8',
+  srt: 'application/x-subrip; charset=utf-8',
+  vtt: 'text/vtt; charset=utf-8',
+  json: 'application/json',
+}
+
+export interface TimedSegment {
+  /** seconds from the start of the recording */
+  start: number
+  end: number
+  text: string
+}
+
+export interface CueOptions {
+  /** longest line of a cue, in characters (default 42) */
+  maxLineChars?: number
+}
+
+/** A subtitle cue: times in whole milliseconds, text already wrapped into lines (not yet escaped). */
+export interface Cue {
+  startMs: number
+  endMs: number
+  lines: string[]
+}
+
+const DEFAULT_LINE_CHARS = 42
+
+/**
+ * The cues of a transcript: one per segment with text, in order. Times are rounded to the
+ * millisecond, never negative, and a cue ends at least 1 ms after it starts (both formats need
+ * end > start; an engine may give a one-word segment no length).
+ */
+export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptions = {}): Cue[] {
+  const max = opts.maxLineChars ?? DEFAULT_LINE_CHARS
+  const cues: Cue[] = []
+  for (const s of segments) {
+    const lines = wrapLines(s.text, max)
+    if (lines.length === 0) continue
+    const startMs = Math.max(0, Math.round(s.start * 1000))
+    const endMs = Math.max(startMs + 1, Math.round(s.end * 1000))
+    cues.push({ startMs, endMs, lines })
+  }
+  return cues
+}
+
+/** Words of `text` (any whitespace, line breaks included, collapsed) in lines of at most `max` characters. */
+export function wrapLines(text: string, max: number): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > max) {
+      lines.push(line)
+      line = word
+    } else {
+      line = line ? `${line} ${word}` : word
+    }
+  }
+  if (line) lines.push(line)
+  return lines
+}
+
+/** `hh:mm:ss<sep>mmm`; hours grow past two digits rather than wrapping. */
+function timestamp(ms: number, separator: ',' | '.'): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+  const hours = Math.floor(ms / 3_600_000)
+  const minutes = Math.floor(ms / 60_000) % 60
+  const seconds = Math.floor(ms / 1000) % 60
+  return `${pad(hours)}:${pad(minutes)}:${pad(seconds)}${separator}${pad(ms % 1000, 3)}`
+}
+
+/** SRT has no escapes; the one sequence that can break a parser inside text is the timing arrow. */
+const srtText = (line: string) => line.replaceAll('-->', '->')
+
+/** WebVTT cue text: `&`, `<` and `>` as character references (which also keeps `-->` out). */
+const vttText = (line: string) => line.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
+
+/** SubRip: numbered cues from 1, `hh:mm:ss,mmm --> hh:mm:ss,mmm`, a blank line after each. */
+export function toSrt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
+  return transcriptCues(segments, opts)
+    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ',')} --> ${timestamp(c.endMs, ',')}\n${c.lines.map(srtText).join('\n')}\n`)
+    .join('\n')
+}
+
+/** WebVTT: the `WEBVTT` header, then numbered cues, `hh:mm:ss.mmm --> hh:mm:ss.mmm`. */
+export function toVtt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
+  const cues = transcriptCues(segments, opts)
+    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, '.')} --> ${timestamp(c.endMs, '.')}\n${c.lines.map(vttText).join('\n')}\n`)
+  return ['WEBVTT\n', ...cues].join('\n')
+}
+
+/** Plain text: the transcript as it is, ending in a newline. */
+export function toTxt(transcript: string): string {
+  return transcript.endsWith('\n') || transcript === '' ? transcript : `${transcript}\n`
+}
+
+export interface TranscriptDocument {
+  /** the language heard or given (ISO 639-1), null when unknown */
+  language: string | null
+  /** the recording's length in seconds, when known */
+  duration: number | null
+  transcript: string
+  segments: readonly TimedSegment[]
+  /** present when a summary was asked for */
+  summary?: { styleId: string; title: string; summary: string; structuredContent: Record<string, unknown> | null }
+}
+
+/** JSON: the segments with their times (seconds, to the millisecond), the transcript, the language and the summary when there is one. */
+export function toJson(doc: TranscriptDocument): string {
+  const round = (x: number) => Math.round(x * 1000) / 1000
+  const body = {
+    language: doc.language,
+    duration: doc.duration === null ? null : round(doc.duration),
+    transcript: doc.transcript,
+    segments: doc.segments.map(s => ({ start: round(s.start), end: round(s.end), text: s.text })),
+    ...(doc.summary ? { summary: doc.summary } : {}),
+  }
+  return `${JSON.stringify(body, null, 2)}\n`
+}
+
+/** One writer per format, for callers that take the format as a value. */
+export function formatTranscript(format: TranscriptFormat, doc: TranscriptDocument, opts: CueOptions = {}): string {
+  switch (format) {
+    case 'txt': return toTxt(doc.transcript)
+    case 'srt': return toSrt(doc.segments, opts)
+    case 'vtt': return toVtt(doc.segments, opts)
+    case 'json': return toJson(doc)
+  }
+}
