@@ -84,9 +84,11 @@ export function createServices(deps: CoreDeps) {
     asr: deps.engines?.asr ?? (() => asrSelector.current()),
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
   }
+  /** the ASR chunk slots of this process, shared fairly by upload jobs and the synchronous routes */
+  const asrSlots = createAsrScheduler(config.asrSlots)
   const processing = createProcessingService({
     notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
-    contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls,
+    contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
   })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
@@ -101,7 +103,7 @@ export function createServices(deps: CoreDeps) {
   })
   const workers = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, identity: thisProcess(ids.next('wrk')),
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: createAsrScheduler(config.asrSlots), log }) },
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })

@@ -17,6 +17,7 @@ import type { MediaTools } from '../../engines/media/ffmpeg'
 import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
 import { YtdlpFailedError, YtdlpMissingError, type Ytdlp } from '../../engines/media/ytdlp'
 import { transcribeMedia } from '../../engines/asr/chunked'
+import type { AsrScheduler } from '../../engines/asr/scheduler'
 import type { SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from './model'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
 import { checkContentPolicy } from './content-policy'
@@ -99,6 +100,8 @@ export function createProcessingService(deps: {
   ytdlp: Ytdlp
   contentPolicy: RegExp[]
   allowPrivateUrls: boolean
+  /** the process's ASR chunk slots, shared with the upload jobs (NOTESVC_ASR_SLOTS) */
+  scheduler?: AsrScheduler
 }) {
   const { notes, credits } = deps
   const remaining = async (p: Principal) => (await credits.balance(p.accountId)).totalRemaining
@@ -110,10 +113,10 @@ export function createProcessingService(deps: {
     return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId })).balance.totalRemaining
   }
 
-  async function transcribeFile(path: string, language: string | null, signal: AbortSignal) {
+  async function transcribeFile(p: Principal, path: string, language: string | null, signal: AbortSignal) {
     const asr = deps.asr()
     await asr.ready()
-    return transcribeMedia(path, { asr, tools: deps.tools }, { language, signal })
+    return transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal })
   }
 
   return {
@@ -134,7 +137,7 @@ export function createProcessingService(deps: {
           const duration = await mediaDuration(dest, deps.tools)
           const cost = credits.cost('createTranscription', duration)
           await ensureBalance(p, 'createTranscription', cost)
-          const heard = await transcribeFile(dest, language, signal)
+          const heard = await transcribeFile(p, dest, language, signal)
           const left = await charge(p, 'createTranscription', cost)
           return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: cost } }
         })
@@ -185,7 +188,7 @@ export function createProcessingService(deps: {
         await ensureBalance(p, 'createYoutubeSummary', cost)
         return await inTempDir(async dir => {
           const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })
-          const heard = await transcribeFile(audio.path, null, signal)
+          const heard = await transcribeFile(p, audio.path, null, signal)
           const engine = await deps.llm()
           const out = await summarizeLong(engine, { text: heard.transcript, styleId, segments: heard.segments, language: heard.language }, signal)
           const left = await charge(p, 'createYoutubeSummary', cost)
