@@ -51,19 +51,26 @@ export class ReadCache<V> {
     return `${this.generation}:${this.currentStamp()}`
   }
 
-  get(key: string, compute: () => V): V {
-    if (!this.enabled) return compute()
+  /** The current stamp, with the entries of an older one dropped. */
+  private refresh(): string {
     const stamp = this.now()
     if (stamp !== this.stamp) {
       this.entries.clear()
       this.stamp = stamp
     }
+    return stamp
+  }
+
+  private keep(key: string, value: V): void {
+    if (this.entries.size >= this.maxEntries) this.entries.clear()
+    this.entries.set(key, value)
+  }
+
+  get(key: string, compute: () => V): V {
+    if (!this.enabled) return compute()
+    this.refresh()
     let value = this.entries.get(key)
-    if (value === undefined) {
-      value = compute()
-      if (this.entries.size >= this.maxEntries) this.entries.clear()
-      this.entries.set(key, value)
-    }
+    if (value === undefined) this.keep(key, (value = compute()))
     return value
   }
 
@@ -73,18 +80,11 @@ export class ReadCache<V> {
    */
   async getAsync(key: string, compute: () => Promise<V>): Promise<V> {
     if (!this.enabled) return compute()
-    const stamp = this.now()
-    if (stamp !== this.stamp) {
-      this.entries.clear()
-      this.stamp = stamp
-    }
+    const stamp = this.refresh()
     const cached = this.entries.get(key)
     if (cached !== undefined) return cached
     const value = await compute()
-    if (this.now() === stamp && this.stamp === stamp) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear()
-      this.entries.set(key, value)
-    }
+    if (this.now() === stamp && this.stamp === stamp) this.keep(key, value)
     return value
   }
 }
