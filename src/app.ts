@@ -17,6 +17,7 @@ import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
+import { webhooksRoutes } from './modules/webhooks'
 
 export interface AppDeps {
   config: Config
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps) {
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(usageRoutes({ guard, usage: services.usage }))
+    .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission })(guard))

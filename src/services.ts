@@ -37,6 +37,8 @@ import { createCreditsService } from './modules/credits/service'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
 import { createRateLimiter } from './http/rate-limit'
+import { createWebhooksRepo } from './modules/webhooks/repo'
+import { createWebhooksService } from './modules/webhooks/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -67,10 +69,12 @@ export function createServices(deps: CoreDeps) {
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
+  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls })
   const notes = createNotesService({
     repo: createNotesRepo(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
+    onSettled: e => webhooks.noteSettled(e),
   })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
@@ -101,18 +105,31 @@ export function createServices(deps: CoreDeps) {
     },
     wakeWorkers: wakeup.notify,
   })
-  const workers = createWorkerPool({
+  const pool = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, identity: thisProcess(ids.next('wrk')),
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
+  // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
+  const workers: typeof pool = {
+    ...pool,
+    async start() {
+      const recovered = await pool.start()
+      if (config.workers > 0) webhooks.start(pool.id)
+      return recovered
+    },
+    async stop() {
+      await webhooks.stop()
+      await pool.stop()
+    },
+  }
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ store, clock, ids, config })
   const rateLimiter = createRateLimiter(config.rateLimits, clock, store)
   /** the database back end and the worker processes that heartbeat in it (within two leases) */
   const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
     ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
-  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter }
+  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -4,6 +4,7 @@ import { notesOperations } from '../modules/notes/contract'
 import { processingOperations } from '../modules/processing/contract'
 import { uploadsOperations } from '../modules/uploads/contract'
 import { usageOperations } from '../modules/usage/contract'
+import { webhooksOperations } from '../modules/webhooks/contract'
 import { SCOPES, type Credits, type Operation, type Scope } from './contract'
 
 export { SCOPES, type Credits, type Operation, type Scope }
@@ -26,6 +27,7 @@ export const OPERATIONS = [
   ...uploadsOperations,
   ...processingOperations,
   ...usageOperations,
+  ...webhooksOperations,
 ] as const
 
 export type OperationId = (typeof OPERATIONS)[number]['id']

@@ -75,6 +75,11 @@ const OPS: Op[] = [
   { id: 'createSummary', method: 'POST', path: '/v1/summaries', body: () => ({ text: 'The beta ships on March third. Maria writes the notes.', styleId: 'bulletpoints' }), charging: true },
   { id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', body: () => ({ youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', styleId: 'note' }), charging: true },
   { id: 'getUsage', method: 'GET', path: '/v1/usage', query: { limit: '10' } },
+  // DECISIONS.md "Beyond the interface": webhooks (an unknown endpoint id: the checks are on the input)
+  { id: 'listWebhooks', method: 'GET', path: '/v1/webhooks' },
+  { id: 'createWebhook', method: 'POST', path: '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/notesvc', events: ['note.completed', 'note.failed'], description: 'CRM sync' }) },
+  { id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/{id}', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/{id}/deliveries', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
 ]
 
 /** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */

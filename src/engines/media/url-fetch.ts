@@ -197,18 +197,22 @@ export async function vetUrl(raw: string | URL, o: VetOptions): Promise<VettedUr
 // ---------------------------------------------------------------------------------------------
 // The download
 
-/** One request to a vetted URL, connecting to its vetted addresses in turn. */
-async function requestPinned(v: VettedUrl, o: { signal: AbortSignal; ca?: string | string[] }): Promise<Response> {
+/**
+ * One request to a vetted URL, connecting to its vetted addresses in turn (a GET unless `o.method`
+ * says otherwise; `o.headers` add to or replace the defaults). Redirects are returned, never followed.
+ */
+export async function requestPinned(v: VettedUrl, o: { signal: AbortSignal; ca?: string | string[]; method?: string; headers?: Record<string, string>; body?: string }): Promise<Response> {
   let lastError: unknown
   for (const a of v.addresses) {
     const target = new URL(v.url)
     target.hostname = a.family === 6 ? `[${a.address}]` : a.address
     const init: BunFetchRequestInit = {
-      method: 'GET',
+      method: o.method ?? 'GET',
       redirect: 'manual',
       proxy: false,
       signal: o.signal,
-      headers: { host: v.url.host, 'user-agent': USER_AGENT, accept: '*/*', 'accept-encoding': 'identity' },
+      headers: { host: v.url.host, 'user-agent': USER_AGENT, accept: '*/*', 'accept-encoding': 'identity', ...o.headers },
+      ...(o.body !== undefined ? { body: o.body } : {}),
     }
     if (v.url.protocol === 'https:') {
       const expected = v.hostname

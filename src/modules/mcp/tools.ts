@@ -150,7 +150,7 @@ type StaticOf<S> = S extends TSchema ? Static<S> : unknown
 /** A tool's arguments: the operation's path parameters and body (or query) in one object. */
 type ArgsOf<D extends OperationDeclaration> = StaticOf<D['params']> & StaticOf<D['body']> & StaticOf<D['query']>
 /** How each tool runs, by operation: one entry per operation offered as a tool, checked at compile time. */
-type Runners = { [D in Declared as D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
+type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
 
 /** One tool per operation the contract offers to agents, in the table's order. */
 export function createTools(deps: { config: Config; services: ToolServices }): Tool[] {
@@ -189,5 +189,5 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
 
     getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),
   }
-  return OPERATIONS.filter(op => op.mcp.tool).map(op => toolFor(op, runners[op.id] as Run))
+  return OPERATIONS.filter(op => op.mcp.tool).map(op => toolFor(op, runners[op.id as keyof Runners] as Run))
 }

@@ -40,6 +40,8 @@ export function createNotesService(deps: {
   /** the storage keys of a note's media (its upload), removed after the note is deleted */
   mediaOf?: (noteId: string) => Promise<string[]>
   removeMedia?: (keys: string[]) => Promise<void>
+  /** a note reached its final state (`Done` or `Error` after processing); called in the transaction that writes it */
+  onSettled?: (e: { noteId: string; accountId: string; sandbox: boolean; status: 'Done' | 'Error'; errorCode: string | null }) => Promise<void>
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -56,6 +58,15 @@ export function createNotesService(deps: {
         details: [{ field: 'folderId', issue: 'no such folder' }],
       })
     }
+  }
+
+  /** Writes a note's final state and tells `onSettled`, in one transaction (the webhooks' outbox commits with it). */
+  function settle(id: string, fields: Parameters<NotesRepo['write']>[1], status: 'Done' | 'Error', errorCode: string | null): Promise<void> {
+    return store.transaction(async () => {
+      await repo.write(id, fields)
+      const row = deps.onSettled ? await repo.getById(id) : null
+      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode })
+    })
   }
 
   /** Inserts a new note of this library, created and updated now; `fields` gives what differs from an empty note. */
@@ -175,12 +186,12 @@ export function createNotesService(deps: {
 
     /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
     fail(id: string, code: string, message: string): Promise<void> {
-      return repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
+      return settle(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() }, 'Error', code)
     },
 
     /** Stores finished processing output and marks the note `Done`; without `transcript`, the one `saveTranscript` stored stays. */
     finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
-      return repo.write(id, {
+      return settle(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
@@ -192,7 +203,7 @@ export function createNotesService(deps: {
         error_code: null,
         error_message: null,
         updated_at: clock.now().toISOString(),
-      })
+      }, 'Done', null)
     },
 
     update(lib: Library, id: string, body: UpdateNoteRequest): Promise<Note> {

@@ -1,0 +1,49 @@
+import { defineOperation } from '../../http/contract'
+import { IdParams } from '../../http/schemas'
+import { CreatedWebhook, CreateWebhookRequest, WebhookDeliveryList, WebhookList } from './model'
+
+// Webhooks are configured by people and scripts, not by agents: they are not MCP tools.
+const notATool = { tool: false } as const
+
+export const listWebhooks = defineOperation({
+  id: 'listWebhooks', method: 'GET', path: '/v1/webhooks', tag: 'Webhooks',
+  summary: 'List webhook endpoints',
+  description: 'The endpoints of this library (live or sandbox, as the credential), newest first, without their secrets.',
+  scopes: ['notes:read'], credits: 0,
+  responses: { 200: WebhookList },
+  mcp: notATool,
+})
+
+export const createWebhook = defineOperation({
+  id: 'createWebhook', method: 'POST', path: '/v1/webhooks', tag: 'Webhooks',
+  summary: 'Register a webhook endpoint',
+  description: 'Registers a URL that receives `note.completed` and/or `note.failed` events, signed as the Standard Webhooks specification defines (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret, shown this once. A sandbox key registers a sandbox endpoint, which receives events of sandbox notes only.',
+  scopes: ['notes:write'], credits: 0,
+  body: CreateWebhookRequest,
+  responses: { 201: CreatedWebhook },
+  mcp: notATool,
+})
+
+export const deleteWebhook = defineOperation({
+  id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/:id', tag: 'Webhooks',
+  summary: 'Delete a webhook endpoint',
+  description: 'Deletes the endpoint, the events still waiting for it and its delivery log.',
+  scopes: ['notes:write'], credits: 0,
+  params: IdParams,
+  responses: { 204: null },
+  errors: ['not_found'],
+  mcp: notATool,
+})
+
+export const listWebhookDeliveries = defineOperation({
+  id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/:id/deliveries', tag: 'Webhooks',
+  summary: 'Recent delivery attempts of an endpoint',
+  description: 'The most recent attempts to deliver events to this endpoint (at most 100, from the last 30 days), newest first: event, attempt number, time, outcome, response code, error.',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: WebhookDeliveryList },
+  errors: ['not_found'],
+  mcp: notATool,
+})
+
+export const webhooksOperations = [listWebhooks, createWebhook, deleteWebhook, listWebhookDeliveries] as const

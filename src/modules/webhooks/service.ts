@@ -1,0 +1,287 @@
+import { randomBytes } from 'node:crypto'
+import { Webhook as StandardWebhook } from 'standardwebhooks'
+import type { Clock } from '../../clock'
+import type { IdGenerator } from '../../ids'
+import type { Logger } from '../../log'
+import { ApiError } from '../../http/errors'
+import { requestPinned, UrlRefusedError, vetUrl, type LookupFn } from '../../engines/media/url-fetch'
+import type { Library } from '../library'
+import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload } from './model'
+import type { DeliveryRow, OutboxRow, WebhookRow, WebhooksRepo } from './repo'
+
+/**
+ * When a failed delivery is tried again, after each attempt (the last delay repeats), until a day has
+ * passed since the first attempt: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
+ */
+export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]
+export const GIVE_UP_AFTER_MS = 24 * 3_600_000
+/** A receiver must answer within this, DNS and connection included. */
+export const DELIVERY_TIMEOUT_MS = 10_000
+/** How long a claimed row stays with its sender before another may take it (longer than one attempt). */
+export const DELIVERY_LEASE_MS = 60_000
+/** Attempts, and finished events, are kept this long. */
+export const KEEP_DELIVERIES_MS = 30 * 24 * 3_600_000
+const DELIVERIES_SHOWN = 100
+const CLAIM_BATCH = 8
+const USER_AGENT = 'notesvc-webhooks/1 (+Standard Webhooks)'
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>
+
+/** The final state of a note, as the notes service reports it inside the transaction that writes it. */
+export interface NoteSettled {
+  noteId: string
+  accountId: string
+  sandbox: boolean
+  status: 'Done' | 'Error'
+  errorCode: string | null
+}
+
+export interface WebhooksDeps {
+  repo: WebhooksRepo
+  clock: Clock
+  ids: IdGenerator
+  log: Logger
+  /** NOTESVC_ALLOW_PRIVATE_URLS: http and private addresses allowed (development and tests) */
+  allowPrivateUrls: boolean
+  /** DNS resolution (default: the system resolver) */
+  lookup?: LookupFn
+  /** the retry schedule; tests pass a short one */
+  retryDelaysMs?: number[]
+  giveUpAfterMs?: number
+  timeoutMs?: number
+  leaseMs?: number
+  /** how often an idle sender looks for due events */
+  pollMs?: number
+}
+
+function toWebhook(r: WebhookRow): Webhook {
+  return {
+    id: r.id,
+    url: r.url,
+    events: JSON.parse(r.events) as string[],
+    description: r.description,
+    sandbox: Number(r.sandbox) === 1,
+    disabled: r.disabled_at !== null,
+    disabledAt: r.disabled_at,
+    disabledReason: r.disabled_reason,
+    createdAt: r.created_at,
+  }
+}
+
+function toDelivery(r: DeliveryRow): WebhookDelivery {
+  return {
+    id: r.id,
+    messageId: r.message_id,
+    event: r.event_type,
+    attempt: r.attempt,
+    attemptedAt: r.attempted_at,
+    status: r.outcome,
+    responseCode: r.response_status,
+    error: r.error,
+    durationMs: r.duration_ms,
+  }
+}
+
+/** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+
+/** What one attempt came to. */
+interface Outcome {
+  outcome: DeliveryRow['outcome']
+  status: number | null
+  error: string | null
+}
+
+/**
+ * Webhook endpoints and the delivery of their events: an outbox row per event and endpoint, written
+ * in the transaction of the note's final state (`noteSettled`), sent by a loop in every process that
+ * runs workers (`start`), signed with the Standard Webhooks library, retried on a schedule for a day.
+ */
+export function createWebhooksService(deps: WebhooksDeps) {
+  const { repo, clock, ids, log } = deps
+  const delays = deps.retryDelaysMs ?? RETRY_DELAYS_MS
+  const giveUpAfter = deps.giveUpAfterMs ?? GIVE_UP_AFTER_MS
+  const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS
+  const leaseMs = deps.leaseMs ?? DELIVERY_LEASE_MS
+  const policy = { allowPrivate: deps.allowPrivateUrls, lookup: deps.lookup }
+  const iso = (ms: number) => new Date(ms).toISOString()
+
+  const notFound = (id: string) => new ApiError('not_found', `No webhook with id ${id} exists in this library; GET /v1/webhooks lists them.`)
+
+  async function requireWebhook(lib: Library, id: string): Promise<WebhookRow> {
+    const row = await repo.get(lib, id)
+    if (!row) throw notFound(id)
+    return row
+  }
+
+  /** The URL checked as `audioUrl` is (scheme, port, every address it resolves to): 400 naming `url`. */
+  async function checkUrl(url: string): Promise<void> {
+    try {
+      await vetUrl(url, policy)
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      const hint = err instanceof UrlRefusedError ? 'register a public https URL' : 'check the host name'
+      throw new ApiError('invalid_request', `The webhook URL was refused: ${message}. ${hint[0]!.toUpperCase()}${hint.slice(1)}.`, { details: [{ field: 'url', issue: message }] })
+    }
+  }
+
+  /** One attempt: checked again (DNS included), signed, POSTed to the vetted address, redirects not followed. */
+  async function attempt(hook: WebhookRow, row: OutboxRow): Promise<Outcome> {
+    const signal = AbortSignal.timeout(timeoutMs)
+    let vetted
+    try {
+      vetted = await vetUrl(hook.url, { ...policy, signal })
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      return { outcome: err instanceof UrlRefusedError ? 'refused' : 'failed', status: null, error: message }
+    }
+    const at = clock.now()
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': row.id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new StandardWebhook(hook.secret).sign(row.id, at, row.payload),
+    }
+    try {
+      const res = await requestPinned(vetted, { signal, method: 'POST', headers, body: row.payload })
+      await res.body?.cancel().catch(() => {})
+      if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', status: res.status, error: null }
+      if (res.status === 410) return { outcome: 'disabled', status: 410, error: 'the endpoint answered 410 Gone; it is disabled and receives nothing more' }
+      const redirect = res.status >= 300 && res.status < 400 ? ' (redirects are not followed; register the final URL)' : ''
+      return { outcome: 'failed', status: res.status, error: `the endpoint answered ${res.status}${redirect}` }
+    } catch (err) {
+      if (signal.aborted) return { outcome: 'failed', status: null, error: `no answer within ${timeoutMs / 1000} s` }
+      return { outcome: 'failed', status: null, error: err instanceof Error ? err.message : String(err) }
+    }
+  }
+
+  /** Delivers one claimed row and records the attempt with the row's next state. */
+  async function deliver(row: OutboxRow, owner: string): Promise<void> {
+    const claim = { id: row.id, owner, attempt: row.attempts }
+    const hook = await repo.byId(row.webhook_id)
+    if (!hook) return // deleted since: its outbox rows went with it
+    if (hook.disabled_at) {
+      await repo.settle(claim, { status: 'failed' }, null, clock.now().toISOString())
+      return
+    }
+    const started = performance.now()
+    const attemptedAt = clock.now().toISOString()
+    const result = await attempt(hook, row)
+    const at = clock.now()
+    const log_: DeliveryRow = {
+      id: ids.next('whd'), webhook_id: hook.id, message_id: row.id, event_type: row.event_type, attempt: row.attempts, attempted_at: attemptedAt,
+      outcome: result.outcome, response_status: result.status, error: result.error, duration_ms: Math.round(performance.now() - started),
+    }
+    let next: { status: 'pending' | 'delivered' | 'failed'; runAfter?: string }
+    if (result.outcome === 'delivered') next = { status: 'delivered' }
+    else if (result.outcome === 'disabled') next = { status: 'failed' }
+    else {
+      const first = new Date(row.first_attempt_at ?? attemptedAt).getTime()
+      const due = at.getTime() + delays[Math.min(row.attempts, delays.length) - 1]!
+      next = due - first > giveUpAfter ? { status: 'failed' } : { status: 'pending', runAfter: iso(due) }
+    }
+    const disable = result.outcome === 'disabled' ? 'the endpoint answered 410 Gone' : null
+    if (!(await repo.settle(claim, next, log_, at.toISOString(), disable))) {
+      log.warn('webhook delivery no longer held by this sender (its lease ran out); the attempt was not recorded', { messageId: row.id, webhookId: hook.id })
+      return
+    }
+    if (next.status === 'failed' && result.outcome !== 'disabled') log.warn('webhook event given up after a day of attempts', { messageId: row.id, webhookId: hook.id, attempts: row.attempts })
+  }
+
+  let stopping: AbortController | null = null
+  let loop: Promise<void> | null = null
+  let lastPrune = 0
+
+  const service = {
+    async create(lib: Library, body: CreateWebhookRequest): Promise<CreatedWebhook> {
+      await checkUrl(body.url)
+      const row: WebhookRow = {
+        id: ids.next('whk'),
+        account_id: lib.accountId,
+        sandbox: lib.sandbox ? 1 : 0,
+        url: body.url,
+        events: JSON.stringify(body.events),
+        description: body.description ?? null,
+        secret: newSecret(),
+        disabled_at: null,
+        disabled_reason: null,
+        created_at: clock.now().toISOString(),
+      }
+      await repo.insert(row)
+      return { ...toWebhook(row), secret: row.secret }
+    },
+    list: async (lib: Library) => ({ data: (await repo.list(lib)).map(toWebhook) }),
+    async delete(lib: Library, id: string): Promise<void> {
+      if (!(await repo.delete(lib, id))) throw notFound(id)
+    },
+    async deliveries(lib: Library, id: string) {
+      await requireWebhook(lib, id)
+      const since = iso(clock.now().getTime() - KEEP_DELIVERIES_MS)
+      return { data: (await repo.deliveries(id, since, DELIVERIES_SHOWN)).map(toDelivery) }
+    },
+
+    /**
+     * A note reached its final state: one outbox row per endpoint of its library (live or sandbox)
+     * that wants the event. Called inside the transaction that writes the state, so both commit or
+     * neither does.
+     */
+    async noteSettled(e: NoteSettled): Promise<void> {
+      const type: WebhookEvent = e.status === 'Done' ? 'note.completed' : 'note.failed'
+      const hooks = (await repo.enabled({ accountId: e.accountId, sandbox: e.sandbox })).filter(h => (JSON.parse(h.events) as string[]).includes(type))
+      if (!hooks.length) return
+      const at = clock.now().toISOString()
+      const payload: WebhookPayload = { type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null } }
+      const text = JSON.stringify(payload)
+      for (const h of hooks) await repo.enqueue({ id: ids.next('msg'), webhook_id: h.id, event_type: type, payload: text, created_at: at })
+    },
+
+    /**
+     * Claims the due events (a batch, as `owner`) and delivers them at once; returns how many were
+     * attempted. The loop calls it; tests call it with a clock they move.
+     */
+    async deliverDue(owner: string): Promise<number> {
+      const now = clock.now().getTime()
+      if (!(await repo.anyDue(iso(now)))) return 0
+      const rows = await repo.claim(owner, iso(now), iso(now + leaseMs), CLAIM_BATCH)
+      await Promise.all(rows.map(r => deliver(r, owner).catch(err => log.error('webhook delivery failed to record; it is tried again after its lease', { messageId: r.id, error: err }))))
+      return rows.length
+    },
+
+    /** The outbox row of each event sent to an endpoint (for tests and diagnostics). */
+    outboxOf: (webhookId: string) => repo.outboxOf(webhookId),
+
+    /** Starts this process's sender: due events are looked for every `pollMs` (default 1 s). */
+    start(owner: string): void {
+      if (loop) return
+      const stop = (stopping = new AbortController())
+      const pollMs = deps.pollMs ?? 1000
+      loop = (async () => {
+        while (!stop.signal.aborted) {
+          let sent = 0
+          try {
+            sent = await service.deliverDue(owner)
+            if (Date.now() - lastPrune > 3_600_000) {
+              lastPrune = Date.now()
+              await repo.prune(iso(clock.now().getTime() - KEEP_DELIVERIES_MS))
+            }
+          } catch (err) {
+            log.warn('could not look for webhook events to send; trying again shortly', { error: err })
+          }
+          if (sent === 0) await new Promise<void>(resolve => {
+            const timer = setTimeout(resolve, pollMs)
+            stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+          })
+        }
+      })()
+    },
+    /** Stops the sender, after the attempts under way end (each within its timeout). */
+    async stop(): Promise<void> {
+      stopping?.abort()
+      await loop
+      loop = null
+      stopping = null
+    },
+  }
+  return service
+}
