@@ -293,6 +293,43 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     expect(() => new Webhook(liveMade.secret).verify(liveHook.got[0]!.body, liveHook.got[0]!.headers)).not.toThrow()
   })
 
+  test("the outbox row and the note's final state commit together: when the event cannot be stored, the note is not Done either", async () => {
+    const t = await setup()
+    const r = receiver()
+    await create(t, t.sandbox, { url: r.url, events: ['note.completed'] })
+    const up = await t.call('POST', '/v1/uploads', { token: t.sandbox, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })
+    await t.store.run('ALTER TABLE webhook_outbox RENAME TO webhook_outbox_away')
+    const failed = await t.call('POST', `/v1/uploads/${up.body.noteId}/complete`, { token: t.sandbox })
+    expect(failed.status).toBe(500)
+    expect((await t.call('GET', `/v1/notes/${up.body.noteId}/status`, { token: t.sandbox })).body).toMatchObject({ status: 'Summarizing', processingStage: 'awaiting_upload' })
+    // once the outbox is back, completing again works, and the event is there
+    await t.store.run('ALTER TABLE webhook_outbox_away RENAME TO webhook_outbox')
+    expect((await t.call('POST', `/v1/uploads/${up.body.noteId}/complete`, { token: t.sandbox })).body).toMatchObject({ status: 'Done', alreadyCompleted: false })
+    expect(await t.deliver()).toBe(1)
+    expect(JSON.parse(r.got[0]!.body).data.noteId).toBe(up.body.noteId)
+  })
+
+  test('an event claimed by a sender that died is sent by another once its 60 s lease runs out; the dead claim can write nothing', async () => {
+    const t = await setup()
+    const r = receiver()
+    const made = (await create(t, t.sandbox, { url: r.url, events: ['note.completed'] })).body
+    await sandboxNoteDone(t)
+    const repo = createWebhooksRepo(t.store)
+    const now = t.clock.now().getTime()
+    const [taken] = await repo.claim('sender-that-dies', new Date(now).toISOString(), new Date(now + 60_000).toISOString(), 8)
+    expect(taken!.attempts).toBe(1)
+    expect(await t.deliver()).toBe(0) // held by the dead sender
+    t.clock.advance(59_999)
+    expect(await t.deliver()).toBe(0)
+    t.clock.advance(1)
+    expect(await t.deliver()).toBe(1)
+    expect(r.got).toHaveLength(1)
+    // the first claim, had its sender come back, is fenced off: nothing written
+    expect(await repo.settle({ id: taken!.id, owner: 'sender-that-dies', attempt: 1 }, { status: 'pending', runAfter: t.clock.now().toISOString() }, null, t.clock.now().toISOString())).toBe(false)
+    expect((await t.services.webhooks.outboxOf(made.id)).map(o => [o.status, o.attempts])).toEqual([['delivered', 2]])
+    expect((await t.call('GET', `/v1/webhooks/${made.id}/deliveries`, { token: t.sandbox })).body.data.map((d: any) => [d.attempt, d.status])).toEqual([[2, 'delivered']])
+  })
+
   test('an endpoint receives only the events it asked for', async () => {
     const t = await setup()
     const r = receiver()
