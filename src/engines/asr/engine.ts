@@ -5,11 +5,20 @@
  */
 export const SAMPLE_RATE = 16_000
 
+/** One word and when it was said (seconds), for engines that report word times (PocketSphinx). */
+export interface TimedWord {
+  word: string
+  start: number
+  end: number
+}
+
 export interface TranscriptSegment {
   /** seconds from the start of the recording */
   start: number
   end: number
   text: string
+  /** the segment's words with their times, when the engine gives them */
+  words?: TimedWord[]
 }
 
 export interface ChunkTranscription {
