@@ -42,6 +42,8 @@ export interface TranscribeOptions {
 
 export interface AsrEngine {
   readonly name: string
+  /** gives each segment's `words` with their times */
+  readonly wordTimes?: boolean
   /** Throws AsrUnavailableError when the engine cannot run here (missing model or program). */
   ready(): Promise<void>
   /** `samples`: 16 kHz mono, float32 in [-1, 1]. */

@@ -80,6 +80,7 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
 
   return {
     name: 'pocketsphinx',
+    wordTimes: true,
 
     async ready() {
       check()

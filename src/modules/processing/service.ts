@@ -21,7 +21,7 @@ import type { AsrScheduler } from '../../engines/asr/scheduler'
 import type { SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from './model'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
 import { checkContentPolicy } from './content-policy'
-import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
+import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TIMED_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -152,7 +152,7 @@ export function createProcessingService(deps: {
   /** The sandbox's fixed recording (DECISIONS.md "Sandbox"): nothing heard, nothing charged. */
   const sandboxRecording = async (p: Principal, language: string | null): Promise<Charged<HeardRecording>> => ({
     creditsRemaining: await remaining(p),
-    body: { transcript: SANDBOX_TRANSCRIPT, segments: SANDBOX_SEGMENTS, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE },
+    body: { transcript: SANDBOX_TRANSCRIPT, segments: SANDBOX_TIMED_SEGMENTS, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE },
   })
 
   /** A publicly reachable https media URL, fetched under the SSRF rules, transcribed and charged as `createTranscription`. */
@@ -176,6 +176,19 @@ export function createProcessingService(deps: {
   }
 
   return {
+    /**
+     * Whether a transcription can start, before its recording is received: 402 when the balance does
+     * not cover its first minute, 502 when no speech engine is installed (nothing to check for a
+     * sandbox key). The engine that will transcribe is returned.
+     */
+    async admitTranscription(p: Principal): Promise<AsrEngine> {
+      const asr = deps.asr()
+      if (p.sandbox) return asr
+      await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+      requireSpeechEngine(asr)
+      return asr
+    },
+
     /**
      * Transcribes a recording already on this host (an upload streamed to a temporary file), charged
      * as `createTranscription`; sandbox keys get the fixed recording. 502 before any work when no
