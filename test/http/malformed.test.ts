@@ -75,6 +75,8 @@ const OPS: Op[] = [
   { id: 'createSummary', method: 'POST', path: '/v1/summaries', body: () => ({ text: 'The beta ships on March third. Maria writes the notes.', styleId: 'bulletpoints' }), charging: true },
   { id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', body: () => ({ youtubeUrl: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', styleId: 'note' }), charging: true },
   { id: 'getUsage', method: 'GET', path: '/v1/usage', query: { limit: '10' } },
+  // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged
+  { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
 ]
 
 /** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */

@@ -1,4 +1,5 @@
 import { t, type Static } from 'elysia'
+import { Integer } from '../../http/schemas'
 import { Language } from '../processing/model'
 
 /** OpenAI's `response_format` values. */
@@ -51,7 +52,7 @@ export const OpenAiVerboseTranscription = t.Object(
     language: t.String({ description: 'ISO 639-1 code of the language heard or given (`und` when unknown)' }),
     duration: t.Number({ description: 'seconds' }),
     text: t.String(),
-    segments: t.Optional(t.Array(t.Object({ id: t.Integer(), start: t.Number(), end: t.Number(), text: t.String() }), { description: 'with granularity `segment` (the default)' })),
+    segments: t.Optional(t.Array(t.Object({ id: Integer(), start: t.Number(), end: t.Number(), text: t.String() }), { description: 'with granularity `segment` (the default)' })),
     words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }), { description: 'with granularity `word`' })),
   },
   { title: 'OpenAiVerboseTranscription', description: '`response_format=verbose_json`, as OpenAI answers.' },
