@@ -8,7 +8,7 @@ export type ResponseFormat = (typeof RESPONSE_FORMATS)[number]
 export const GRANULARITIES = ['segment', 'word'] as const
 
 const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt` or `verbose_json` (segments, and words when asked for)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
-const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g))), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
+const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g)), { error: 'each must be segment or word' }), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
 const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted for compatibility (`whisper-1`, `gpt-4o-transcribe`, …); the server\'s configured speech engine transcribes', error: 'must be a model name of 1 to 100 characters' })
 const Prompt = t.String({ maxLength: 4000, description: 'accepted for compatibility; neither engine uses it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
 const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })

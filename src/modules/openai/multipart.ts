@@ -48,9 +48,15 @@ export async function receiveMultipart(request: Request, path: string, limits: M
 
   const form: ReceivedForm = { fields: new Map(), file: null }
   let failure: ApiError | null = null
-  const fail = (e: ApiError) => { failure ??= e }
+  // a refusal ends the reading at once, even while busboy holds a chunk it will never take
+  let stop!: () => void
+  const stopped = new Promise<void>(resolve => { stop = resolve })
+  const fail = (e: ApiError) => {
+    failure ??= e
+    stop()
+  }
   let fileWritten: Promise<void> = Promise.resolve()
-  const open: { file?: { destroy(): void } } = {}
+  const open: { file?: { destroy(err?: Error): void } } = {}
 
   busboy.on('file', (name, stream, fileName, _encoding, mimeType) => {
     if (name !== limits.fileField || form.file) {
@@ -88,7 +94,7 @@ export async function receiveMultipart(request: Request, path: string, limits: M
   try {
     for await (const chunk of request.body) {
       if (failure) break // 413 or a refused part: the rest is not read
-      await new Promise<void>((resolve, reject) => busboy.write(chunk, (err?: Error | null) => (err ? reject(err) : resolve())))
+      await Promise.race([stopped, new Promise<void>((resolve, reject) => busboy.write(chunk, (err?: Error | null) => (err ? reject(err) : resolve())))])
     }
     if (!failure) {
       busboy.end()
@@ -100,7 +106,7 @@ export async function receiveMultipart(request: Request, path: string, limits: M
   } finally {
     if (failure) {
       busboy.destroy()
-      open.file?.destroy()
+      open.file?.destroy(new Error('the upload was refused'))
     }
   }
   if (failure) {
