@@ -7,6 +7,7 @@ import { parse as parseVtt } from 'node-webvtt'
 import OpenAI, { toFile } from 'openai'
 import { parseSync as parseSubtitles } from 'subtitle'
 import { createTestApp } from '../helpers/app'
+import { recordingEngine } from '../helpers/engines'
 import { receiveMultipart } from '../../src/modules/openai/multipart'
 
 // OpenAI's official npm client pointed at notesvc on loopback (`baseURL: http://127.0.0.1:PORT/v1`),
@@ -208,6 +209,27 @@ describe('the form', () => {
   })
 })
 
+describe('an engine without word times (whisper.cpp gives segment times only)', () => {
+  test('word granularity: 400 before anything is read or charged, saying which engine gives them', async () => {
+    const rec = recordingEngine() // segment times only, like the whisper.cpp binding
+    const w = createTestApp({ engines: { asr: () => rec.engine } })
+    const srv = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: r => w.app.handle(r) })
+    try {
+      const client = new OpenAI({ baseURL: `http://127.0.0.1:${srv.port}/v1`, apiKey: await w.key(), maxRetries: 0 })
+      const e = await failure(client.audio.transcriptions.create({ file: await recording(), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['word'] }))
+      expect(e.status).toBe(400)
+      expect(e.message).toContain('does not give word times')
+      expect(rec.calls).toHaveLength(0)
+      // segments it has: those work
+      const v = await client.audio.transcriptions.create({ file: await recording(), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['segment'] })
+      expect(v.segments!.length).toBeGreaterThan(0)
+      expect(v.words).toBeUndefined()
+    } finally {
+      srv.stop(true)
+    }
+  })
+})
+
 describe('temporary files a crashed process left', () => {
   test('are swept at start: a dead process\'s folder goes, a live one\'s stays', async () => {
     const root = join(t.config.dataDir, 'tmp')
@@ -248,6 +270,14 @@ describe('the OpenAPI document and MCP', () => {
       // an https URL follows createTranscription's rules: a private address is refused
       const refused = await client.callTool({ name: 'createAudioTranscription', arguments: { audioUrl: 'https://127.0.0.1/memo.wav' } }) as any
       expect(refused.isError).toBe(true)
+      // the transcript formats through getNoteTranscript's tool: text formats as {format, contentType, content}
+      const note = await client.callTool({ name: 'createNote', arguments: { title: 'Minutes', content: 'Budget approved.\n\nHiring: two engineers.' } }) as any
+      const noteId = (note.structuredContent ?? JSON.parse(note.content[0].text)).id
+      const txt = await client.callTool({ name: 'getNoteTranscript', arguments: { id: noteId, format: 'txt' } }) as any
+      expect(txt.structuredContent ?? JSON.parse(txt.content[0].text)).toEqual({ noteId, format: 'txt', contentType: 'text/plain; charset=utf-8', content: 'Budget approved.\n\nHiring: two engineers.\n' })
+      const srtOfText = await client.callTool({ name: 'getNoteTranscript', arguments: { id: noteId, format: 'srt' } }) as any
+      expect(srtOfText.isError).toBe(true)
+      expect(JSON.stringify(srtOfText.content)).toContain('created from text')
       const both = await client.callTool({ name: 'createAudioTranscription', arguments: {} }) as any
       expect(both.isError).toBe(true)
       expect(JSON.stringify(both.content)).toContain('give exactly one of audio (base64) and audioUrl')
