@@ -181,7 +181,11 @@ export function createNotesService(deps: {
       return repo.write(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() })
     },
 
-    /** Stores finished processing output and marks the note `Done`; without `transcript`, the one `saveTranscript` stored stays. */
+    /**
+     * Stores finished processing output and marks the note `Done`; without `transcript`, the one
+     * `saveTranscript` stored stays. `segments` are the transcript's times (kept for the subtitle
+     * exports); without them the note has none.
+     */
     finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
       return repo.write(id, {
         ...(result.title ? { title: result.title } : {}),
