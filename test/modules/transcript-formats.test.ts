@@ -3,6 +3,8 @@ import { parse as parseDisposition } from 'content-disposition'
 import { parse as parseVtt } from 'node-webvtt'
 import { parseSync as parseSubtitles } from 'subtitle'
 import { createTestApp } from '../helpers/app'
+import { backEnds } from '../helpers/backends'
+import { closingAfterEach } from '../helpers/closing'
 import { speechWav } from '../fixtures/speech'
 
 // `GET /v1/notes/{id}/transcript?format=` on a note PocketSphinx transcribed from real LibriVox speech
@@ -198,15 +200,22 @@ describe('refusals', () => {
   })
 })
 
-describe('a sandbox upload', () => {
-  test('exports the fixed sample transcript with its fixed times', async () => {
-    const sandbox = await t.key({ sandbox: true })
-    const up = (await t.call('POST', '/v1/uploads', { token: sandbox, body: { fileName: 'x.wav', contentType: 'audio/wav' } })).body
-    expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: sandbox })).status).toBe(202)
-    const srt = await t.call('GET', `/v1/notes/${up.noteId}/transcript?format=srt`, { token: sandbox })
+// The times are stored with the note on either back end: a sandbox upload (Done at once, the fixed
+// sample's times, no engine) read back as SubRip, and the note itself without them.
+for (const b of backEnds) describe.skipIf(b.skip)(`a sandbox upload on ${b.name}`, () => {
+  const open = closingAfterEach(b)
+
+  test('exports the fixed sample transcript with its fixed times; getNote shows no times', async () => {
+    const s = createTestApp({ store: await open() })
+    const sandbox = await s.key({ sandbox: true })
+    const up = (await s.call('POST', '/v1/uploads', { token: sandbox, body: { fileName: 'x.wav', contentType: 'audio/wav', styleId: 'meeting-notes' } })).body
+    expect((await s.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: sandbox })).status).toBe(202)
+    const srt = await s.call('GET', `/v1/notes/${up.noteId}/transcript?format=srt`, { token: sandbox })
     expect(srt.status).toBe(200)
     const cues = parseSubtitles(srt.text).flatMap(n => (n.type === 'cue' ? [n.data] : []))
     expect(cues.map(c => [c.start, c.end])).toEqual([[0, 4200], [4200, 9800], [9800, 13100], [13100, 21600], [21600, 26000], [26000, 28400]])
     expect(cues[0]!.text).toBe('Welcome everyone to the weekly planning\nmeeting.')
+    const note = (await s.call('GET', `/v1/notes/${up.noteId}`, { token: sandbox })).body
+    expect(Object.keys(note.structuredContent)).toEqual(['meeting-notes'])
   })
 })
