@@ -33,12 +33,13 @@ export async function startNotesvc(env: Record<string, string> = {}) {
   try {
     const reader = proc.stdout.getReader()
     let out = ''
-    while (!/live key: +\S+/.test(out)) {
+    while (!/sandbox key: +\S+/.test(out)) {
       const { value, done } = await reader.read()
       if (done) throw new Error('notesvc exited before printing its first key')
       out += new TextDecoder().decode(value)
     }
     const key = /live key: +(\S+)/.exec(out)![1]!
+    const sandboxKey = /sandbox key: +(\S+)/.exec(out)![1]!
     for (let i = 0; ; i++) {
       try {
         if ((await fetch(`${base}/v1/health`)).ok) break
@@ -47,7 +48,7 @@ export async function startNotesvc(env: Record<string, string> = {}) {
         await Bun.sleep(20)
       }
     }
-    return { base, key, pid: proc.pid, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, stop }
+    return { base, key, sandboxKey, dataDir, pid: proc.pid, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, stop }
   } catch (err) {
     await stop()
     throw err

@@ -11,6 +11,7 @@ import { discoveryRoutes } from './modules/discovery'
 import { foldersRoutes } from './modules/folders'
 import { notesRoutes } from './modules/notes'
 import { processingRoutes } from './modules/processing'
+import { openAiRoutes } from './modules/openai'
 import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps) {
     .use(foldersRoutes({ guard, folders: services.folders }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
+    .use(openAiRoutes({ guard, openai: services.openai }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))

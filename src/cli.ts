@@ -192,6 +192,7 @@ async function serve(config: Config, log: Logger) {
     return { files: 0, bytes: 0 }
   })
   if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
+  await services.openai.sweepTemporaryFiles().catch((err: unknown) => log.warn('could not remove the temporary files of interrupted OpenAI-compatible transcriptions; starting anyway', { error: err }))
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   const app = createApp({ config, clock: systemClock, ids, log, services })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })

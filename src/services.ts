@@ -32,6 +32,7 @@ import { createFoldersService, folderExistsIn } from './modules/folders/service'
 import { createNotesRepo } from './modules/notes/repo'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
+import { createOpenAiService } from './modules/openai/service'
 import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
 import { createUsageService } from './modules/usage/service'
@@ -94,6 +95,7 @@ export function createServices(deps: CoreDeps) {
     notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
   })
+  const openai = createOpenAiService({ processing, dataDir: config.dataDir, log })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
@@ -129,7 +131,7 @@ export function createServices(deps: CoreDeps) {
   /** the database back end and the worker processes that heartbeat in it (within two leases) */
   const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
     ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
-  return { accounts, credits, usage, notes, folders, processing, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
+  return { accounts, credits, usage, notes, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -43,6 +43,8 @@ export interface McpExposure {
   tool: boolean
   /** reaches outside the service (fetches a URL the caller names) */
   openWorld: boolean
+  /** the tool's arguments when they are not the operation's body or query (a multipart operation's) */
+  arguments?: TObject
 }
 
 /** One operation as its module declares it: everything the API, the document and MCP derive. */
@@ -63,7 +65,14 @@ export interface OperationDeclaration {
   query?: TObject
   /** a JSON body, validated before the handler runs */
   body?: TObject
+  /**
+   * a `multipart/form-data` body instead: published in the document, not read before the handler,
+   * which streams it itself (a file may be gigabytes)
+   */
+  multipartBody?: TObject
   responses: Responses
+  /** media types of text bodies the success answer may have besides JSON (`text/vtt`, …), by the request's choice */
+  textResponses?: readonly string[]
   /** error codes beyond the common ones (400, 401, 403, 429, 500; only 429 and 500 when public) */
   errors?: readonly ErrorCode[]
   /** by default a tool that stays inside the service */
@@ -102,6 +111,7 @@ export type SuccessBody<D extends OperationDeclaration> = {
  */
 export type Reply<D extends OperationDeclaration> =
   | SuccessBody<D>
+  | (D['textResponses'] extends readonly string[] ? string : never)
   | JsonText<SuccessBody<D>>
   | (null extends D['responses'][keyof D['responses']] ? Response : never)
 

@@ -121,10 +121,11 @@ function successResponses(op: Operation, c: Components): Json {
     'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
     ...(op.credits !== 0 ? { 'X-Credits-Remaining': { $ref: '#/components/headers/X-Credits-Remaining' } } : {}),
   }
+  const text = Object.fromEntries((op.textResponses ?? []).map(type => [type, { schema: { type: 'string' } }]))
   return mapValues(op.responses, (schema) => {
     const s = schema as TSchema | null
     if (!s) return { description: 'No content', headers }
-    return { description: s.title ?? 'Success', headers, content: { 'application/json': { schema: c.schema(s) } } }
+    return { description: s.title ?? 'Success', headers, content: { 'application/json': { schema: c.schema(s) }, ...text } }
   })
 }
 
@@ -152,6 +153,7 @@ function publishOperation(op: Operation, c: Components): Json {
     ...(op.scopes.length ? { 'x-scopes': [...op.scopes] } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: c.schema(op.body) } } } } : {}),
+    ...(op.multipartBody ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: c.schema(op.multipartBody) } } } } : {}),
     responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
   }
 }

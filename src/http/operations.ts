@@ -1,6 +1,7 @@
 import { discoveryOperations } from '../modules/discovery/contract'
 import { foldersOperations } from '../modules/folders/contract'
 import { notesOperations } from '../modules/notes/contract'
+import { openAiOperations } from '../modules/openai/contract'
 import { processingOperations } from '../modules/processing/contract'
 import { uploadsOperations } from '../modules/uploads/contract'
 import { usageOperations } from '../modules/usage/contract'
@@ -26,6 +27,7 @@ export const OPERATIONS = [
   ...foldersOperations,
   ...uploadsOperations,
   ...processingOperations,
+  ...openAiOperations,
   ...usageOperations,
   ...webhooksOperations,
 ] as const

@@ -1,6 +1,6 @@
 import { transcribeMedia, type ChunkReport, type Transcription } from '../engines/asr/chunked'
 import type { AsrScheduler } from '../engines/asr/scheduler'
-import { AsrUnavailableError, type AsrEngine } from '../engines/asr/engine'
+import { AsrUnavailableError, type AsrEngine, type TranscriptSegment } from '../engines/asr/engine'
 import type { LlmEngine, StyleId } from '../engines/llm/engine'
 import { summarizeLong } from '../engines/llm/summarize'
 import { MediaToolMissingError, MediaUnreadableError } from '../engines/media/errors'
@@ -18,8 +18,8 @@ export interface PipelineDeps {
     getById(id: string): Awaitable<{ id: string; account_id: string; style_id: string; language: string | null } | null>
     setStage(id: string, stage: string, progress?: number | null): Awaitable<unknown>
     setProgress(id: string, progress: number): Awaitable<unknown>
-    saveTranscript(id: string, result: { transcript: string; language: string | null }): Awaitable<unknown>
-    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Awaitable<unknown>
+    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[] }): Awaitable<unknown>
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Awaitable<unknown>
   }
   uploads: { byNote(noteId: string): Promise<{ storage_key: string } | null> }
   chunkSeconds?: number
@@ -128,8 +128,8 @@ export function createUploadPipeline(deps: PipelineDeps) {
     const { segments, transcript } = heard
     const language = heard.language
 
-    // stored before summarizing: a summary that fails leaves the transcript readable
-    await run.write(() => deps.notes.saveTranscript(note.id, { transcript, language }))
+    // stored before summarizing, with its times: a summary that fails leaves the transcript readable
+    await run.write(() => deps.notes.saveTranscript(note.id, { transcript, language, segments }))
     let summary: Awaited<ReturnType<typeof summarizeLong>>
     const input = { text: transcript, styleId: note.style_id as StyleId, segments, language }
     try {
@@ -147,6 +147,6 @@ export function createUploadPipeline(deps: PipelineDeps) {
       throw new PermanentJobError('summarization_failed', `The transcript is ready (GET /v1/notes/${note.id}/transcript), but summarizing it failed: ${err instanceof Error ? err.message : String(err)}`)
     }
     // the transcript is on the note already (saveTranscript above)
-    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language })
+    return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language, segments })
   }
 }

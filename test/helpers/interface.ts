@@ -64,6 +64,14 @@ export const SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'getUsage', method: 'GET', path: '/v1/usage', scopes: ['usage:read'], cost: 0, errors: [] },
 ]
 
+/** DECISIONS.md "Beyond the interface": operations added beside SPEC.md's, with the names fixed there. */
+export const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
+  { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', scopes: ['transcriptions:write'], cost: '1 per started minute', errors: [402, 413, 502] },
+]
+
+/** Every operation the server offers: SPEC.md's and those beside it. */
+export const ALL_OPERATIONS: SpecOperation[] = [...SPEC_OPERATIONS, ...BEYOND_SPEC_OPERATIONS]
+
 /** SPEC.md "Errors": every code with its HTTP status. */
 export const SPEC_ERROR_STATUS: Record<string, number> = {
   invalid_request: 400,

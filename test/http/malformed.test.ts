@@ -80,6 +80,8 @@ const OPS: Op[] = [
   { id: 'createWebhook', method: 'POST', path: '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/notesvc', events: ['note.completed', 'note.failed'], description: 'CRM sync' }) },
   { id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/{id}', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/{id}/deliveries', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged
+  { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
 ]
 
 /** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp } from '../helpers/app'
-import { SPEC_OPERATIONS } from '../helpers/interface'
+import { ALL_OPERATIONS, SPEC_OPERATIONS } from '../helpers/interface'
 
 /** SPEC.md "Endpoints": the named request and success shapes of each operation. */
 const SHAPES: Record<string, { request?: string; responses: Record<string, string | null> }> = {
@@ -12,7 +12,8 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   updateNote: { request: 'UpdateNoteRequest', responses: { 200: 'Note' } },
   deleteNote: { responses: { 204: null } },
   getNoteStatus: { responses: { 200: 'NoteStatus' } },
-  getNoteTranscript: { responses: { 200: 'Transcript' } },
+  // the Transcript, or with ?format=verbose_json the TranscriptVerbose (DECISIONS.md "Beyond the interface")
+  getNoteTranscript: { responses: { 200: 'TranscriptResponse' } },
   askNoteQuestion: { request: 'QuestionRequest', responses: { 200: 'Answer' } },
   listFolders: { responses: { 200: 'FolderList' } },
   createFolder: { request: 'CreateFolderRequest', responses: { 201: 'Folder' } },
@@ -25,6 +26,7 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   createSummary: { request: 'SummaryRequest', responses: { 200: 'SummaryResult' } },
   createYoutubeSummary: { request: 'YoutubeSummaryRequest', responses: { 200: 'YoutubeSummaryResult' } },
   getUsage: { responses: { 200: 'Usage' } },
+  createAudioTranscription: { request: 'OpenAiTranscriptionRequest', responses: { 200: 'OpenAiTranscriptionResponse' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */
@@ -57,7 +59,7 @@ describe('the OpenAPI document names its resources', () => {
     for (const methods of Object.values<any>(doc.paths)) {
       for (const op of Object.values<any>(methods)) {
         found[op.operationId] = {
-          request: op.requestBody?.content['application/json'].schema,
+          request: (op.requestBody?.content['application/json'] ?? op.requestBody?.content['multipart/form-data'])?.schema,
           responses: Object.fromEntries(Object.entries<any>(op.responses).filter(([s]) => Number(s) < 300).map(([s, r]) => [s, r.content?.['application/json'].schema ?? null])),
         }
       }
@@ -67,7 +69,8 @@ describe('the OpenAPI document names its resources', () => {
       responses: Object.fromEntries(Object.entries(s.responses).map(([status, name]) => [status, name ? ref(name) : null])),
     }]))
     expect(found).toEqual(expected)
-    expect(Object.keys(SHAPES).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
+    expect(Object.keys(SHAPES).sort()).toEqual(ALL_OPERATIONS.map(o => o.id).sort())
+    expect(doc.components.schemas.TranscriptResponse.anyOf).toEqual([ref('Transcript'), ref('TranscriptVerbose')])
     // list items and the error envelope are named too
     expect(doc.components.schemas.NoteList.properties.data.items).toEqual(ref('NoteListItem'))
     for (const status of ['400', '401', '403', '429', '500']) {

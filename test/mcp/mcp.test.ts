@@ -16,7 +16,7 @@ import { CreateFolderRequest } from '../../src/modules/folders/model'
 import { CreateNoteRequest, ListNotesQuery, UpdateNoteRequest } from '../../src/modules/notes/model'
 import { SummaryRequest } from '../../src/modules/processing/model'
 import { createServices } from '../../src/services'
-import { SPEC_OPERATIONS, SPEC_SCOPES } from '../helpers/interface'
+import { ALL_OPERATIONS, SPEC_SCOPES } from '../helpers/interface'
 
 /** The app with the MCP module plugged in, served on a loopback port. */
 function startServer() {
@@ -61,9 +61,9 @@ describe('MCP endpoint', () => {
     try {
       expect(client.getServerVersion()?.name).toBe('notesvc')
       const { tools } = await client.listTools()
-      expect(tools.map(t => t.name).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
+      expect(tools.map(t => t.name).sort()).toEqual(ALL_OPERATIONS.map(o => o.id).sort())
       const byName = new Map(tools.map(t => [t.name, t]))
-      for (const op of SPEC_OPERATIONS) {
+      for (const op of ALL_OPERATIONS) {
         const t = byName.get(op.id)!
         expect(t.inputSchema.type).toBe('object')
         // the description tells an agent which scopes the tool needs (SPEC.md Endpoints)
@@ -232,10 +232,10 @@ describe('MCP endpoint', () => {
     expect(m.endpoint).toBe(`${srv.base}/mcp`)
     expect(m.transport).toBe('streamable-http')
     expect(m.authentication.resource_metadata).toBe(`${srv.base}/.well-known/oauth-protected-resource`)
-    expect(m.tools.map((t: any) => t.name).sort()).toEqual(SPEC_OPERATIONS.map(o => o.id).sort())
+    expect(m.tools.map((t: any) => t.name).sort()).toEqual(ALL_OPERATIONS.map(o => o.id).sort())
     // each tool's scopes and cost as SPEC.md's Endpoints tables give them
     const listed = new Map<string, any>(m.tools.map((t: any) => [t.name, t]))
-    for (const op of SPEC_OPERATIONS) expect({ op: op.id, scopes: listed.get(op.id).scopes, credits: listed.get(op.id).credits }).toEqual({ op: op.id, scopes: op.scopes, credits: op.cost })
+    for (const op of ALL_OPERATIONS) expect({ op: op.id, scopes: listed.get(op.id).scopes, credits: listed.get(op.id).credits }).toEqual({ op: op.id, scopes: op.scopes, credits: op.cost })
     expect(m.authentication.scopes).toEqual(SPEC_SCOPES)
 
     const index = await (await fetch(`${srv.base}/v1`)).json() as any

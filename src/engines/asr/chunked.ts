@@ -212,7 +212,12 @@ export async function transcribeMedia(
       }
     }
     results[index] = {
-      segments: r.segments.map(s => ({ start: round(s.start + offsetSeconds), end: round(s.end + offsetSeconds), text: s.text.trim() })),
+      segments: r.segments.map(s => ({
+        start: round(s.start + offsetSeconds),
+        end: round(s.end + offsetSeconds),
+        text: s.text.trim(),
+        ...(s.words ? { words: s.words.map(w => ({ word: w.word, start: round(w.start + offsetSeconds), end: round(w.end + offsetSeconds) })) } : {}),
+      })),
       language: r.language,
     }
     doneSeconds += samples.length / SAMPLE_RATE

@@ -5,11 +5,20 @@
  */
 export const SAMPLE_RATE = 16_000
 
+/** One word and when it was said (seconds), for engines that report word times (PocketSphinx). */
+export interface TimedWord {
+  word: string
+  start: number
+  end: number
+}
+
 export interface TranscriptSegment {
   /** seconds from the start of the recording */
   start: number
   end: number
   text: string
+  /** the segment's words with their times, when the engine gives them */
+  words?: TimedWord[]
 }
 
 export interface ChunkTranscription {
@@ -33,6 +42,8 @@ export interface TranscribeOptions {
 
 export interface AsrEngine {
   readonly name: string
+  /** gives each segment's `words` with their times */
+  readonly wordTimes?: boolean
   /** Throws AsrUnavailableError when the engine cannot run here (missing model or program). */
   ready(): Promise<void>
   /** `samples`: 16 kHz mono, float32 in [-1, 1]. */

@@ -80,6 +80,7 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
 
   return {
     name: 'pocketsphinx',
+    wordTimes: true,
 
     async ready() {
       check()
@@ -252,7 +253,11 @@ export function parseOutput(stdout: string, duration: number): TranscriptSegment
     if (words.length === 0) return
     const start = clamp(Math.max(words[0]!.start, floor), 0, duration)
     const end = clamp(Math.max(words[words.length - 1]!.end, start), start, duration)
-    segments.push({ start: round(start), end: round(end), text: words.map(w => w.word).join(' ') })
+    const timed = words.map(w => {
+      const ws = round(clamp(Math.max(w.start, start), start, end))
+      return { word: w.word, start: ws, end: round(clamp(w.end, ws, end)) }
+    })
+    segments.push({ start: round(start), end: round(end), text: words.map(w => w.word).join(' '), words: timed })
     floor = end
   }
   for (const words of utterances) {

@@ -64,7 +64,10 @@ export function cutLoops(segments: readonly TranscriptSegment[]): TranscriptSegm
       if (!loop) break
       tokens = [...tokens.slice(0, loop.at + loop.phrase), ...tokens.slice(loop.at + loop.phrase * loop.repeats)]
     }
-    s.text = tokens.join(' ')
+    const text = tokens.join(' ')
+    // words cut from the text leave its word times behind
+    if (text !== s.text) delete s.words
+    s.text = text
   }
   return out.filter(s => s.text.length > 0)
 }

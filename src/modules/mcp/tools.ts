@@ -7,6 +7,7 @@ import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/e
 import { OPERATIONS, type Operation } from '../../http/operations'
 import type { Services } from '../../services'
 import { apiIndex, health } from '../discovery'
+import { exportTranscript } from '../notes/transcript-export'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */
 export interface ToolOutput {
@@ -35,7 +36,7 @@ export interface Tool {
   run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
 }
 
-export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'usage' | 'asr' | 'llmSelector' | 'backend'>
+export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'openai' | 'usage' | 'asr' | 'llmSelector' | 'backend'>
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
 
@@ -138,7 +139,7 @@ function withPathParams(op: Operation, params: TObject, body: TObject, run: Run)
 
 /** The tool of an operation, its arguments from the declared path parameters, body or query. */
 function toolFor(op: Operation, run: Run): Tool {
-  const schema = op.body ?? op.query ?? NoArguments
+  const schema = op.mcp.arguments ?? op.body ?? op.query ?? NoArguments
   return op.params ? withPathParams(op, op.params, schema, run) : plain(op, schema, run)
 }
 
@@ -148,13 +149,13 @@ const charged = (r: { body: unknown; creditsRemaining: number }): ToolOutput => 
 type Declared = (typeof OPERATIONS)[number]
 type StaticOf<S> = S extends TSchema ? Static<S> : unknown
 /** A tool's arguments: the operation's path parameters and body (or query) in one object. */
-type ArgsOf<D extends OperationDeclaration> = StaticOf<D['params']> & StaticOf<D['body']> & StaticOf<D['query']>
+type ArgsOf<D extends OperationDeclaration> = D['mcp'] extends { arguments: TSchema } ? Static<D['mcp']['arguments']> : StaticOf<D['params']> & StaticOf<D['body']> & StaticOf<D['query']>
 /** How each tool runs, by operation: one entry per operation offered as a tool, checked at compile time. */
 type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
 
 /** One tool per operation the contract offers to agents, in the table's order. */
 export function createTools(deps: { config: Config; services: ToolServices }): Tool[] {
-  const { notes, folders, uploads, processing, usage } = deps.services
+  const { notes, folders, uploads, processing, openai, usage } = deps.services
   const index = apiIndex(deps.config)
   const runners: Runners = {
     getApiIndex: () => out(index),
@@ -169,7 +170,11 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
       return out({ id, deleted: true })
     },
     getNoteStatus: async (p, { id }) => out(await notes.status(p, id)),
-    getNoteTranscript: async (p, { id }) => out(await notes.transcript(p, id)),
+    getNoteTranscript: async (p, { id, format }) => {
+      if (format === undefined) return out(await notes.transcript(p, id))
+      const t = exportTranscript(await notes.transcriptWithTimes(p, id), format)
+      return out(typeof t.body === 'string' ? { noteId: id, format, contentType: t.contentType, content: t.body } : t.body)
+    },
     askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
 
     listFolders: async p => out(await folders.list(p)),
@@ -186,6 +191,11 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
     createTranscription: async (p, body) => charged(await processing.createTranscription(p, body)),
     createSummary: async (p, body) => charged(await processing.createSummary(p, body)),
     createYoutubeSummary: async (p, body) => charged(await processing.createYoutubeSummary(p, body)),
+    createAudioTranscription: async (p, args) => {
+      const r = await openai.transcribeToolCall(p, args)
+      const body = r.body.body
+      return { creditsRemaining: r.creditsRemaining, result: typeof body === 'string' ? { format: args.response_format, contentType: r.body.contentType, content: body } : body }
+    },
 
     getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),
   }

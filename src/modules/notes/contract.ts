@@ -1,6 +1,7 @@
 import { defineOperation } from '../../http/contract'
 import { IdParams } from '../../http/schemas'
-import { Answer, CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, UpdateNoteRequest } from './model'
+import { t } from 'elysia'
+import { Answer, CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
@@ -64,10 +65,12 @@ export const getNoteStatus = defineOperation({
 export const getNoteTranscript = defineOperation({
   id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/:id/transcript', tag: 'Notes',
   summary: 'Transcript of a note',
-  description: 'The transcript without the summary; 409 while the note is still processing.',
+  description: 'The transcript without the summary; 409 while the note is still processing. `format` chooses the form: `json` (default, the Transcript), `verbose_json` (TranscriptVerbose: timed segments, and words when the engine gives them), `srt` (application/x-subrip), `vtt` (text/vtt) or `txt` (text/plain), each with a `Content-Disposition` file name from the note\'s title. A note created from text has no times: `srt` and `vtt` answer 409 for it.',
   scopes: ['notes:read'], credits: 0,
   params: IdParams,
-  responses: { 200: Transcript },
+  query: TranscriptQuery,
+  responses: { 200: t.Union([Transcript, TranscriptVerbose], { title: 'TranscriptResponse', description: 'The Transcript, or with format=verbose_json the TranscriptVerbose' }) },
+  textResponses: ['application/x-subrip', 'text/vtt', 'text/plain'],
   errors: ['not_found', 'conflict'],
 })
 

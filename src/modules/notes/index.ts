@@ -1,11 +1,14 @@
 import type { authGuard } from '../../http/auth'
-import { contractRoutes, queryReader, route } from '../../http/contract'
+import { contractRoutes, queryReader, route, type Reply } from '../../http/contract'
+import { attachment } from '../../http/download'
 import { jsonText, withCreditsRemaining } from '../../http/responses'
 import type { ProcessingService } from '../processing/service'
 import { askNoteQuestion, createNote, deleteNote, getNote, getNoteStatus, getNoteTranscript, listNotes, updateNote } from './contract'
 import type { NotesService } from './service'
+import { exportTranscript } from './transcript-export'
 
 const listQuery = queryReader(listNotes)
+const transcriptQuery = queryReader(getNoteTranscript)
 
 export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService }) {
   const { notes, processing } = deps
@@ -23,7 +26,15 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
       return new Response(null, { status: 204 })
     }),
     route(getNoteStatus, ({ principal, params }) => notes.status(principal, params.id)),
-    route(getNoteTranscript, ({ principal, params }) => notes.transcript(principal, params.id)),
+    route(getNoteTranscript, async ({ principal, params, query, set }) => {
+      const { format } = transcriptQuery(query)
+      if (format === undefined) return notes.transcript(principal, params.id)
+      const source = await notes.transcriptWithTimes(principal, params.id)
+      const out = exportTranscript(source, format)
+      set.headers['content-type'] = out.contentType
+      set.headers['content-disposition'] = attachment(source.title, out.extension, source.noteId)
+      return out.body as Reply<typeof getNoteTranscript>
+    }),
     // Answered by the processing service (it runs the model and charges), asked of a note.
     route(askNoteQuestion, async ({ principal, params, body, set }) => withCreditsRemaining(set, await processing.askNoteQuestion(principal, params.id, body.question))),
   ])

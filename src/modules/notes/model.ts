@@ -127,3 +127,31 @@ export const QuestionRequest = t.Object(
   { additionalProperties: false, title: 'QuestionRequest' },
 )
 
+
+/** `getNoteTranscript?format=`: the interface's Transcript (`json`, the default) or an export. */
+export const NOTE_TRANSCRIPT_FORMATS = ['json', 'verbose_json', 'srt', 'vtt', 'txt'] as const
+export type NoteTranscriptFormat = (typeof NOTE_TRANSCRIPT_FORMATS)[number]
+
+export const TranscriptQuery = t.Object({
+  format: t.Optional(t.Union(NOTE_TRANSCRIPT_FORMATS.map(f => t.Literal(f)), {
+    default: 'json',
+    description: '`json` (the Transcript), `verbose_json` (with timed segments and words), `srt`, `vtt` or `txt`',
+    error: `must be one of ${NOTE_TRANSCRIPT_FORMATS.join(', ')}`,
+  })),
+})
+
+const Seconds = Nullable(t.Number({ minimum: 0, description: 'seconds from the start of the recording; null for a note created from text' }))
+
+export const TranscriptVerbose = t.Object(
+  {
+    noteId: t.String(),
+    transcript: t.String(),
+    language: Nullable(t.String()),
+    timed: t.Boolean({ description: 'false for a note created from text (or transcribed before times were kept): one segment per paragraph, times null' }),
+    duration: Nullable(t.Number({ description: 'the end of the last segment, in seconds; null when untimed' })),
+    segments: t.Array(t.Object({ id: Integer(), start: Seconds, end: Seconds, text: t.String() }, { title: 'TranscriptSegment' })),
+    words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }, { title: 'TranscriptWord' }), { description: 'every word with its times, when the speech engine gives them (PocketSphinx does, whisper.cpp does not)' })),
+  },
+  { title: 'TranscriptVerbose', description: 'The transcript with its timed segments (`format=verbose_json`).' },
+)
+export type TranscriptVerbose = Static<typeof TranscriptVerbose>

@@ -6,6 +6,8 @@ import type { Library } from '../library'
 import type { JsonText } from '../../http/responses'
 import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
 import type { NoteRow, NotesRepo } from './repo'
+import type { TranscriptSegment } from '../../engines/asr/engine'
+import { decodeBody, encodeBody, noteSegments } from './timing'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -25,7 +27,7 @@ export function toNote(r: NoteRow): Note {
     dateCreated: r.date_created,
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
-    structuredContent: r.structured_content === null ? {} : JSON.parse(r.structured_content),
+    structuredContent: decodeBody(r.structured_content).structuredContent ?? {},
   }
 }
 
@@ -173,9 +175,10 @@ export function createNotesService(deps: {
      * The transcript is complete: it is stored before summarizing starts, so a summary that fails
      * leaves it readable (`getNoteTranscript` answers for a note in `Error` with `summarization_failed`).
      */
-    saveTranscript(id: string, result: { transcript: string; language: string | null }): Promise<void> {
+    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
       return repo.write(id, {
         original_transcription: result.transcript,
+        ...(result.segments ? { structured_content: encodeBody({ structuredContent: null, segments: result.segments }) } : {}),
         language: result.language,
         status: 'Summarizing',
         processing_stage: 'summarizing',
@@ -189,13 +192,17 @@ export function createNotesService(deps: {
       return settle(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() }, 'Error', code)
     },
 
-    /** Stores finished processing output and marks the note `Done`; without `transcript`, the one `saveTranscript` stored stays. */
-    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null }): Promise<void> {
+    /**
+     * Stores finished processing output and marks the note `Done`; without `transcript`, the one
+     * `saveTranscript` stored stays. `segments` are the transcript's times (kept for the subtitle
+     * exports); without them the note has none.
+     */
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
       return settle(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
-        structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
+        structured_content: encodeBody({ structuredContent: result.structuredContent, segments: result.segments ?? null }),
         language: result.language,
         status: 'Done',
         processing_stage: null,
@@ -246,20 +253,33 @@ export function createNotesService(deps: {
     },
 
     async transcript(lib: Library, id: string) {
-      const r = await requireNote(lib, id)
-      if (r.status === 'Summarizing') {
-        throw new ApiError('conflict', `Note ${id} is still processing (stage: ${r.processing_stage ?? 'queued'}); poll GET /v1/notes/${id}/status until isComplete is true.`)
-      }
-      // a summary that failed leaves the transcript it was given (saved before summarizing)
-      if (r.status === 'Error' && !(r.error_code === 'summarization_failed' && r.original_transcription)) {
-        throw new ApiError('conflict', `Note ${id} failed processing (${r.error_code ?? 'internal'}), so it has no transcript; see GET /v1/notes/${id}/status.`)
-      }
+      const r = await readableTranscript(lib, id)
       return { noteId: r.id, transcript: r.original_transcription, language: r.language }
+    },
+
+    /** What a transcript export needs (`getNoteTranscript?format=`): the note's title and the transcript's times, null when unknown. */
+    async transcriptWithTimes(lib: Library, id: string) {
+      const r = await readableTranscript(lib, id)
+      const segments = noteSegments(decodeBody(r.structured_content))
+      return { noteId: r.id, title: r.title, type: r.type, transcript: r.original_transcription, language: r.language, segments }
     },
 
     /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */
     unfileFolder(folderId: string): Promise<number> {
       return repo.unfileAll(folderId, clock.now().toISOString())
     },
+  }
+
+  /** The note, when its transcript can be read: 409 while processing, or when processing failed before it. */
+  async function readableTranscript(lib: Library, id: string): Promise<NoteRow> {
+    const r = await requireNote(lib, id)
+    if (r.status === 'Summarizing') {
+      throw new ApiError('conflict', `Note ${id} is still processing (stage: ${r.processing_stage ?? 'queued'}); poll GET /v1/notes/${id}/status until isComplete is true.`)
+    }
+    // a summary that failed leaves the transcript it was given (saved before summarizing)
+    if (r.status === 'Error' && !(r.error_code === 'summarization_failed' && r.original_transcription)) {
+      throw new ApiError('conflict', `Note ${id} failed processing (${r.error_code ?? 'internal'}), so it has no transcript; see GET /v1/notes/${id}/status.`)
+    }
+    return r
   }
 }

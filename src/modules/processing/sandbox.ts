@@ -75,3 +75,12 @@ export function sandboxSummary(styleId: StyleId): FixedSummary {
 export function sandboxAnswer(question: string): string {
   return `Sample answer to "${question.slice(0, 200)}": in the sample meeting the team agreed to ship the beta on March third.`
 }
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000
+
+/** The sample segments with word times (each word an equal share of its segment: sample data, not heard). */
+export const SANDBOX_TIMED_SEGMENTS = SANDBOX_SEGMENTS.map(s => {
+  const words = s.text.split(' ')
+  const step = (s.end - s.start) / words.length
+  return { ...s, words: words.map((w, i) => ({ word: w.replace(/[^\p{L}\p{N}'-]/gu, ''), start: round3(s.start + i * step), end: round3(s.start + (i + 1) * step) })) }
+})

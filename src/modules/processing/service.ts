@@ -6,7 +6,7 @@ import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/admission'
 import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
-import { AsrUnavailableError, type AsrEngine } from '../../engines/asr/engine'
+import { AsrUnavailableError, type AsrEngine, type TranscriptSegment } from '../../engines/asr/engine'
 import { missingSpeechEngine } from '../../engines/asr'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
 import { retrievePassages } from '../../engines/llm/retrieval'
@@ -21,7 +21,7 @@ import type { AsrScheduler } from '../../engines/asr/scheduler'
 import type { SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from './model'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
 import { checkContentPolicy } from './content-policy'
-import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
+import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TIMED_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxAnswer, sandboxSummary } from './sandbox'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
 export interface Charged<T> {
@@ -30,6 +30,18 @@ export interface Charged<T> {
 }
 
 export type ProcessingService = ReturnType<typeof createProcessingService>
+
+/** A recording transcribed and charged: what createTranscription and the OpenAI-compatible route answer from. */
+export interface HeardRecording {
+  transcript: string
+  /** timed segments (seconds), with words when the engine gives them */
+  segments: TranscriptSegment[]
+  /** heard or given; null when unknown */
+  language: string | null
+  durationSeconds: number | null
+  creditsCharged: number
+  notice?: string
+}
 
 const YOUTUBE_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com', 'youtu.be', 'www.youtube-nocookie.com', 'youtube-nocookie.com'])
 const PASSAGES_FOR_A_QUESTION = 5
@@ -119,30 +131,83 @@ export function createProcessingService(deps: {
     return transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal })
   }
 
+  /**
+   * A media file on this host, transcribed in the process's ASR slots and charged one credit per
+   * started minute: the balance is checked when the duration is known (402 before any decoding) and
+   * charged, as `createTranscription`, only once the transcript is there.
+   */
+  async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal): Promise<Charged<HeardRecording>> {
+    try {
+      const duration = await mediaDuration(path, deps.tools)
+      const cost = credits.cost('createTranscription', duration)
+      await ensureBalance(p, 'createTranscription', cost)
+      const heard = await transcribeFile(p, path, language, signal)
+      const left = await charge(p, 'createTranscription', cost)
+      return { creditsRemaining: left, body: { transcript: heard.transcript, segments: heard.segments, language: heard.language ?? language, durationSeconds: duration, creditsCharged: cost } }
+    } catch (err) {
+      asApiError(err)
+    }
+  }
+
+  /** The sandbox's fixed recording (DECISIONS.md "Sandbox"): nothing heard, nothing charged. */
+  const sandboxRecording = async (p: Principal, language: string | null): Promise<Charged<HeardRecording>> => ({
+    creditsRemaining: await remaining(p),
+    body: { transcript: SANDBOX_TRANSCRIPT, segments: SANDBOX_TIMED_SEGMENTS, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE },
+  })
+
+  /** A publicly reachable https media URL, fetched under the SSRF rules, transcribed and charged as `createTranscription`. */
+  async function transcribeUrl(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<HeardRecording>> {
+    const language = body.language && body.language !== 'auto' ? body.language : null
+    if (p.sandbox) return sandboxRecording(p, language)
+    await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+    // No engine installed: say so before fetching anything.
+    requireSpeechEngine(deps.asr())
+    const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
+    const signal = AbortSignal.timeout(timeoutMs)
+    try {
+      return await inTempDir(async dir => {
+        const dest = join(dir, 'media')
+        await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
+        return transcribeAndCharge(p, dest, language, signal)
+      })
+    } catch (err) {
+      asApiError(err)
+    }
+  }
+
   return {
-    async createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<{ transcript: string; language: string; durationSeconds: number | null; creditsCharged: number; notice?: string }>> {
-      const language = body.language && body.language !== 'auto' ? body.language : null
-      if (p.sandbox) {
-        return { creditsRemaining: await remaining(p), body: { transcript: SANDBOX_TRANSCRIPT, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
-      }
+    /**
+     * Whether a transcription can start, before its recording is received: 402 when the balance does
+     * not cover its first minute, 502 when no speech engine is installed (nothing to check for a
+     * sandbox key). The engine that will transcribe is returned.
+     */
+    async admitTranscription(p: Principal): Promise<AsrEngine> {
+      const asr = deps.asr()
+      if (p.sandbox) return asr
       await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
-      // No engine installed: say so before fetching anything.
+      requireSpeechEngine(asr)
+      return asr
+    },
+
+    /**
+     * Transcribes a recording already on this host (an upload streamed to a temporary file), charged
+     * as `createTranscription`; sandbox keys get the fixed recording. 502 before any work when no
+     * speech engine is installed.
+     */
+    async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal }): Promise<Charged<HeardRecording>> {
+      if (p.sandbox) return sandboxRecording(p, opts.language)
+      await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
       requireSpeechEngine(deps.asr())
-      const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
-      const signal = AbortSignal.timeout(timeoutMs)
-      try {
-        return await inTempDir(async dir => {
-          const dest = join(dir, 'media')
-          await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
-          const duration = await mediaDuration(dest, deps.tools)
-          const cost = credits.cost('createTranscription', duration)
-          await ensureBalance(p, 'createTranscription', cost)
-          const heard = await transcribeFile(p, dest, language, signal)
-          const left = await charge(p, 'createTranscription', cost)
-          return { creditsRemaining: left, body: { transcript: heard.transcript, language: heard.language ?? language ?? 'und', durationSeconds: duration, creditsCharged: cost } }
-        })
-      } catch (err) {
-        asApiError(err)
+      return transcribeAndCharge(p, path, opts.language, opts.signal)
+    },
+
+    transcribeUrl,
+
+    async createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<{ transcript: string; language: string; durationSeconds: number | null; creditsCharged: number; notice?: string }>> {
+      const { creditsRemaining, body: heard } = await transcribeUrl(p, body)
+      return {
+        creditsRemaining,
+        body: { transcript: heard.transcript, language: heard.language ?? 'und', durationSeconds: heard.durationSeconds, creditsCharged: heard.creditsCharged, ...(heard.notice ? { notice: heard.notice } : {}) },
       }
     },
 

@@ -15,7 +15,7 @@ import type { MediaTools } from '../../engines/media/ffmpeg'
 import type { JobRow } from '../../jobs/repo'
 import { PermanentJobError } from '../../jobs/worker'
 import type { StyleId } from '../../engines/llm/engine'
-import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
+import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import type { Charged } from '../processing/service'
 import { MAX_UPLOAD_BYTES, type CreateUploadRequest, type UploadAccepted } from './model'
 import type { UploadRow, UploadsRepo } from './repo'
@@ -153,7 +153,7 @@ export function createUploadsService(deps: {
         const won = await deps.transaction(async () => {
           if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null }))) return false
           const fixed = sandboxSummary((await notes.requireNote(p, id)).style_id as StyleId)
-          await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en' })
+          await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en', segments: SANDBOX_SEGMENTS })
           return true
         })
         if (!won) return already((await repo.byNote(id))!)

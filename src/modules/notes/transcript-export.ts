@@ -1,0 +1,77 @@
+import type { TranscriptSegment } from '../../engines/asr/engine'
+import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
+import { ApiError } from '../../http/errors'
+import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
+
+/** A note's transcript as `NotesService.transcriptWithTimes` reads it. */
+export interface NoteTranscriptSource {
+  noteId: string
+  title: string
+  type: string
+  transcript: string
+  language: string | null
+  /** null: no times known (a note created from text, or transcribed before times were kept) */
+  segments: TranscriptSegment[] | null
+}
+
+export interface TranscriptExport {
+  /** an object for the JSON formats, text for the others */
+  body: Record<string, unknown> | string
+  contentType: string
+  extension: string
+}
+
+/** Paragraphs of an untimed transcript: blocks separated by blank lines, each trimmed. */
+export function paragraphs(text: string): string[] {
+  return text.split(/\r?\n[ \t]*\r?\n/).map(p => p.trim()).filter(Boolean)
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000
+
+/**
+ * The transcript of a note in the requested format (`getNoteTranscript?format=`). `json` is the
+ * interface's Transcript, as without the parameter. A transcript without times (a note created from
+ * text) is one segment per paragraph in `verbose_json` and one paragraph per block in `txt`, its times
+ * null: none are made up. SubRip and WebVTT need times, so those formats are refused with 409.
+ */
+export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscriptFormat): TranscriptExport {
+  switch (format) {
+    case 'json':
+      return { body: { noteId: t.noteId, transcript: t.transcript, language: t.language }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+    case 'verbose_json':
+      return { body: verbose(t), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+    case 'txt':
+      return { body: t.segments ? toTxt(t.transcript) : toTxt(paragraphs(t.transcript).join('\n\n')), contentType: TRANSCRIPT_CONTENT_TYPES.txt, extension: 'txt' }
+    case 'srt':
+    case 'vtt': {
+      if (!t.segments) throw untimed(t, format)
+      return format === 'srt'
+        ? { body: toSrt(t.segments), contentType: TRANSCRIPT_CONTENT_TYPES.srt, extension: 'srt' }
+        : { body: toVtt(t.segments), contentType: TRANSCRIPT_CONTENT_TYPES.vtt, extension: 'vtt' }
+    }
+  }
+}
+
+function verbose(t: NoteTranscriptSource): TranscriptVerbose {
+  if (!t.segments) {
+    return {
+      noteId: t.noteId, transcript: t.transcript, language: t.language, timed: false, duration: null,
+      segments: paragraphs(t.transcript).map((text, id) => ({ id, start: null, end: null, text })),
+    }
+  }
+  const words = t.segments.flatMap(s => s.words ?? [])
+  const last = t.segments.at(-1)
+  return {
+    noteId: t.noteId, transcript: t.transcript, language: t.language, timed: true,
+    duration: last ? round(last.end) : null,
+    segments: t.segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text })),
+    ...(words.length ? { words: words.map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
+  }
+}
+
+function untimed(t: NoteTranscriptSource, format: 'srt' | 'vtt'): ApiError {
+  const why = t.type === 'import'
+    ? 'was created from text, so its transcript has no times'
+    : 'was transcribed before notesvc kept transcript times, so they are not known'
+  return new ApiError('conflict', `Note ${t.noteId} ${why}, and ${format.toUpperCase()} subtitles need a start and end for every cue. Ask for format=txt or format=verbose_json (one segment per paragraph, without times) instead.`)
+}

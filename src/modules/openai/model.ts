@@ -1,0 +1,80 @@
+import { t, type Static } from 'elysia'
+import { Integer } from '../../http/schemas'
+import { Language } from '../processing/model'
+
+/** OpenAI's `response_format` values. */
+export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const
+export type ResponseFormat = (typeof RESPONSE_FORMATS)[number]
+export const GRANULARITIES = ['segment', 'word'] as const
+
+const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt` or `verbose_json` (segments, and words when asked for)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
+const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g)), { error: 'each must be segment or word' }), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
+const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted for compatibility (`whisper-1`, `gpt-4o-transcribe`, …); the server\'s configured speech engine transcribes', error: 'must be a model name of 1 to 100 characters' })
+const Prompt = t.String({ maxLength: 4000, description: 'accepted for compatibility; neither engine uses it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
+const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })
+
+/** The text fields of the multipart form, as checked after the body has been read (file apart). */
+export const OpenAiTranscriptionFields = t.Object(
+  {
+    model: t.Optional(Model),
+    language: t.Optional(Language),
+    prompt: t.Optional(Prompt),
+    response_format: t.Optional(ResponseFormatField),
+    temperature: t.Optional(Temperature),
+    timestamp_granularities: t.Optional(Granularities),
+  },
+  { additionalProperties: false },
+)
+export type OpenAiTranscriptionFields = Static<typeof OpenAiTranscriptionFields>
+
+/** The multipart body as the OpenAPI document publishes it. */
+export const OpenAiTranscriptionForm = t.Object(
+  {
+    file: t.String({ format: 'binary', description: 'the recording (any audio or video ffmpeg reads), at most 5 GB; streamed to disk' }),
+    model: t.Optional(Model),
+    language: t.Optional(t.String({ description: 'ISO 639-1 code such as en; omit to detect' })),
+    prompt: t.Optional(Prompt),
+    response_format: t.Optional(ResponseFormatField),
+    temperature: t.Optional(Temperature),
+    'timestamp_granularities[]': t.Optional(Granularities),
+  },
+  { title: 'OpenAiTranscriptionRequest', description: 'OpenAI\'s `POST /v1/audio/transcriptions` form.' },
+)
+
+export const OpenAiTranscription = t.Object(
+  { text: t.String() },
+  { title: 'OpenAiTranscription', description: '`response_format=json`: the transcript, as OpenAI answers.' },
+)
+
+export const OpenAiVerboseTranscription = t.Object(
+  {
+    task: t.Literal('transcribe'),
+    language: t.String({ description: 'ISO 639-1 code of the language heard or given (`und` when unknown)' }),
+    duration: t.Number({ description: 'seconds' }),
+    text: t.String(),
+    segments: t.Optional(t.Array(t.Object({ id: Integer(), start: t.Number(), end: t.Number(), text: t.String() }), { description: 'with granularity `segment` (the default)' })),
+    words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }), { description: 'with granularity `word`' })),
+  },
+  { title: 'OpenAiVerboseTranscription', description: '`response_format=verbose_json`, as OpenAI answers.' },
+)
+
+/**
+ * The MCP tool's arguments: a tool call cannot carry a multipart file, so the recording comes as
+ * base64 `audio` (up to 25 MB decoded, OpenAI's own limit for this route) or as `audioUrl`, fetched
+ * under createTranscription's rules (https, public addresses only).
+ */
+export const MAX_MCP_AUDIO_BYTES = 25 * 1024 * 1024
+export const OpenAiTranscriptionToolArguments = t.Object(
+  {
+    audio: t.Optional(t.String({ maxLength: Math.ceil(MAX_MCP_AUDIO_BYTES / 3) * 4 + 4, contentEncoding: 'base64', description: 'the recording, base64-encoded (at most 25 MB decoded); give this or audioUrl', error: 'must be base64 of at most 25 MB' })),
+    audioUrl: t.Optional(t.String({ format: 'uri', maxLength: 2048, description: 'publicly reachable https URL of the recording; give this or audio', error: 'must be an absolute https URL' })),
+    model: t.Optional(Model),
+    language: t.Optional(Language),
+    prompt: t.Optional(Prompt),
+    response_format: t.Optional(ResponseFormatField),
+    temperature: t.Optional(Temperature),
+    timestamp_granularities: t.Optional(Granularities),
+  },
+  { additionalProperties: false },
+)
+export type OpenAiTranscriptionToolArguments = Static<typeof OpenAiTranscriptionToolArguments>

@@ -1,0 +1,218 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Principal } from '../../http/admission'
+import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
+import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
+import type { Charged, HeardRecording, ProcessingService } from '../processing/service'
+import { MAX_UPLOAD_BYTES } from '../uploads/model'
+import { MAX_MCP_AUDIO_BYTES, OpenAiTranscriptionFields, type OpenAiTranscriptionToolArguments, type ResponseFormat } from './model'
+import { receiveMultipart } from './multipart'
+
+export type OpenAiService = ReturnType<typeof createOpenAiService>
+
+/** An answer in the requested `response_format`: JSON as an object, the other formats as text. */
+export interface OpenAiAnswer {
+  body: Record<string, unknown> | string
+  contentType: string
+}
+
+/**
+ * Fields OpenAI's form has that change nothing here: `stream` (only false: the answer comes whole),
+ * `include[]` (log probabilities, which neither engine gives) and `chunking_strategy` (notesvc
+ * always cuts long recordings at quiet points). Any other unknown field is refused, so a misspelt
+ * `response_format` is not silently ignored.
+ */
+const IGNORED_FIELDS = new Set(['stream', 'include[]', 'include', 'chunking_strategy'])
+const GRANULARITY_FIELDS = ['timestamp_granularities[]', 'timestamp_granularities']
+/** Longest text field (the prompt), in bytes. */
+const MAX_FIELD_BYTES = 16 * 1024
+/** The longest a request may take, upload and transcription together. */
+const REQUEST_TIMEOUT_MS = 3 * 3600 * 1000
+/** Temporary folders of dead processes are removed at start; a live process's only after this long. */
+const STALE_TEMP_MS = 24 * 3600 * 1000
+
+const fieldsCheck = TypeCompiler.Compile(OpenAiTranscriptionFields)
+const round = (x: number) => Math.round(x * 1000) / 1000
+
+function invalid(details: ErrorDetail[], hint = ''): ApiError {
+  return new ApiError('invalid_request', `The form failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.${hint}`, { details })
+}
+
+/** The checked options of a request, from the multipart fields (each field's text as sent). */
+export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionFields {
+  const options: Record<string, unknown> = {}
+  const details: ErrorDetail[] = []
+  for (const [name, values] of fields) {
+    if (GRANULARITY_FIELDS.includes(name)) {
+      options.timestamp_granularities = [...((options.timestamp_granularities as string[] | undefined) ?? []), ...values]
+    } else if (name === 'stream') {
+      if (values.some(v => v !== 'false')) details.push({ field: 'stream', issue: 'streaming is not offered; send false or leave it out' })
+    } else if (IGNORED_FIELDS.has(name)) {
+      continue
+    } else if (values.length > 1) {
+      details.push({ field: name, issue: 'was sent more than once' })
+    } else if (name === 'temperature') {
+      options.temperature = values[0]!.trim() === '' ? Number.NaN : Number(values[0])
+    } else {
+      options[name] = values[0]
+    }
+  }
+  if (!fieldsCheck.Check(options)) {
+    for (const d of detailsFromValueErrors('body', [...fieldsCheck.Errors(options)])) {
+      const field = d.field.replace(/^timestamp_granularities(\.\d+)?$/, 'timestamp_granularities[]')
+      if (!details.some(x => x.field === field)) {
+        details.push({ field, issue: d.issue.startsWith('Unexpected property') || /additional/i.test(d.issue) ? 'is not a field of this form' : d.issue })
+      }
+    }
+  }
+  if (details.length) throw invalid(details)
+  return options as OpenAiTranscriptionFields
+}
+
+/** `word` granularity needs `verbose_json` (as OpenAI's API has it) and an engine that gives word times. */
+function checkGranularities(o: OpenAiTranscriptionFields, engine: { name: string; wordTimes?: boolean }, sandbox: boolean) {
+  if (!o.timestamp_granularities?.includes('word')) return
+  const format = o.response_format ?? 'json'
+  if (format !== 'verbose_json') {
+    throw invalid([{ field: 'timestamp_granularities[]', issue: 'word needs response_format verbose_json' }], ` Word times come only in verbose_json: send response_format=verbose_json with timestamp_granularities[]=word (response_format is ${format}).`)
+  }
+  if (!sandbox && !engine.wordTimes) {
+    throw invalid([{ field: 'timestamp_granularities[]', issue: `this server's speech engine (${engine.name}) does not give word times` }], ' Ask for segment granularity, or have the operator run PocketSphinx (NOTESVC_ASR=pocketsphinx), which gives word times. Nothing was charged.')
+  }
+}
+
+/** The answer OpenAI's API gives for `response_format`. */
+export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields): OpenAiAnswer {
+  const format: ResponseFormat = o.response_format ?? 'json'
+  switch (format) {
+    case 'json':
+      return { body: { text: heard.transcript }, contentType: TRANSCRIPT_CONTENT_TYPES.json }
+    case 'text':
+      return { body: toTxt(heard.transcript), contentType: TRANSCRIPT_CONTENT_TYPES.txt }
+    case 'srt':
+      return { body: toSrt(heard.segments), contentType: TRANSCRIPT_CONTENT_TYPES.srt }
+    case 'vtt':
+      return { body: toVtt(heard.segments), contentType: TRANSCRIPT_CONTENT_TYPES.vtt }
+    case 'verbose_json': {
+      const granularities = o.timestamp_granularities?.length ? o.timestamp_granularities : ['segment']
+      const last = heard.segments.at(-1)
+      return {
+        contentType: TRANSCRIPT_CONTENT_TYPES.json,
+        body: {
+          task: 'transcribe',
+          language: heard.language ?? 'und',
+          duration: round(heard.durationSeconds ?? last?.end ?? 0),
+          text: heard.transcript,
+          ...(granularities.includes('segment') ? { segments: heard.segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text })) } : {}),
+          ...(granularities.includes('word') ? { words: heard.segments.flatMap(s => s.words ?? []).map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
+        },
+      }
+    }
+  }
+}
+
+/**
+ * OpenAI's `POST /v1/audio/transcriptions` over notesvc's transcription: the multipart upload streamed
+ * to a temporary file in `<data>/tmp` (removed when the request ends, and at start-up when a crashed
+ * process left it), then transcribed and charged exactly as `createTranscription` (the processing
+ * service's charging, ASR slots and sandbox), the answer in the requested `response_format`.
+ */
+export function createOpenAiService(deps: { processing: ProcessingService; dataDir: string; log?: { info(msg: string, fields?: Record<string, unknown>): void } }) {
+  const root = join(deps.dataDir, 'tmp')
+
+  /** A temporary folder for one request, named after this process (`openai-<pid>-…`) so a sweep can tell whose it is. */
+  async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+    await mkdir(root, { recursive: true })
+    const dir = await mkdtemp(join(root, `openai-${process.pid}-`))
+    try {
+      return await fn(dir)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  async function transcribe(p: Principal, path: string, o: OpenAiTranscriptionFields, signal: AbortSignal): Promise<Charged<OpenAiAnswer>> {
+    const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal })
+    return { creditsRemaining, body: openAiAnswer(heard, o) }
+  }
+
+  return {
+    /**
+     * The HTTP route: the balance and the engine are checked before the body is read (402 or 502
+     * without receiving a gigabyte first), then the file is streamed to disk, the fields checked.
+     */
+    async transcribeUpload(p: Principal, request: Request): Promise<Charged<OpenAiAnswer>> {
+      const engine = await deps.processing.admitTranscription(p)
+      return withTempDir(async dir => {
+        const path = join(dir, 'upload')
+        const form = await receiveMultipart(request, path, { fileField: 'file', maxFileBytes: MAX_UPLOAD_BYTES, maxFieldBytes: MAX_FIELD_BYTES, maxFields: 32 })
+        const o = formOptions(form.fields)
+        if (!form.file) throw invalid([{ field: 'file', issue: 'is required' }], ' Send the recording as the `file` part (curl -F file=@recording.wav).')
+        if (form.file.bytes === 0) throw invalid([{ field: 'file', issue: 'is empty' }], ' The file part holds no bytes.')
+        checkGranularities(o, engine, p.sandbox)
+        return transcribe(p, path, o, AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]))
+      })
+    },
+
+    /** The MCP tool: base64 `audio` written to a temporary file, or `audioUrl` fetched as createTranscription fetches it. */
+    async transcribeToolCall(p: Principal, args: OpenAiTranscriptionToolArguments): Promise<Charged<OpenAiAnswer>> {
+      const { audio, audioUrl, model: _model, ...rest } = args
+      const o: OpenAiTranscriptionFields = rest
+      if ((audio === undefined) === (audioUrl === undefined)) {
+        throw invalid([{ field: 'arguments', issue: 'give exactly one of audio (base64) and audioUrl' }])
+      }
+      const engine = await deps.processing.admitTranscription(p)
+      checkGranularities(o, engine, p.sandbox)
+      if (audioUrl !== undefined) {
+        const { body: heard, creditsRemaining } = await deps.processing.transcribeUrl(p, { audioUrl, ...(o.language ? { language: o.language } : {}) })
+        return { creditsRemaining, body: openAiAnswer(heard, o) }
+      }
+      const bytes = Buffer.from(audio!, 'base64')
+      if (bytes.length === 0) throw invalid([{ field: 'audio', issue: 'is empty or not base64' }])
+      if (bytes.length > MAX_MCP_AUDIO_BYTES) throw invalid([{ field: 'audio', issue: 'must be at most 25 MB decoded; give audioUrl for larger recordings' }])
+      return withTempDir(async dir => {
+        const path = join(dir, 'upload')
+        await writeFile(path, bytes)
+        return transcribe(p, path, o, AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+      })
+    },
+
+    /**
+     * Removes the temporary folders a killed process left (its pid no longer runs, or they are older
+     * than a day), never those of a process still serving: several processes may share the data folder.
+     */
+    async sweepTemporaryFiles(now = Date.now()): Promise<{ folders: number }> {
+      let names: string[]
+      try {
+        names = await readdir(root)
+      } catch {
+        return { folders: 0 }
+      }
+      let folders = 0
+      for (const name of names) {
+        const m = /^openai-(\d+)-/.exec(name)
+        if (!m) continue
+        const dir = join(root, name)
+        const pid = Number(m[1])
+        const info = await stat(dir).catch(() => null)
+        const stale = !info || now - info.mtimeMs > STALE_TEMP_MS
+        if (pid !== process.pid && (stale || !isRunning(pid))) {
+          await rm(dir, { recursive: true, force: true })
+          folders++
+        }
+      }
+      if (folders) deps.log?.info('removed the temporary files of interrupted OpenAI-compatible transcriptions', { folders })
+      return { folders }
+    },
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
