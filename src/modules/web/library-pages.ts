@@ -85,7 +85,7 @@ const LIBRARY_BODY = `<div class="app">
 <form id="text-form">
 <h3>Paste text</h3>
 <label for="text-title">Title</label>
-<input id="text-title" name="title" maxlength="500" required>
+<input id="text-title" name="title" maxlength="500" placeholder="From the first line when empty">
 <label for="text-body">Text</label>
 <textarea id="text-body" name="text" rows="5" required></textarea>
 <label for="text-style">Summary style (for Summarize)</label>${styleSelect('text-style')}

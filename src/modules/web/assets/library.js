@@ -531,7 +531,7 @@ function initAddDialog() {
         const r = await api('POST', '/v1/summaries', { text, styleId: $('text-style').value })
         summaryResult({ ...r, title: title || r.title }, 'text')
       } else {
-        const note = await api('POST', '/v1/notes', { title, content: text, source: 'web' })
+        const note = await api('POST', '/v1/notes', { title: title || text.trim().split('\n')[0].slice(0, 80) || 'Untitled', content: text, source: 'web' })
         box.replaceChildren(el('p', {}, 'Saved: ', el('a', { href: `/notes/${encodeURIComponent(note.id)}`, text: note.title })))
         e.target.reset()
         loadNotes()
@@ -602,7 +602,7 @@ function renderTranscript(note, segments) {
   }
   ol.replaceChildren(...segments.map((s, i) => {
     const btn = el('button', {
-      type: 'button', class: 'segment', 'data-start': String(s.start), 'aria-label': `Play from ${clock(s.start)}: ${s.text}`,
+      type: 'button', class: 'segment', 'data-start': String(s.start), title: 'Play from here',
       onclick: () => seek(i),
     }, el('span', { class: 'ts', text: clock(s.start) }), el('span', { class: 'text', text: String(s.text).trim() }))
     return el('li', {}, btn)
