@@ -96,6 +96,7 @@ const LIBRARY_BODY = `<div class="app">
 
 const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 <p class="back"><a href="/">← Library</a></p>
+<div id="sandbox-banner" class="banner" hidden>A note of the <b>sandbox library</b>: its output is fixed and it charges nothing.</div>
 <div id="note-error" class="error" role="alert" hidden></div>
 <h1 id="note-title" class="note-title">Loading note…</h1>
 <p id="note-meta" class="meta">&nbsp;</p>

@@ -450,6 +450,7 @@ async function uploadOne(file, styleId, language) {
     noteId = upload.noteId
     following.add(noteId)
     item.linkTo(upload.noteId)
+    loadNotes()
     item.set('Sending 0%', 0)
     await putFile(upload, file, (sent, total) => item.set(`Sending ${Math.floor((sent / total) * 100)}%`, sent / total))
     item.set('Starting processing…', null)
