@@ -222,7 +222,7 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('a[data-format=srt]')])
     const cues = parseSubtitles(readFileSync((await download.path())!, 'utf8')).filter(n => n.type === 'cue')
     expect(cues.length).toBeGreaterThan(0)
-    expect(cues.map(c => (c.data as { text: string }).text).join(' ')).toContain(HEARD[1])
+    expect(cues.map(c => (c.data as { text: string }).text).join(' ')).toContain(HEARD[1]!)
   }
 
   // Ask a question: the answer and what it cost.
