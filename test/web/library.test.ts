@@ -131,6 +131,13 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   const { page } = s
   await signIn(page)
   await scan(page, `library (${o.label})`)
+  // the account settings are in the same navigation, with the same balance in the header
+  const balance = await page.locator('#balance').textContent()
+  await Promise.all([page.waitForURL(`${base}/settings`), page.click('header nav a[href="/settings"]')])
+  await expect(page.locator('h1').textContent()).resolves.toBe('Account settings')
+  await expect(page.locator('#balance').textContent()).resolves.toBe(balance)
+  await Promise.all([page.waitForURL(`${base}/`), page.click('header nav a[href="/"]')])
+  await page.waitForSelector('#folders[aria-busy=false]')
 
   await page.click('#open-upload')
   await page.waitForSelector('#upload-dialog[open]')
@@ -209,8 +216,16 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   expect(at).toBeLessThan(start + 1)
   await expect(last.getAttribute('class')).resolves.toContain('current')
   await page.evaluate(() => (document.getElementById('player') as HTMLMediaElement).pause())
+  if (!o.screenshots) await page.screenshot({ path: join(SHOTS, 'note-360px-light.png'), fullPage: true })
   await expect(page.locator('#note-cost').textContent()).resolves.toMatch(/^This note has cost 1 credit \(completeUpload 1\)\.$/)
   await scan(page, `note page (${o.label})`)
+
+  // Export: the JSON transcript downloads as a file (the interface's Transcript).
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('a[data-format=json]')])
+  expect(json.suggestedFilename()).toMatch(/\.json$/)
+  const exported = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { noteId: string; transcript: string }
+  expect(exported.noteId).toBe(noteId)
+  expect(exported.transcript).toContain(HEARD[0]!)
 
   // Export SRT (needs the transcript formats of issue 13).
   const srt = await asKey(`/v1/notes/${noteId}/transcript?format=srt`)
@@ -258,8 +273,23 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   expect(((await (await asKey(`/v1/notes/${noteId}`)).json()) as { folderId: string | null }).folderId).toBeNull()
 
   if (o.screenshots) {
-    // The sandbox library: a meeting-notes upload turns Done at once with fixed output.
+    // Pin the text note, then delete it: the page asks first, and "Keep it" keeps it.
     await page.click('#folders a[href="/"]')
+    const text = page.locator('li.note', { hasText: 'Launch checklist <draft>' })
+    await Promise.all([page.waitForURL(/\/notes\//), text.locator('a.note-title').click()])
+    await page.waitForSelector('#summary .rendered p')
+    await page.click('#pin')
+    await textIs(page, '#action-status', 'Pinned.')
+    await expect(page.locator('#pin').getAttribute('aria-pressed')).resolves.toBe('true')
+    await page.click('#delete')
+    await page.click('#cancel-delete')
+    await expect(page.locator('#confirm-dialog').getAttribute('open')).resolves.toBeNull()
+    await page.click('#delete')
+    await Promise.all([page.waitForURL(`${base}/`), page.click('#confirm-delete')])
+    await page.waitForSelector('#list-status >> text=Notes 1–1')
+    expect(await page.locator('li.note', { hasText: 'Launch checklist' }).count()).toBe(0)
+
+    // The sandbox library: a meeting-notes upload turns Done at once with fixed output.
     await page.check('#sandbox-switch')
     await expect(page.locator('#sandbox-banner').isVisible()).resolves.toBe(true)
     await page.waitForSelector('#list-status >> text=No notes yet')
