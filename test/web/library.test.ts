@@ -139,10 +139,14 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   await Promise.all([page.waitForURL(`${base}/`), page.click('header nav a[href="/"]')])
   await page.waitForSelector('#folders[aria-busy=false]')
 
-  await page.click('#open-upload')
+  // By keyboard: Tab reaches "Add notes…" with a visible focus ring, Enter opens the dialog, Escape closes it.
+  for (let i = 0; i < 40 && (await page.evaluate(() => document.activeElement?.id)) !== 'open-upload'; i++) await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid')
+  await page.keyboard.press('Enter')
   await page.waitForSelector('#upload-dialog[open]')
   await scan(page, `add dialog (${o.label})`)
-  await page.click('#close-upload')
+  await page.keyboard.press('Escape')
+  await page.waitForSelector('#upload-dialog:not([open])', { state: 'attached' })
 
   // Upload through the file input; with the upload slowed down, the byte progress bar is caught mid-way.
   const cdp = o.screenshots ? await s.context.newCDPSession(page) : null
@@ -251,9 +255,16 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   await page.click('a[href="/"] >> nth=-1')
   await page.waitForSelector('#folders[aria-busy=false]')
   await page.click('.new-folder summary')
-  await page.fill('#new-folder-name', FOLDER)
+  await page.fill('#new-folder-name', 'Draft folder')
   await page.click('#new-folder button[type=submit]')
+  // rename it and give it a colour
+  const draft = page.locator('#folders li.folder', { hasText: 'Draft folder' })
+  await draft.locator('button.icon').click()
+  await draft.locator('input:not([type=color])').fill(FOLDER)
+  await draft.locator('input[type=color]').fill('#c2410c')
+  await draft.locator('button[type=submit]').click()
   await page.waitForSelector(`#folders li.folder >> text=${FOLDER}`)
+  await page.waitForFunction(() => (document.querySelector('#folders li.folder .dot') as HTMLElement | null)?.style.background === 'rgb(194, 65, 12)')
   await page.goto(`${base}/notes/${noteId}`)
   await page.waitForSelector('button.segment')
   await page.selectOption('#move-select', { label: FOLDER })
@@ -293,7 +304,23 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     await page.check('#sandbox-switch')
     await expect(page.locator('#sandbox-banner').isVisible()).resolves.toBe(true)
     await page.waitForSelector('#list-status >> text=No notes yet')
-    await upload(page, recording, 'meeting-notes')
+    // this time dropped on the dialog, not chosen
+    await page.click('#open-upload')
+    await page.selectOption('#upload-style', 'meeting-notes')
+    const wav = readFileSync(recording).toString('base64')
+    await page.evaluate(b64 => {
+      const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0))
+      const dt = new DataTransfer()
+      dt.items.add(new File([bytes], 'weekly-planning.wav', { type: 'audio/wav' }))
+      document.getElementById('drop')!.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }))
+    }, wav)
+    await textIs(page, '#chosen', '1 file: weekly-planning.wav')
+    // a video link in the sandbox: fixed output, nothing charged
+    await page.fill('#link-url', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ')
+    await page.click('#link-form button[type=submit]')
+    await page.waitForSelector('#dialog-result h3')
+    await expect(page.locator('#dialog-result').textContent()).resolves.toContain('0 credits charged.')
+    await page.click('#upload-form button[type=submit]')
     await page.waitForSelector('.queue-item:first-child[data-state=done]', { timeout: 30_000 })
     await Promise.all([page.waitForURL(/\/notes\//), page.click('.queue-item:first-child .queue-link a')])
     await page.waitForSelector('#summary h3 >> text=Action items')
