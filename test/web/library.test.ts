@@ -188,6 +188,12 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     await page.waitForSelector('.queue-item[data-state=error]')
     await expect(page.locator('.queue-item[data-state=error] .queue-state').textContent()).resolves.toContain('Audio (MP3, WAV, M4A')
     await page.waitForSelector('li.note >> text=Launch checklist <draft>')
+    // a folder with a colour, so the sidebar shows one
+    await page.click('.new-folder summary')
+    await page.fill('#new-folder-name', 'Interviews')
+    await page.locator('#new-folder-color').fill('#17803d')
+    await page.click('#new-folder button[type=submit]')
+    await page.waitForSelector('#folders li.folder >> text=Interviews')
     await shoot(page, 'library')
   }
 
@@ -264,7 +270,7 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   await draft.locator('input[type=color]').fill('#c2410c')
   await draft.locator('button[type=submit]').click()
   await page.waitForSelector(`#folders li.folder >> text=${FOLDER}`)
-  await page.waitForFunction(() => (document.querySelector('#folders li.folder .dot') as HTMLElement | null)?.style.background === 'rgb(194, 65, 12)')
+  await expect(page.locator('#folders li.folder', { hasText: FOLDER }).locator('.dot').evaluate(e => (e as HTMLElement).style.background)).resolves.toBe('rgb(194, 65, 12)')
   await page.goto(`${base}/notes/${noteId}`)
   await page.waitForSelector('button.segment')
   await page.selectOption('#move-select', { label: FOLDER })
