@@ -270,7 +270,7 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   await draft.locator('input[type=color]').fill('#c2410c')
   await draft.locator('button[type=submit]').click()
   await page.waitForSelector(`#folders li.folder >> text=${FOLDER}`)
-  await expect(page.locator('#folders li.folder', { hasText: FOLDER }).locator('.dot').evaluate(e => (e as HTMLElement).style.background)).resolves.toBe('rgb(194, 65, 12)')
+  await expect(page.locator('#folders li.folder', { hasText: FOLDER }).locator('.dot').evaluate(e => (e as HTMLElement).style.backgroundColor)).resolves.toBe('rgb(194, 65, 12)')
   await page.goto(`${base}/notes/${noteId}`)
   await page.waitForSelector('button.segment')
   await page.selectOption('#move-select', { label: FOLDER })

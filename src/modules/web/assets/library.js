@@ -198,7 +198,7 @@ function renderFolders() {
       href: id ? `/?folder=${encodeURIComponent(id)}` : '/', class: 'folder-link', 'aria-current': current ? 'true' : null,
       onclick: e => { e.preventDefault(); state.folderId = id; state.offset = 0; renderFolders(); loadNotes() },
     }, el('span', { class: 'dot', 'aria-hidden': 'true' }), name)
-    if (color) link.firstChild.style.background = color
+    if (color) link.firstChild.style.backgroundColor = color
     return link
   }
   const items = [el('li', {}, entry('', 'All notes', null)), el('li', {}, entry('null', 'Top level (no folder)', null))]
