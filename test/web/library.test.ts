@@ -389,6 +389,10 @@ test('the page: strict CSP, no inline script; the session calls the API only wit
   expect(await statusOf(notes({ 'x-csrf-token': csrf }))).toBe(200)
   expect(await statusOf(notes({ 'x-csrf-token': 'not-the-token' }))).toBe(401)
   expect(await statusOf(notes({ 'x-csrf-token': csrf, origin: 'https://elsewhere.example' }))).toBe(401)
+  // and no other site may send the header: the API grants no CORS preflight
+  const preflight = await fetch(`${base}/v1/notes`, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-csrf-token' } })
+  await preflight.arrayBuffer()
+  expect([preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-headers')]).toEqual([null, null])
   // the sandbox library is the account's other library: its charges are 0
   const ask = await fetch(`${base}/v1/summaries`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'x-notesvc-library': 'sandbox', 'content-type': 'application/json' }, body: JSON.stringify({ text: 'We agreed to ship on Friday.' }) })
   expect(ask.status).toBe(200)
