@@ -163,10 +163,20 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     await shoot(page, 'upload')
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
   }
-  // processing, live, until Done: no reload
-  await page.waitForSelector('.queue-item[data-state=done]', { timeout: 90_000 })
   const noteId = decodeURIComponent((await item.locator('.queue-link a').getAttribute('href'))!.split('/').pop()!)
+  if (o.screenshots) {
+    // processing, live in the uploads panel, until Done: no reload
+    await page.waitForSelector('.queue-item[data-state=done]', { timeout: 90_000 })
+  } else {
+    // once the file is sent, open the note: its page follows processing, live, until Done
+    await page.waitForFunction(() => /^(Queued|Converting|Transcribing|Summarizing|Done)/.test(document.querySelector('.queue-item .queue-state')?.textContent ?? ''))
+    await Promise.all([page.waitForURL(`${base}/notes/${noteId}`), item.locator('.queue-link a').click()])
+    await page.waitForSelector('button.segment', { timeout: 90_000 })
+    await expect(page.locator('#note-meta .badge').textContent()).resolves.toBe('Done')
+    await page.goto(`${base}/`)
+  }
   const row = page.locator(`li.note[data-note-id="${noteId}"]`)
+  await row.waitFor()
   await expect(row.locator('.badge').textContent()).resolves.toBe('Done')
   // the summarizer titled it; type and length of the recording (about 15 s) beside it
   await expect(row.locator('.meta').textContent()).resolves.toMatch(/^Audio0:1\d/)

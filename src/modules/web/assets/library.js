@@ -712,6 +712,7 @@ async function setUpPlayer(note) {
   $('player-section').hidden = false
 }
 
+/** Loads and shows the note; `first`: the page's first load. */
 async function loadNote(id, first) {
   let note
   try {
@@ -725,11 +726,23 @@ async function loadNote(id, first) {
     return
   }
   renderNote(note)
-  if (first) await setUpPlayer(note)
+  if (!noteState.player && (first || note.status === 'Done') && note.processingStage !== 'awaiting_upload') await setUpPlayer(note)
   noteState.segments = note.status === 'Done' ? await segmentsOf(note) : []
   renderTranscript(note, noteState.segments)
   showCost(note)
-  if (note.status === 'Summarizing') setTimeout(() => loadNote(id, false), POLL_MS)
+  if (note.status === 'Summarizing') followNote(id)
+}
+
+/** While the note is processing: its stage and progress live in the badge, then the whole note once it is done. */
+async function followNote(id) {
+  for (;;) {
+    await new Promise(r => setTimeout(r, POLL_MS))
+    let s
+    try { s = await api('GET', `/v1/notes/${encodeURIComponent(id)}/status`) } catch { return }
+    const b = document.querySelector('#note-meta .badge')
+    if (b) { b.className = `badge ${s.status.toLowerCase()}`; b.textContent = statusText(s) }
+    if (s.status !== 'Summarizing') { loadNote(id, false); return }
+  }
 }
 
 function initNote() {
