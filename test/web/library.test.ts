@@ -25,6 +25,8 @@ const FOLDER = 'Team <meetings> & "plans"'
 
 const data = tempDir('notesvc-library-')
 const recording = join(data.path, 'planning-call.wav')
+/** 61 minutes of silence (Opus, about 1.4 MB): more credits than a free account has left */
+const longRecording = join(data.path, 'long-meeting.ogg')
 let server: Awaited<ReturnType<typeof startServer>> | undefined
 let browser: Browser | undefined
 let base = ''
@@ -35,6 +37,12 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with DEBIAN_FRONTEND=noninteractive apt-get install -y chromium`)
   // Real speech: the LibriVox recordings of pocketsphinx-testdata one after another (about 15 s).
   writeFileSync(recording, speechWav(12))
+  // one minute encoded, then repeated by stream copy (fast)
+  const minute = join(data.path, 'minute.ogg')
+  for (const args of [['-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '60', '-c:a', 'libopus', '-b:a', '6k', minute], ['-stream_loop', '60', '-i', minute, '-c', 'copy', longRecording]]) {
+    const ff = Bun.spawn(['ffmpeg', '-v', 'error', '-y', ...args], { stdout: 'ignore', stderr: 'pipe' })
+    if ((await ff.exited) !== 0) throw new Error(`ffmpeg failed: ${await new Response(ff.stderr).text()}`)
+  }
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   const env = { NOTESVC_DATA_DIR: join(data.path, 'data'), PORT: String(port), NOTESVC_PUBLIC_URL: base, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_OWNER_EMAIL: EMAIL, NOTESVC_LOG_LEVEL: 'warn' }
@@ -205,6 +213,16 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     await page.click('#new-folder button[type=submit]')
     await page.waitForSelector('#folders li.folder >> text=Interviews')
     await shoot(page, 'library')
+
+    // A recording longer than the credits left: the error says how many are missing, and offers to try again.
+    await upload(page, longRecording, 'note')
+    const refused = page.locator('.queue-item', { hasText: 'long-meeting.ogg' })
+    await refused.locator('.queue-state', { hasText: 'Not enough credits' }).waitFor()
+    // 60 a month, 1 for the 15-second recording, 2 for the summary; 61 minutes and a few milliseconds are 62 started minutes
+    expect(await refused.locator('.queue-state').textContent()).toStartWith('Not enough credits: this needs 62, you have 57, so 5 more credits are missing. ')
+    expect(await refused.locator('button.retry').count()).toBe(1)
+    const waiting = decodeURIComponent((await refused.locator('.queue-link a').getAttribute('href'))!.split('/').pop()!)
+    expect((await asKey(`/v1/notes/${waiting}`, { method: 'DELETE' })).status).toBe(204)
   }
 
   // Search: a word of the transcript finds the note (needs the full-text search of issue 13).
@@ -355,8 +373,8 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
 test('the library at a desktop size: upload, follow, read, seek, export, search, file, ask, sign out', async () => {
   const s = await open({ width: 1280, height: 860 })
   await flow(s, { label: 'desktop', screenshots: true })
-  // the deliberately unsupported file is the one failed request the console reports
-  expect(s.errors.filter(e => !/status of 415/.test(e))).toEqual([])
+  // the deliberately unsupported file and the recording too long for the credits are the failed requests the console reports
+  expect(s.errors.filter(e => !/status of 4(02|15)/.test(e))).toEqual([])
   expect(s.foreign).toEqual([])
   await s.context.close()
 }, 180_000)

@@ -300,7 +300,8 @@ function renderNotes(page, lengths) {
     return li
   })
   ul.replaceChildren(...items)
-  for (const n of page.data) if (n.status === 'Summarizing' && !following.has(n.id)) watchRow(n.id, state.loadSeq)
+  // notes still waiting for their file change only when a client completes them: not polled
+  for (const n of page.data) if (n.status === 'Summarizing' && n.processingStage !== 'awaiting_upload' && !following.has(n.id)) watchRow(n.id, state.loadSeq)
   const from = state.offset + 1
   const to = state.offset + page.data.length
   const filtered = state.q || state.folderId || state.status || state.type
@@ -398,6 +399,10 @@ function queueItem(name) {
       else bar.value = Math.round(fraction * 100)
     },
     linkTo(noteId) { link.replaceChildren(el('a', { href: `/notes/${encodeURIComponent(noteId)}`, text: 'Open note' })) },
+    offerRetry(again) {
+      const retry = el('button', { type: 'button', class: 'retry', text: 'Try again', onclick: () => { retry.remove(); again() } })
+      link.append(' ', retry)
+    },
   }
 }
 
@@ -453,16 +458,30 @@ async function uploadOne(file, styleId, language) {
     loadNotes()
     item.set('Sending 0%', 0)
     await putFile(upload, file, (sent, total) => item.set(`Sending ${Math.floor((sent / total) * 100)}%`, sent / total))
-    item.set('Starting processing…', null)
-    const accepted = await api('POST', `/v1/uploads/${encodeURIComponent(upload.noteId)}/complete`)
-    item.set(`Queued (${accepted.creditsCharged} credit${accepted.creditsCharged === 1 ? '' : 's'})`, null)
-    loadNotes()
-    await followStatus(upload.noteId, item)
   } catch (err) {
     item.set(explain(err), 0, 'error')
+    if (noteId) following.delete(noteId)
+    loadNotes()
+    return
+  }
+  await completeAndFollow(noteId, item)
+}
+
+/** Completes a sent upload and follows it to Done; when completion is refused (credits, engine), offers to try again. */
+async function completeAndFollow(noteId, item) {
+  following.add(noteId)
+  try {
+    item.set('Starting processing…', null)
+    const accepted = await api('POST', `/v1/uploads/${encodeURIComponent(noteId)}/complete`)
+    item.set(`Queued (${accepted.creditsCharged} credit${accepted.creditsCharged === 1 ? '' : 's'})`, null)
+    loadNotes()
+    await followStatus(noteId, item)
+  } catch (err) {
+    item.set(explain(err), 0, 'error')
+    item.offerRetry(() => completeAndFollow(noteId, item))
     loadNotes()
   } finally {
-    if (noteId) following.delete(noteId)
+    following.delete(noteId)
   }
 }
 
