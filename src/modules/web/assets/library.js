@@ -181,7 +181,8 @@ function writeLocation() {
 async function loadFolders() {
   const list = await api('GET', '/v1/folders')
   state.folders = list.data
-  renderFolders()
+  if ($('folders')) renderFolders()
+  else if ($('move-select')) fillMoveSelect()
 }
 
 function folderName(id) {
@@ -216,8 +217,6 @@ function renderFolders() {
   }
   ul.replaceChildren(...items)
   $('library-title').textContent = state.folderId === '' ? 'All notes' : state.folderId === 'null' ? 'Top level' : folderName(state.folderId) || 'Folder'
-  const move = $('move-select')
-  if (move) fillMoveSelect()
 }
 
 function folderEditor(f) {
@@ -799,7 +798,7 @@ function initNote() {
       showCost(noteState.note || { id })
     } catch (err) { entry.lastChild.replaceWith(el('p', { class: 'a error', text: explain(err) })) }
   })
-  loadFolders().catch(() => {}).then(() => loadNote(id, true))
+  loadFolders().catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
 
 if (document.body.dataset.view === 'note') initNote()
