@@ -92,6 +92,8 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
     .get(ASSETS.script.path, asset(ASSETS.script))
     .get(ASSETS.style.path, asset(ASSETS.style))
+    // browsers ask every page's site for one; no icon, and no 404 in their consoles
+    .get('/favicon.ico', () => new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } }))
 
     // A note's recording for the player: the session cookie (a read, and the cookie is SameSite=Lax,
     // so other sites cannot have it sent), byte ranges so the player can seek.
