@@ -14,6 +14,7 @@ import { processingRoutes } from './modules/processing'
 import { openAiRoutes } from './modules/openai'
 import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
+import { sessionCredential } from './modules/web/api-session'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
@@ -30,6 +31,13 @@ export interface AppDeps {
   verifiers?: CredentialVerifier[]
 }
 
+/** Where browsers PUT uploads besides this server: the public URL, and the S3 endpoint (or AWS's) with S3 storage. */
+function uploadOrigins(config: Config): string[] {
+  const origins = [new URL(config.publicUrl).origin]
+  if (config.storage === 's3') origins.push(config.s3.endpoint ? new URL(config.s3.endpoint).origin : 'https://*.amazonaws.com')
+  return origins
+}
+
 /** Assembles the HTTP application from the modules. */
 export function createApp(deps: AppDeps) {
   const { config, services, log } = deps
@@ -42,7 +50,9 @@ export function createApp(deps: AppDeps) {
     ...(deps.verifiers ?? []),
   ]
   const admission = createAdmission(verifiers, services.rateLimiter)
-  const guard = authGuard(admission)
+  // The web library calls the same operations with its session (src/modules/web/api-session.ts).
+  const session = sessionCredential(services.web.sessions, config.publicUrl)
+  const guard = authGuard(admission, { session })
   let methodsForPath: MethodsForPath | undefined
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
@@ -62,7 +72,7 @@ export function createApp(deps: AppDeps) {
     .use(openAiRoutes({ guard, openai: services.openai }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, publicUrl: config.publicUrl })(guard))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission })(guard))
 

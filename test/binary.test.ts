@@ -57,6 +57,25 @@ describe('dist/notesvc', () => {
       expect(signin.status).toBe(200)
       // started by its path from another folder, the binary names itself by that path
       expect(await signin.text()).toContain(`<code>${binary} accounts password --email you@example.com</code>`)
+      // the web library: `/` signed in, its script and style embedded in the binary
+      const setPassword = Bun.spawn([binary, 'accounts', 'password', '--email', 'bin@example.com'], { cwd: work.path, env: { ...process.env, NOTESVC_DATA_DIR: '' }, stdin: new TextEncoder().encode('binary passphrase\n'), stdout: 'ignore', stderr: 'ignore' })
+      expect(await setPassword.exited).toBe(0)
+      const form = await fetch(`${base}/signin?next=/`)
+      const formCookie = form.headers.getSetCookie()[0]!.split(';')[0]!
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!
+      const signedIn = await fetch(`${base}/signin`, { method: 'POST', redirect: 'manual', headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, next: '/', email: 'bin@example.com', password: 'binary passphrase' }) })
+      expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, '/'])
+      const session = signedIn.headers.getSetCookie().find(c => c.startsWith('notesvc_session='))!.split(';')[0]!
+      const library = await fetch(`${base}/`, { headers: { cookie: session } })
+      expect(library.status).toBe(200)
+      const html = await library.text()
+      const assets = [...html.matchAll(/(?:src|href)="(\/assets\/library\.(?:js|css)\?v=\w+)"/g)].map(m => m[1]!)
+      expect(assets.length).toBe(2)
+      for (const path of assets) {
+        const asset = await fetch(`${base}${path}`)
+        expect(asset.status).toBe(200)
+        expect((await asset.text()).length).toBeGreaterThan(5_000)
+      }
     } finally {
       await server.stop()
     }

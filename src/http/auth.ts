@@ -19,6 +19,13 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 type Admitted = { principal: Principal | null; operation: AdmissionTerms | null }
 
+/**
+ * A signed-in browser session as a credential (the web library's calls to the API): the principal of
+ * the request's session cookie when the request carries the session's CSRF token in a header, null
+ * when it does not try to be one. Throws 401 when it tries and fails (expired session, wrong token).
+ */
+export type SessionCredential = (request: Request) => Promise<Principal | null>
+
 /** An admitted request whose JSON body could not be parsed is refused now, with what to send instead. */
 function refuseUnparseableBody(principal: Principal | null, terms: AdmissionTerms, body: unknown): Admitted {
   const unparseable = principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
@@ -35,12 +42,17 @@ function refuseUnparseableBody(principal: Principal | null, terms: AdmissionTerm
  * X-RateLimit-* headers, scope) before body validation, so a request without a credential is told so,
  * not told its body is wrong.
  */
-export function authGuard(admission: Admission) {
+export function authGuard(admission: Admission, opts: { session?: SessionCredential } = {}) {
   return new Elysia({ name: 'notesvc-auth' })
     .derive({ as: 'global' }, async ({ request, route, headers, set, server, body }): Promise<Admitted> => {
       const terms = termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
       if (!terms) return { principal: null, operation: null }
-      const p = await admission.admit({ credential: bearerToken(headers.authorization), address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
+      const credential = bearerToken(headers.authorization)
+      if (!credential && !terms.public && opts.session) {
+        const viaSession = await opts.session(request)
+        if (viaSession) return refuseUnparseableBody(await admission.authorize(viaSession, terms, set.headers), terms, body)
+      }
+      const p = await admission.admit({ credential, address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
       return refuseUnparseableBody(p, terms, body)
     })
 }

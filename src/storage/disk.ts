@@ -85,6 +85,11 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       return { path: pathOf(key), release: async () => {} }
     },
 
+    async read(key: string, range?: { start: number; end: number }): Promise<Blob> {
+      const file = Bun.file(pathOf(key))
+      return range ? file.slice(range.start, range.end + 1) : file
+    },
+
     async delete(key: string): Promise<void> {
       await rm(pathOf(key), { force: true })
     },

@@ -60,6 +60,11 @@ export function createS3Storage(opts: S3Options): MediaStorage {
       return { path, release: () => rm(dir, { recursive: true, force: true }) }
     },
 
+    async read(key: string, range?: { start: number; end: number }): Promise<ReadableStream<Uint8Array>> {
+      const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }))
+      return (res.Body as { transformToWebStream(): ReadableStream<Uint8Array> }).transformToWebStream()
+    },
+
     async delete(key: string): Promise<void> {
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }))
     },

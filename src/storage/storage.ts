@@ -25,6 +25,8 @@ export interface MediaStorage {
   stat(key: string): Promise<StoredObject | null>
   /** a file on this machine with the object's bytes, for ffmpeg and the WAV reader */
   localCopy(key: string): Promise<LocalCopy>
+  /** the object's bytes from `start` to `end` inclusive (the whole object without a range), for playing it back */
+  read(key: string, range?: { start: number; end: number }): Promise<ReadableStream<Uint8Array> | Blob>
   /** removes the object; nothing happens when there is none */
   delete(key: string): Promise<void>
 }

@@ -43,6 +43,14 @@ export function createUploadsRepo(store: Store) {
     /** the upload of a note; `lock`: the row stays locked to the caller's transaction (a read-then-write) */
     byNote: async (noteId: string, o: { lock?: boolean } = {}): Promise<UploadRow | null> =>
       uploadRow(await store.get<UploadRow>(`SELECT * FROM uploads WHERE note_id = ?${o.lock ? forUpdate(store) : ''}`, [noteId])),
+    /** the media durations (seconds, once completed) of those of the notes that are uploads of the library */
+    durations: async (lib: Library, noteIds: string[]): Promise<{ note_id: string; duration_seconds: number | null }[]> => {
+      if (noteIds.length === 0) return []
+      const rows = await store.all<{ note_id: string; duration_seconds: number | string | null }>(
+        `SELECT note_id, duration_seconds FROM uploads WHERE account_id = ? AND sandbox = ? AND note_id IN (${noteIds.map(() => '?').join(', ')})`,
+        [lib.accountId, lib.sandbox ? 1 : 0, ...noteIds])
+      return rows.map(r => ({ note_id: r.note_id, duration_seconds: num(r.duration_seconds) }))
+    },
     markReceived: async (noteId: string, size: number, at: string): Promise<void> => {
       await store.run('UPDATE uploads SET received_size = ?, received_at = ? WHERE note_id = ?', [size, at, noteId])
     },

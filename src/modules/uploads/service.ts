@@ -19,6 +19,7 @@ import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_SEGMENTS, SANDBOX_TRA
 import type { Charged } from '../processing/service'
 import { MAX_UPLOAD_BYTES, type CreateUploadRequest, type UploadAccepted } from './model'
 import type { UploadRow, UploadsRepo } from './repo'
+import type { Library } from '../library'
 
 const UPLOAD_TTL_MS = 60 * 60 * 1000
 export const PROCESS_UPLOAD = 'process_upload'
@@ -111,6 +112,24 @@ export function createUploadsService(deps: {
         next: `PUT the file to uploadUrl with these headers, then POST ${deps.publicUrl}/v1/uploads/${note.id}/complete`,
         ...(p.sandbox ? { notice: `${SANDBOX_NOTICE} Completing this upload does not need the file.` } : {}),
       }
+    },
+
+    /** The stored media of an uploaded note of the library, for playing it back; 404 when it has none. */
+    async media(lib: Library, noteId: string): Promise<{ key: string; contentType: string; size: number }> {
+      const row = await repo.get(lib, noteId)
+      const stored = row?.received_at ? await storage.stat(row.storage_key) : null
+      if (!row || !stored) throw new ApiError('not_found', `Note ${noteId} has no uploaded recording in this library; only notes made from an upload can be played.`)
+      return { key: row.storage_key, contentType: row.content_type, size: stored.size }
+    },
+
+    /** the bytes of stored media (a key `media` returned), whole or a byte range */
+    readMedia: (key: string, range?: { start: number; end: number }) => storage.read(key, range),
+
+    /** The recording lengths (seconds) of those of `noteIds` that are completed uploads of the library. */
+    async durations(lib: Library, noteIds: string[]): Promise<Record<string, number>> {
+      const out: Record<string, number> = {}
+      for (const r of await repo.durations(lib, noteIds)) if (r.duration_seconds !== null) out[r.note_id] = r.duration_seconds
+      return out
     },
 
     /** The disk PUT target: checks the signature, then streams the body to storage within the size limit. */

@@ -9,6 +9,9 @@ import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
 import { randomToken } from '../../http/html'
+import type { SessionCredential } from '../../http/auth'
+import type { UploadsService } from '../uploads/service'
+import { libraryRoutes } from './library'
 
 export const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
@@ -51,6 +54,12 @@ export interface WebRouteDeps {
   web: WebService
   accounts: AccountsService
   usage: UsageService
+  /** the library pages play recordings and read their lengths */
+  uploads: UploadsService
+  /** the signed-in browser as an API credential (./api-session.ts) */
+  session: SessionCredential
+  /** origins besides this one that the browser PUTs uploads to (an S3 endpoint) */
+  uploadOrigins: string[]
   /** the public URL: https means cookies are marked Secure */
   publicUrl: string
 }
@@ -127,6 +136,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins }))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
       if (await sessions.userOf(request)) return redirect(next)

@@ -26,6 +26,13 @@ button{font:inherit;padding:.4rem .9rem;border-radius:5px;border:1px solid #2b59
 button.secondary{background:#fff;color:#2b59c3}
 button.danger{background:#fff;color:#b42318;border-color:#b42318;padding:.2rem .6rem;font-size:.85rem}
 header button{background:transparent;border-color:#8b93a5;color:#fff;padding:.25rem .7rem}
+header.top{gap:1rem;flex-wrap:wrap;justify-content:flex-start}
+header.top .brand{color:#fff;font-weight:700;text-decoration:none;margin-right:.5rem}
+header.top nav{display:flex;gap:.9rem;flex:1}
+header.top nav a{color:#c9cfdb}
+header.top nav a[aria-current=page]{color:#fff;font-weight:600}
+header.top .balance-chip{color:#fff}
+header.top .who{color:#c9cfdb;margin-right:.8rem}
 .scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:.1rem 1rem;margin:.4rem 0 .8rem}
 .scopes label{font-size:.9rem}
 .muted{color:#6b7385}
@@ -41,11 +48,33 @@ header button{background:transparent;border-color:#8b93a5;color:#fff;padding:.25
 .narrow{max-width:420px;margin:4rem auto}
 `
 
+/** The signed-in user as the page header shows them. */
+export interface HeaderUser {
+  email: string
+  csrf: string
+}
+
+/**
+ * The header of every signed-in page (the library, a note, account settings): the same navigation,
+ * the credit balance always in view, the user and the sign-out button.
+ */
+export function siteHeader(o: { user: HeaderUser; balance: number | null; current: 'library' | 'settings' }): string {
+  const link = (href: string, text: string, on: boolean) => `<a href="${href}"${on ? ' aria-current="page"' : ''}>${text}</a>`
+  return `<header class="top">
+<a class="brand" href="/">notesvc</a>
+<nav aria-label="Main">${link('/', 'Library', o.current === 'library')}${link('/settings', 'Account', o.current === 'settings')}</nav>
+<span class="balance-chip" title="Credits available (monthly grant and prepaid)"><span id="balance">${o.balance === null ? '—' : esc(o.balance)}</span> credits</span>
+<form method="post" action="/signout" class="signout"><span class="who">${esc(o.user.email)}</span><input type="hidden" name="csrf" value="${esc(o.user.csrf)}"><button type="submit">Sign out</button></form>
+</header>`
+}
+
 export interface PageOptions {
   title: string
   body: string
   /** the signed-in user: shows the sign-out button */
   user?: { email: string; csrf: string }
+  /** the credit balance the header shows for a signed-in user */
+  balance?: number
   /** a per-response nonce that the Content-Security-Policy allows for inline script */
   nonce: string
   script?: string
@@ -61,7 +90,7 @@ export function layout(o: PageOptions): string {
 <style>${CSS}</style>
 </head>
 <body>
-<header><b>notesvc</b>${o.user ? `<form method="post" action="/signout"><span class="muted" style="color:#c9cfdb;margin-right:.8rem">${esc(o.user.email)}</span><input type="hidden" name="csrf" value="${esc(o.user.csrf)}"><button type="submit">Sign out</button></form>` : ''}</header>
+${o.user ? siteHeader({ user: o.user, balance: o.balance ?? null, current: 'settings' }) : '<header><b>notesvc</b></header>'}
 <main>
 ${o.body}
 </main>
@@ -140,6 +169,7 @@ export function settingsPage(o: {
   return layout({
     title: 'Account settings',
     user: o.user,
+    balance: o.balance.totalRemaining,
     nonce: o.nonce,
     script: `document.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!confirm(f.dataset.confirm))e.preventDefault()})});
 var c=document.getElementById('copy-key');if(c)c.addEventListener('click',function(){navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(function(){c.textContent='Copied'})});`,

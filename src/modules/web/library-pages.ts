@@ -1,0 +1,141 @@
+import { esc, siteHeader, type HeaderUser } from './pages'
+
+const STYLES = [
+  ['note', 'Note (summary and sections)'],
+  ['meeting-notes', 'Meeting notes (decisions, action items)'],
+  ['bulletpoints', 'Bullet points'],
+  ['transcript', 'Transcript (timestamped segments)'],
+] as const
+
+function styleSelect(id: string, name = 'styleId'): string {
+  return `<select id="${id}" name="${name}">${STYLES.map(([v, t]) => `<option value="${v}">${t}</option>`).join('')}</select>`
+}
+
+const LIBRARY_BODY = `<div class="app">
+<aside class="sidebar" aria-labelledby="folders-title">
+<h2 id="folders-title">Folders</h2>
+<ul id="folders" class="folders" aria-busy="true"></ul>
+<details class="new-folder">
+<summary>New folder</summary>
+<form id="new-folder">
+<label for="new-folder-name">Name</label>
+<input id="new-folder-name" name="name" required maxlength="200" autocomplete="off">
+<label for="new-folder-color">Colour</label>
+<input id="new-folder-color" name="color" type="color" value="#2b59c3">
+<button type="submit">Create folder</button>
+</form>
+</details>
+<div class="switch"><input type="checkbox" id="sandbox-switch"><label for="sandbox-switch">Sandbox library</label></div>
+<p class="hint">The sandbox library answers with fixed output and charges nothing.</p>
+</aside>
+<main id="main" tabindex="-1">
+<div id="sandbox-banner" class="banner" hidden>You are in the <b>sandbox library</b>: processing gives fixed output and charges nothing.</div>
+<h1 id="library-title">All notes</h1>
+<div class="toolbar">
+<form id="search" role="search">
+<label for="q">Search notes</label>
+<span class="searchrow"><input type="search" id="q" name="q" maxlength="200" placeholder="Words from titles, summaries, transcripts"><button type="submit">Search</button></span>
+</form>
+<div class="filters">
+<label for="status-filter">Status</label>
+<select id="status-filter"><option value="">Any status</option><option value="Done">Done</option><option value="Summarizing">Processing</option><option value="Error">Error</option></select>
+<label for="type-filter">Type</label>
+<select id="type-filter"><option value="">Any type</option><option value="audio">Audio</option><option value="video">Video</option><option value="youtube">Video link</option><option value="import">Text</option></select>
+</div>
+<button type="button" id="open-upload" class="primary">Add notes…</button>
+</div>
+<section id="queue" class="queue" aria-labelledby="queue-title" hidden>
+<h2 id="queue-title">Uploads</h2>
+<ul id="queue-list"></ul>
+</section>
+<p id="list-status" class="list-status" role="status" aria-live="polite">Loading notes…</p>
+<ul id="notes" class="notes" aria-labelledby="library-title"></ul>
+<nav class="pager" aria-label="Pages of notes">
+<button type="button" id="newer" disabled>← Newer</button>
+<span id="page-info"></span>
+<button type="button" id="older" disabled>Older →</button>
+</nav>
+</main>
+</div>
+<dialog id="upload-dialog" aria-labelledby="upload-title">
+<div class="dialog-head"><h2 id="upload-title">Add notes</h2><button type="button" id="close-upload" class="secondary">Close</button></div>
+<form id="upload-form">
+<h3>Upload recordings</h3>
+<div id="drop" class="drop">
+<p>Drop audio or video files here, or</p>
+<label for="files" class="filebtn">Choose files</label>
+<input type="file" id="files" name="files" multiple accept="audio/*,video/*">
+<p id="chosen" class="hint" aria-live="polite">No files chosen.</p>
+</div>
+<div class="row">
+<div><label for="upload-style">Summary style</label>${styleSelect('upload-style')}</div>
+<div><label for="upload-language">Language (optional)</label><input id="upload-language" name="language" maxlength="10" placeholder="auto-detect, or e.g. en" autocomplete="off"></div>
+</div>
+<p class="hint">One credit per started minute of each recording.</p>
+<button type="submit" class="primary">Upload</button>
+</form>
+<form id="link-form">
+<h3>Summarize a video link</h3>
+<label for="link-url">Video link</label>
+<input id="link-url" name="youtubeUrl" type="url" required placeholder="https://www.youtube.com/watch?v=…">
+<label for="link-style">Summary style</label>${styleSelect('link-style')}
+<p class="hint">One credit per started minute of the video.</p>
+<button type="submit">Summarize video</button>
+</form>
+<form id="text-form">
+<h3>Paste text</h3>
+<label for="text-title">Title</label>
+<input id="text-title" name="title" maxlength="500" placeholder="From the first line when empty">
+<label for="text-body">Text</label>
+<textarea id="text-body" name="text" rows="5" required></textarea>
+<label for="text-style">Summary style (for Summarize)</label>${styleSelect('text-style')}
+<div class="buttons"><button type="submit" value="note">Save as note (free)</button><button type="submit" value="summary" class="secondary">Summarize (2 credits)</button></div>
+</form>
+<div id="dialog-result" class="dialog-result" role="status" aria-live="polite"></div>
+</dialog>`
+
+const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
+<p class="back"><a href="/">← Library</a></p>
+<div id="sandbox-banner" class="banner" hidden>A note of the <b>sandbox library</b>: its output is fixed and it charges nothing.</div>
+<div id="note-error" class="error" role="alert" hidden></div>
+<h1 id="note-title" class="note-title">Loading note…</h1>
+<p id="note-meta" class="meta">&nbsp;</p>
+<div class="note-actions">
+<form id="rename-form"><label for="rename-input">Title</label><span class="searchrow"><input id="rename-input" maxlength="500" required><button type="submit">Rename</button></span></form>
+<div><label for="move-select">Folder</label><select id="move-select"><option value="">Top level</option></select></div>
+<div class="buttons"><button type="button" id="pin" aria-pressed="false">Pin</button><button type="button" id="delete" class="danger">Delete…</button></div>
+</div>
+<p id="action-status" class="action-status" role="status" aria-live="polite"></p>
+<section id="player-section" class="card" aria-labelledby="player-title" hidden><h2 id="player-title">Recording</h2><div id="player-slot"></div></section>
+<section class="card" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2><div id="summary" class="summary"><p class="placeholder">Loading…</p></div></section>
+<section class="card" aria-labelledby="transcript-title"><h2 id="transcript-title">Transcript</h2>
+<div id="exports" class="exports"></div>
+<ol id="segments" class="segments"></ol></section>
+<section class="card" aria-labelledby="ask-title"><h2 id="ask-title">Ask a question</h2>
+<form id="ask-form"><label for="question">Question about this note</label><span class="searchrow"><input id="question" maxlength="2000" required autocomplete="off"><button type="submit">Ask (1 credit)</button></span></form>
+<div id="answers" class="answers" aria-live="polite"></div></section>
+<section class="card" aria-labelledby="cost-title"><h2 id="cost-title">Credits</h2><p id="note-cost">&nbsp;</p></section>
+</main>
+<dialog id="confirm-dialog" aria-labelledby="confirm-title"><h2 id="confirm-title">Delete this note?</h2><p>The note, its transcript and its recording are deleted for good.</p>
+<div class="buttons"><button type="button" id="confirm-delete" class="danger">Delete</button><button type="button" id="cancel-delete" class="secondary" autofocus>Keep it</button></div></dialog>`
+
+/** The library (`/`) and a note's page (`/notes/:id`): the shell the library's script fills in. */
+export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string } }): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="csrf-token" content="${esc(o.user.csrf)}">
+<title>${o.view === 'library' ? 'Library' : 'Note'} · notesvc</title>
+<link rel="stylesheet" href="${esc(o.assets.style)}">
+<script type="module" src="${esc(o.assets.script)}"></script>
+</head>
+<body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}">
+<a class="skip" href="#main">Skip to the content</a>
+${siteHeader({ user: o.user, balance: o.balance, current: 'library' })}
+${o.view === 'library' ? LIBRARY_BODY : NOTE_BODY}
+</body>
+</html>`
+}

@@ -1,0 +1,123 @@
+import { Elysia } from 'elysia'
+import type { SessionCredential } from '../../http/auth'
+import { ApiError } from '../../http/errors'
+import type { UploadsService } from '../uploads/service'
+import type { UsageService } from '../usage/service'
+import { libraryShell } from './library-pages'
+import { SIGN_IN_PATH, type SessionService } from './sessions'
+// The library's script and style are embedded in the binary: the pages load nothing from elsewhere.
+import script from './assets/library.js' with { type: 'text' }
+import style from './assets/library.css' with { type: 'text' }
+
+const version = (text: string) => Bun.hash(text).toString(36)
+const ASSETS = {
+  script: { path: '/assets/library.js', body: script, type: 'text/javascript; charset=utf-8', v: version(script) },
+  style: { path: '/assets/library.css', body: style, type: 'text/css; charset=utf-8', v: version(style) },
+}
+const MAX_IDS = 100
+
+/**
+ * The pages' Content-Security-Policy: scripts and styles only from this server's files (no inline
+ * script or style element), media and API calls to this server, uploads also to the storage's origin
+ * (the service itself on disk storage; the bucket with S3).
+ */
+function contentSecurityPolicy(uploadOrigins: string[]): string {
+  return [
+    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "media-src 'self'",
+    `connect-src 'self' ${uploadOrigins.join(' ')}`.trim(), "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'",
+  ].join('; ')
+}
+
+/** Parses `Range: bytes=a-b` (one range) against a size: the inclusive byte range, null for none, 'bad' when unsatisfiable. */
+export function byteRange(header: string | null, size: number): { start: number; end: number } | null | 'bad' {
+  if (!header) return null
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!m || (m[1] === '' && m[2] === '')) return 'bad'
+  let start: number
+  let end: number
+  if (m[1] === '') {
+    const suffix = Number(m[2])
+    if (suffix === 0) return 'bad'
+    start = Math.max(0, size - suffix)
+    end = size - 1
+  } else {
+    start = Number(m[1])
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  }
+  if (start >= size || end < start) return 'bad'
+  return { start, end }
+}
+
+export interface LibraryRouteDeps {
+  sessions: SessionService
+  session: SessionCredential
+  uploads: UploadsService
+  usage: UsageService
+  /** origins besides this one that the browser PUTs uploads to (an S3 endpoint) */
+  uploadOrigins: string[]
+}
+
+/** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
+export function libraryRoutes(deps: LibraryRouteDeps) {
+  const { sessions, uploads, usage } = deps
+  const csp = contentSecurityPolicy(deps.uploadOrigins)
+
+  async function shell(request: Request, view: 'library' | 'note', next: string, noteId?: string): Promise<Response> {
+    const user = await sessions.userOf(request)
+    if (!user) return new Response(null, { status: 303, headers: { location: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, 'cache-control': 'no-store' } })
+    const balance = (await usage.usage(user.accountId, 1)).balance.totalRemaining
+    const body = libraryShell({
+      view, user, balance, noteId,
+      assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
+    })
+    return new Response(body, {
+      headers: {
+        'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff',
+        'referrer-policy': 'same-origin', 'content-security-policy': csp,
+      },
+    })
+  }
+
+  const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => ({ query }: { query: Record<string, string | undefined> }) =>
+    new Response(a.body, {
+      headers: {
+        'content-type': a.type, 'x-content-type-options': 'nosniff',
+        // versioned URLs never change; an unversioned one is checked each time
+        'cache-control': query.v === a.v ? 'public, max-age=31536000, immutable' : 'no-cache',
+      },
+    })
+
+  return new Elysia({ name: 'notesvc-library' })
+    .get('/', ({ request }) => shell(request, 'library', '/'))
+    .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
+    .get(ASSETS.script.path, asset(ASSETS.script))
+    .get(ASSETS.style.path, asset(ASSETS.style))
+    // browsers ask every page's site for one; no icon, and no 404 in their consoles
+    .get('/favicon.ico', () => new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } }))
+
+    // A note's recording for the player: the session cookie (a read, and the cookie is SameSite=Lax,
+    // so other sites cannot have it sent), byte ranges so the player can seek.
+    .get('/notes/:id/media', async ({ request, params, query }) => {
+      const user = await sessions.userOf(request)
+      if (!user) throw new ApiError('invalid_token', `Sign in at ${SIGN_IN_PATH} to play recordings.`)
+      const media = await uploads.media({ accountId: user.accountId, sandbox: query.library === 'sandbox' }, params.id)
+      const range = byteRange(request.headers.get('range'), media.size)
+      const headers: Record<string, string> = {
+        'content-type': media.contentType, 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff',
+      }
+      if (range === 'bad') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${media.size}` } })
+      const body = await uploads.readMedia(media.key, range ?? undefined)
+      if (!range) return new Response(body, { headers: { ...headers, 'content-length': String(media.size) } })
+      return new Response(body, { status: 206, headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${media.size}`, 'content-length': String(range.end - range.start + 1) } })
+    })
+
+    // The recording lengths of a page of notes (the list does not carry them): the session as an API
+    // credential, so the CSRF header and the library header apply as on /v1.
+    .get('/web/durations', async ({ request, query }) => {
+      const p = await deps.session(request)
+      if (!p) throw new ApiError('invalid_token', `Send the page's security token in X-CSRF-Token, or sign in at ${SIGN_IN_PATH}.`)
+      const ids = String(query.ids ?? '').split(',').filter(Boolean)
+      if (ids.length > MAX_IDS) throw new ApiError('invalid_request', `Ask for at most ${MAX_IDS} notes at once.`, { details: [{ field: 'ids', issue: `at most ${MAX_IDS}` }] })
+      return { durations: await uploads.durations(p, ids) }
+    })
+}
