@@ -391,6 +391,68 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE notes ADD COLUMN progress DOUBLE PRECISION;
     `,
   },
+  {
+    version: 9,
+    name: 'full-text search over title, summary and transcript',
+    sql: `
+      -- SQLite's FTS5 table is, here, one tsvector per note in its own table (the notes table, read by
+      -- every list page, stays as narrow as it was) with a GIN index. The 'simple' configuration:
+      -- lower case, no stemming and no stop words, whatever the language, as FTS5's unicode61 (but it
+      -- keeps accents: folding them needs the unaccent extension, which not every installation may
+      -- create). Weights: title A, summary B, transcript C, for ts_rank_cd. Guillemets become single
+      -- ones, as in SQLite's copy, so a « or » in a snippet is always a marker.
+      CREATE TABLE note_search (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        doc tsvector NOT NULL
+      );
+      CREATE INDEX note_search_doc ON note_search USING gin (doc);
+
+      CREATE FUNCTION note_search_text(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+        SELECT translate(coalesce(t, ''), '«»', '‹›')
+      $$;
+      -- A tsvector holds at most 1 MB: a text too large for one is indexed by its first 100,000
+      -- characters of summary and transcript rather than refused (the note's write must not fail).
+      CREATE FUNCTION note_search_doc(title text, summary text, transcript text) RETURNS tsvector LANGUAGE plpgsql IMMUTABLE AS $$
+      BEGIN
+        RETURN setweight(to_tsvector('simple', note_search_text(title)), 'A') || setweight(to_tsvector('simple', note_search_text(summary)), 'B')
+          || setweight(to_tsvector('simple', note_search_text(transcript)), 'C');
+      EXCEPTION WHEN program_limit_exceeded THEN
+        RETURN setweight(to_tsvector('simple', note_search_text(title)), 'A') || setweight(to_tsvector('simple', note_search_text(left(summary, 100000))), 'B')
+          || setweight(to_tsvector('simple', note_search_text(left(transcript, 100000))), 'C');
+      END $$;
+      CREATE FUNCTION note_search_refresh(note text) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO note_search (note_id, doc)
+          SELECT n.id, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+          FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = note
+        ON CONFLICT (note_id) DO UPDATE SET doc = EXCLUDED.doc
+      $$;
+
+      -- Kept in step by triggers, in the transaction of every write of a note; a deletion cascades.
+      CREATE FUNCTION note_search_on_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title OR NEW.summary IS DISTINCT FROM OLD.summary THEN
+          PERFORM note_search_refresh(NEW.id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER note_search_on_note AFTER INSERT OR UPDATE OF title, summary ON notes
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
+      CREATE FUNCTION note_search_on_body() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.original_transcription IS DISTINCT FROM OLD.original_transcription THEN
+          PERFORM note_search_refresh(NEW.note_id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER note_search_on_body AFTER INSERT OR UPDATE OF original_transcription ON note_bodies
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_body();
+
+      -- The notes an existing installation already has.
+      INSERT INTO note_search (note_id, doc)
+        SELECT n.id, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+        FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

@@ -4,6 +4,7 @@ import type { RevisionCache } from '../../db/revision-cache'
 import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
+import { fts5Match, tsqueryParams, type SearchTerms } from './search-query'
 import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, PageCache, sqliteLister } from './sqlite-list'
 
 export { filterKey, notesChangeStamp, type NoteFilter }
@@ -146,6 +147,47 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     return store.transaction(async () => sqliteList(lib, filter, count, offset), 'read')
   }
 
+  /**
+   * A page of search results (`count` from `offset`), most relevant first, ties newest first then by
+   * id, so the order is total and offsets page through it without repeats or gaps while the library
+   * stands still. The page's keys are found first; only its rows are given a snippet (making one reads
+   * the note's text), in a second step of the same statement.
+   */
+  function searchRows(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<{ list_item: string; snippet: string }[]> {
+    const eq = equalities(lib, filter)
+    const where = eq.where.replace(/\b(account_id|sandbox|folder_id|status|type)\b/g, 'n.$1')
+    const after = filter.updatedAfter === undefined ? '' : ' AND n.updated_at > ?'
+    const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
+    if (!postgres) {
+      // bm25 with the title ten times and the summary twice as heavy as the transcript (lower is better)
+      return store.all(`WITH page AS (
+          SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
+          FROM note_search s JOIN notes n ON n.rowid = s.rowid
+          WHERE note_search MATCH ? AND ${where}${after}
+          ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
+        SELECT n.list_item, snippet(note_search, -1, '«', '»', '…', 16) AS snippet
+        FROM page JOIN note_search s ON s.rowid = page.r JOIN notes n ON n.rowid = page.r
+        WHERE note_search MATCH ?
+        ORDER BY page.score, page.date_created DESC, page.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, fts5Match(terms)])
+    }
+    // ts_rank_cd weighing title (A) ten times and summary (B) twice as heavy as the transcript (C),
+    // as bm25 does on SQLite (higher is better; the array is D, C, B, A). ts_headline reads
+    // the text it is given whole, so a long summary or transcript is cut to 3,000 characters around
+    // the first place the first word occurs.
+    const { rest, last } = tsqueryParams(terms)
+    const window = (col: string) => `CASE WHEN length(${col}) <= 3000 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 1000), 3000) END`
+    return store.all(`WITH query AS (SELECT plainto_tsquery('simple', ?) && to_tsquery('simple', ?) AS q),
+      page AS (
+        SELECT n.id, n.date_created, ts_rank_cd('{0.1, 0.1, 0.2, 1.0}', s.doc, query.q) AS score
+        FROM query, note_search s JOIN notes n ON n.id = s.note_id
+        WHERE s.doc @@ query.q AND ${where}${after}
+        ORDER BY score DESC, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
+      SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), query.q,
+        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1, FragmentDelimiter=" … "') AS snippet
+      FROM query, page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [rest, last, ...eq.params, ...afterParams, count, offset, terms.words[0]!, terms.words[0]!])
+  }
+
   async function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
     const cols = Object.keys(fields)
     if (cols.length === 0) return
@@ -200,6 +242,13 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
         return page
       }, 'read')
     },
+
+    /**
+     * A page of search results as list items (JSON strings) and their snippets, reading `limit + 1`
+     * so the caller can tell whether another page exists. Never cached: a search is not a list page
+     * (the PageCache of listPage keys lists by filters alone).
+     */
+    searchPage: (lib: Library, filter: NoteFilter, terms: SearchTerms, limit: number, offset: number) => searchRows(lib, filter, terms, limit + 1, offset),
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
     async write(id: string, fields: Writable) {
