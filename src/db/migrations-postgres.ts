@@ -396,13 +396,18 @@ const MIGRATIONS: Migration[] = [
     name: 'full-text search over title, summary and transcript',
     sql: `
       -- SQLite's FTS5 table is, here, one tsvector per note in its own table (the notes table, read by
-      -- every list page, stays as narrow as it was) with a GIN index. The 'simple' configuration:
+      -- every list page, stays as narrow as it was) with a GIN index. The note's library and creation
+      -- date, which never change, are copied beside it: a search without other filters ranks the
+      -- matches of one library without reading a notes row for each. The 'simple' configuration:
       -- lower case, no stemming and no stop words, whatever the language, as FTS5's unicode61 (but it
       -- keeps accents: folding them needs the unaccent extension, which not every installation may
       -- create). Weights: title A, summary B, transcript C, for ts_rank_cd. Guillemets become single
       -- ones, as in SQLite's copy, so a « or » in a snippet is always a marker.
       CREATE TABLE note_search (
         note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        sandbox INTEGER NOT NULL,
+        date_created TEXT NOT NULL,
         doc tsvector NOT NULL
       );
       CREATE INDEX note_search_doc ON note_search USING gin (doc);
@@ -421,8 +426,8 @@ const MIGRATIONS: Migration[] = [
           || setweight(to_tsvector('simple', note_search_text(left(transcript, 100000))), 'C');
       END $$;
       CREATE FUNCTION note_search_refresh(note text) RETURNS void LANGUAGE sql AS $$
-        INSERT INTO note_search (note_id, doc)
-          SELECT n.id, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+        INSERT INTO note_search (note_id, account_id, sandbox, date_created, doc)
+          SELECT n.id, n.account_id, n.sandbox, n.date_created, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
           FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = note
         ON CONFLICT (note_id) DO UPDATE SET doc = EXCLUDED.doc
       $$;
@@ -448,8 +453,8 @@ const MIGRATIONS: Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION note_search_on_body();
 
       -- The notes an existing installation already has.
-      INSERT INTO note_search (note_id, doc)
-        SELECT n.id, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+      INSERT INTO note_search (note_id, account_id, sandbox, date_created, doc)
+        SELECT n.id, n.account_id, n.sandbox, n.date_created, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
         FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id;
     `,
   },

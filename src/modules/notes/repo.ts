@@ -170,22 +170,27 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
         WHERE note_search MATCH ?
         ORDER BY page.score, page.date_created DESC, page.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, fts5Match(terms)])
     }
-    // ts_rank_cd weighing title (A) ten times and summary (B) twice as heavy as the transcript (C),
-    // as bm25 does on SQLite (higher is better; the array is D, C, B, A). ts_headline reads
-    // the text it is given whole, so a long summary or transcript is cut to 3,000 characters around
-    // the first place the first word occurs.
+    // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
+    // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
+    // costs about twice as much per match, and every match of a common word is ranked
+    // (bench/search.ts). A search with no filter but the library reads note_search alone; a filter
+    // joins notes. ts_headline reads the text it is given whole, so a summary or transcript longer
+    // than 1,000 characters is cut to 1,000 around the first place the first word occurs.
     const { rest, last } = tsqueryParams(terms)
-    const window = (col: string) => `CASE WHEN length(${col}) <= 3000 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 1000), 3000) END`
+    const filtered = filter.folderId !== undefined || filter.status !== undefined || filter.type !== undefined || filter.updatedAfter !== undefined
+    const from = filtered ? `note_search s JOIN notes n ON n.id = s.note_id AND ${where}${after}` : 'note_search s'
+    const library = filtered ? [...eq.params, ...afterParams] : []
+    const window = (col: string) => `CASE WHEN length(${col}) <= 1000 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 300), 1000) END`
     return store.all(`WITH query AS (SELECT plainto_tsquery('simple', ?) && to_tsquery('simple', ?) AS q),
       page AS (
-        SELECT n.id, n.date_created, ts_rank_cd('{0.1, 0.1, 0.2, 1.0}', s.doc, query.q) AS score
-        FROM query, note_search s JOIN notes n ON n.id = s.note_id
-        WHERE s.doc @@ query.q AND ${where}${after}
-        ORDER BY score DESC, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
+        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, query.q) AS score
+        FROM query, ${from}
+        WHERE s.doc @@ query.q AND s.account_id = ? AND s.sandbox = ?
+        ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
       SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), query.q,
-        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1, FragmentDelimiter=" … "') AS snippet
+        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
       FROM query, page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
-      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [rest, last, ...eq.params, ...afterParams, count, offset, terms.words[0]!, terms.words[0]!])
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [rest, last, ...library, lib.accountId, sandbox(lib), count, offset, terms.words[0]!, terms.words[0]!])
   }
 
   async function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
