@@ -174,13 +174,15 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
     // costs about twice as much per match, and every match of a common word is ranked
     // (bench/search.ts). A search with no filter but the library reads note_search alone; a filter
-    // joins notes. ts_headline reads the text it is given whole, so a summary or transcript longer
-    // than 1,000 characters is cut to 1,000 around the first place the first word occurs.
+    // joins notes. ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
+    // characters), so a summary or transcript longer than 400 characters is cut to the 400 around
+    // the first place the first word occurs (lower() folds ASCII only under the "C" collation: a
+    // word found nowhere gives the first 400, and a snippet perhaps without a marker).
     const { rest, last } = tsqueryParams(terms)
     const filtered = filter.folderId !== undefined || filter.status !== undefined || filter.type !== undefined || filter.updatedAfter !== undefined
     const from = filtered ? `note_search s JOIN notes n ON n.id = s.note_id AND ${where}${after}` : 'note_search s'
     const library = filtered ? [...eq.params, ...afterParams] : []
-    const window = (col: string) => `CASE WHEN length(${col}) <= 1000 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 300), 1000) END`
+    const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
     return store.all(`WITH query AS (SELECT plainto_tsquery('simple', ?) && to_tsquery('simple', ?) AS q),
       page AS (
         SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, query.q) AS score
