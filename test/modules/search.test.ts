@@ -167,6 +167,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect((await t.search('budget AND review')).data).toHaveLength(1)
     expect((await t.search('"budget')).data).toHaveLength(1)
     expect((await t.search('title:x')).data).toHaveLength(1)
+    // and the largest offset is a page past the end, as for the list
+    expect(await t.search('budget', '&limit=100&offset=9007199254740991')).toEqual({ data: [], pagination: { limit: 100, offset: 9007199254740991, hasMore: false } })
   })
 
   test('the index follows every change at once: a deleted note is never found; a changed title or transcript is found by its new words and not its old ones', async () => {
