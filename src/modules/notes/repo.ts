@@ -183,9 +183,8 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     const from = filtered ? `note_search s JOIN notes n ON n.id = s.note_id AND ${where}${after}` : 'note_search s'
     const library = filtered ? [...eq.params, ...afterParams] : []
     const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
-    // The tsquery is written out where it is used, not read from a CTE: ranking against a CTE's
-    // value measured ten times slower (a sort reading every match's row again). plainto_tsquery of
-    // no words would log a notice, so a one-word search leaves it out.
+    // The tsquery is written out in each place it is used (match, rank, headline). plainto_tsquery
+    // of no words would log a notice, so a one-word search leaves it out.
     const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
     const tq = rest === '' ? [last] : [rest, last]
     return store.all(`WITH page AS (
