@@ -198,6 +198,18 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect(await t.ids('canyon juniper')).toEqual([pending.id])
   })
 
+  test('a transcript too large for one index entry is still saved, and found by its words', async () => {
+    const t = await setup()
+    const lib = { accountId: (await t.store.get<{ id: string }>('SELECT id FROM accounts WHERE email = ?', ['user@example.com']))!.id, sandbox: false }
+    // 150,000 different words, 1.5 MB: more than one PostgreSQL tsvector holds (1 MB)
+    const transcript = `opening remarks ${Array.from({ length: 150_000 }, (_, i) => `w${i.toString(36)}q`).join(' ')} closing`
+    const pending = await t.services.notes.createPending(lib, { title: 'Long recording', type: 'audio', styleId: 'meeting', language: null, source: 'upload', stage: 'transcribing' })
+    await t.services.notes.saveTranscript(pending.id, { transcript, language: 'en' })
+    expect((await t.call('GET', `/v1/notes/${pending.id}/status`, { token: t.token })).body.processingStage).toBe('summarizing')
+    expect(await t.ids('opening remarks')).toEqual([pending.id])
+    expect(await t.ids('long recording')).toEqual([pending.id])
+  }, 30_000)
+
   test('a write that rolls back leaves the index as it was', async () => {
     const t = await setup()
     const n = await t.create('Copper wire', 'conductive')
