@@ -392,6 +392,77 @@ const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    version: 9,
+    name: 'full-text search over title, summary and transcript',
+    sql: `
+      -- SQLite's FTS5 table is, here, one tsvector per note in its own table (the notes table, read by
+      -- every list page, stays as narrow as it was) with a GIN index. The note's library and creation
+      -- date, which never change, are copied beside it: a search without other filters ranks the
+      -- matches of one library without reading a notes row for each. The 'simple' configuration:
+      -- lower case, no stemming and no stop words, whatever the language, as FTS5's unicode61 (but it
+      -- keeps accents: folding them needs the unaccent extension, which not every installation may
+      -- create). Weights: title A, summary B, transcript C, for ts_rank_cd. Guillemets become single
+      -- ones, as in SQLite's copy, so a « or » in a snippet is always a marker.
+      CREATE TABLE note_search (
+        note_id TEXT PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        sandbox INTEGER NOT NULL,
+        date_created TEXT NOT NULL,
+        doc tsvector NOT NULL
+      );
+      CREATE INDEX note_search_doc ON note_search USING gin (doc);
+      -- A search ranks every match, so reads every matching row's tsvector: kept in the row (MAIN)
+      -- while it fits in a page, not out of line (a TOAST lookup per match; measured 2-4x slower by
+      -- bench/search.ts at 10,000 notes with 2,000-character transcripts).
+      ALTER TABLE note_search ALTER COLUMN doc SET STORAGE MAIN;
+
+      CREATE FUNCTION note_search_text(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+        SELECT translate(coalesce(t, ''), '«»', '‹›')
+      $$;
+      -- A tsvector holds at most 1 MB: a text too large for one is indexed by its first 100,000
+      -- characters of summary and transcript rather than refused (the note's write must not fail).
+      CREATE FUNCTION note_search_doc(title text, summary text, transcript text) RETURNS tsvector LANGUAGE plpgsql IMMUTABLE AS $$
+      BEGIN
+        RETURN setweight(to_tsvector('simple', note_search_text(title)), 'A') || setweight(to_tsvector('simple', note_search_text(summary)), 'B')
+          || setweight(to_tsvector('simple', note_search_text(transcript)), 'C');
+      EXCEPTION WHEN program_limit_exceeded THEN
+        RETURN setweight(to_tsvector('simple', note_search_text(title)), 'A') || setweight(to_tsvector('simple', note_search_text(left(summary, 100000))), 'B')
+          || setweight(to_tsvector('simple', note_search_text(left(transcript, 100000))), 'C');
+      END $$;
+      CREATE FUNCTION note_search_refresh(note text) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO note_search (note_id, account_id, sandbox, date_created, doc)
+          SELECT n.id, n.account_id, n.sandbox, n.date_created, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+          FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = note
+        ON CONFLICT (note_id) DO UPDATE SET doc = EXCLUDED.doc
+      $$;
+
+      -- Kept in step by triggers, in the transaction of every write of a note; a deletion cascades.
+      CREATE FUNCTION note_search_on_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title OR NEW.summary IS DISTINCT FROM OLD.summary THEN
+          PERFORM note_search_refresh(NEW.id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER note_search_on_note AFTER INSERT OR UPDATE OF title, summary ON notes
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
+      CREATE FUNCTION note_search_on_body() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.original_transcription IS DISTINCT FROM OLD.original_transcription THEN
+          PERFORM note_search_refresh(NEW.note_id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER note_search_on_body AFTER INSERT OR UPDATE OF original_transcription ON note_bodies
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_body();
+
+      -- The notes an existing installation already has.
+      INSERT INTO note_search (note_id, account_id, sandbox, date_created, doc)
+        SELECT n.id, n.account_id, n.sandbox, n.date_created, note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+        FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id;
+    `,
+  },
+  {
     version: 10,
     name: 'webhook endpoints, their outbox and delivery attempts',
     sql: `

@@ -359,6 +359,49 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 9,
+    name: 'full-text search over title, summary and transcript',
+    sql: `
+      -- One FTS5 row per note, rowid = the note's rowid (VACUUM keeps rowids; the revision cache relies
+      -- on them too), holding its own copy of the text: snippet() reads it, and a copy can never go out
+      -- of step with an external content table. unicode61 folds case and accents (remove_diacritics 2);
+      -- prefix indexes serve the last word of a search, matched as the start of a word. The guillemets
+      -- that mark matches in a snippet are replaced in the copy by single ones, so a « or » in a
+      -- snippet is always a marker.
+      CREATE VIRTUAL TABLE note_search USING fts5(title, summary, transcript, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+
+      -- Kept in step by triggers, so in the same transaction as every write of a note, whoever makes it.
+      CREATE TRIGGER note_search_on_insert AFTER INSERT ON notes BEGIN
+        INSERT INTO note_search (rowid, title, summary, transcript) VALUES (NEW.rowid,
+          replace(replace(NEW.title, '«', '‹'), '»', '›'), replace(replace(NEW.summary, '«', '‹'), '»', '›'),
+          coalesce((SELECT replace(replace(original_transcription, '«', '‹'), '»', '›') FROM note_bodies WHERE note_id = NEW.id), ''));
+      END;
+      CREATE TRIGGER note_search_on_update AFTER UPDATE OF title, summary ON notes
+        WHEN NEW.title IS NOT OLD.title OR NEW.summary IS NOT OLD.summary BEGIN
+        UPDATE note_search SET title = replace(replace(NEW.title, '«', '‹'), '»', '›'), summary = replace(replace(NEW.summary, '«', '‹'), '»', '›')
+          WHERE rowid = NEW.rowid;
+      END;
+      CREATE TRIGGER note_search_on_delete AFTER DELETE ON notes BEGIN
+        DELETE FROM note_search WHERE rowid = OLD.rowid;
+      END;
+      CREATE TRIGGER note_search_on_body_insert AFTER INSERT ON note_bodies BEGIN
+        UPDATE note_search SET transcript = replace(replace(NEW.original_transcription, '«', '‹'), '»', '›')
+          WHERE rowid = (SELECT rowid FROM notes WHERE id = NEW.note_id);
+      END;
+      CREATE TRIGGER note_search_on_body_update AFTER UPDATE OF original_transcription ON note_bodies
+        WHEN NEW.original_transcription IS NOT OLD.original_transcription BEGIN
+        UPDATE note_search SET transcript = replace(replace(NEW.original_transcription, '«', '‹'), '»', '›')
+          WHERE rowid = (SELECT rowid FROM notes WHERE id = NEW.note_id);
+      END;
+
+      -- The notes an existing installation already has.
+      INSERT INTO note_search (rowid, title, summary, transcript)
+        SELECT n.rowid, replace(replace(n.title, '«', '‹'), '»', '›'), replace(replace(n.summary, '«', '‹'), '»', '›'),
+          replace(replace(coalesce(b.original_transcription, ''), '«', '‹'), '»', '›')
+        FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id;
+    `,
+  },
+  {
     version: 10,
     name: 'webhook endpoints, their outbox and delivery attempts',
     sql: `

@@ -27,7 +27,8 @@ const pgSkip = postgresUnavailable()
 if (pgSkip) console.log(`db copy tests skipped: ${pgSkip}`)
 
 /** The two tables each back end keeps for itself (its migrations, its note counter); every other one is copied. */
-const KEPT_BY_EACH = ['schema_migrations', 'note_revision_counter']
+/** …and each its own search index (migration 9): SQLite's FTS5 table and its shadow tables, rebuilt by PostgreSQL's triggers */
+const KEPT_BY_EACH = ['schema_migrations', 'note_revision_counter', ...['', '_data', '_idx', '_content', '_docsize', '_config'].map(s => `note_search${s}`)]
 /** 520 notes in a loop, one failed, one in the sandbox, one of bob's, one waiting for its upload */
 const NOTES = 524
 const AWKWARD = 'Réunion "Q4" \\ plan\n\t– 😀 </script>'
@@ -131,6 +132,8 @@ describe.skipIf(pgSkip !== null)('db copy into an empty PostgreSQL database', ()
       expect({ t, rows }).toEqual({ t, rows: sourceCount(t) })
       expect({ t, reported: copied.tables.find(c => c.table === t)!.rows }).toEqual({ t, reported: sourceCount(t) })
     }
+    // every copied note is in PostgreSQL's search index, which its triggers filled
+    expect(Number((await target.get<{ n: string }>('SELECT count(*) AS n FROM note_search'))!.n)).toBe(NOTES)
     // parents before the tables that refer to them
     const order = copied.tables.map(t => t.table)
     for (const [child, parent] of [['notes', 'folders'], ['note_bodies', 'notes'], ['uploads', 'notes'], ['jobs', 'notes'], ['oauth_tokens', 'oauth_clients'], ['api_keys', 'accounts']]) {

@@ -19,6 +19,11 @@ const WIDER = { 'uploads.declared_size': 'bigint', 'uploads.received_size': 'big
 const TYPES = { TEXT: 'text', INTEGER: 'integer', REAL: 'double precision' } as Record<string, string>
 /** SQLite's `UNIQUE COLLATE NOCASE` column constraint on accounts.email is this index on PostgreSQL. */
 const EMAIL_INDEX = { name: 'accounts_email', table: 'accounts', unique: true, columns: ['lower(email)'], where: '' }
+/**
+ * The full-text index is each back end's own (migration 9): SQLite's FTS5 table `note_search` and its
+ * shadow tables, PostgreSQL's table `note_search` of tsvectors; search.test.ts checks what they find.
+ */
+const SEARCH_INDEX = "'note_search', 'note_search_data', 'note_search_idx', 'note_search_content', 'note_search_docsize', 'note_search_config'"
 
 let pg: PostgresCluster | undefined
 let sqlite: Database
@@ -62,8 +67,8 @@ function indexShape(sql: string): IndexShape {
 
 describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', () => {
   test('has the same tables, with the same columns in the same order, as SQLite after its migrations', async () => {
-    const tables = sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map(r => r.name)
-    const pgTables = (await store.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name COLLATE \"C\"")).map(r => r.name)
+    const tables = sqlite.query<{ name: string }, []>(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN (${SEARCH_INDEX}) ORDER BY name`).all().map(r => r.name)
+    const pgTables = (await store.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'note_search' ORDER BY table_name COLLATE \"C\"")).map(r => r.name)
     expect(pgTables).toEqual(tables)
     expect(tables).toContain('notes')
     for (const table of tables) {
@@ -75,9 +80,9 @@ describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', (
 
   test('every column has the type and nullability of its SQLite column; text is compared bytewise', async () => {
     const columns = sqlite.query<{ tbl: string; name: string; type: string; notnull: number; pk: number }, []>(
-      "SELECT m.name AS tbl, c.name, c.type, c.\"notnull\", c.pk FROM sqlite_schema m, pragma_table_xinfo(m.name) c WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'").all()
+      `SELECT m.name AS tbl, c.name, c.type, c."notnull", c.pk FROM sqlite_schema m, pragma_table_xinfo(m.name) c WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT IN (${SEARCH_INDEX})`).all()
     const pgColumns = new Map((await store.all<{ tbl: string; name: string; type: string; nullable: string; collation: string | null }>(
-      "SELECT table_name AS tbl, column_name AS name, data_type AS type, is_nullable AS nullable, collation_name AS collation FROM information_schema.columns WHERE table_schema = 'public'"))
+      "SELECT table_name AS tbl, column_name AS name, data_type AS type, is_nullable AS nullable, collation_name AS collation FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'note_search'"))
       .map(c => [`${c.tbl}.${c.name}`, c]))
     expect(pgColumns.size).toBe(columns.length)
     for (const c of columns) {
@@ -91,7 +96,7 @@ describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', (
 
   test('has the same indexes (NOCASE as lower()), unique constraints and primary keys', async () => {
     const named = sqlite.query<{ sql: string }, []>("SELECT sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL").all().map(r => indexShape(r.sql))
-    const pgIndexes = (await store.all<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND indexname NOT IN (SELECT conname FROM pg_constraint)")).map(r => indexShape(r.def))
+    const pgIndexes = (await store.all<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND tablename <> 'note_search' AND indexname NOT IN (SELECT conname FROM pg_constraint)")).map(r => indexShape(r.def))
     const byName = (a: IndexShape, b: IndexShape) => a.name.localeCompare(b.name)
     expect(pgIndexes.sort(byName)).toEqual([...named, EMAIL_INDEX].sort(byName))
     expect(named.length).toBeGreaterThan(20)
@@ -99,15 +104,15 @@ describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', (
     // Unique and primary-key constraints, as table: kind columns (accounts.email: the index above instead).
     const constraints = sqlite.query<{ shape: string }, []>(`
       SELECT m.name || ': ' || l.origin || ' ' || (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno)) AS shape
-      FROM sqlite_schema m, pragma_index_list(m.name) l WHERE m.type = 'table' AND l.origin IN ('u', 'pk')`).all().map(r => r.shape)
+      FROM sqlite_schema m, pragma_index_list(m.name) l WHERE m.type = 'table' AND m.name NOT IN (${SEARCH_INDEX}) AND l.origin IN ('u', 'pk')`).all().map(r => r.shape)
     const pks = sqlite.query<{ shape: string }, []>(`
       SELECT m.name || ': pk ' || group_concat(c.name, ',') AS shape FROM sqlite_schema m, pragma_table_info(m.name) c
-      WHERE m.type = 'table' AND c.pk > 0 AND m.name NOT LIKE 'sqlite_%' GROUP BY m.name`).all().map(r => r.shape)
+      WHERE m.type = 'table' AND c.pk > 0 AND m.name NOT LIKE 'sqlite_%' AND m.name NOT IN (${SEARCH_INDEX}) GROUP BY m.name`).all().map(r => r.shape)
     const pgConstraints = (await store.all<{ shape: string }>(`
       SELECT t.relname || ': ' || CASE c.contype WHEN 'p' THEN 'pk' ELSE 'u' END || ' ' ||
         (SELECT string_agg(a.attname, ',' ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n) AS shape
       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace s ON s.oid = t.relnamespace
-      WHERE s.nspname = 'public' AND c.contype IN ('p', 'u')`)).map(r => r.shape)
+      WHERE s.nspname = 'public' AND t.relname <> 'note_search' AND c.contype IN ('p', 'u')`)).map(r => r.shape)
     const expected = new Set([...constraints.filter(s => s !== 'accounts: u email'), ...pks])
     expect(new Set(pgConstraints)).toEqual(expected)
     expect(expected.has('api_keys: u hash')).toBe(true)
@@ -123,7 +128,7 @@ describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', (
       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
       JOIN pg_attribute ra ON ra.attrelid = c.confrelid AND ra.attnum = c.confkey[1]
-      WHERE c.contype = 'f'`)).map(r => r.shape)
+      WHERE c.contype = 'f' AND t.relname <> 'note_search'`)).map(r => r.shape)
     expect(new Set(pgFks)).toEqual(new Set(fks))
     expect(fks).toContain('notes.folder_id -> folders.id SET NULL')
   })

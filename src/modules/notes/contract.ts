@@ -6,7 +6,7 @@ import { Answer, CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
   summary: 'List notes, newest first',
-  description: 'A page of the library\'s notes, newest first by `dateCreated` (ties by id), optionally filtered by folder, status, type or last change. `pagination.hasMore` says whether another page exists.',
+  description: 'A page of the library\'s notes, newest first by `dateCreated` (ties by id), optionally filtered by folder, status, type or last change. `pagination.hasMore` says whether another page exists. With `q`, a search: only the notes whose title, summary or transcript hold every word of `q`, most relevant first (ties newest first), each with a `snippet`; the filters and `limit`/`offset` apply as to the list.',
   scopes: ['notes:read'], credits: 0,
   query: ListNotesQuery,
   responses: { 200: NoteList },

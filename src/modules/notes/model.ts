@@ -35,7 +35,13 @@ export const Note = t.Object(
 )
 export type Note = Static<typeof Note>
 
-export const NoteListItem = t.Object(noteFields, { title: 'NoteListItem', description: 'A note as lists show it: without its transcript and structured content.' })
+export const NoteListItem = t.Object(
+  {
+    ...noteFields,
+    snippet: t.Optional(t.String({ description: 'present when searching (`q`): a short passage of the title, summary or transcript around the match, plain text, each matched word between `«` and `»` (a `«` or `»` of the note itself shows as `‹` or `›`, so the markers are unambiguous); `…` where the passage was cut' })),
+  },
+  { title: 'NoteListItem', description: 'A note as lists show it: without its transcript and structured content.' },
+)
 
 export const NoteList = t.Object(
   {
@@ -87,7 +93,11 @@ const FolderRef = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()]
  */
 export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 
+/** The longest search text `q` accepted, in characters. */
+export const MAX_QUERY_CHARS = 500
+
 export const ListNotesQuery = t.Object({
+  q: t.Optional(t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'search text: only notes whose title, summary or transcript contain every word (the last one also as the start of a word), most relevant first, each with a `snippet`; any text is accepted and read as plain words (quotes and operators are not syntax)', error: `must be search text of 1 to ${MAX_QUERY_CHARS} characters; omit q to list every note` })),
   updatedAfter: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),

@@ -4,6 +4,7 @@ import type { RevisionCache } from '../../db/revision-cache'
 import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
+import { fts5Match, tsqueryParams, type SearchTerms } from './search-query'
 import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, PageCache, sqliteLister } from './sqlite-list'
 
 export { filterKey, notesChangeStamp, type NoteFilter }
@@ -146,6 +147,57 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     return store.transaction(async () => sqliteList(lib, filter, count, offset), 'read')
   }
 
+  /**
+   * A page of search results (`count` from `offset`), most relevant first, ties newest first then by
+   * id, so the order is total and offsets page through it without repeats or gaps while the library
+   * stands still. The page's keys are found first; only its rows are given a snippet (making one reads
+   * the note's text), in a second step of the same statement.
+   */
+  function searchRows(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<{ list_item: string; snippet: string }[]> {
+    const eq = equalities(lib, filter)
+    const where = eq.where.replace(/\b(account_id|sandbox|folder_id|status|type)\b/g, 'n.$1')
+    const after = filter.updatedAfter === undefined ? '' : ' AND n.updated_at > ?'
+    const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
+    if (!postgres) {
+      // bm25 with the title ten times and the summary twice as heavy as the transcript (lower is better)
+      return store.all(`WITH page AS (
+          SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
+          FROM note_search s JOIN notes n ON n.rowid = s.rowid
+          WHERE note_search MATCH ? AND ${where}${after}
+          ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
+        SELECT n.list_item, snippet(note_search, -1, '«', '»', '…', 16) AS snippet
+        FROM page JOIN note_search s ON s.rowid = page.r JOIN notes n ON n.rowid = page.r
+        WHERE note_search MATCH ?
+        ORDER BY page.score, page.date_created DESC, page.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, fts5Match(terms)])
+    }
+    // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
+    // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
+    // costs about twice as much per match, and every match of a common word is ranked
+    // (bench/search.ts). A search with no filter but the library reads note_search alone; a filter
+    // joins notes. ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
+    // characters), so a summary or transcript longer than 400 characters is cut to the 400 around
+    // the first place the first word occurs (lower() folds ASCII only under the "C" collation: a
+    // word found nowhere gives the first 400, and a snippet perhaps without a marker).
+    const { rest, last } = tsqueryParams(terms)
+    const filtered = filter.folderId !== undefined || filter.status !== undefined || filter.type !== undefined || filter.updatedAfter !== undefined
+    const from = filtered ? `note_search s JOIN notes n ON n.id = s.note_id AND ${where}${after}` : 'note_search s'
+    const library = filtered ? [...eq.params, ...afterParams] : []
+    const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
+    // The tsquery is written out in each place it is used (match, rank, headline). plainto_tsquery
+    // of no words would log a notice, so a one-word search leaves it out.
+    const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
+    const tq = rest === '' ? [last] : [rest, last]
+    return store.all(`WITH page AS (
+        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, ${tsquery}) AS score
+        FROM ${from}
+        WHERE s.doc @@ ${tsquery} AND s.account_id = ? AND s.sandbox = ?
+        ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
+      SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
+        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
+      FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...tq, ...library, ...tq, lib.accountId, sandbox(lib), count, offset, terms.words[0]!, terms.words[0]!, ...tq])
+  }
+
   async function updateColumns(table: 'notes' | 'note_bodies', key: 'id' | 'note_id', id: string, fields: Record<string, unknown>) {
     const cols = Object.keys(fields)
     if (cols.length === 0) return
@@ -200,6 +252,13 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
         return page
       }, 'read')
     },
+
+    /**
+     * A page of search results as list items (JSON strings) and their snippets, reading `limit + 1`
+     * so the caller can tell whether another page exists. Never cached: a search is not a list page
+     * (the PageCache of listPage keys lists by filters alone).
+     */
+    searchPage: (lib: Library, filter: NoteFilter, terms: SearchTerms, limit: number, offset: number) => searchRows(lib, filter, terms, limit + 1, offset),
 
     /** Changes the given columns (of either table) of one note; both tables in one transaction. */
     async write(id: string, fields: Writable) {

@@ -8,6 +8,7 @@ import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteReque
 import type { NoteRow, NotesRepo } from './repo'
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { decodeBody, encodeBody, noteSegments } from './timing'
+import { searchTerms } from './search-query'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -96,6 +97,18 @@ export function createNotesService(deps: {
     return toNote(row)
   }
 
+  /**
+   * A search (`q`) as a NoteList: the same items in relevance order, each with its `snippet` added as
+   * the last field (whitespace runs made one space). A search with no words finds nothing.
+   */
+  async function searchJson(lib: Library, text: string, filter: Parameters<NotesRepo['searchPage']>[1], limit: number, offset: number): Promise<JsonText<NoteList>> {
+    const terms = searchTerms(text)
+    const rows = terms.words.length === 0 ? [] : await repo.searchPage(lib, filter, terms, limit, offset)
+    const hasMore = rows.length > limit
+    const items = rows.slice(0, limit).map(r => `${r.list_item.slice(0, -1)},"snippet":${JSON.stringify(r.snippet.replace(/\s+/g, ' ').trim())}}`)
+    return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}` as JsonText<NoteList>
+  }
+
   return {
     requireNote,
 
@@ -113,6 +126,7 @@ export function createNotesService(deps: {
         status: q.status,
         type: q.type,
       }
+      if (q.q !== undefined) return searchJson(lib, q.q, filter, limit, offset)
       return (await repo.listPage(lib, filter, limit, offset, items => {
         const hasMore = items.length > limit
         if (hasMore) items.length = limit
