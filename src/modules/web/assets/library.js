@@ -132,26 +132,19 @@ function badge(status, text) {
 }
 
 /**
- * A snippet with the matched words marked: the server's <mark>…</mark> (or <b>…</b>) markers when it
- * sends them, else every query word found in it. Only the marked words become <mark>; the rest is text.
+ * A snippet with the matched words marked. The search marks each match «like this» (the note's own
+ * guillemets are stored as ‹ ›, so every « » in a snippet is a marker; docs/decisions.md "Searching
+ * notes"). Only the marked words become <mark>; the rest is inserted as text, never as HTML.
  */
-function highlighted(snippet, query) {
+function highlighted(snippet) {
   const out = document.createDocumentFragment()
-  const markers = /<(mark|b)>([\s\S]*?)<\/\1>/g
-  if (markers.test(snippet)) {
-    markers.lastIndex = 0
-    let at = 0
-    for (let m; (m = markers.exec(snippet));) {
-      out.append(snippet.slice(at, m.index), el('mark', { text: m[2] }))
-      at = m.index + m[0].length
-    }
-    out.append(snippet.slice(at))
-    return out
+  const markers = /«([^«»]*)»/g
+  let at = 0
+  for (let m; (m = markers.exec(snippet));) {
+    out.append(snippet.slice(at, m.index), el('mark', { text: m[1] }))
+    at = m.index + m[0].length
   }
-  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) || [])].sort((a, b) => b.length - a.length)
-  if (!words.length) { out.append(snippet); return out }
-  const re = new RegExp(`(${words.map(w => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu')
-  snippet.split(re).forEach((part, i) => out.append(i % 2 ? el('mark', { text: part }) : part))
+  out.append(snippet.slice(at))
   return out
 }
 
@@ -295,7 +288,7 @@ function renderNotes(page, lengths) {
         n.isPinned ? el('span', { class: 'pin', text: 'Pinned' }) : null,
         badge(n.status, n.status === 'Summarizing' ? (STAGES[n.processingStage] || 'Processing') : n.status)),
       meta)
-    if (typeof n.snippet === 'string' && n.snippet) li.append(el('p', { class: 'snippet' }, highlighted(n.snippet, state.q)))
+    if (typeof n.snippet === 'string' && n.snippet) li.append(el('p', { class: 'snippet' }, highlighted(n.snippet)))
     return li
   })
   ul.replaceChildren(...items)
