@@ -522,6 +522,15 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX webhook_deliveries_attempted ON webhook_deliveries(attempted_at);
     `,
   },
+  {
+    version: 11,
+    name: 'the timed segments of a transcript',
+    sql: `
+      -- The engine's segments (start, end, text, and words with times where the engine gives them),
+      -- as JSON, for the subtitle and verbose exports; NULL for text notes and notes transcribed before.
+      ALTER TABLE note_bodies ADD COLUMN transcript_segments TEXT;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

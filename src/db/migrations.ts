@@ -461,4 +461,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX webhook_deliveries_attempted ON webhook_deliveries(attempted_at);
     `,
   },
+  {
+    version: 11,
+    name: 'the timed segments of a transcript',
+    sql: `
+      -- The engine's segments (start, end, text, and words with times where the engine gives them),
+      -- as JSON, for the subtitle and verbose exports; NULL for text notes and notes transcribed before.
+      ALTER TABLE note_bodies ADD COLUMN transcript_segments TEXT;
+    `,
+  },
 ]

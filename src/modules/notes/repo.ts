@@ -18,6 +18,8 @@ export interface NoteRow {
   summary: string
   original_transcription: string
   structured_content: string | null
+  /** the transcript's timed segments as JSON (with word times when the engine gives them); null when unknown (migration 11) */
+  transcript_segments?: string | null
   status: 'Done' | 'Summarizing' | 'Error'
   processing_stage: string | null
   /** share of the recording transcribed, 0 to 1; null when unknown (migration 8) */
@@ -33,7 +35,7 @@ export interface NoteRow {
   updated_at: string
 }
 
-const BODY_COLUMNS = ['original_transcription', 'structured_content'] as const
+const BODY_COLUMNS = ['original_transcription', 'structured_content', 'transcript_segments'] as const
 type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
 
 export type NotesRepo = ReturnType<typeof createNotesRepo>
@@ -53,7 +55,7 @@ export interface ListCaches {
 }
 
 const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'error_code', 'error_message', 'date_created', 'updated_at'] as const
-const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content
+const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content, b.transcript_segments
   FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id`
 const ORDER = 'ORDER BY date_created DESC, id DESC'
 
@@ -213,7 +215,7 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     async insert(row: NoteRow) {
       await store.transaction(async () => {
         await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => row[c]))
-        await store.run('INSERT INTO note_bodies (note_id, original_transcription, structured_content) VALUES (?, ?, ?)', [row.id, row.original_transcription, row.structured_content])
+        await store.run('INSERT INTO note_bodies (note_id, original_transcription, structured_content, transcript_segments) VALUES (?, ?, ?, ?)', [row.id, row.original_transcription, row.structured_content, row.transcript_segments ?? null])
       })
     },
 

@@ -7,7 +7,7 @@ import type { JsonText } from '../../http/responses'
 import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
 import type { NoteRow, NotesRepo } from './repo'
 import type { TranscriptSegment } from '../../engines/asr/engine'
-import { decodeBody, encodeBody, noteSegments } from './timing'
+import { noteSegments } from './timing'
 import { searchTerms } from './search-query'
 
 export type NotesService = ReturnType<typeof createNotesService>
@@ -28,7 +28,7 @@ export function toNote(r: NoteRow): Note {
     dateCreated: r.date_created,
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
-    structuredContent: decodeBody(r.structured_content).structuredContent ?? {},
+    structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
   }
 }
 
@@ -192,7 +192,7 @@ export function createNotesService(deps: {
     saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
       return repo.write(id, {
         original_transcription: result.transcript,
-        ...(result.segments ? { structured_content: encodeBody({ structuredContent: null, segments: result.segments }) } : {}),
+        ...(result.segments ? { transcript_segments: JSON.stringify(result.segments) } : {}),
         language: result.language,
         status: 'Summarizing',
         processing_stage: 'summarizing',
@@ -216,7 +216,8 @@ export function createNotesService(deps: {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
-        structured_content: encodeBody({ structuredContent: result.structuredContent, segments: result.segments ?? null }),
+        structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
+        transcript_segments: result.segments ? JSON.stringify(result.segments) : null,
         language: result.language,
         status: 'Done',
         processing_stage: null,
@@ -274,7 +275,7 @@ export function createNotesService(deps: {
     /** What a transcript export needs (`getNoteTranscript?format=`): the note's title and the transcript's times, null when unknown. */
     async transcriptWithTimes(lib: Library, id: string) {
       const r = await readableTranscript(lib, id)
-      const segments = noteSegments(decodeBody(r.structured_content))
+      const segments = noteSegments(r)
       return { noteId: r.id, title: r.title, type: r.type, transcript: r.original_transcription, language: r.language, segments }
     },
 
