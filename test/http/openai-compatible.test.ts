@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse as parseVtt } from 'node-webvtt'
 import OpenAI, { toFile } from 'openai'
@@ -206,6 +206,49 @@ describe('the form', () => {
     const err = await receiveMultipart(request, join(dir, 'upload'), { fileField: 'file', maxFileBytes: 100_000, maxFieldBytes: 1000, maxFields: 8 }).then(() => null, e => e)
     expect(err?.code).toBe('payload_too_large')
     expect(err?.status).toBe(413)
+  })
+})
+
+/** Files this process holds open that were deleted while open (their disk space is not freed). */
+function deletedButOpen(): string[] {
+  return readdirSync('/proc/self/fd').map(fd => { try { return readlinkSync(`/proc/self/fd/${fd}`) } catch { return '' } }).filter(l => l.endsWith(' (deleted)'))
+}
+
+describe('a form cut short', () => {
+  const boundary = 'notesvcboundary'
+  const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`)
+  const limits = { fileField: 'file', maxFileBytes: 10_000_000, maxFieldBytes: 1000, maxFields: 8 }
+  const headers = { 'content-type': `multipart/form-data; boundary=${boundary}` }
+
+  test('the client drops mid-file: 400, and the partly written file is closed before its folder is removed', async () => {
+    const dir = join(t.config.dataDir, 'aborted-test')
+    mkdirSync(dir, { recursive: true })
+    const body = new ReadableStream<Uint8Array>({
+      start(c) { c.enqueue(head); c.enqueue(new Uint8Array(64_000)) },
+      pull(c) { c.error(new Error('connection reset by peer')) },
+    })
+    const err = await receiveMultipart(new Request('http://localhost/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit), join(dir, 'upload'), limits).then(() => null, e => e)
+    expect(err?.status).toBe(400)
+    rmSync(dir, { recursive: true, force: true })
+    expect(deletedButOpen().filter(l => l.includes('aborted-test'))).toEqual([])
+  })
+
+  test('the body ends before the closing boundary: 400, and no rejection left unhandled', async () => {
+    const dir = join(t.config.dataDir, 'truncated-test')
+    mkdirSync(dir, { recursive: true })
+    const body = new Blob([head, new Uint8Array(10_000)])
+    const unhandled: unknown[] = []
+    const onUnhandled = (e: unknown) => { unhandled.push(e) }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const err = await receiveMultipart(new Request('http://localhost/', { method: 'POST', body, headers }), join(dir, 'upload'), limits).then(() => null, e => e)
+      expect(err?.status).toBe(400)
+      await Bun.sleep(50)
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createWebTestApp } from './helpers'
-import { byteRange } from '../../src/modules/web/library'
+import { byteRange, mediaType } from '../../src/modules/web/library'
 
 const EMAIL = 'lib@example.com'
 const PASSWORD = 'a long enough passphrase'
@@ -68,5 +68,20 @@ describe('byte ranges of a 1000-byte recording', () => {
     ['items=0-1', 'bad'],
   ] as const)('%p', (header, expected) => {
     expect(byteRange(header, 1000)).toEqual(expected as never)
+  })
+})
+
+describe("the player's content type", () => {
+  // createUpload checks only the type before any ';': what follows is never echoed into the header
+  test.each([
+    ['audio/mpeg', 'audio/mpeg'],
+    ['audio/mp4; codecs="mp4a.40.2"', 'audio/mp4'],
+    ['audio/mpeg;\nx-injected: 1', 'audio/mpeg'],
+    ['Audio/WAV', 'audio/wav'],
+    ['not a type', 'application/octet-stream'],
+    ['', 'application/octet-stream'],
+  ])('%j is served as %s', (stored, served) => {
+    expect(mediaType(stored)).toBe(served)
+    expect(() => new Response('', { headers: { 'content-type': mediaType(stored) } })).not.toThrow()
   })
 })

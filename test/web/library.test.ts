@@ -316,6 +316,9 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
     const text = page.locator('li.note', { hasText: 'Launch checklist <draft>' })
     await Promise.all([page.waitForURL(/\/notes\//), text.locator('a.note-title').click()])
     await page.waitForSelector('#summary .rendered p')
+    // text has no times: its transcript is shown as paragraphs, with no invented 00:00 to click
+    await page.waitForSelector('#segments li.segment.plain')
+    expect(await page.locator('#segments button.segment').count()).toBe(0)
     await page.click('#pin')
     await textIs(page, '#action-status', 'Pinned.')
     await expect(page.locator('#pin').getAttribute('aria-pressed')).resolves.toBe('true')

@@ -70,6 +70,7 @@ export async function receiveMultipart(request: Request, path: string, limits: M
     stream.on('limit', () => fail(new ApiError('payload_too_large', `The file is larger than ${limits.maxFileBytes} bytes (5 GB), the most one request may send; split the recording or compress it (for example to 16 kHz mono Opus).`)))
     open.file = stream
     fileWritten = pipeline(stream, createWriteStream(path))
+    fileWritten.catch(() => {}) // awaited below; a body cut short rejects it before anything awaits it
   })
   busboy.on('field', (name, value, _nameTruncated, valueTruncated) => {
     if (valueTruncated) {
@@ -91,6 +92,7 @@ export async function receiveMultipart(request: Request, path: string, limits: M
   })
   finished.catch(() => {}) // read below; a parse error also rejects a write
 
+  let ended = false
   try {
     for await (const chunk of request.body) {
       if (failure) break // 413 or a refused part: the rest is not read
@@ -100,19 +102,20 @@ export async function receiveMultipart(request: Request, path: string, limits: M
       busboy.end()
       await finished
     }
+    ended = true
   } catch (err) {
     if (err instanceof ApiError) throw err
     throw invalid('body', 'is not valid multipart/form-data', `The multipart body could not be read (${(err as Error).message}); send multipart/form-data as curl -F or an HTTP library's form encoder writes it.`)
   } finally {
-    if (failure) {
+    // refused, cut short or unreadable: the parser and the file being written are closed before the
+    // caller removes the folder, so no deleted file stays open holding its disk space
+    if (failure || !ended) {
       busboy.destroy()
-      open.file?.destroy(new Error('the upload was refused'))
+      open.file?.destroy(new Error('the upload was refused or cut short'))
+      await fileWritten.catch(() => {})
     }
   }
-  if (failure) {
-    await fileWritten.catch(() => {})
-    throw failure
-  }
+  if (failure) throw failure
   await fileWritten
   return form
 }

@@ -103,7 +103,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       const media = await uploads.media({ accountId: user.accountId, sandbox: query.library === 'sandbox' }, params.id)
       const range = byteRange(request.headers.get('range'), media.size)
       const headers: Record<string, string> = {
-        'content-type': media.contentType, 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff',
+        'content-type': mediaType(media.contentType), 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff',
       }
       if (range === 'bad') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${media.size}` } })
       const body = await uploads.readMedia(media.key, range ?? undefined)
@@ -120,4 +120,14 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       if (ids.length > MAX_IDS) throw new ApiError('invalid_request', `Ask for at most ${MAX_IDS} notes at once.`, { details: [{ field: 'ids', issue: `at most ${MAX_IDS}` }] })
       return { durations: await uploads.durations(p, ids) }
     })
+}
+
+/**
+ * The `type/subtype` of a stored upload's content type, for the player's response: createUpload
+ * checks only the part before any `;`, so parameters a client sent are dropped rather than echoed
+ * into a header (a value Bun refuses would make the response fail).
+ */
+export function mediaType(stored: string): string {
+  const base = stored.split(';')[0]!.trim().toLowerCase()
+  return /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(base) ? base : 'application/octet-stream'
 }

@@ -600,7 +600,8 @@ async function segmentsOf(note) {
   // Notes in other styles: the timestamped segments of the transcript formats, where the server has them.
   try {
     const v = await api('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`)
-    if (v && Array.isArray(v.segments) && v.segments.length) return v.segments
+    // text notes and notes transcribed before times were kept have none (`timed: false`): no invented 00:00
+    if (v && v.timed && Array.isArray(v.segments) && v.segments.length) return v.segments
   } catch { /* plain transcript below */ }
   return []
 }
