@@ -34,18 +34,52 @@ const OPTIMIZE_EVERY_MS = 60 * 60 * 1000
  * The query planner's statistics, as SQLite recommends for long-lived connections: `PRAGMA
  * optimize=0x10002` at open (analyzes what needs it, with a bounded cost), then `PRAGMA optimize`
  * every hour. The list queries name their indexes and do not depend on it; other queries do.
+ * Each time, the statistics of full-text indexes' block tables are pinned (`pinFullTextStatistics`).
  */
 function keepStatisticsCurrent(db: Database, path: string): void {
-  db.exec('PRAGMA optimize=0x10002')
+  const optimize = (pragma: string) => {
+    db.exec(pragma)
+    pinFullTextStatistics(db)
+  }
+  optimize('PRAGMA optimize=0x10002')
   if (path === ':memory:') return
   const timer = setInterval(() => {
     try {
-      db.exec('PRAGMA optimize')
+      optimize('PRAGMA optimize')
     } catch {
       clearInterval(timer) // closed
     }
   }, OPTIMIZE_EVERY_MS)
   timer.unref?.()
+}
+
+/** What the planner is told an FTS5 index's `_data` table holds, whatever its size when analyzed. */
+export const FTS_DATA_ROWS_STAT = '1000000'
+
+/**
+ * An FTS5 index keeps its blocks in a shadow table `<name>_data`. Analyzed while the index is small
+ * (a new installation: `PRAGMA optimize` at the first open sees 2 rows), the statistics say the table
+ * is tiny, and FTS5's own statements then read it in a way whose cost grows with the index: measured
+ * at 20,000 notes, one note write went from 0.4 ms to 8 ms, at 40,000 to 13 ms (it was linear in the
+ * library; docs/decisions.md "Searching notes"). So after every analysis the row count recorded for
+ * each such table is replaced by a large fixed figure and the statistics are reloaded.
+ */
+export function pinFullTextStatistics(db: Database): void {
+  const analyzed = db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()!.n > 0
+  if (!analyzed) return
+  const tables = db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")
+    .all()
+    .map(t => `${t.name}_data`)
+  if (tables.length === 0) return
+  const pin = db.transaction(() => {
+    for (const table of tables) {
+      db.run('DELETE FROM sqlite_stat1 WHERE tbl = ?', [table])
+      db.run('INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, NULL, ?)', [table, FTS_DATA_ROWS_STAT])
+    }
+  })
+  pin()
+  db.exec('ANALYZE sqlite_schema') // reloads the statistics into the planner
 }
 
 /** The schema version of an opened database: the highest migration applied, or null before the first. */
