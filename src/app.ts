@@ -1,3 +1,4 @@
+import { enterRequestReads } from './db/request-reads'
 import { Elysia } from 'elysia'
 import type { Config } from './config'
 import type { Clock } from './clock'
@@ -56,6 +57,8 @@ export function createApp(deps: AppDeps) {
   let methodsForPath: MethodsForPath | undefined
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
+    // each request its own scope for values read on the way (db/request-reads.ts)
+    .onRequest(() => enterRequestReads())
     .use(errorHandler({
       docsUrl: config.docsUrl,
       log,

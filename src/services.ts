@@ -1,3 +1,4 @@
+import { NOTES_STAMP, rememberRead } from './db/request-reads'
 import type { Config } from './config'
 import type { Clock } from './clock'
 import type { Store } from './db/store'
@@ -127,7 +128,9 @@ export function createServices(deps: CoreDeps) {
   }
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ store, clock, ids, config })
-  const rateLimiter = createRateLimiter(config.rateLimits, clock, store)
+  // On PostgreSQL the rate-limit statement also reads the notes' revision counter, which a cached
+  // GET /v1/notes then needs no round trip of its own for (db/request-reads.ts)
+  const rateLimiter = createRateLimiter(config.rateLimits, clock, store, { sql: 'SELECT n FROM note_revision_counter', remember: v => rememberRead(NOTES_STAMP, v) })
   /** the database back end and the worker processes that heartbeat in it (within two leases) */
   const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
     ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })

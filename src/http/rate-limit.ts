@@ -35,8 +35,18 @@ function decision(limit: number, count: number, start: number, now: number): Rat
  * counted in its memory; on PostgreSQL several nodes serve one database, so they are counted in the
  * database, where every node sees every request.
  */
-export function createRateLimiter(limits: Record<RateClass, number>, clock: Clock, store: Pick<Store, 'dialect' | 'run' | 'get'>): RateLimiter {
-  return store.dialect === 'postgres' ? new SharedRateLimiter(limits, clock, store) : new MemoryRateLimiter(limits, clock)
+/**
+ * One more value for the rate-limit statement to read in the same round trip (PostgreSQL), handed to
+ * `remember` (see db/request-reads.ts): the composition root says what, the limiter knows no table but its own.
+ */
+export interface AlsoRead {
+  /** a scalar subquery, read as text */
+  sql: string
+  remember: (value: string) => void
+}
+
+export function createRateLimiter(limits: Record<RateClass, number>, clock: Clock, store: Pick<Store, 'dialect' | 'run' | 'get'>, alsoRead?: AlsoRead): RateLimiter {
+  return store.dialect === 'postgres' ? new SharedRateLimiter(limits, clock, store, alsoRead) : new MemoryRateLimiter(limits, clock)
 }
 
 /** Windows in this process's memory. Memory is bounded by the number of keys active in the current window. */
@@ -77,8 +87,18 @@ export class MemoryRateLimiter implements RateLimiter {
  */
 export class SharedRateLimiter implements RateLimiter {
   private lastSweep = 0
+  private statement: string
 
-  constructor(private limits: Record<RateClass, number>, private clock: Clock, private store: Pick<Store, 'run' | 'get'>) {}
+  constructor(private limits: Record<RateClass, number>, private clock: Clock, private store: Pick<Store, 'run' | 'get'>, private alsoRead?: AlsoRead) {
+    const upsert = `INSERT INTO rate_windows (key, class, window_start, count) VALUES (?, ?, ?, 1)
+       ON CONFLICT (key, class) DO UPDATE SET
+         window_start = CASE WHEN rate_windows.window_start <= ? THEN excluded.window_start ELSE rate_windows.window_start END,
+         count = CASE WHEN rate_windows.window_start <= ? THEN 1 ELSE LEAST(rate_windows.count + 1, ?) END
+       RETURNING count, window_start`
+    this.statement = alsoRead
+      ? `WITH hit AS (${upsert}) SELECT hit.count, hit.window_start, (${alsoRead.sql})::text AS also FROM hit`
+      : upsert
+  }
 
   async hit(key: string, cls: RateClass): Promise<RateDecision> {
     const now = this.clock.now().getTime()
@@ -88,14 +108,11 @@ export class SharedRateLimiter implements RateLimiter {
       await this.store.run('DELETE FROM rate_windows WHERE window_start <= ?', [over])
     }
     const limit = this.limits[cls]
-    const row = await this.store.get<{ count: number | string; window_start: string }>(
-      `INSERT INTO rate_windows (key, class, window_start, count) VALUES (?, ?, ?, 1)
-       ON CONFLICT (key, class) DO UPDATE SET
-         window_start = CASE WHEN rate_windows.window_start <= ? THEN excluded.window_start ELSE rate_windows.window_start END,
-         count = CASE WHEN rate_windows.window_start <= ? THEN 1 ELSE LEAST(rate_windows.count + 1, ?) END
-       RETURNING count, window_start`,
+    const row = await this.store.get<{ count: number | string; window_start: string; also?: string | null }>(
+      this.statement,
       [key, cls, new Date(now).toISOString(), over, over, limit + 1],
     )
+    if (this.alsoRead && row!.also != null) this.alsoRead.remember(row!.also)
     return decision(limit, Number(row!.count), Date.parse(row!.window_start), now)
   }
 }

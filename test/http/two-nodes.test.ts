@@ -75,6 +75,29 @@ describe.skipIf(pg.skip)('two nodes on one PostgreSQL database', () => {
     expect((await b.call('POST', '/v1/summaries', { token, body: SUMMARY })).status).toBe(429)
   }, 60_000)
 
+  test('a page node A keeps is never served after a change through node B: each list sees every change made before it', async () => {
+    const { a, b } = await twoNodes()
+    const token = await a.key()
+    const titles = async (node: typeof a) => ((await node.call('GET', '/v1/notes?limit=50', { token })).body as { data: { title: string }[] }).data.map(n => n.title)
+    expect(await titles(a)).toEqual([])
+    expect(await titles(a)).toEqual([]) // kept now
+    const first = (await b.call('POST', '/v1/notes', { token, body: { title: 'Made on B', content: 'Text.' } })).body as { id: string }
+    expect(await titles(a)).toEqual(['Made on B'])
+    expect(await titles(a)).toEqual(['Made on B'])
+    expect((await b.call('PATCH', `/v1/notes/${first.id}`, { token, body: { title: 'Renamed on B' } })).status).toBe(200)
+    expect(await titles(a)).toEqual(['Renamed on B'])
+    expect((await b.call('DELETE', `/v1/notes/${first.id}`, { token })).status).toBe(204)
+    expect(await titles(a)).toEqual([])
+    // and the other way round, alternating nodes request by request
+    for (let i = 1; i <= 5; i++) {
+      const writer = i % 2 ? a : b
+      const reader = i % 2 ? b : a
+      await writer.call('POST', '/v1/notes', { token, body: { title: `Note ${i}`, content: 'Text.' } })
+      expect((await titles(reader)).length).toBe(i)
+      expect((await titles(writer)).length).toBe(i)
+    }
+  })
+
   test('a key revoked through node A is refused by node B within one second', async () => {
     const { a, b } = await twoNodes()
     const PASSWORD = 'correct horse battery staple'

@@ -232,12 +232,13 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
      * page is made in a read transaction and kept under the stamp read in that same transaction. Not
      * inside a caller's transaction, whose uncommitted writes a kept page must never show.
      */
-    async listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string): Promise<string> {
+    async listPage(lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string, knownStamp?: string): Promise<string> {
       const cache = store.inTransaction ? null : pageCache
       const key = `${filterKey(lib, filter)}\u0002${limit}\u0002${offset}`
       if (cache) {
-        const now = await store.get<{ n: number | string }>('SELECT n FROM note_revision_counter')
-        const kept = cache.get(String(now!.n), key)
+        // the counter as this request's admission read it (PostgreSQL; db/request-reads.ts), else now
+        const now = knownStamp ?? String((await store.get<{ n: number | string }>('SELECT n FROM note_revision_counter'))!.n)
+        const kept = cache.get(now, key)
         if (kept !== undefined) return kept
       }
       if (!sqliteList) {

@@ -117,7 +117,7 @@ export function createNotesService(deps: {
      * column), so a page costs one indexed read and a string join, not an object per column and a
      * serialization; on SQLite the page is kept until a note changes.
      */
-    async listJson(lib: Library, q: ListNotesQuery): Promise<JsonText<NoteList>> {
+    async listJson(lib: Library, q: ListNotesQuery, knownStamp?: string): Promise<JsonText<NoteList>> {
       const limit = q.limit ?? 50
       const offset = q.offset ?? 0
       const filter = {
@@ -131,7 +131,7 @@ export function createNotesService(deps: {
         const hasMore = items.length > limit
         if (hasMore) items.length = limit
         return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`
-      })) as JsonText<NoteList>
+      }, knownStamp)) as JsonText<NoteList>
     },
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),
