@@ -15,17 +15,15 @@
  *
  * Needs wrk and PostgreSQL's binaries (apt-get install wrk postgresql).
  */
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import type { Subprocess } from 'bun'
+import { join } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
 import { startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { seedLibrary } from './list-notes'
+import { BenchFailure, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
-const HOST = '127.0.0.1'
 const PATH = '/v1/notes?limit=50'
-const ROOT = resolve(import.meta.dir, '..')
 const NOTES = Number(process.env.BENCH_NOTES ?? 100_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -38,58 +36,9 @@ const PIN = Bun.which('taskset') !== null && navigator.hardwareConcurrency >= 2
 const pinned = (core: number, args: string[]) => (PIN ? ['taskset', '-c', String(core), ...args] : args)
 
 /** Something broke (not a missed target): exit 1. */
-class BenchFailure extends Error {}
 
 interface WrkResult { requestsPerSec: number; p50Ms: number; p99Ms: number }
-interface Server { name: string; proc: Subprocess; base: string; logPath: string }
-
-function logTail(path: string): string {
-  try {
-    return readFileSync(path, 'utf8').split('\n').slice(-20).join('\n')
-  } catch {
-    return '(no log)'
-  }
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: HOST, port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
-async function startNotesvc(name: string, env: Record<string, string>, logPath: string): Promise<Server> {
-  const port = await freePort()
-  const log = openSync(logPath, 'a')
-  const proc = Bun.spawn(pinned(1, [process.execPath, 'src/cli.ts', 'serve']), {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST, NOTESVC_WORKERS: '0', NOTESVC_ACCESS_LOG: '', NOTESVC_RATE_LIMITS: 'read=1000000000,write=1000000000,processing=1000000000' },
-    stdin: 'ignore', stdout: log, stderr: log,
-  })
-  closeSync(log)
-  const server = { name, proc, base: `http://${HOST}:${port}`, logPath }
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new BenchFailure(`${name} exited with code ${proc.exitCode} before answering:\n${logTail(logPath)}`)
-    try {
-      if ((await fetch(`${server.base}/v1/health`)).ok) return server
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50)
-  }
-  await stopServer(server)
-  throw new BenchFailure(`${name} did not answer /v1/health within 30 s:\n${logTail(logPath)}`)
-}
-
-async function stopServer(s: Server): Promise<void> {
-  if (s.proc.exitCode !== null) return
-  s.proc.kill('SIGTERM')
-  if (!(await Promise.race([s.proc.exited.then(() => true), Bun.sleep(5_000).then(() => false)]))) {
-    s.proc.kill('SIGKILL')
-    await s.proc.exited
-  }
-}
+type Server = LoggedServer
 
 const UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
 
@@ -170,7 +119,7 @@ async function main() {
 
     let body: string | null = null
     for (const c of configs) {
-      const s = await startNotesvc(c.name, c.env, join(work, `${c.name.replace(/\W+/g, '-')}.log`))
+      const s = await startLoggedNotesvc(c.name, c.env, join(work, `${c.name.replace(/\W+/g, '-')}.log`), args => pinned(1, args))
       servers.push(s)
       const page = await firstPage(s, key)
       if (body !== null && page !== body) throw new BenchFailure(`${c.name} answered a different first page than ${configs[0]!.name}`)

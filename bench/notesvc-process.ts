@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import type { Subprocess } from 'bun'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -52,5 +53,57 @@ export async function startNotesvc(env: Record<string, string> = {}) {
   } catch (err) {
     await stop()
     throw err
+  }
+}
+
+/** Something broke (not a missed target): a benchmark exits 1. */
+export class BenchFailure extends Error {}
+
+/** A notesvc `serve` whose output goes to a log file (list-postgres.ts, search.ts). */
+export interface LoggedServer { name: string; proc: Subprocess; base: string; logPath: string }
+
+export function logTail(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-20).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+/**
+ * `serve` on a free loopback port with the caller's data (env), API only, no access log and limits out
+ * of the way, its output appended to `logPath`; `wrap` prefixes the command (taskset). Waits for
+ * /v1/health, at most 30 s.
+ */
+export async function startLoggedNotesvc(name: string, env: Record<string, string>, logPath: string, wrap: (args: string[]) => string[] = a => a): Promise<LoggedServer> {
+  const port = await freePort()
+  const log = openSync(logPath, 'a')
+  const proc = Bun.spawn(wrap([process.execPath, 'src/cli.ts', 'serve']), {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', NOTESVC_WORKERS: '0', NOTESVC_ACCESS_LOG: '', NOTESVC_RATE_LIMITS: 'read=1000000000,write=1000000000,processing=1000000000' },
+    stdin: 'ignore', stdout: log, stderr: log,
+  })
+  closeSync(log)
+  const server = { name, proc, base: `http://127.0.0.1:${port}`, logPath }
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new BenchFailure(`${name} exited with code ${proc.exitCode} before answering:\n${logTail(logPath)}`)
+    try {
+      if ((await fetch(`${server.base}/v1/health`)).ok) return server
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50)
+  }
+  await stopServer(server)
+  throw new BenchFailure(`${name} did not answer /v1/health within 30 s:\n${logTail(logPath)}`)
+}
+
+export async function stopServer(s: LoggedServer): Promise<void> {
+  if (s.proc.exitCode !== null) return
+  s.proc.kill('SIGTERM')
+  if (!(await Promise.race([s.proc.exited.then(() => true), Bun.sleep(5_000).then(() => false)]))) {
+    s.proc.kill('SIGKILL')
+    await s.proc.exited
   }
 }

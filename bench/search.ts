@@ -20,10 +20,9 @@
  * process on one keep-alive connection, each timed from send to the last byte of its body. The load
  * average is printed: on a shared machine, p99 measures the neighbours as much as notesvc.
  */
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import type { Subprocess } from 'bun'
+import { join } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
 import { loadConfig } from '../src/config'
 import { systemClock } from '../src/clock'
@@ -36,9 +35,8 @@ import { seededRandom } from '../test/fixtures/random'
 import { loadavg } from 'node:os'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { seedLibrary } from './list-notes'
+import { BenchFailure, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
-const HOST = '127.0.0.1'
-const ROOT = resolve(import.meta.dir, '..')
 const NOTES = Number(process.env.BENCH_NOTES ?? 10_000)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400)
 const WARMUP = 30
@@ -145,57 +143,8 @@ export async function seedZipfLibrary(dataDir: string, size: number): Promise<{ 
   }
 }
 
-class BenchFailure extends Error {}
 
-interface Server { name: string; proc: Subprocess; base: string; logPath: string }
-
-const logTail = (path: string) => {
-  try {
-    return readFileSync(path, 'utf8').split('\n').slice(-20).join('\n')
-  } catch {
-    return '(no log)'
-  }
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: HOST, port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
-async function startNotesvc(name: string, env: Record<string, string>, logPath: string): Promise<Server> {
-  const port = await freePort()
-  const log = openSync(logPath, 'a')
-  const proc = Bun.spawn([process.execPath, 'src/cli.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST, NOTESVC_WORKERS: '0', NOTESVC_ACCESS_LOG: '', NOTESVC_RATE_LIMITS: 'read=1000000000,write=1000000000,processing=1000000000' },
-    stdin: 'ignore', stdout: log, stderr: log,
-  })
-  closeSync(log)
-  const server = { name, proc, base: `http://${HOST}:${port}`, logPath }
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new BenchFailure(`${name} exited with code ${proc.exitCode} before answering:\n${logTail(logPath)}`)
-    try {
-      if ((await fetch(`${server.base}/v1/health`)).ok) return server
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50)
-  }
-  await stopServer(server)
-  throw new BenchFailure(`${name} did not answer /v1/health within 30 s:\n${logTail(logPath)}`)
-}
-
-async function stopServer(s: Server): Promise<void> {
-  if (s.proc.exitCode !== null) return
-  s.proc.kill('SIGTERM')
-  if (!(await Promise.race([s.proc.exited.then(() => true), Bun.sleep(5_000).then(() => false)]))) {
-    s.proc.kill('SIGKILL')
-    await s.proc.exited
-  }
-}
+type Server = LoggedServer
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
@@ -258,7 +207,7 @@ async function main() {
 
       const results: Record<string, { p50: number; p99: number; items: number }[]> = {}
       for (const c of configs) {
-        const s = await startNotesvc(c.name, c.env, join(work, `${library}-${c.name}.log`))
+        const s = await startLoggedNotesvc(c.name, c.env, join(work, `${library}-${c.name}.log`))
         servers.push(s)
         results[c.name] = []
         for (const [, path] of PATHS[library]) results[c.name]!.push(await measure(s, path, key))
