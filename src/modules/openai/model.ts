@@ -13,16 +13,19 @@ const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted fo
 const Prompt = t.String({ maxLength: 4000, description: 'accepted for compatibility; neither engine uses it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
 const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })
 
+/** OpenAI's options, the same on the multipart form and on the MCP tool. */
+const OPTIONS = {
+  model: t.Optional(Model),
+  language: t.Optional(Language),
+  prompt: t.Optional(Prompt),
+  response_format: t.Optional(ResponseFormatField),
+  temperature: t.Optional(Temperature),
+  timestamp_granularities: t.Optional(Granularities),
+}
+
 /** The text fields of the multipart form, as checked after the body has been read (file apart). */
 export const OpenAiTranscriptionFields = t.Object(
-  {
-    model: t.Optional(Model),
-    language: t.Optional(Language),
-    prompt: t.Optional(Prompt),
-    response_format: t.Optional(ResponseFormatField),
-    temperature: t.Optional(Temperature),
-    timestamp_granularities: t.Optional(Granularities),
-  },
+  OPTIONS,
   { additionalProperties: false },
 )
 export type OpenAiTranscriptionFields = Static<typeof OpenAiTranscriptionFields>
@@ -68,12 +71,7 @@ export const OpenAiTranscriptionToolArguments = t.Object(
   {
     audio: t.Optional(t.String({ maxLength: Math.ceil(MAX_MCP_AUDIO_BYTES / 3) * 4 + 4, contentEncoding: 'base64', description: 'the recording, base64-encoded (at most 25 MB decoded); give this or audioUrl', error: 'must be base64 of at most 25 MB' })),
     audioUrl: t.Optional(t.String({ format: 'uri', maxLength: 2048, description: 'publicly reachable https URL of the recording; give this or audio', error: 'must be an absolute https URL' })),
-    model: t.Optional(Model),
-    language: t.Optional(Language),
-    prompt: t.Optional(Prompt),
-    response_format: t.Optional(ResponseFormatField),
-    temperature: t.Optional(Temperature),
-    timestamp_granularities: t.Optional(Granularities),
+    ...OPTIONS,
   },
   { additionalProperties: false },
 )
