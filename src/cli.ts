@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { listen, type Fetching } from './http/listen'
 import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
@@ -195,8 +196,7 @@ async function serve(config: Config, log: Logger) {
   await services.openai.sweepTemporaryFiles().catch((err: unknown) => log.warn('could not remove the temporary files of interrupted OpenAI-compatible transcriptions; starting anyway', { error: err }))
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   const app = createApp({ config, clock: systemClock, ids, log, services })
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
-  const server = app.server!
+  const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   await services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})

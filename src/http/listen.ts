@@ -1,0 +1,94 @@
+import type { Server } from 'bun'
+
+/**
+ * The HTTP server of `serve`: Bun.serve around the application's fetch, with one addition.
+ *
+ * Bun (1.4.5 and before) writes a response in one send() when it is ready within the turn of the
+ * event loop that read the request (inside uWS's cork), or when status line, headers and body fit in
+ * the 16 KB cork buffer. A larger response that is ready later (after a PostgreSQL query, a file
+ * read, a call to a summary engine) is written uncorked: the status line, every header's name, ": ",
+ * value and "\r\n", then the body, each its own send(), 23 for a page of notes (oven-sh/bun#41341,
+ * open; counted with strace). On loopback each send() is a TCP segment that the kernel delivers inside
+ * the call: a cached page of 50 notes (31 KB) on PostgreSQL spent most of the node's CPU in them,
+ * 6,300 requests/s against 15,600 sent whole (bench/README.md, list-postgres.ts).
+ *
+ * A body written through a direct stream goes out corked, headers and body in one send(). So a JSON
+ * response of more than 8 KB that is ready only in a later turn is sent that way: the same status,
+ * headers and bytes, framed with `Transfer-Encoding: chunked` (one chunk) instead of `Content-Length`,
+ * which every HTTP/1.1 client reads alike. Everything else (a response ready in the same turn, a
+ * smaller one, other content types such as media and files, which keep their length and ranges,
+ * HEAD requests, responses without a body) is sent exactly as the application made it.
+ */
+/** A counter that moves once per turn of the event loop in which it was read. */
+let turn = 0
+let scheduled = false
+function currentTurn(): number {
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(() => {
+      turn++
+      scheduled = false
+    })
+  }
+  return turn
+}
+
+const NO_BODY = new Set([101, 204, 205, 304])
+
+/** Whether a response made after the request's turn is resent as one write (see above). */
+export function sentInPieces(request: Request, response: Response): boolean {
+  if (request.method === 'HEAD' || NO_BODY.has(response.status) || response.body === null) return false
+  return (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json'
+}
+
+/** Bodies up to this size leave in one send() whenever they are ready (with their headers, under 16 KB). */
+const FITS_THE_CORK_BUFFER = 8 * 1024
+
+/** The same response, its body written in one piece through a direct stream when larger than 8 KB (see above). */
+export async function inOneWrite(response: Response): Promise<Response> {
+  const bytes = new Uint8Array(await response.arrayBuffer())
+  if (bytes.byteLength <= FITS_THE_CORK_BUFFER) return new Response(bytes, response)
+  const headers = new Headers(response.headers)
+  headers.delete('content-length')
+  const body = new ReadableStream({
+    type: 'direct',
+    pull(controller: { write(b: Uint8Array): unknown; close(): unknown }) {
+      controller.write(bytes)
+      controller.close()
+    },
+  } as unknown as UnderlyingDefaultSource)
+  return new Response(body, { status: response.status, statusText: response.statusText, headers })
+}
+
+export interface Fetching {
+  fetch(request: Request): Response | Promise<Response>
+  server: Server<unknown> | null
+}
+
+export interface ListenOptions {
+  port: number
+  hostname: string
+  maxRequestBodySize?: number
+}
+
+/**
+ * Serves `app` (an Elysia application) on Bun.serve, with the late JSON responses in one write, and
+ * sets `app.server` (Elysia reads the peer's address from it).
+ */
+export function listen(app: Fetching, options: ListenOptions): Server<unknown> {
+  const server = Bun.serve({
+    port: options.port,
+    hostname: options.hostname,
+    maxRequestBodySize: options.maxRequestBodySize,
+    // as Elysia's own listen: connections idle for 30 s are closed
+    idleTimeout: 30,
+    fetch(request) {
+      const started = currentTurn()
+      const response = app.fetch(request)
+      if (!(response instanceof Promise)) return response
+      return response.then(r => (currentTurn() !== started && sentInPieces(request, r) ? inOneWrite(r) : r))
+    },
+  })
+  app.server = server
+  return server
+}
