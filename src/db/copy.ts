@@ -215,8 +215,9 @@ export async function copyToPostgres(o: { sqlitePath: string; targetUrl: string;
     if (version !== targetVersion) throw new Error(`the SQLite database is at schema version ${version} and the PostgreSQL one at ${targetVersion}; this build cannot copy between them`)
     const tables = plan(db)
     db.exec('BEGIN') // one read transaction: every table from the same state
+    let report: CopyReport
     try {
-      return await store.transaction(async tx => {
+      report = await store.transaction(async tx => {
         await checkTarget(tx, tables, target)
         const copied = new Map<string, number>()
         for (const t of tables) copied.set(t.table, await copyTable(db, tx, t, o.progress))
@@ -230,6 +231,11 @@ export async function copyToPostgres(o: { sqlitePath: string; targetUrl: string;
     } finally {
       db.exec('COMMIT')
     }
+    // The copy leaves the planner without statistics, and a dead version of each note's search row
+    // (its triggers index a note, then again with its body): VACUUM ANALYZE, as the first thing
+    // autovacuum would do, before any server plans a query on the copy.
+    await store.run('VACUUM (ANALYZE)')
+    return { ...report, seconds: (performance.now() - started) / 1000 }
   } finally {
     await store.close()
     db.close()

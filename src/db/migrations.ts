@@ -470,4 +470,14 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE note_bodies ADD COLUMN transcript_segments TEXT;
     `,
   },
+  {
+    version: 12,
+    name: 'search rows kept whole in their table page (PostgreSQL)',
+    sql: `
+      -- PostgreSQL only: its tsvector rows are kept uncompressed in the table (migrations-postgres.ts).
+      -- SQLite's FTS5 index keeps its own posting lists; nothing changes here (the version is kept
+      -- in step with PostgreSQL's, so a database copies between them).
+      SELECT 1;
+    `,
+  },
 ]

@@ -141,6 +141,15 @@ describe.skipIf(pgSkip !== null)('db copy into an empty PostgreSQL database', ()
     }
   })
 
+  test('the copy is vacuumed and analysed before a server plans on it', async () => {
+    const stats = await target.all<{ relname: string; analysed: boolean; vacuumed: boolean }>(
+      'SELECT relname, last_analyze IS NOT NULL AS analysed, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables')
+    const byTable = new Map(stats.map(r => [r.relname, r]))
+    for (const t of ['notes', 'note_bodies', 'note_search', 'usage', 'accounts']) {
+      expect({ t, analysed: byTable.get(t)?.analysed, vacuumed: byTable.get(t)?.vacuumed }).toEqual({ t, analysed: true, vacuumed: true })
+    }
+  })
+
   test('the ledger is the same: usage per account (count and sums) and every balance column', async () => {
     const usageSql = 'SELECT account_id, count(*) AS n, sum(credits) AS credits, sum(grant_credits) AS g, sum(purchased_credits) AS p FROM usage GROUP BY account_id ORDER BY account_id'
     const balanceSql = 'SELECT id, grant_period, grant_used, purchased_credits FROM accounts ORDER BY id'

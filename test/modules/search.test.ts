@@ -376,15 +376,48 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
   })
 })
 
+/** The ids a search of `q` finds, as the account old@example.com (made by the migration tests). */
+const findOn = async (store: Store, q: string) => {
+  const t = createTestApp({ store })
+  const token = await t.key({ email: 'old@example.com' })
+  return (await t.call('GET', `/v1/notes?q=${q}`, { token })).body.data.map((n: { id: string }) => n.id)
+}
+
+describe.skipIf(backEnds[1]!.skip)('migration 12 on PostgreSQL', () => {
+  test('a search row of 6 KB is kept whole in its table page, those written before included, and still found', async () => {
+    const { pg } = await sharedPostgres()
+    const store = new PostgresStore(await pg.createDatabase(`search_rows_${process.pid}`), { max: 2 })
+    const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${(i * 7919) % 1000}`).join(' ')
+    const note = (id: string) => ({ id, account_id: 'acct_old', sandbox: 0, folder_id: null, title: `Tundra ${id}`, summary: words(40, 'sum'), transcript: `the saffron tent ${words(350, 'word')}`, status: 'Done', type: 'audio', date_created: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z' })
+    // values of note_search kept out of its rows, in its TOAST table
+    const movedOut = async () => {
+      const toast = (await store.get<{ t: string }>("SELECT reltoastrelid::regclass::text AS t FROM pg_class WHERE relname = 'note_search'"))!.t
+      return Number((await store.get<{ n: string }>(`SELECT count(*) AS n FROM ${toast}`))!.n)
+    }
+    try {
+      await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version < 12))
+      await store.run('INSERT INTO accounts (id, email, grant_period, created_at) VALUES (?, ?, ?, ?)', ['acct_old', 'old@example.com', '2026-11', '2026-11-01T00:00:00.000Z'])
+      await insertNotes(store, [note('note_before')])
+      const size = Number((await store.get<{ n: number }>('SELECT pg_column_size(doc) AS n FROM note_search'))!.n)
+      expect(size).toBeGreaterThan(5_000)
+      expect(size).toBeLessThan(8_000)
+      expect(await movedOut()).toBeGreaterThan(0) // before: the row was cut to fit 2 KB
+      expect(await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version <= 12))).toBe(1)
+      expect(await movedOut()).toBe(0)
+      await insertNotes(store, [note('note_after')])
+      expect(await movedOut()).toBe(0)
+      expect((await findOn(store, 'saffron')).sort()).toEqual(['note_after', 'note_before'])
+      expect((await findOn(store, 'tundra')).sort()).toEqual(['note_after', 'note_before'])
+    } finally {
+      await store.close()
+    }
+  })
+})
+
 describe('migration 9 indexes the notes a database already has', () => {
   const insertOld = async (store: Store) => {
     await store.run('INSERT INTO accounts (id, email, grant_period, created_at) VALUES (?, ?, ?, ?)', ['acct_old', 'old@example.com', '2026-11', '2026-11-01T00:00:00.000Z'])
     await insertNotes(store, [{ id: 'note_old', account_id: 'acct_old', sandbox: 0, folder_id: null, title: 'Tundra expedition', summary: 'cold', transcript: 'the saffron tent', status: 'Done', type: 'audio', date_created: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z' }])
-  }
-  const findOn = async (store: Store, q: string) => {
-    const t = createTestApp({ store })
-    const token = await t.key({ email: 'old@example.com' })
-    return (await t.call('GET', `/v1/notes?q=${q}`, { token })).body.data.map((n: { id: string }) => n.id)
   }
 
   test('on SQLite', async () => {
