@@ -122,6 +122,18 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect(await t.ids('quartz')).toEqual([one.id])
   })
 
+  test('several words are weighed each on its own, not by how close they stand: equal notes come newest first', async () => {
+    const t = await setup()
+    // the same title and the same words in the same number, side by side in the older note, apart in the newer
+    const together = await t.create('Meeting notes', 'harbor lantern quiet morning pier rope gull tide ferry bell')
+    const apart = await t.create('Meeting notes', 'harbor quiet morning pier rope gull tide ferry bell lantern')
+    expect(await t.ids('harbor lantern')).toEqual([apart.id, together.id])
+    expect(await t.ids('lantern harbor')).toEqual([apart.id, together.id])
+    // a word in the title still outweighs them both
+    const titled = await t.create('Lantern repairs', 'harbor pier rope gull tide ferry bell quiet morning lantern')
+    expect(await t.ids('harbor lantern')).toEqual([titled.id, apart.id, together.id])
+  })
+
   test('café is found by café in any case of its letters; a note of French quotes keeps its « » apart from the markers', async () => {
     const t = await setup()
     const fr = await t.create('Réunion au café', 'Il a dit « bonjour » au café du coin.')

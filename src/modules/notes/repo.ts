@@ -4,7 +4,7 @@ import type { RevisionCache } from '../../db/revision-cache'
 import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
-import { fts5Match, tsqueryParams, type SearchTerms } from './search-query'
+import { fts5Match, tsqueryParams, tsqueryRankText, type SearchTerms } from './search-query'
 import { CHANGED_WITHIN, LAST_CHANGE_CLASS, notesChangeStamp, PageCache, sqliteLister } from './sqlite-list'
 
 export { filterKey, notesChangeStamp, type NoteFilter }
@@ -189,6 +189,9 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     // of no words would log a notice, so a one-word search leaves it out.
     const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
     const tq = rest === '' ? [last] : [rest, last]
+    // several words are ranked each on its own, not by how close they stand (tsqueryRankText)
+    const rankQuery = `to_tsquery('simple', ?)`
+    const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
     // Planned for this query's own words every time: a statement prepared once per connection would
     // after five runs be given a generic plan, made without knowing how many notes hold the words,
     // which for a common word scans the wrong way (bench/search.ts: 19 ms against 14 ms for a word in
@@ -196,14 +199,14 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     return store.transaction(async tx => {
       await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
       return tx.all<{ list_item: string; snippet: string }>(`WITH page AS (
-        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, ${tsquery}) AS score
+        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, ${rankQuery}) AS score
         FROM ${from}
         WHERE s.doc @@ ${tsquery} AND s.account_id = ? AND s.sandbox = ?
         ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
       SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
         'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
       FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
-      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...tq, ...library, ...tq, lib.accountId, sandbox(lib), count, offset, terms.words[0]!, terms.words[0]!, ...tq])
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...library, ...tq, lib.accountId, sandbox(lib), count, offset, terms.words[0]!, terms.words[0]!, ...tq])
     })
   }
 
