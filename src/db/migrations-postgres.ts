@@ -533,7 +533,7 @@ const MIGRATIONS: Migration[] = [
   },
   {
     version: 12,
-    name: 'search rows kept whole in their table page (PostgreSQL)',
+    name: 'search rows kept whole in their table page, with the filters a search reads (PostgreSQL)',
     sql: `
       -- A search of a common word reads the row of every note that has it: its tsvector (the match and
       -- ts_rank) and its note_id, account_id and date_created (the library and the order). A row over
@@ -550,6 +550,36 @@ const MIGRATIONS: Migration[] = [
       -- would stay out).
       UPDATE note_search SET note_id = note_id || '', account_id = account_id || '', date_created = date_created || '',
         doc = doc || ''::tsvector;
+
+      -- A search with folderId, status or type kept only the matches whose note has them by reading
+      -- the notes table for every match: the three are copied into the search row (as its library
+      -- and date are), so the filter is read from the row the search reads anyway. They are kept in
+      -- step by the note's trigger: a new note or a new title or summary indexes the note again; a
+      -- change of folder (a folder's deletion included), status or type only copies the three.
+      ALTER TABLE note_search ADD COLUMN folder_id TEXT, ADD COLUMN status TEXT, ADD COLUMN type TEXT;
+      ALTER TABLE note_search ALTER COLUMN folder_id SET STORAGE PLAIN, ALTER COLUMN status SET STORAGE PLAIN,
+        ALTER COLUMN type SET STORAGE PLAIN;
+      UPDATE note_search s SET folder_id = n.folder_id, status = n.status, type = n.type FROM notes n WHERE n.id = s.note_id;
+      ALTER TABLE note_search ALTER COLUMN status SET NOT NULL, ALTER COLUMN type SET NOT NULL;
+      CREATE OR REPLACE FUNCTION note_search_refresh(note text) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO note_search (note_id, account_id, sandbox, date_created, folder_id, status, type, doc)
+          SELECT n.id, n.account_id, n.sandbox, n.date_created, n.folder_id, n.status, n.type,
+            note_search_doc(n.title, n.summary, coalesce(b.original_transcription, ''))
+          FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = note
+        ON CONFLICT (note_id) DO UPDATE SET doc = EXCLUDED.doc, folder_id = EXCLUDED.folder_id, status = EXCLUDED.status, type = EXCLUDED.type
+      $$;
+      CREATE OR REPLACE FUNCTION note_search_on_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title OR NEW.summary IS DISTINCT FROM OLD.summary THEN
+          PERFORM note_search_refresh(NEW.id);
+        ELSIF NEW.folder_id IS DISTINCT FROM OLD.folder_id OR NEW.status IS DISTINCT FROM OLD.status OR NEW.type IS DISTINCT FROM OLD.type THEN
+          UPDATE note_search SET folder_id = NEW.folder_id, status = NEW.status, type = NEW.type WHERE note_id = NEW.id;
+        END IF;
+        RETURN NULL;
+      END $$;
+      DROP TRIGGER note_search_on_note ON notes;
+      CREATE TRIGGER note_search_on_note AFTER INSERT OR UPDATE OF title, summary, folder_id, status, type ON notes
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
     `,
   },
 ]

@@ -472,7 +472,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   },
   {
     version: 12,
-    name: 'search rows kept whole in their table page (PostgreSQL)',
+    name: 'search rows kept whole in their table page, with the filters a search reads (PostgreSQL)',
     sql: `
       -- PostgreSQL only: its tsvector rows are kept uncompressed in the table (migrations-postgres.ts).
       -- SQLite's FTS5 index keeps its own posting lists; nothing changes here (the version is kept

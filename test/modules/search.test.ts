@@ -75,7 +75,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
 
   async function setup() {
     const clock = fixedClock('2026-11-01T10:00:00.000Z')
-    const t = createTestApp({ clock, store: await open() })
+    const store = await open()
+    const t = createTestApp({ clock, store })
     const token = await t.key()
     const create = async (title: string, content: string, extra: Record<string, unknown> = {}, as = token) => {
       clock.advance(1000)
@@ -89,7 +90,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
       return r.body as { data: { id: string; title: string; snippet: string }[]; pagination: { limit: number; offset: number; hasMore: boolean } }
     }
     const ids = async (q: string, rest = '', as = token) => (await search(q, rest, as)).data.map(n => n.id)
-    return { ...t, clock, token, create, search, ids }
+    return { ...t, clock, store, token, create, search, ids }
   }
 
   test('a note with the word in its title and several times in its text comes before one that mentions it once, whatever their age', async () => {
@@ -132,6 +133,26 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     // a word in the title still outweighs them both
     const titled = await t.create('Lantern repairs', 'harbor pier rope gull tide ferry bell quiet morning lantern')
     expect(await t.ids('harbor lantern')).toEqual([titled.id, apart.id, together.id])
+  })
+
+  test('a search with filters follows a note at once: a new folder, its folder deleted, a status or type changed (by the API or another program)', async () => {
+    const t = await setup()
+    const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Harbor' } })).body as { id: string }
+    const note = await t.create('Lantern', 'the lantern by the water')
+    const other = await t.create('Lantern two', 'another lantern')
+    expect(await t.ids('lantern', `&folderId=${folder.id}`)).toEqual([])
+    await t.call('PATCH', `/v1/notes/${note.id}`, { token: t.token, body: { folderId: folder.id } })
+    expect(await t.ids('lantern', `&folderId=${folder.id}`)).toEqual([note.id])
+    expect(await t.ids('lantern', '&folderId=null')).toEqual([other.id])
+    expect(await t.ids('lantern', `&folderId=${folder.id}&status=Done&type=import`)).toEqual([note.id])
+    // status and type as the pipeline or another program writes them
+    await t.store.run("UPDATE notes SET status = 'Error', type = 'video' WHERE id = ?", [note.id])
+    expect(await t.ids('lantern', `&folderId=${folder.id}&status=Done`)).toEqual([])
+    expect(await t.ids('lantern', '&status=Error&type=video')).toEqual([note.id])
+    expect(await t.ids('lantern', '&type=import')).toEqual([other.id])
+    // the folder's deletion moves its notes to the top level
+    expect((await t.call('DELETE', `/v1/folders/${folder.id}`, { token: t.token })).status).toBe(204)
+    expect(new Set(await t.ids('lantern', '&folderId=null'))).toEqual(new Set([note.id, other.id]))
   })
 
   test('café is found by café in any case of its letters; a note of French quotes keeps its « » apart from the markers', async () => {
@@ -420,6 +441,9 @@ describe.skipIf(backEnds[1]!.skip)('migration 12 on PostgreSQL', () => {
       expect(await movedOut()).toBe(0)
       expect((await findOn(store, 'saffron')).sort()).toEqual(['note_after', 'note_before'])
       expect((await findOn(store, 'tundra')).sort()).toEqual(['note_after', 'note_before'])
+      // the note's folder, status and type were copied into its search row by the migration
+      expect((await findOn(store, 'tundra&status=Done&type=audio&folderId=null')).sort()).toEqual(['note_after', 'note_before'])
+      expect(await findOn(store, 'tundra&type=video')).toEqual([])
     } finally {
       await store.close()
     }

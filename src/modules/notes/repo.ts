@@ -175,15 +175,15 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
     // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
     // costs about twice as much per match, and every match of a common word is ranked
-    // (bench/search.ts). A search with no filter but the library reads note_search alone; a filter
-    // joins notes. ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
+    // (bench/search.ts). ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
     // characters), so a summary or transcript longer than 400 characters is cut to the 400 around
     // the first place the first word occurs (lower() folds ASCII only under the "C" collation: a
     // word found nowhere gives the first 400, and a snippet perhaps without a marker).
     const { rest, last } = tsqueryParams(terms)
-    const filtered = filter.folderId !== undefined || filter.status !== undefined || filter.type !== undefined || filter.updatedAfter !== undefined
-    const from = filtered ? `note_search s JOIN notes n ON n.id = s.note_id AND ${where}${after}` : 'note_search s'
-    const library = filtered ? [...eq.params, ...afterParams] : []
+    // The library, folder, status and type are in the search row (migration 12): only updatedAfter
+    // reads the notes table, for the matches.
+    const kept = eq.where.replace(/\b(account_id|sandbox|folder_id|status|type)\b/g, 's.$1')
+    const from = filter.updatedAfter === undefined ? 'note_search s' : 'note_search s JOIN notes n ON n.id = s.note_id AND n.updated_at > ?'
     const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
     // The tsquery is written out in each place it is used (match, rank, headline). plainto_tsquery
     // of no words would log a notice, so a one-word search leaves it out.
@@ -201,12 +201,12 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
       return tx.all<{ list_item: string; snippet: string }>(`WITH page AS (
         SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, ${rankQuery}) AS score
         FROM ${from}
-        WHERE s.doc @@ ${tsquery} AND s.account_id = ? AND s.sandbox = ?
+        WHERE s.doc @@ ${tsquery} AND ${kept}
         ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
       SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
         'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
       FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
-      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...library, ...tq, lib.accountId, sandbox(lib), count, offset, terms.words[0]!, terms.words[0]!, ...tq])
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...afterParams, ...tq, ...eq.params, count, offset, terms.words[0]!, terms.words[0]!, ...tq])
     })
   }
 
