@@ -76,7 +76,20 @@ export interface ListenOptions {
  * sets `app.server` (Elysia reads the peer's address from it).
  */
 export function listen(app: Fetching, options: ListenOptions): Server<unknown> {
-  const server = Bun.serve({
+  let server: Server<unknown>
+  try {
+    server = serve(app, options)
+  } catch (err) {
+    // Bun says "Failed to start server. Is port N in use?"; say what to do about it. (Elysia's listen
+    // set reusePort, so a second server on a busy port shared it silently; this one refuses.)
+    throw new Error(`cannot listen on ${options.hostname}:${options.port} (${(err as Error).message}): stop the program using that port, or set PORT (and HOST) to a free one`)
+  }
+  app.server = server
+  return server
+}
+
+function serve(app: Fetching, options: ListenOptions): Server<unknown> {
+  return Bun.serve({
     port: options.port,
     hostname: options.hostname,
     maxRequestBodySize: options.maxRequestBodySize,
@@ -89,6 +102,4 @@ export function listen(app: Fetching, options: ListenOptions): Server<unknown> {
       return response.then(r => (currentTurn() !== started && sentInPieces(request, r) ? inOneWrite(r) : r))
     },
   })
-  app.server = server
-  return server
 }

@@ -130,3 +130,11 @@ describe('left exactly as the application made it', () => {
 test('the application is handed the server, so it can read the peer’s address', async () => {
   expect(await (await fetch(`${base}/late-peer`)).json()).toEqual({ address: '127.0.0.1' })
 })
+
+test('a port already in use is refused with what to do, not shared with the server on it', () => {
+  const second: Fetching = { server: null, fetch: () => new Response('second') }
+  expect(() => listen(second, { port: server.port!, hostname: '127.0.0.1' })).toThrow(`cannot listen on 127.0.0.1:${server.port}`)
+  expect(() => listen(second, { port: server.port!, hostname: '127.0.0.1' })).toThrow('set PORT (and HOST) to a free one')
+  expect(second.server).toBeNull()
+})
+
