@@ -18,9 +18,17 @@
  * - Each migration runs in one transaction, under an advisory lock (`migrate-store.ts`).
  */
 import type { Migration } from './migrate-store'
+import { MIGRATIONS as SQLITE_MIGRATIONS } from './migrations'
 
 /** `TEXT` → `TEXT COLLATE "C"`: byte order and comparison, as SQLite's BINARY collation. */
 const bytewise = (sql: string) => sql.replace(/\bTEXT\b/g, 'TEXT COLLATE "C"')
+
+/** A migration whose SQL is the same on PostgreSQL as on SQLite, taken from migrations.ts. */
+function sameAsSqlite(version: number): Migration {
+  const m = SQLITE_MIGRATIONS.find(x => x.version === version)
+  if (!m) throw new Error(`migrations.ts has no version ${version}`)
+  return m
+}
 
 const MIGRATIONS: Migration[] = [
   {
@@ -462,75 +470,9 @@ const MIGRATIONS: Migration[] = [
         FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id;
     `,
   },
-  {
-    version: 10,
-    name: 'webhook endpoints, their outbox and delivery attempts',
-    sql: `
-      -- An endpoint an account registered: live or sandbox (the library of the key that created it),
-      -- the events it wants (a JSON array), and the Standard Webhooks secret (whsec_…) that signs its
-      -- deliveries (kept as is: signing needs it; shown to the caller only at creation). disabled_at is
-      -- set when the endpoint answers 410 Gone: nothing more is sent to it.
-      CREATE TABLE webhooks (
-        id TEXT PRIMARY KEY,
-        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
-        url TEXT NOT NULL,
-        events TEXT NOT NULL,
-        description TEXT,
-        secret TEXT NOT NULL,
-        disabled_at TEXT,
-        disabled_reason TEXT,
-        created_at TEXT NOT NULL
-      );
-      CREATE INDEX webhooks_account ON webhooks(account_id, sandbox, created_at);
-
-      -- The outbox: one row per event and endpoint, written in the transaction that gives the note its
-      -- final state, so an event is never lost and never sent for a state that rolled back. A sender
-      -- claims a row by moving run_after past its lease (lease_owner, attempts name the claim); a row
-      -- whose sender died is due again once the lease runs out. id is the webhook-id header (the same
-      -- on every retry, so a receiver can drop duplicates).
-      CREATE TABLE webhook_outbox (
-        id TEXT PRIMARY KEY,
-        webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-        event_type TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        run_after TEXT NOT NULL,
-        lease_owner TEXT,
-        first_attempt_at TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-      );
-      CREATE INDEX webhook_outbox_due ON webhook_outbox(status, run_after);
-      CREATE INDEX webhook_outbox_webhook ON webhook_outbox(webhook_id);
-
-      -- Every attempt to deliver: when, its number, the answer (status code) or the error. Kept 30 days.
-      CREATE TABLE webhook_deliveries (
-        id TEXT PRIMARY KEY,
-        webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-        message_id TEXT NOT NULL,
-        event_type TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
-        attempted_at TEXT NOT NULL,
-        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'disabled', 'refused')),
-        response_status INTEGER,
-        error TEXT,
-        duration_ms INTEGER
-      );
-      CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries(webhook_id, attempted_at);
-      CREATE INDEX webhook_deliveries_attempted ON webhook_deliveries(attempted_at);
-    `,
-  },
-  {
-    version: 11,
-    name: 'the timed segments of a transcript',
-    sql: `
-      -- The engine's segments (start, end, text, and words with times where the engine gives them),
-      -- as JSON, for the subtitle and verbose exports; NULL for text notes and notes transcribed before.
-      ALTER TABLE note_bodies ADD COLUMN transcript_segments TEXT;
-    `,
-  },
+  // The same text on both back ends (TEXT becomes TEXT COLLATE "C" below, as everywhere).
+  sameAsSqlite(10),
+  sameAsSqlite(11),
   {
     version: 12,
     name: 'search rows kept whole in their table page, with the filters a search reads (PostgreSQL)',
