@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
 import { startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { seedLibrary } from './list-notes'
-import { BenchFailure, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
+import { BenchFailure, runBench, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
 const PATH = '/v1/notes?limit=50'
 const NOTES = Number(process.env.BENCH_NOTES ?? 100_000)
@@ -34,8 +34,6 @@ const TARGET_P99_MS = 10
 /** With taskset and two or more cores, the notesvc servers run on core 1 and wrk on core 0 (PostgreSQL floats). */
 const PIN = Bun.which('taskset') !== null && navigator.hardwareConcurrency >= 2
 const pinned = (core: number, args: string[]) => (PIN ? ['taskset', '-c', String(core), ...args] : args)
-
-/** Something broke (not a missed target): exit 1. */
 
 interface WrkResult { requestsPerSec: number; p50Ms: number; p99Ms: number }
 type Server = LoggedServer
@@ -162,9 +160,4 @@ async function main() {
   }
 }
 
-if (import.meta.main) {
-  main().then(() => process.exit(0), err => {
-    process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
-    process.exit(1)
-  })
-}
+runBench(import.meta, main)

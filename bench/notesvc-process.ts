@@ -59,6 +59,25 @@ export async function startNotesvc(env: Record<string, string> = {}) {
 /** Something broke (not a missed target): a benchmark exits 1. */
 export class BenchFailure extends Error {}
 
+/**
+ * Runs a benchmark's `main` when its file is the entry point: exit 0 when it measured (a missed
+ * target included), 1 with the reason when it could not (a BenchFailure's message, else the stack).
+ */
+export function runBench(meta: ImportMeta, main: () => Promise<void>): void {
+  if (!meta.main) return
+  main().then(() => process.exit(0), err => {
+    process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
+    process.exit(1)
+  })
+}
+
+/** Resident and peak-resident memory of a process, from /proc, in MB. */
+export function processMemory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
+}
+
 /** A notesvc `serve` whose output goes to a log file (list-postgres.ts, search.ts). */
 export interface LoggedServer { name: string; proc: Subprocess; base: string; logPath: string }
 

@@ -8,18 +8,12 @@
  *   bun run bench/openai-upload.ts                 # 1 GB
  *   BENCH_UPLOAD_MB=256 bun run bench/openai-upload.ts
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { startNotesvc } from './notesvc-process'
+import { existsSync, readdirSync } from 'node:fs'
+import { processMemory, startNotesvc } from './notesvc-process'
 
 const MB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_UPLOAD_MB ?? 1024) * MB
 const TARGET_PEAK_MB = 150
-
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
-}
 
 /** A multipart form whose `file` part is `size` bytes made in 1 MB blocks, then a `model` field. */
 function generatedForm(size: number, boundary: string): ReadableStream<Uint8Array> {
@@ -42,9 +36,9 @@ function generatedForm(size: number, boundary: string): ReadableStream<Uint8Arra
 const server = await startNotesvc({ NOTESVC_LLM: 'builtin' })
 try {
   const boundary = `bench${crypto.randomUUID()}`
-  const before = memory(server.pid)
+  const before = processMemory(server.pid)
   let peakSampled = before.rss
-  const sampler = setInterval(() => { peakSampled = Math.max(peakSampled, memory(server.pid).rss) }, 20)
+  const sampler = setInterval(() => { peakSampled = Math.max(peakSampled, processMemory(server.pid).rss) }, 20)
   const started = performance.now()
   const res = await fetch(`${server.base}/v1/audio/transcriptions`, {
     method: 'POST',
@@ -55,7 +49,7 @@ try {
   const answer = await res.text()
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
-  const after = memory(server.pid)
+  const after = processMemory(server.pid)
   if (res.status !== 200) throw new Error(`the upload answered ${res.status}: ${answer}`)
   const tmp = `${server.dataDir}/tmp`
   const left = existsSync(tmp) ? readdirSync(tmp) : []

@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { findPocketsphinx, POCKETSPHINX_DEFAULTS } from '../src/engines/asr/pocketsphinx'
 import { LIBRIVOX } from '../test/fixtures/speech'
-import { freePort } from './notesvc-process'
+import { BenchFailure, freePort, runBench } from './notesvc-process'
 import { startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { pocketsphinxAlone } from './speech-engine'
 
@@ -43,9 +43,6 @@ const DATABASE_URL = process.env.NOTESVC_DATABASE_URL || undefined
 const BACKEND = (process.env.BENCH_DATABASE || 'postgres') as 'postgres' | 'sqlite'
 const CORES = navigator.hardwareConcurrency
 const TICKS = Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100
-
-/** The script could not measure: exit 1. */
-class BenchFailure extends Error {}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -430,9 +427,4 @@ async function main() {
   }
 }
 
-if (import.meta.main) {
-  main().then(() => process.exit(0), err => {
-    process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
-    process.exit(1)
-  })
-}
+runBench(import.meta, main)

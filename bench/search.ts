@@ -35,7 +35,7 @@ import { seededRandom } from '../test/fixtures/random'
 import { loadavg } from 'node:os'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../test/helpers/postgres'
 import { seedLibrary } from './list-notes'
-import { BenchFailure, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
+import { BenchFailure, runBench, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
 const NOTES = Number(process.env.BENCH_NOTES ?? 10_000)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400)
@@ -233,9 +233,4 @@ async function main() {
   }
 }
 
-if (import.meta.main) {
-  main().then(() => process.exit(0), err => {
-    process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
-    process.exit(1)
-  })
-}
+runBench(import.meta, main)

@@ -6,19 +6,11 @@
  *   bun run bench/upload.ts                 # 1 GB
  *   BENCH_UPLOAD_MB=256 bun run bench/upload.ts
  */
-import { readFileSync } from 'node:fs'
-import { startNotesvc } from './notesvc-process'
+import { processMemory, startNotesvc } from './notesvc-process'
 
 const MB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_UPLOAD_MB ?? 1024) * MB
 const TARGET_PEAK_MB = 150
-
-/** Resident and peak-resident memory of a process, from /proc, in MB. */
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 }
-}
 
 /** `size` bytes made on the fly in 1 MB blocks, so the client holds no more than a block either. */
 function generatedBody(size: number): ReadableStream<Uint8Array> {
@@ -40,14 +32,14 @@ try {
   const auth = server.headers
   const upload = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers: auth, body: JSON.stringify({ fileName: 'big.mp4', contentType: 'video/mp4', fileSize: SIZE }) })).json()) as { uploadUrl: string; headers: Record<string, string> }
 
-  const before = memory(server.pid)
+  const before = processMemory(server.pid)
   let peakSampled = before.rss
-  const sampler = setInterval(() => { peakSampled = Math.max(peakSampled, memory(server.pid).rss) }, 20)
+  const sampler = setInterval(() => { peakSampled = Math.max(peakSampled, processMemory(server.pid).rss) }, 20)
   const started = performance.now()
   const res = await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: generatedBody(SIZE), duplex: 'half' } as RequestInit)
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
-  const after = memory(server.pid)
+  const after = processMemory(server.pid)
   const answer = await res.text()
   if (res.status !== 200) throw new Error(`the PUT answered ${res.status}: ${answer}`)
 
