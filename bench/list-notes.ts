@@ -146,13 +146,31 @@ interface SeededLibrary {
 /** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
 const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
 
-export async function seedLibrary(dataDir: string, size: number): Promise<SeededLibrary> {
+/**
+ * A data folder's SQLite database opened for seeding, with the services over it and one account with a
+ * live key (bench@example.com); `seed` fills it, then the WAL is folded into the file and the database
+ * closed, whatever happened.
+ */
+type Services = ReturnType<typeof createServices>
+type Account = Awaited<ReturnType<Services['accounts']['createKey']>>['account']
+
+export async function seeding<T>(dataDir: string, seed: (s: { store: SqliteStore; services: Services; key: string; account: Account }) => Promise<T>): Promise<T> {
   const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
   const db = openDatabase(config.databasePath)
   try {
     const store = new SqliteStore(db)
     const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
     const { key, account } = await services.accounts.createKey({ email: 'bench@example.com' })
+    const result = await seed({ store, services, key, account })
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    return result
+  } finally {
+    db.close()
+  }
+}
+
+export async function seedLibrary(dataDir: string, size: number): Promise<SeededLibrary> {
+  return seeding(dataDir, async ({ store, services, key, account }) => {
     const library = { accountId: account.id, sandbox: false }
     const folders: string[] = []
     for (const name of ['Work', 'Personal', 'Lectures', 'Podcasts']) folders.push((await services.folders.create(library, { name })).id)
@@ -202,11 +220,8 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
       }
     })
     // Leave no WAL behind: otherwise the server's first write can find the database locked.
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     return { key, folders, notes: seeded }
-  } finally {
-    db.close()
-  }
+  })
 }
 
 // ---------------------------------------------------------------------------------------------------

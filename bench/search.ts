@@ -24,17 +24,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
-import { loadConfig } from '../src/config'
-import { systemClock } from '../src/clock'
 import { createIdGenerator } from '../src/ids'
-import { openDatabase } from '../src/db/database'
-import { SqliteStore } from '../src/db/store'
-import { createServices } from '../src/services'
 import { createNotesRepo } from '../src/modules/notes/repo'
 import { seededRandom } from '../test/fixtures/random'
 import { loadavg } from 'node:os'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../test/helpers/postgres'
-import { seedLibrary } from './list-notes'
+import { seedLibrary, seeding } from './list-notes'
 import { BenchFailure, runBench, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
 const NOTES = Number(process.env.BENCH_NOTES ?? 10_000)
@@ -91,12 +86,7 @@ function zipfPaths(): [string, string][] {
  * years, ~30% in folders, 2% failed), through the notes repository in one transaction.
  */
 export async function seedZipfLibrary(dataDir: string, size: number): Promise<{ key: string }> {
-  const config = loadConfig({ NOTESVC_DATA_DIR: dataDir })
-  const db = openDatabase(config.databasePath)
-  try {
-    const store = new SqliteStore(db)
-    const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
-    const { key, account } = await services.accounts.createKey({ email: 'bench@example.com' })
+  return seeding(dataDir, async ({ store, services, key, account }) => {
     const folders: string[] = []
     for (const name of ['Work', 'Personal']) folders.push((await services.folders.create({ accountId: account.id, sandbox: false }, { name })).id)
     const rand = seededRandom(size + 7)
@@ -136,11 +126,8 @@ export async function seedZipfLibrary(dataDir: string, size: number): Promise<{ 
         })
       }
     })
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     return { key }
-  } finally {
-    db.close()
-  }
+  })
 }
 
 
