@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, run, startServer, tempDir } from './helpers/process'
+import { freePort, run, startServer, statusOnceProcessed, tempDir } from './helpers/process'
 import { writeTinyWhisperModel } from './fixtures/ggml-model'
 import { makeWav } from './fixtures/wav'
 
@@ -96,12 +96,7 @@ describe('dist/notesvc', () => {
         const up = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers, body: JSON.stringify({ fileName: 'a.wav', contentType: 'audio/wav', styleId: 'transcript' }) })).json()) as any
         expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: wav as unknown as BodyInit })).status).toBe(200)
         expect((await fetch(`${base}/v1/uploads/${up.noteId}/complete`, { method: 'POST', headers })).status).toBe(202)
-        let status: any
-        for (let i = 0; i < 600; i++) {
-          status = await (await fetch(`${base}/v1/notes/${up.noteId}/status`, { headers })).json()
-          if (status.status !== 'Summarizing') break
-          await Bun.sleep(100)
-        }
+        const status = await statusOnceProcessed(async () => await (await fetch(`${base}/v1/notes/${up.noteId}/status`, { headers })).json(), 100, 600)
         // random weights make no sense of the audio, but loading, inference and segments ran
         expect(status).toMatchObject({ status: 'Done', errorCode: null })
         const note = (await (await fetch(`${base}/v1/notes/${up.noteId}`, { headers })).json()) as any

@@ -61,3 +61,18 @@ export async function firstStartKey(stdout: ReadableStream<Uint8Array>): Promise
   reader.releaseLock()
   return /live key: +(\S+)/.exec(out)![1]!
 }
+
+/**
+ * A note's status (from `GET /v1/notes/{id}/status` through `read`) once it has left Summarizing,
+ * asked every `pauseMs` at most `tries` times; the last one read if it never does.
+ */
+export async function statusOnceProcessed(read: () => Promise<any>, pauseMs: number, tries: number): Promise<any> {
+  let status: any
+  for (let i = 0; i < tries; i++) {
+    status = await read()
+    if (status.status !== 'Summarizing') break
+    await Bun.sleep(pauseMs)
+  }
+  return status
+}
+

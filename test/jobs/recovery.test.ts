@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
-import { firstStartKey, freePort, startServer, tempDir } from '../helpers/process'
+import { firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
 /**
@@ -44,12 +44,7 @@ describe('kill -9 while transcribing', () => {
       await server.proc.exited
 
       server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${base}/v1/health`, { env: { ...env, PORT: String(port) } })
-      let status: any
-      for (let i = 0; i < 1200; i++) {
-        status = (await call('GET', `/v1/notes/${up.noteId}/status`)).body
-        if (status.status !== 'Summarizing') break
-        await Bun.sleep(100)
-      }
+      const status = await statusOnceProcessed(async () => (await call('GET', `/v1/notes/${up.noteId}/status`)).body, 100, 1200)
       expect(status).toMatchObject({ status: 'Done', isComplete: true })
       const note = (await call('GET', `/v1/notes/${up.noteId}`)).body
       expect(note.originalTranscription.split(' ').length).toBeGreaterThan(60)

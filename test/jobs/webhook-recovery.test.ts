@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
-import { firstStartKey, freePort, startServer, tempDir } from '../helpers/process'
+import { firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
 /**
@@ -36,12 +36,7 @@ describe('kill -9 after a note is done, before its webhook is delivered', () => 
       const up = (await call('POST', '/v1/uploads', { fileName: 'memo.wav', contentType: 'audio/wav', fileSize: wav.length })).body
       expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: wav as unknown as BodyInit })).status).toBe(200)
       expect((await call('POST', `/v1/uploads/${up.noteId}/complete`)).status).toBe(202)
-      let status: any
-      for (let i = 0; i < 1200; i++) {
-        status = (await call('GET', `/v1/notes/${up.noteId}/status`)).body
-        if (status.status !== 'Summarizing') break
-        await Bun.sleep(50)
-      }
+      const status = await statusOnceProcessed(async () => (await call('GET', `/v1/notes/${up.noteId}/status`)).body, 50, 1200)
       expect(status).toMatchObject({ status: 'Done', isComplete: true })
 
       // the note is final; the first attempt finds nothing listening; then kill the server outright
