@@ -189,8 +189,8 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     // of no words would log a notice, so a one-word search leaves it out.
     const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
     const tq = rest === '' ? [last] : [rest, last]
-    // several words are ranked each on its own, not by how close they stand (tsqueryRankText)
-    const rankQuery = `to_tsquery('simple', ?)`
+    // ranked by to_tsquery of the last word, or of every word on its own (tsqueryRankText): not by
+    // how close the words stand
     const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
     // Planned for this query's own words every time: a statement prepared once per connection would
     // after five runs be given a generic plan, made without knowing how many notes hold the words,
@@ -199,7 +199,7 @@ export function createNotesRepo(store: Store, caches: ListCaches = {}) {
     return store.transaction(async tx => {
       await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
       return tx.all<{ list_item: string; snippet: string }>(`WITH page AS (
-        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, ${rankQuery}) AS score
+        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?)) AS score
         FROM ${from}
         WHERE s.doc @@ ${tsquery} AND ${kept}
         ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
