@@ -15,8 +15,7 @@ import { loadConfig } from '../src/config'
 import { systemClock } from '../src/clock'
 import { createIdGenerator } from '../src/ids'
 import { openDatabase } from '../src/db/database'
-import { createServices } from '../src/services'
-import { createNotesRepo } from '../src/modules/notes/repo'
+import { createServices, notesRepoFor } from '../src/services'
 import { seededRandom } from '../test/fixtures/random'
 
 const HOST = '127.0.0.1'
@@ -183,7 +182,7 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
     // The notes repository's own insert, so the benchmark follows the schema wherever it goes.
-    const notes = createNotesRepo(store)
+    const notes = notesRepoFor(store)
     const seeded: SeededNote[] = []
 
     await store.transaction(async () => {

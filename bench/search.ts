@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
 import { createIdGenerator } from '../src/ids'
-import { createNotesRepo } from '../src/modules/notes/repo'
+import { notesRepoFor } from '../src/services'
 import { seededRandom } from '../test/fixtures/random'
 import { loadavg } from 'node:os'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../test/helpers/postgres'
@@ -109,7 +109,7 @@ export async function seedZipfLibrary(dataDir: string, size: number): Promise<{ 
     const noteIds = createIdGenerator(() => noteTime)
     const end = Date.now()
     const step = (3 * 365 * 24 * 3600 * 1000) / size
-    const notes = createNotesRepo(store)
+    const notes = notesRepoFor(store)
     await store.transaction(async () => {
       for (let i = 0; i < size; i++) {
         noteTime = Math.round(end - (size - i) * step + rand() * step)

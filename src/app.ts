@@ -1,4 +1,3 @@
-import { enterRequestReads } from './db/request-reads'
 import { Elysia } from 'elysia'
 import type { Config } from './config'
 import type { Clock } from './clock'
@@ -21,6 +20,7 @@ import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
+import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
   config: Config
@@ -50,15 +50,13 @@ export function createApp(deps: AppDeps) {
     ...idTokenVerifiers({ config, services, clock: deps.clock, log }),
     ...(deps.verifiers ?? []),
   ]
-  const admission = createAdmission(verifiers, services.rateLimiter)
+  const admission = createAdmission(verifiers, services.rateLimiter, OPERATION_TABLE)
   // The web library calls the same operations with its session (src/modules/web/api-session.ts).
   const session = sessionCredential(services.web.sessions, config.publicUrl)
   const guard = authGuard(admission, { session })
   let methodsForPath: MethodsForPath | undefined
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
-    // each request its own scope for values read on the way (db/request-reads.ts)
-    .onRequest(() => enterRequestReads())
     .use(errorHandler({
       docsUrl: config.docsUrl,
       log,
@@ -67,7 +65,7 @@ export function createApp(deps: AppDeps) {
       methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
     }))
     .use(guard)
-    .use(discoveryRoutes({ config, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), backend: services.backend }))
+    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing }))
     .use(foldersRoutes({ guard, folders: services.folders }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
@@ -77,7 +75,7 @@ export function createApp(deps: AppDeps) {
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
-    .use(mcpRoutes({ config, services, log, admission })(guard))
+    .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
 
   if (config.accessLog) {
     app.onAfterResponse(({ request, set, path }: any) => {

@@ -165,7 +165,7 @@ async function worker(config: Config, log: Logger) {
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
   await services.workers.start()
-  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, database: store.dialect, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
+  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, database: store.sql.name, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
   log.info('notesvc worker started', fields)
   onStopSignal(log, async () => {
     await services.workers.stop()
@@ -200,7 +200,7 @@ async function serve(config: Config, log: Logger) {
   await services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
-  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.dialect, workers: config.workers, version: VERSION })
+  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, version: VERSION })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()

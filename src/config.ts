@@ -36,6 +36,8 @@ export interface Config {
   asrSlots: number
   /** how long a claimed job stays with its worker without a heartbeat before another worker may take it */
   jobLeaseSeconds: number
+  /** how many times a job's worker may die under it (lease run out, process gone) before the job fails instead of running again */
+  jobMaxTakeovers: number
   rateLimits: Record<RateClass, number>
   allowPrivateUrls: boolean
   ffmpeg?: string
@@ -65,7 +67,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
-  'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
+  'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET',
 ] as const
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 1, 0, 64),
     asrSlots: integer('NOTESVC_ASR_SLOTS', env.NOTESVC_ASR_SLOTS, defaultAsrSlots(), 1, 64),
     jobLeaseSeconds: integer('NOTESVC_JOB_LEASE_SECONDS', env.NOTESVC_JOB_LEASE_SECONDS, 60, 2, 3600),
+    jobMaxTakeovers: integer('NOTESVC_JOB_MAX_TAKEOVERS', env.NOTESVC_JOB_MAX_TAKEOVERS, 3, 1, 100),
     rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),
     allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
     ffmpeg: env.NOTESVC_FFMPEG || undefined,

@@ -1,7 +1,8 @@
-import { NOTES_STAMP, rememberRead } from './db/request-reads'
 import type { Config } from './config'
 import type { Clock } from './clock'
 import type { Store } from './db/store'
+import { createRateWindowsRepo } from './db/rate-windows'
+import { OPERATION_TABLE } from './operations'
 import type { IdGenerator } from './ids'
 import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
@@ -25,12 +26,14 @@ import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { createOAuthService } from './modules/oauth'
-import { RevisionCache } from './db/revision-cache'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService, keyCacheFor } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
-import { createNotesRepo } from './modules/notes/repo'
+import type { ListCaches } from './modules/notes/repo'
+import { createSqliteNotesRepo } from './modules/notes/repo.sqlite'
+import { createPostgresNotesRepo } from './modules/notes/repo.postgres'
+import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createProcessingService } from './modules/processing/service'
 import { createOpenAiService } from './modules/openai/service'
@@ -38,7 +41,8 @@ import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
-import { createRateLimiter } from './http/rate-limit'
+import { MemoryRateLimiter, SharedRateLimiter, type RateLimiter } from './http/rate-limit'
+import type { RateClass } from './config'
 import { createWebhooksRepo } from './modules/webhooks/repo'
 import { createWebhooksService } from './modules/webhooks/service'
 
@@ -57,10 +61,32 @@ export interface CoreDeps {
   storage?: MediaStorage
 }
 
+/**
+ * The notes repository of the store's back end: the one place the per-back-end repository files are
+ * chosen (the queries that differ, listing and search, are in `repo.sqlite.ts` and `repo.postgres.ts`).
+ */
+export function notesRepoFor(store: Store, caches: ListCaches = {}) {
+  return store.choose({
+    sqlite: s => createSqliteNotesRepo(s, caches),
+    postgres: s => createPostgresNotesRepo(s, caches),
+  })
+}
+
+/**
+ * The rate limiter the store calls for: where one `serve` uses the database (SQLite), windows are
+ * counted in its memory; where several nodes share it (`sql.sharedByNodes`), in the database, where
+ * every node sees every request. `alongside`: a scalar query the shared statement also reads, in the
+ * same round trip, for a later step of the request (Admitted.alongside).
+ */
+export function rateLimiterFor(store: Store, limits: Record<RateClass, number>, clock: Clock, alongside?: string): RateLimiter {
+  if (!store.sql.sharedByNodes) return new MemoryRateLimiter(limits, clock)
+  return new SharedRateLimiter(limits, clock, createRateWindowsRepo(store, alongside))
+}
+
 /** The services behind the routes and the CLI, built once from what varies (store, clock, ids, config). */
 export function createServices(deps: CoreDeps) {
   const { store, clock, ids, config } = deps
-  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
+  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, operations: OPERATION_TABLE, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
@@ -73,7 +99,7 @@ export function createServices(deps: CoreDeps) {
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls })
   const notes = createNotesService({
-    repo: createNotesRepo(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
+    repo: notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
     onSettled: e => webhooks.noteSettled(e),
@@ -109,7 +135,7 @@ export function createServices(deps: CoreDeps) {
     wakeWorkers: wakeup.notify,
   })
   const pool = createWorkerPool({
-    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, identity: thisProcess(ids.next('wrk')),
+    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity: thisProcess(ids.next('wrk')),
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
@@ -128,12 +154,12 @@ export function createServices(deps: CoreDeps) {
   }
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
   const oauth = createOAuthService({ store, clock, ids, config })
-  // On PostgreSQL the rate-limit statement also reads the notes' revision counter, which a cached
-  // GET /v1/notes then needs no round trip of its own for (db/request-reads.ts)
-  const rateLimiter = createRateLimiter(config.rateLimits, clock, store, { sql: 'SELECT n FROM note_revision_counter', remember: v => rememberRead(NOTES_STAMP, v) })
+  // The shared limiter's statement also reads the notes' revision counter, which a cached
+  // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
+  const rateLimiter = rateLimiterFor(store, config.rateLimits, clock, 'SELECT n FROM note_revision_counter')
   /** the database back end and the worker processes that heartbeat in it (within two leases) */
-  const backend = async (): Promise<{ database: 'sqlite' | 'postgres'; workers: number }> =>
-    ({ database: store.dialect, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
+  const backend = async (): Promise<{ database: Store['sql']['name']; workers: number }> =>
+    ({ database: store.sql.name, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
   return { accounts, credits, usage, notes, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }
 

@@ -27,13 +27,13 @@ export const MIGRATION_LOCK_KEY = '7957707045664613169'
  */
 export async function migrateStore(store: Store, migrations: readonly Migration[]): Promise<number> {
   if (store instanceof SqliteStore) return migrate(store.db, [...migrations])
-  if (!(store instanceof PostgresStore)) throw new Error(`cannot migrate a ${store.dialect} store that is neither SqliteStore nor PostgresStore`)
+  if (!(store instanceof PostgresStore)) throw new Error(`cannot migrate a ${store.sql.name} store that is neither SqliteStore nor PostgresStore`)
   const ordered = [...migrations].sort((a, b) => a.version - b.version)
   const latest = ordered.at(-1)?.version ?? 0
   let applied = 0
   for (;;) {
     // Statements without parameters go through the simple query protocol: a migration may hold many.
-    const step = await store.sql.begin(async tx => {
+    const step = await store.client.begin(async tx => {
       await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`)
       await tx.unsafe('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)')
       const [row] = await tx.unsafe('SELECT max(version) AS v FROM schema_migrations')

@@ -524,6 +524,22 @@ const MIGRATIONS: Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
     `,
   },
+  {
+    version: 13,
+    name: 'one leased queue: takeovers counted on jobs, the webhook outbox leased as jobs are',
+    sql: `
+      -- As migrations.ts: the job queue and the webhook outbox are one leased queue (src/jobs/queue.ts).
+      ALTER TABLE jobs ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0;
+
+      -- The outbox takes the queue's states and lease; the table is changed in place (SQLite rebuilds it).
+      ALTER TABLE webhook_outbox DROP CONSTRAINT webhook_outbox_status_check;
+      UPDATE webhook_outbox SET status = CASE status WHEN 'pending' THEN 'queued' WHEN 'delivered' THEN 'done' ELSE status END, lease_owner = NULL;
+      ALTER TABLE webhook_outbox ADD CONSTRAINT webhook_outbox_status_check CHECK (status IN ('queued', 'running', 'done', 'failed'));
+      ALTER TABLE webhook_outbox ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0, ADD COLUMN last_error TEXT, ADD COLUMN lease_expires_at TEXT;
+      DROP INDEX webhook_outbox_due;
+      CREATE INDEX webhook_outbox_ready ON webhook_outbox(status, run_after, created_at);
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

@@ -480,4 +480,45 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 13,
+    name: 'one leased queue: takeovers counted on jobs, the webhook outbox leased as jobs are',
+    sql: `
+      -- The job queue and the webhook outbox are one leased queue (src/jobs/queue.ts): queued, then
+      -- running under a lease (lease_owner, lease_expires_at; a heartbeat extends it), then done or
+      -- failed. takeovers counts the runs that ended because their worker died (its lease ran out, or
+      -- its process was found gone): past a cap the row fails instead of running again.
+      ALTER TABLE jobs ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0;
+
+      -- The outbox had its own states (pending, delivered, failed) and leased a row by moving run_after
+      -- past the lease; it takes the queue's. A row claimed at the upgrade is due again when its lease
+      -- would have run out (its run_after), as before: a receiver drops a repeat by its webhook-id.
+      -- New columns go last, as ALTER TABLE ADD COLUMN puts them on PostgreSQL.
+      CREATE TABLE webhook_outbox_v13 (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+        event_type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        run_after TEXT NOT NULL,
+        lease_owner TEXT,
+        first_attempt_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        takeovers INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        lease_expires_at TEXT
+      );
+      INSERT INTO webhook_outbox_v13 (id, webhook_id, event_type, payload, status, attempts, run_after, lease_owner, first_attempt_at, created_at, updated_at)
+        SELECT id, webhook_id, event_type, payload, CASE status WHEN 'pending' THEN 'queued' WHEN 'delivered' THEN 'done' ELSE status END,
+          attempts, run_after, NULL, first_attempt_at, created_at, updated_at
+        FROM webhook_outbox;
+      DROP TABLE webhook_outbox;
+      ALTER TABLE webhook_outbox_v13 RENAME TO webhook_outbox;
+      -- the claim reads due rows in run_after, created_at order off this index, as jobs_ready for jobs
+      CREATE INDEX webhook_outbox_ready ON webhook_outbox(status, run_after, created_at);
+      CREATE INDEX webhook_outbox_webhook ON webhook_outbox(webhook_id);
+    `,
+  },
 ]

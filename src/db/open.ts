@@ -27,8 +27,3 @@ export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | '
 export function memoryStore(): SqliteStore {
   return new SqliteStore(openDatabase(':memory:'))
 }
-
-/** The SQLite connection behind a store, or null on PostgreSQL: for what only SQLite has (data_version, rowids). */
-export function sqliteOf(store: Store): import('bun:sqlite').Database | null {
-  return store instanceof SqliteStore ? store.db : null
-}

@@ -1,5 +1,9 @@
 import { Database, type Statement } from 'bun:sqlite'
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { POSTGRES_DIALECT, SQLITE_DIALECT, type Dialect } from './dialect'
+import { changeStamp } from './read-cache'
+
+export type { Dialect }
 
 /**
  * One data-access interface, two back ends: bun:sqlite (embedded, the default) and PostgreSQL through
@@ -17,12 +21,14 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  * Why not a query builder: the queries of notesvc are few and hand-tuned (index names, row-value
  * seeks), both engines run them as written, and Bun ships both drivers, so a builder would add a
  * dependency and a layer without removing any SQL.
+ *
+ * Everything that differs between the back ends is here and in `dialect.ts`: the few pieces of SQL
+ * each spells its own way (`store.sql`), what each can do (notifications, a shared clock, a change
+ * counter), and `choose`, through which the composition root picks the per-back-end repository files.
  */
 export type SqlValue = string | number | bigint | boolean | null | Uint8Array
-export type Dialect = 'sqlite' | 'postgres'
 
 export interface Queryable {
-  readonly dialect: Dialect
   /** every row */
   all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]>
   /** the first row, or null */
@@ -40,6 +46,39 @@ export interface Store extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>, mode?: 'read' | 'write'): Promise<T>
   /** whether the calling async context is inside a transaction of this store */
   readonly inTransaction: boolean
+  /** how this back end spells what differs, and what it can do */
+  readonly sql: Dialect
+  /**
+   * The one place a back end is chosen: calls the function for this store's back end with the store
+   * as its own type. Only the composition root calls it, to pick per-back-end repository files.
+   */
+  choose<T>(choices: { sqlite: (store: SqliteStore) => T; postgres: (store: PostgresStore) => T }): T
+  /**
+   * Announces `payload` on `channel` to every listening connection when the calling transaction
+   * commits (never if it rolls back); nothing where the dialect does not notify (`sql.notifies`).
+   */
+  notify(channel: string, payload: string): Promise<void>
+  /**
+   * Calls `onNotice` for every notice on `channel` (after its commit) and `onListen` once listening
+   * (again after a reconnect, when notices may have been missed). Resolves to the function that stops
+   * listening, or null where the dialect does not notify: watch `changeCounter` instead.
+   */
+  listen(channel: string, onNotice: () => void, onListen: () => void): Promise<(() => Promise<void>) | null>
+  /** A number that moves when another connection commits (SQLite's data_version); constant where notices exist. */
+  changeCounter(): Promise<number>
+  /**
+   * How far the database's clock is ahead of `localMs` (negative: behind), in ms, and the round trip
+   * it was measured over (the offset is right to within half of it): of three measures, the one with
+   * the shortest round trip. 0 where the database's clock is this machine's (`sql.remoteClock` false).
+   */
+  clockOffset(localMs: () => number): Promise<{ offsetMs: number; roundTripMs: number }>
+  /**
+   * A stamp for results read from this store and kept in memory (ReadCache): it moves whenever the
+   * database may have changed, as far as this process can tell. SQLite: any write of this connection,
+   * or a commit of another (data_version). PostgreSQL, where other nodes' writes cannot be seen: every
+   * `maxAgeMs`, so nothing is trusted for longer.
+   */
+  readStamp(maxAgeMs: number): () => string
   close(): Promise<void>
 }
 
@@ -57,7 +96,7 @@ const sqliteValue = (v: SqlValue) => (typeof v === 'boolean' ? (v ? 1 : 0) : v)
  * own) wait until it ends, so they neither see its uncommitted rows nor land inside it.
  */
 export class SqliteStore implements Store {
-  readonly dialect = 'sqlite' as const
+  readonly sql = SQLITE_DIALECT
   private statements = new Map<string, Statement>()
   private held: Promise<void> | null = null
   /** the transaction the current async context runs in, if any */
@@ -72,7 +111,6 @@ export class SqliteStore implements Store {
   }
 
   private direct: Queryable = {
-    dialect: 'sqlite',
     all: async <T>(sql: string, params: readonly SqlValue[] = []) => this.statement(sql).all(...(params.map(sqliteValue) as never[])) as T[],
     get: async <T>(sql: string, params: readonly SqlValue[] = []) => (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null,
     run: async (sql: string, params: readonly SqlValue[] = []) => this.statement(sql).run(...(params.map(sqliteValue) as never[])).changes,
@@ -128,7 +166,7 @@ export class SqliteStore implements Store {
         if (!open) return Promise.reject(new Error('a transaction handle was used after its transaction ended'))
         return f(...a)
       }) as F
-    const tx: Queryable = { dialect: 'sqlite', all: guard(this.direct.all), get: guard(this.direct.get), run: guard(this.direct.run) }
+    const tx: Queryable = { all: guard(this.direct.all), get: guard(this.direct.get), run: guard(this.direct.run) }
     try {
       this.statement(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN').run()
       try {
@@ -143,6 +181,28 @@ export class SqliteStore implements Store {
       open = false
       release()
     }
+  }
+
+  choose<T>(choices: { sqlite: (store: SqliteStore) => T }): T {
+    return choices.sqlite(this)
+  }
+
+  async notify(): Promise<void> {}
+
+  async listen(): Promise<null> {
+    return null
+  }
+
+  async changeCounter(): Promise<number> {
+    return Number((await this.get<{ data_version: number }>('PRAGMA data_version'))!.data_version)
+  }
+
+  async clockOffset(): Promise<{ offsetMs: number; roundTripMs: number }> {
+    return { offsetMs: 0, roundTripMs: 0 }
+  }
+
+  readStamp(): () => string {
+    return changeStamp(this.db)
   }
 
   async close(): Promise<void> {
@@ -178,15 +238,16 @@ export function numberPlaceholders(sql: string): string {
 
 /** PostgreSQL through Bun.SQL's connection pool; each transaction on a connection of its own. */
 export class PostgresStore implements Store {
-  readonly dialect = 'postgres' as const
-  readonly sql: InstanceType<typeof Bun.SQL>
+  readonly sql = POSTGRES_DIALECT
+  /** the Bun.SQL connection pool */
+  readonly client: InstanceType<typeof Bun.SQL>
   private texts = new Map<string, string>()
   private ambient = new AsyncLocalStorage<Queryable>()
   private pool: Queryable
 
   constructor(url: string, options: { max?: number } = {}) {
-    this.sql = new Bun.SQL(url, { max: options.max ?? 10 })
-    this.pool = this.over(this.sql)
+    this.client = new Bun.SQL(url, { max: options.max ?? 10 })
+    this.pool = this.over(this.client)
   }
 
   private text(sql: string): string {
@@ -197,7 +258,6 @@ export class PostgresStore implements Store {
 
   private over(client: InstanceType<typeof Bun.SQL>): Queryable {
     return {
-      dialect: 'postgres',
       all: async <T>(sql: string, params: readonly SqlValue[] = []) => [...(await client.unsafe(this.text(sql), params as SqlValue[]))] as T[],
       get: async <T>(sql: string, params: readonly SqlValue[] = []) => ((await client.unsafe(this.text(sql), params as SqlValue[]))[0] as T | undefined) ?? null,
       run: async (sql: string, params: readonly SqlValue[] = []) => {
@@ -231,22 +291,45 @@ export class PostgresStore implements Store {
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const joined = this.ambient.getStore()
     if (joined) return fn(joined)
-    return (await this.sql.begin(async tx => {
+    return (await this.client.begin(async tx => {
       const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
       return this.ambient.run(q, () => fn(q))
     })) as T
   }
 
-  async close(): Promise<void> {
-    await this.sql.close()
+  choose<T>(choices: { postgres: (store: PostgresStore) => T }): T {
+    return choices.postgres(this)
   }
-}
 
-/**
- * ` FOR UPDATE` on PostgreSQL, where a read-then-write must lock the rows it read (other connections
- * write at the same time); nothing on SQLite, whose write transactions hold the one write lock from
- * their start (BEGIN IMMEDIATE).
- */
-export function forUpdate(q: Pick<Queryable, 'dialect'>): string {
-  return q.dialect === 'postgres' ? ' FOR UPDATE' : ''
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.get('SELECT pg_notify(?, ?)', [channel, payload])
+  }
+
+  async listen(channel: string, onNotice: () => void, onListen: () => void): Promise<() => Promise<void>> {
+    const subscription = await this.client.listen(channel, () => onNotice(), onListen)
+    return () => subscription.unlisten()
+  }
+
+  async changeCounter(): Promise<number> {
+    return 0
+  }
+
+  async clockOffset(localMs: () => number): Promise<{ offsetMs: number; roundTripMs: number }> {
+    let best = { offsetMs: 0, roundTripMs: Number.POSITIVE_INFINITY }
+    for (let i = 0; i < 3; i++) {
+      const before = localMs()
+      const row = (await this.get<{ ms: number | string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms'))!
+      const after = localMs()
+      if (after - before < best.roundTripMs) best = { offsetMs: Math.round(Number(row.ms) - (before + after) / 2), roundTripMs: after - before }
+    }
+    return best
+  }
+
+  readStamp(maxAgeMs: number): () => string {
+    return () => String(Math.floor(Date.now() / maxAgeMs))
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+  }
 }

@@ -1,19 +1,12 @@
 import type { RateClass } from '../config'
 import { commandLine } from '../command-name'
 import { ApiError } from './errors'
-import { operation, operationForRoute, type Scope } from './operations'
+import type { OperationTable } from './contract'
+import type { CredentialSource, Principal } from './principal'
+import type { Scope } from './scopes'
 import type { RateDecision, RateLimiter } from './rate-limit'
 
-export type CredentialSource = 'api_key' | 'oauth' | 'mcp'
-
-/** Who is calling: the account, which of its two libraries, and what the credential may do. */
-export interface Principal {
-  accountId: string
-  sandbox: boolean
-  scopes: Set<Scope>
-  credentialId: string
-  source: CredentialSource
-}
+export type { CredentialSource, Principal }
 
 /**
  * A credential check. Each kind of credential (API keys, OAuth access tokens, ID tokens) is one
@@ -27,19 +20,6 @@ export interface AdmissionTerms {
   readonly scopes: readonly Scope[]
   readonly rateClass: RateClass
   readonly public?: boolean
-}
-
-/**
- * The terms of the operation served at a route pattern; undefined for routes outside the operations
- * table (pages, OAuth, the MCP transport), which admission does not guard.
- */
-export function termsForRoute(method: string, route: string): AdmissionTerms | undefined {
-  return operationForRoute(method, route)
-}
-
-/** The terms of one operation by its id (the MCP tools are named by it). */
-export function termsForOperation(operationId: string): AdmissionTerms {
-  return operation(operationId)
 }
 
 /** The API's challenge; MCP names its protected-resource metadata instead. */
@@ -60,6 +40,13 @@ export interface AdmissionOptions {
 }
 
 export type Admission = ReturnType<typeof createAdmission>
+
+/** An admitted request: its principal (null for a public operation) and what the rate limit read alongside. */
+export type Admitted = {
+  principal: Principal | null
+  /** the value the rate-limit statement read alongside its count (RateDecision.alongside), if any */
+  alongside: string | undefined
+}
 
 function setRateHeaders(headers: Record<string, unknown>, d: RateDecision) {
   headers['x-ratelimit-limit'] = String(d.limit)
@@ -87,7 +74,16 @@ function unknownCredential(challenge: string): ApiError {
  * in order) → rate limit (per credential and rate class) → scope. Each refusal is the ApiError the
  * error handler answers: 401 invalid_token, 429 rate_limited, 403 insufficient_scope.
  */
-export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter) {
+export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter, operations: OperationTable) {
+  /**
+   * The terms of the operation served at a route pattern; undefined for routes outside the operations
+   * table (pages, OAuth, the MCP transport), which admission does not guard.
+   */
+  const termsForRoute = (method: string, route: string): AdmissionTerms | undefined => operations.forRoute(method, route)
+
+  /** The terms of one operation by its id (the MCP tools are named by it). */
+  const termsForOperation = (operationId: string): AdmissionTerms => operations.byId(operationId)
+
   async function verify(token: string): Promise<Principal | null> {
     for (const verifier of verifiers) {
       const p = await verifier(token)
@@ -96,7 +92,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     return null
   }
 
-  async function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined) {
+  async function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined): Promise<RateDecision> {
     const d = await limiter.hit(key, terms.rateClass)
     if (rateHeaders) setRateHeaders(rateHeaders, d)
     if (!d.allowed) {
@@ -105,6 +101,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
         headers: { 'retry-after': String(d.resetSeconds) },
       })
     }
+    return d
   }
 
   /** Credential → principal: a missing or unrecognised credential is refused with 401 invalid_token. */
@@ -123,21 +120,21 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    * Principal → rate limit → scope, for one operation. A public operation asks nothing of a principal
    * (`admit` counts it per client address instead).
    */
-  async function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Promise<Principal> {
-    if (terms.public) return principal
-    await limit(`c:${principal.credentialId}`, terms, rateHeaders)
+  async function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Promise<Admitted> {
+    if (terms.public) return { principal, alongside: undefined }
+    const d = await limit(`c:${principal.credentialId}`, terms, rateHeaders)
     checkScopes(principal, terms)
-    return principal
+    return { principal, alongside: d.alongside }
   }
 
   /**
    * The whole path for one request to one operation: the principal, or null for a public operation
    * (counted per client address, whatever credential was sent).
    */
-  async function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Promise<Principal | null> {
+  async function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Promise<Admitted> {
     if (terms.public) {
       await limit(`ip:${request.address()}`, terms, opts.rateHeaders)
-      return null
+      return { principal: null, alongside: undefined }
     }
     return authorize(await identify(request.credential, opts.challenge), terms, opts.rateHeaders)
   }
@@ -151,5 +148,5 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     await limit(`${bucket}:${address}`, { id: bucket, scopes: [], rateClass }, rateHeaders)
   }
 
-  return { identify, authorize, admit, limitAddress }
+  return { identify, authorize, admit, limitAddress, termsForRoute, termsForOperation }
 }

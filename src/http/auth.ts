@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { termsForRoute, type Admission, type AdmissionTerms, type Principal } from './admission'
+import type { Admission, AdmissionTerms, Admitted, Principal } from './admission'
 import { clientAddress } from './client-address'
 import { ApiError } from './errors'
 import { UNPARSEABLE_BODY } from './json-body'
@@ -17,7 +17,8 @@ export function bearerToken(header: string | undefined): string | undefined {
   return token === '' ? undefined : token
 }
 
-type Admitted = { principal: Principal | null; operation: AdmissionTerms | null }
+/** What the guard adds to a request's context: the admitted principal, the operation, and what the rate limit read alongside. */
+type Guarded = Admitted & { operation: AdmissionTerms | null }
 
 /**
  * A signed-in browser session as a credential (the web library's calls to the API): the principal of
@@ -27,14 +28,14 @@ type Admitted = { principal: Principal | null; operation: AdmissionTerms | null 
 export type SessionCredential = (request: Request) => Promise<Principal | null>
 
 /** An admitted request whose JSON body could not be parsed is refused now, with what to send instead. */
-function refuseUnparseableBody(principal: Principal | null, terms: AdmissionTerms, body: unknown): Admitted {
-  const unparseable = principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
+function refuseUnparseableBody(admitted: Admitted, terms: AdmissionTerms, body: unknown): Guarded {
+  const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
   if (unparseable) {
     throw new ApiError('invalid_request', unparseable === 'empty'
       ? `${terms.id} needs a JSON body; send one with \`Content-Type: application/json\`.`
       : 'The request body is not valid JSON; check quotes and commas, and send it with `Content-Type: application/json`.')
   }
-  return { principal, operation: terms }
+  return { ...admitted, operation: terms }
 }
 
 /**
@@ -44,15 +45,15 @@ function refuseUnparseableBody(principal: Principal | null, terms: AdmissionTerm
  */
 export function authGuard(admission: Admission, opts: { session?: SessionCredential } = {}) {
   return new Elysia({ name: 'notesvc-auth' })
-    .derive({ as: 'global' }, async ({ request, route, headers, set, server, body }): Promise<Admitted> => {
-      const terms = termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
-      if (!terms) return { principal: null, operation: null }
+    .derive({ as: 'global' }, async ({ request, route, headers, set, server, body }): Promise<Guarded> => {
+      const terms = admission.termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
+      if (!terms) return { principal: null, alongside: undefined, operation: null }
       const credential = bearerToken(headers.authorization)
       if (!credential && !terms.public && opts.session) {
         const viaSession = await opts.session(request)
         if (viaSession) return refuseUnparseableBody(await admission.authorize(viaSession, terms, set.headers), terms, body)
       }
-      const p = await admission.admit({ credential, address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
-      return refuseUnparseableBody(p, terms, body)
+      const admitted = await admission.admit({ credential, address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
+      return refuseUnparseableBody(admitted, terms, body)
     })
 }

@@ -1,23 +1,14 @@
 import { Elysia } from 'elysia'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
-import type { Principal } from './admission'
+import type { Principal } from './principal'
+import { ALL_SCOPES, isScope, SCOPES, type Scope } from './scopes'
+
+export { ALL_SCOPES, isScope, SCOPES, type Scope }
 import type { ErrorCode } from './errors'
 import { jsonBody, noBody } from './json-body'
 import type { JsonText } from './responses'
 import { queryValidator } from './schemas'
-
-export const SCOPES = [
-  { scope: 'notes:read', description: 'read notes, transcripts and summaries' },
-  { scope: 'notes:write', description: 'create, update, delete notes' },
-  { scope: 'folders:read', description: 'read folders' },
-  { scope: 'folders:write', description: 'create, update, delete folders' },
-  { scope: 'transcriptions:write', description: 'transcribe audio and video' },
-  { scope: 'summaries:write', description: 'generate summaries from audio, text and video URLs' },
-  { scope: 'usage:read', description: 'read credit balance and usage history' },
-] as const
-
-export type Scope = (typeof SCOPES)[number]['scope']
 
 /** The groups operations are listed under, in the document and on the docs page. */
 export const TAGS = [
@@ -87,6 +78,18 @@ export type Operation<D extends OperationDeclaration = OperationDeclaration> = D
   mcp: McpExposure
 }
 
+/**
+ * Every operation of the API, as the modules declare them, collected above the modules (`src/operations.ts`)
+ * and handed to what reads them: admission, the OpenAPI document, the API index, the MCP tools, prices.
+ */
+export interface OperationTable {
+  readonly all: readonly Operation[]
+  /** the operation of an id; throws for an unknown one */
+  byId(id: string): Operation
+  /** the operation served at a method and Elysia route pattern, if any */
+  forRoute(method: string, path: string): Operation | undefined
+}
+
 export function defineOperation<const D extends OperationDeclaration>(d: D): Operation<D> {
   return {
     ...d,
@@ -125,6 +128,8 @@ export interface HandlerContext<D extends OperationDeclaration> {
   body: StaticOf<D['body'], undefined>
   set: { status?: number | string; headers: Record<string, string | number> }
   request: Request
+  /** what admission's rate-limit statement read alongside its count (Admitted.alongside), if anything */
+  alongside: string | undefined
 }
 
 export type Handler<D extends OperationDeclaration> = (ctx: HandlerContext<D>) => Reply<D> | Promise<Reply<D>>

@@ -37,7 +37,7 @@ export function databaseClock(jobs: JobsRepo, local: Clock) {
     sync,
     /** measures it when the last measure is more than a minute old (nothing to do on SQLite) */
     async fresh(): Promise<void> {
-      if (jobs.dialect === 'postgres' && performance.now() - syncedAt > RESYNC_MS) await sync()
+      if (jobs.sql.remoteClock && performance.now() - syncedAt > RESYNC_MS) await sync()
     },
     /**
      * When a job queued now is created and when it is due: now, and on PostgreSQL a little earlier
@@ -46,7 +46,7 @@ export function databaseClock(jobs: JobsRepo, local: Clock) {
      */
     queueTimes(): { at: string; runAfter: string } {
       const at = now()
-      const slack = jobs.dialect === 'postgres' ? DUE_SLACK_MS + Math.ceil(roundTrip / 2) : 0
+      const slack = jobs.sql.remoteClock ? DUE_SLACK_MS + Math.ceil(roundTrip / 2) : 0
       return { at: at.toISOString(), runAfter: new Date(at.getTime() - slack).toISOString() }
     },
   }

@@ -88,10 +88,10 @@ export async function watchForJobs(o: { jobs: JobsRepo; clock: Clock; wakeup: Jo
     }
   }
 
-  let seen = await o.jobs.dataVersion()
+  let seen = await o.jobs.changeCounter()
   let lookedAt = performance.now()
   const timer = setInterval(() => look(async () => {
-    const version = await o.jobs.dataVersion()
+    const version = await o.jobs.changeCounter()
     const t = performance.now()
     if (version === seen && t - lookedAt < o.pollMs) return false
     seen = version

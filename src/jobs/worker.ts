@@ -1,6 +1,7 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createPresence, type WorkerIdentity } from './presence'
+import { DEFAULT_MAX_TAKEOVERS, nextAttemptAt, type RetryPolicy } from './queue'
 import { leaseOf, LeaseLostError, type JobRow, type JobsRepo, type Lease } from './repo'
 import { createJobWakeup, watchForJobs, type JobWakeup } from './wakeup'
 import { databaseClock } from './database-clock'
@@ -42,7 +43,10 @@ export interface WorkerPoolOptions {
   onFailure(job: JobRow, error: unknown): unknown
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
-  maxAttempts?: number
+  /** when a failed run is tried again (default JOB_RETRIES) */
+  retries?: RetryPolicy
+  /** how many times a job's worker may die under it before the job fails instead (default 3) */
+  maxTakeovers?: number
   /** how long a claimed job stays with this process without a heartbeat; heartbeats come every third of it */
   leaseMs?: number
   /** this process in the `workers` table */
@@ -51,12 +55,16 @@ export interface WorkerPoolOptions {
   watchMs?: number
   /**
    * how often idle workers look for jobs that became due with time alone (retries, expired leases);
-   * by default half a second on SQLite, 5 seconds on PostgreSQL (whose new jobs wake workers by NOTIFY)
+   * by default half a second, 5 seconds where the store announces new jobs (PostgreSQL's NOTIFY)
    */
   pollMs?: number
 }
 
-const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1))
+/**
+ * Upload jobs: a transient failure is tried again after 1 s, then 2 s (doubling, at most a minute
+ * apart), three runs in all; the last failure fails the job for good.
+ */
+export const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
 
 interface Running {
   lease: Lease
@@ -73,7 +81,8 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const { jobs, log } = opts
   // leases, retries and heartbeats in the database's time (PostgreSQL: the same on every machine)
   const clock = databaseClock(jobs, opts.clock)
-  const maxAttempts = opts.maxAttempts ?? 3
+  const retries = opts.retries ?? JOB_RETRIES
+  const maxTakeovers = opts.maxTakeovers ?? DEFAULT_MAX_TAKEOVERS
   const leaseMs = opts.leaseMs ?? 60_000
   const stopping = new AbortController()
   const loops: Promise<void>[] = []
@@ -81,14 +90,14 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const wakeup = opts.wakeup ?? createJobWakeup()
   const presence = createPresence({ jobs, clock, me: opts.identity, slots: opts.workers, leaseMs })
   const stopTimers: (() => void | Promise<void>)[] = []
-  const pollMs = opts.pollMs ?? (jobs.dialect === 'postgres' ? 5000 : 500)
+  const pollMs = opts.pollMs ?? (jobs.sql.notifies ? 5000 : 500)
   const now = () => clock.now().toISOString()
 
   async function heartbeat() {
     try {
       await clock.fresh()
       for (const lease of await presence.beat([...running.values()].map(r => r.lease))) {
-        running.get(lease.jobId)?.lost.abort(new LeaseLostError(lease))
+        running.get(lease.id)?.lost.abort(new LeaseLostError(lease))
       }
     } catch (err) {
       // a beat missed (the database busy for seconds): the next one, a third of a lease later, tries again
@@ -109,6 +118,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     running.set(job.id, { lease, lost })
     try {
       if (!handler) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
+      if (job.takeovers >= maxTakeovers) throw workerDied(job)
       const signal = AbortSignal.any([stopping.signal, lost.signal])
       const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
       await jobs.end(lease, 'done', null, now(), result ?? undefined)
@@ -130,11 +140,11 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
         return
       }
       const message = err instanceof Error ? err.message : String(err)
-      if (!(err instanceof PermanentJobError) && job.attempts < maxAttempts) {
+      const again = err instanceof PermanentJobError ? null : nextAttemptAt(retries, job.attempts, Date.parse(job.created_at), clock.now().getTime())
+      if (again !== null) {
         log.warn('job failed, will retry', { ...fields, error: message })
-        const delay = backoffMs(job.attempts)
-        if (!(await jobs.retry(lease, new Date(clock.now().getTime() + delay).toISOString(), message, now()))) throw new LeaseLostError(lease)
-        setTimeout(() => wakeup.notify(), delay).unref()
+        if (!(await jobs.retry(lease, new Date(again).toISOString(), message, now()))) throw new LeaseLostError(lease)
+        setTimeout(() => wakeup.notify(), Math.max(0, again - clock.now().getTime())).unref()
         return
       }
       log.error('job failed', { ...fields, error: message })
@@ -144,6 +154,11 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       // The lease is no longer extended: once it runs out, a worker takes the job again.
       else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
     }
+  }
+
+  /** A job whose worker died under it `maxTakeovers` times: it fails now rather than kill another. */
+  function workerDied(job: JobRow): PermanentJobError {
+    return new PermanentJobError('internal', `Processing stopped ${job.takeovers} times because the worker running it died (crashed or was killed) before it finished, so it was not started again; the credits were refunded. The server's log names the job (${job.id}); upload the recording again once the cause is fixed.`)
   }
 
   async function loop() {

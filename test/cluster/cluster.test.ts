@@ -25,7 +25,7 @@ const PASSWORD = 'cluster test password'
 
 /** Counts, in the database itself, every write of a note's transcript, whichever process makes it. */
 async function countTranscriptWrites(store: Store): Promise<(noteId: string) => Promise<number>> {
-  if (store.dialect === 'postgres') {
+  if (store.sql.name === 'postgres') {
     await store.run('CREATE TABLE test_transcript_writes (note_id TEXT, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())')
     await store.run(`CREATE FUNCTION test_count_transcript_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN INSERT INTO test_transcript_writes (note_id) VALUES (NEW.note_id); RETURN NEW; END $$`)

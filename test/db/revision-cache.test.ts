@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { RevisionCache } from '../../src/db/revision-cache'
+import { RevisionCache } from '../../src/modules/notes/revision-cache'
 
 describe('RevisionCache', () => {
   test('a value is given back only for the revision it was stored at', () => {

@@ -7,10 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  downloadUrl, vetUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError,
-  type DownloadUrlOptions, type ResolvedAddress,
-} from '../../src/engines/media/url-fetch'
+import { downloadUrl, UrlTimeoutError, UrlTooLargeError, type DownloadUrlOptions } from '../../src/engines/media/url-fetch'
+import { vetUrl, UrlFetchFailedError, UrlRefusedError, type ResolvedAddress } from '../../src/net/outbound'
 import { classifyAddress } from '../../src/net/address-policy'
 import { makeWav } from '../fixtures/wav'
 import { freePort, tempDir } from '../helpers/process'

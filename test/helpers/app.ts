@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, type AppDeps } from '../../src/app'
-import type { Scope } from '../../src/http/operations'
+import type { Scope } from '../../src/http/contract'
 
 export interface CallResult {
   status: number

@@ -1,3 +1,4 @@
+import { OPERATION_TABLE } from '../../src/operations'
 import { fixedClock } from '../../src/clock'
 import type { Store } from '../../src/db/store'
 import { createIdGenerator } from '../../src/ids'
@@ -10,7 +11,7 @@ import { createCreditsService } from '../../src/modules/credits/service'
 export function identityServices(store: Store, at = '2026-11-10T12:00:00.000Z') {
   const clock = fixedClock(at)
   const ids = createIdGenerator(() => clock.now().getTime())
-  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: '' })
+  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: '', operations: OPERATION_TABLE })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, true), credits })
   return { clock, ids, credits, accounts }
 }

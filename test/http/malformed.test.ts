@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { OPERATIONS } from '../../src/http/operations'
+import { OPERATIONS } from '../../src/operations'
 import { createTestApp, type CallResult } from '../helpers/app'
 import { SPEC_ERROR_STATUS } from '../helpers/interface'
 

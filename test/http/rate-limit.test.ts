@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { fixedClock } from '../../src/clock'
 import { PostgresStore, type Store } from '../../src/db/store'
-import { createRateLimiter, MemoryRateLimiter, SharedRateLimiter } from '../../src/http/rate-limit'
+import { MemoryRateLimiter, SharedRateLimiter } from '../../src/http/rate-limit'
+import { rateLimiterFor } from '../../src/services'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
 
 const LIMITS = { read: 3, write: 2, processing: 1 }
@@ -15,7 +16,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`rate limits on ${b.name}`, ()
     const store = await b.open()
     opened.push(store)
     const clock = fixedClock(at)
-    return { clock, limiter: createRateLimiter(LIMITS, clock, store), store }
+    return { clock, limiter: rateLimiterFor(store, LIMITS, clock), store }
   }
 
   test(`counts in ${b.name === 'sqlite' ? 'memory (one serving process per data folder)' : 'the database (shared by the nodes)'}`, async () => {
@@ -64,7 +65,7 @@ describe.skipIf(backEnds[1]!.skip)('rate limits of two nodes on one PostgreSQL d
     const b = new PostgresStore(url, { max: 4 })
     opened.push(a, b)
     const clock = fixedClock('2026-04-01T09:00:00.000Z')
-    const nodes = [createRateLimiter(LIMITS, clock, a), createRateLimiter(LIMITS, clock, b)]
+    const nodes = [rateLimiterFor(a, LIMITS, clock), rateLimiterFor(b, LIMITS, clock)]
     const decisions = await Promise.all(Array.from({ length: 11 }, (_, i) => nodes[i % 2]!.hit('c:key_shared', 'read')))
     expect(decisions.filter(d => d.allowed)).toHaveLength(3)
     expect(Number((await a.get<{ n: string }>('SELECT count(*) AS n FROM rate_windows'))!.n)).toBe(1)

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { createTestApp } from '../helpers/app'
 import { successSchemas } from '../../src/http/openapi'
+import { OPERATION_TABLE } from '../../src/operations'
 import { SPEC_OPERATIONS } from '../helpers/interface'
 
 /**
@@ -17,7 +18,7 @@ describe('every success response matches its published schema', async () => {
 
   async function expectShape(operationId: string, method: string, path: string, token?: string, body?: unknown) {
     const r = await t.call(method, path, { token, body })
-    const schema = successSchemas(operationId)[r.status]
+    const schema = successSchemas(OPERATION_TABLE.byId(operationId))[r.status]
     expect(schema, `${operationId} answered ${r.status}: ${r.text}`).toBeDefined()
     const check = TypeCompiler.Compile(schema!)
     const errors = [...check.Errors(r.body)].map(e => `${e.path}: ${e.message}`)

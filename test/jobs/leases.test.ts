@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { CLAIM, leaseOf, LeaseLostError, type JobsRepo, type WorkerRow } from '../../src/jobs/repo'
+import { leaseOf, LeaseLostError, type JobsRepo, type WorkerRow } from '../../src/jobs/repo'
 import { createPresence, liveWorkers } from '../../src/jobs/presence'
 import { SqliteStore } from '../../src/db/store'
 import { fixedClock } from '../../src/clock'
@@ -46,7 +46,7 @@ for (const b of backEnds) {
       const lease = leaseOf((await claimAt(s.a, 'wrk_a', 0))!)
       const row: WorkerRow = { id: 'wrk_a', host: 'h', pid: 1, pid_namespace: null, slots: 1, started_at: iso(0), heartbeat_at: iso(40) }
       expect(await s.a.heartbeat(row, [lease], iso(40 + LEASE))).toEqual([])
-      expect((await s.a.get(lease.jobId))!.lease_expires_at).toBe(iso(100))
+      expect((await s.a.get(lease.id))!.lease_expires_at).toBe(iso(100))
       expect(await claimAt(s.b, 'wrk_b', LEASE + 1)).toBeNull()
       expect(await claimAt(s.b, 'wrk_b', 100)).toMatchObject({ lease_owner: 'wrk_b', attempts: 2 })
     })
@@ -135,9 +135,26 @@ for (const b of backEnds) {
       expect(await claimAt(s.b, 'wrk_b', LEASE + 1)).toBeNull()
     })
 
+    test('a takeover is counted when a lease runs out or its worker is found gone, never for a retry or a shutdown release', async () => {
+      const s = await setup(1)
+      const first = (await claimAt(s.a, 'wrk_a', 0))!
+      expect(first).toMatchObject({ id: 'job_0000', attempts: 1, takeovers: 0 })
+      // its worker died: the lease runs out and another claims it
+      const taken = (await claimAt(s.b, 'wrk_b', LEASE))!
+      expect(taken).toMatchObject({ id: 'job_0000', attempts: 2, takeovers: 1, lease_owner: 'wrk_b' })
+      // wrk_b's process is found gone by a restart on its host: released, counted
+      expect(await s.a.releaseOwner('wrk_b', iso(LEASE + 1))).toBe(1)
+      expect(await s.a.get('job_0000')).toMatchObject({ status: 'queued', takeovers: 2, lease_owner: null })
+      // a retry and a release at shutdown give the lease up alive: not counted
+      const third = (await claimAt(s.a, 'wrk_c', LEASE + 2))!
+      expect(third).toMatchObject({ id: 'job_0000', attempts: 3, takeovers: 2 })
+      expect(await s.a.retry(leaseOf(third), iso(LEASE + 2), 'interrupted by shutdown', iso(LEASE + 2))).toBe(true)
+      expect(await s.a.get('job_0000')).toMatchObject({ status: 'queued', attempts: 3, takeovers: 2 })
+    })
+
     test.if(b.name === 'sqlite')('the claim reads the queue\'s index: no scan, no sort, however long the queue', async () => {
       const s = await setup()
-      const plan = (s.db as SqliteStore).db.query<{ detail: string }, string[]>(`EXPLAIN QUERY PLAN ${CLAIM}`).all('wrk_a', iso(LEASE), iso(0), iso(0), iso(0))
+      const plan = (s.db as SqliteStore).db.query<{ detail: string }, (string | number)[]>(`EXPLAIN QUERY PLAN ${s.a.claimSql}`).all('wrk_a', iso(LEASE), iso(0), iso(0), 1, iso(0), 1, 1)
       const text = plan.map(p => p.detail).join('\n')
       expect(text).toContain('SEARCH jobs USING INDEX jobs_ready (status=? AND run_after<?)')
       expect(text).not.toMatch(/SCAN jobs|TEMP B-TREE/)

@@ -9,7 +9,7 @@ import type { ApiError } from '../../src/http/errors'
 import { createIdGenerator } from '../../src/ids'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
 import { createFoldersService, folderExistsIn } from '../../src/modules/folders/service'
-import { createNotesRepo } from '../../src/modules/notes/repo'
+import { notesRepoFor } from '../../src/services'
 import { createNotesService } from '../../src/modules/notes/service'
 
 for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => {
@@ -73,7 +73,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => 
       const f = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'F' } })).body
       const n = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'n', content: 'x', folderId: f.id } })).body
       // The notes are unfiled first, then the folder row is deleted: make that second step fail.
-      if (t.store.dialect === 'sqlite') {
+      if (t.store.sql.name === 'sqlite') {
         await t.store.run(`CREATE TRIGGER refuse_folder_delete BEFORE DELETE ON folders BEGIN SELECT RAISE(ABORT, 'refused by test'); END`)
       } else {
         await t.store.run(`CREATE FUNCTION refuse_folder_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$`)
@@ -99,7 +99,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => 
 function libraryNode(store: Store) {
   const ids = createIdGenerator()
   const foldersRepo = createFoldersRepo(store)
-  const notes = createNotesService({ repo: createNotesRepo(store), clock: systemClock, ids, store, folderExists: folderExistsIn(foldersRepo) })
+  const notes = createNotesService({ repo: notesRepoFor(store), clock: systemClock, ids, store, folderExists: folderExistsIn(foldersRepo) })
   const folders = createFoldersService({ repo: foldersRepo, clock: systemClock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
   return { notes, folders }
 }

@@ -1,3 +1,4 @@
+import { OPERATION_TABLE } from '../../src/operations'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
@@ -22,7 +23,7 @@ async function ledger(store: Store, at = '2026-11-10T12:00:00.000Z') {
   opened.push(store)
   const clock = fixedClock(at)
   const ids = createIdGenerator(() => clock.now().getTime())
-  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: 'ask the operator' })
+  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, topUpCommand: 'ask the operator', operations: OPERATION_TABLE })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, true), credits })
   const usage = createUsageService({ credits, clock })
   const account = await accounts.ensureAccount('ledger@example.com')
@@ -106,7 +107,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the credit ledger on ${b.name
     const first = await ledger(await b.open())
     const c = await first.usage.charge({ accountId: first.account.id, operation: 'completeUpload', credits: 4, source: 'api_key' })
     // A second set of services on the same database: another node (on SQLite, the same connection).
-    const second = createCreditsService({ repo: createCreditsRepo(first.store), clock: first.clock, ids: createIdGenerator(), topUpCommand: '' })
+    const second = createCreditsService({ repo: createCreditsRepo(first.store), clock: first.clock, ids: createIdGenerator(), topUpCommand: '', operations: OPERATION_TABLE })
     const results = await Promise.all([first.usage.refund(c.usageId), second.refund(c.usageId), first.usage.refund(c.usageId), second.refund(c.usageId)])
     expect(results.map(r => r.refunded).sort()).toEqual([0, 0, 0, 4])
     expect(await first.usage.balance(first.account.id)).toMatchObject({ grantRemaining: 60 })

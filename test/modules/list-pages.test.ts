@@ -1,13 +1,14 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
-import { sqliteOf } from '../../src/db/open'
-import { PageBoundaries } from '../../src/db/page-boundaries'
-import { RevisionCache } from '../../src/db/revision-cache'
+import { PageBoundaries } from '../../src/modules/notes/page-boundaries'
+import { RevisionCache } from '../../src/modules/notes/revision-cache'
 import { SqliteStore, type Store } from '../../src/db/store'
 import { createFoldersRepo } from '../../src/modules/folders/repo'
-import { createNotesRepo, notesChangeStamp, type NoteFilter, type NoteRow } from '../../src/modules/notes/repo'
+import type { NoteFilter, NoteRow, NotesRepo } from '../../src/modules/notes/repo'
+import { createSqliteNotesRepo, notesChangeStamp } from '../../src/modules/notes/repo.sqlite'
+import { notesRepoFor } from '../../src/services'
 import { createNotesService } from '../../src/modules/notes/service'
-import { PageCache } from '../../src/modules/notes/sqlite-list'
+import { PageCache } from '../../src/modules/notes/page-cache'
 import { createCreditsRepo } from '../../src/modules/credits/repo'
 import { createIdGenerator } from '../../src/ids'
 import { createTestApp, fixedClock } from '../helpers/app'
@@ -63,8 +64,10 @@ async function newDatabase(): Promise<Database> {
  * uses them; PostgreSQL's plain query has none.
  */
 function repoOn(store: Store, boundaries: (db: Database) => PageBoundaries, items: RevisionCache | null = null) {
-  const db = sqliteOf(store)
-  return createNotesRepo(store, db ? { boundaries: boundaries(db), items } : {})
+  return store.choose({
+    sqlite: s => createSqliteNotesRepo(s, { boundaries: boundaries(s.db), items }),
+    postgres: () => notesRepoFor(store),
+  })
 }
 
 function row(m: Model): NoteRow {
@@ -138,7 +141,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`pages at any offset equal the
   afterAll(async () => {
     await opened?.close()
   })
-  let library: Promise<ReturnType<typeof createNotesRepo>> | null = null
+  let library: Promise<NotesRepo> | null = null
   /** the repository over the generated library, made by the first test that runs */
   const ready = () => (library ??= (async () => {
     const store = (opened = await seedLibrary(await b.open()))
@@ -226,7 +229,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`listNotes through the API whi
     const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' }, store: await open() })
     const key = await t.key()
     const account = await t.services.accounts.ensureAccount('user@example.com')
-    const repo = createNotesRepo(t.store)
+    const repo = notesRepoFor(t.store)
     const model = new Map<string, Model>()
     await t.store.transaction(async () => {
       for (const m of generate(2000, 5)) {
@@ -317,7 +320,7 @@ function equalityFilters(f: NoteFilter): string {
 
 for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memory are used only at the revision the index shows on ${b.name}`, () => {
   const open = closingAfterEach(b)
-  const first = async (notes: ReturnType<typeof createNotesRepo>) => JSON.parse((await notes.listJson(LIB, {}, 1, 0))[0]!) as { id: string; title: string; folderId: string | null }
+  const first = async (notes: NotesRepo) => JSON.parse((await notes.listJson(LIB, {}, 1, 0))[0]!) as { id: string; title: string; folderId: string | null }
 
   test('a change made outside the repository (another process, plain SQL) is seen on the next page', async () => {
     const store = await seedLibrary(await open())
@@ -332,7 +335,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`list items remembered in memo
   // SQLite only: PostgreSQL has no rowids to reuse, and remembers no items
   if (b.name === 'sqlite') test('a deleted note whose rowid SQLite gives to the next note is not shown in its place', async () => {
     const db = await newDatabase()
-    const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(() => ''), items: new RevisionCache(1_000_000) })
+    const notes = createSqliteNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(() => ''), items: new RevisionCache(1_000_000) })
     const [a, b] = generate(2, 8)
     await notes.insert(row(a!))
     await notes.insert(row(b!))
@@ -363,7 +366,7 @@ describe('query plans: every list query is read off its index, never a scan or a
     test(`listNotes, every filter combination and offset (${statistics})`, async () => {
       const plain = await newDatabase()
       const { db, seen } = recording(plain)
-      const notes = createNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(notesChangeStamp(plain), 16) })
+      const notes = createSqliteNotesRepo(new SqliteStore(db), { boundaries: new PageBoundaries(notesChangeStamp(plain), 16) })
       for (const m of generate(3000, 21)) await notes.insert(row(m))
       if (statistics !== 'no statistics') plain.exec('PRAGMA optimize=0x10002')
       const problems: string[] = []
@@ -432,7 +435,7 @@ describe.skipIf(backEnds.some(b => b.skip))('the same library lists the same byt
   async function pages(b: (typeof backEnds)[number]): Promise<string[]> {
     const store = await seedLibrary(await b.open())
     try {
-      const repo = createNotesRepo(store)
+      const repo = notesRepoFor(store)
       await store.transaction(async () => {
         for (const r of library()) await repo.insert(r)
       })
@@ -465,7 +468,7 @@ describe.skipIf(backEnds.some(b => b.skip))('the same library lists the same byt
         const t = createTestApp({ store, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
         const key = await t.key()
         const account = await t.services.accounts.ensureAccount('user@example.com')
-        const repo = createNotesRepo(store)
+        const repo = notesRepoFor(store)
         await store.transaction(async () => {
           for (const r of library()) await repo.insert({ ...r, account_id: account.id, folder_id: null })
         })

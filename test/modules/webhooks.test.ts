@@ -192,7 +192,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     const times: number[] = []
     for (let i = 0; i < 50; i++) {
       const [row] = await t.services.webhooks.outboxOf(made.id)
-      if (row!.status !== 'pending') break
+      if (row!.status !== 'queued') break
       t.clock.set(row!.run_after) // the moment it is due
       expect(await t.deliver()).toBe(1)
       times.push(t.clock.now().getTime())
@@ -316,7 +316,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     await sandboxNoteDone(t)
     const repo = createWebhooksRepo(t.store)
     const now = t.clock.now().getTime()
-    const [taken] = await repo.claim('sender-that-dies', new Date(now).toISOString(), new Date(now + 60_000).toISOString(), 8)
+    const [taken] = await repo.outbox.claim('sender-that-dies', new Date(now).toISOString(), new Date(now + 60_000).toISOString(), 8)
     expect(taken!.attempts).toBe(1)
     expect(await t.deliver()).toBe(0) // held by the dead sender
     t.clock.advance(59_999)
@@ -325,8 +325,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     expect(await t.deliver()).toBe(1)
     expect(r.got).toHaveLength(1)
     // the first claim, had its sender come back, is fenced off: nothing written
-    expect(await repo.settle({ id: taken!.id, owner: 'sender-that-dies', attempt: 1 }, { status: 'pending', runAfter: t.clock.now().toISOString() }, null, t.clock.now().toISOString())).toBe(false)
-    expect((await t.services.webhooks.outboxOf(made.id)).map(o => [o.status, o.attempts])).toEqual([['delivered', 2]])
+    expect(await repo.outbox.retry({ id: taken!.id, owner: 'sender-that-dies', attempt: 1 }, t.clock.now().toISOString(), 'late', t.clock.now().toISOString())).toBe(false)
+    expect((await t.services.webhooks.outboxOf(made.id)).map(o => [o.status, o.attempts])).toEqual([['done', 2]])
     expect((await t.call('GET', `/v1/webhooks/${made.id}/deliveries`, { token: t.sandbox })).body.data.map((d: any) => [d.attempt, d.status])).toEqual([[2, 'delivered']])
   })
 
@@ -396,6 +396,6 @@ describe('the address rules with a resolver (a host name that resolves to loopba
     expect(attempt).toMatchObject({ attempt: 1, status: 'refused', responseCode: null })
     expect(attempt!.error).toContain('resolves to a loopback address 127.0.0.1')
     // and it stays in the outbox, to be tried again on the schedule
-    expect((await webhooks.outboxOf(made.id)).map(o => o.status)).toEqual(['pending'])
+    expect((await webhooks.outboxOf(made.id)).map(o => o.status)).toEqual(['queued'])
   })
 })

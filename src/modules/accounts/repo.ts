@@ -30,9 +30,9 @@ export interface ApiKeyRow {
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>
 
 export function createAccountsRepo(store: Store) {
-  // Emails are unique without regard to ASCII case: SQLite's column is COLLATE NOCASE, PostgreSQL has
-  // a unique index on lower(email), which this comparison uses.
-  const emailIs = store.dialect === 'postgres' ? 'lower(email) = lower(?)' : 'email = ?'
+  // Emails are unique without regard to ASCII case (the column's unique rule); the comparison is the
+  // one that rule's index answers.
+  const emailIs = store.sql.caselessEquals('email')
   return {
     transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
     countAccounts: async () => Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM accounts'))!.n),

@@ -1,10 +1,9 @@
 import type { Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
-import { changeStamp, ReadCache } from '../../db/read-cache'
-import { sqliteOf } from '../../db/open'
+import { ReadCache } from '../../db/read-cache'
 import type { Store } from '../../db/store'
 import type { IdGenerator } from '../../ids'
-import { ALL_SCOPES, isScope, type Scope } from '../../http/operations'
+import { ALL_SCOPES, isScope, type Scope } from '../../http/contract'
 import type { Principal } from '../../http/admission'
 import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
 import { commandLine } from '../../command-name'
@@ -61,21 +60,21 @@ export function parseScopes(list: string | undefined): Scope[] {
 export type AccountsService = ReturnType<typeof createAccountsService>
 
 /**
- * How long a verified key is trusted on PostgreSQL before the database is asked again: a key revoked
- * through any node is refused by every node within this (the interface's bound is one second).
+ * How long a verified key is trusted where other nodes' writes cannot be seen (PostgreSQL) before the
+ * database is asked again: a key revoked through any node is refused by every node within this (the
+ * interface's bound is one second).
  */
 export const SHARED_KEY_CACHE_MS = 500
 
 /**
- * The cache of verified API keys. On SQLite it is a ReadCache that any write empties (its stamp reads
- * data_version, so a key revoked by another process, the CLI, is seen within a millisecond). On
- * PostgreSQL another node's revocation is a write this node cannot see, so the stamp is the clock's
- * half-second: every entry is forgotten at the next half-second boundary, and one read while a
- * boundary passed is not kept. A revoked key is refused by every node within half a second.
+ * The cache of verified API keys: a ReadCache under the store's read stamp (`Store.readStamp`). On
+ * SQLite any write empties it (the stamp reads data_version, so a key revoked by another process, the
+ * CLI, is seen within a millisecond); on PostgreSQL every entry is forgotten at the next half-second
+ * boundary, and one read while a boundary passed is not kept, so a revoked key is refused by every
+ * node within half a second.
  */
 export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal | null> {
-  const db = sqliteOf(store)
-  return db ? new ReadCache(changeStamp(db), enabled) : new ReadCache(() => String(Math.floor(Date.now() / SHARED_KEY_CACHE_MS)), enabled)
+  return new ReadCache(store.readStamp(SHARED_KEY_CACHE_MS), enabled)
 }
 
 export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService }) {

@@ -1,4 +1,4 @@
-import { operation } from '../../http/operations'
+import type { OperationTable } from '../../http/contract'
 
 export { isPlan, PLANS, type Plan } from './plans'
 
@@ -6,45 +6,50 @@ export { isPlan, PLANS, type Plan } from './plans'
 export type Price = { flat: number } | { perStartedMinute: number }
 
 /**
- * The price an operation declares in the operations table. This is the only place that reads that
- * table's `credits` field; point it elsewhere if the declaration moves.
- */
-export function declaredPrice(operationId: string): Price {
-  const credits = operation(operationId).credits
-  return typeof credits === 'number' ? { flat: credits } : { perStartedMinute: Number.parseInt(credits, 10) }
-}
-
-/**
- * The credits an operation takes: its flat price, or its rate per started minute of `durationSeconds`
- * with at least one minute. Without a duration (not yet known, or unreadable) that is one minute's
- * worth, the least such an operation can cost.
- */
-export function creditsFor(operationId: string, durationSeconds: number | null = null): number {
-  const price = declaredPrice(operationId)
-  if ('flat' in price) return price.flat
-  const minutes = durationSeconds === null ? 1 : Math.max(1, Math.ceil(durationSeconds / 60))
-  return minutes * price.perStartedMinute
-}
-
-/**
  * A flat price for documents that the published cost table names; no operation of this service takes
  * documents yet, so it has no row in the operations table to be read from.
  */
 const DOCUMENT_FLAT = 2
 
-function rate(operationId: string): number {
-  const price = declaredPrice(operationId)
-  return 'flat' in price ? price.flat : price.perStartedMinute
-}
+/**
+ * Prices read from the operations table (`src/operations.ts`, handed in by the composition root): the
+ * only place that reads its `credits` field.
+ */
+export function priceList(operations: Pick<OperationTable, 'byId'>) {
+  /** The price an operation declares. */
+  function declaredPrice(operationId: string): Price {
+    const credits = operations.byId(operationId).credits
+    return typeof credits === 'number' ? { flat: credits } : { perStartedMinute: Number.parseInt(credits, 10) }
+  }
 
-/** The cost table `getUsage` and `GET /v1` publish, under the names the interface gives them. */
-export function publishedCosts(): Record<string, number> {
+  function rate(operationId: string): number {
+    const price = declaredPrice(operationId)
+    return 'flat' in price ? price.flat : price.perStartedMinute
+  }
+
   return {
-    transcriptionPerMinute: rate('createTranscription'),
-    youtubePerMinute: rate('createYoutubeSummary'),
-    summarizeText: rate('createSummary'),
-    askQuestion: rate('askNoteQuestion'),
-    documentFlat: DOCUMENT_FLAT,
+    /**
+     * The credits an operation takes: its flat price, or its rate per started minute of
+     * `durationSeconds` with at least one minute. Without a duration (not yet known, or unreadable)
+     * that is one minute's worth, the least such an operation can cost.
+     */
+    creditsFor(operationId: string, durationSeconds: number | null = null): number {
+      const price = declaredPrice(operationId)
+      if ('flat' in price) return price.flat
+      const minutes = durationSeconds === null ? 1 : Math.max(1, Math.ceil(durationSeconds / 60))
+      return minutes * price.perStartedMinute
+    },
+
+    /** The cost table `getUsage` and `GET /v1` publish, under the names the interface gives them. */
+    publishedCosts(): Record<string, number> {
+      return {
+        transcriptionPerMinute: rate('createTranscription'),
+        youtubePerMinute: rate('createYoutubeSummary'),
+        summarizeText: rate('createSummary'),
+        askQuestion: rate('askNoteQuestion'),
+        documentFlat: DOCUMENT_FLAT,
+      }
+    },
   }
 }
 

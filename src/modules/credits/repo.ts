@@ -1,4 +1,4 @@
-import { forUpdate, type Store } from '../../db/store'
+import type { Store } from '../../db/store'
 import type { Plan } from './model'
 
 /**
@@ -39,7 +39,7 @@ export function createCreditsRepo(store: Store) {
     transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
     /** The balance columns; `lock` (inside a transaction) keeps other transactions, on any node, from changing them until this one ends. */
     balance: (accountId: string, opts: { lock?: boolean } = {}) =>
-      store.get<BalanceRow>(`SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?${opts.lock ? forUpdate(store) : ''}`, [accountId]),
+      store.get<BalanceRow>(`SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?${opts.lock ? store.sql.lock('update') : ''}`, [accountId]),
     setBalance: async (accountId: string, b: Omit<BalanceRow, 'plan'>) => {
       await store.run('UPDATE accounts SET grant_period = ?, grant_used = ?, purchased_credits = ? WHERE id = ?', [b.grant_period, b.grant_used, b.purchased_credits, accountId])
     },

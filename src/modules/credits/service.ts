@@ -2,7 +2,8 @@ import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
 import type { CredentialSource } from '../../http/admission'
-import { creditsFor, grantPeriod, grantPeriodStart, nextGrantReset, PLANS, TOP_UP_OPERATION, type Plan } from './model'
+import type { OperationTable } from '../../http/contract'
+import { grantPeriod, grantPeriodStart, nextGrantReset, PLANS, priceList, TOP_UP_OPERATION, type Plan } from './model'
 import type { BalanceRow, CreditsRepo, UsageRow } from './repo'
 
 export interface Balance {
@@ -49,8 +50,15 @@ export type CreditsService = ReturnType<typeof createCreditsService>
  * and also writes its usage row, so concurrent requests, on one node or several, cannot overspend and
  * the balance always matches the ledger.
  */
-export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string }) {
+/** Who pays for an operation: an account's live or sandbox library. */
+export interface Payer {
+  accountId: string
+  sandbox: boolean
+}
+
+export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string; operations: Pick<OperationTable, 'byId'> }) {
   const { repo, clock, ids } = deps
+  const prices = priceList(deps.operations)
 
   /** The account's balance columns, with the grant counter of an earlier month read as unused. */
   async function current(accountId: string, at: Date, lock = false): Promise<BalanceRow> {
@@ -86,7 +94,17 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
     balance,
 
     /** What `operationId` costs, from its declared price (per started minute of `durationSeconds` where it says so). */
-    cost: creditsFor,
+    cost: prices.creditsFor,
+
+    /**
+     * What `payer` is charged for `operationId`: its price, or nothing for a sandbox library, whose
+     * keys answer every processing route with fixed sample output (DECISIONS.md "Sandbox").
+     */
+    quote: (payer: Payer, operationId: string, durationSeconds: number | null = null): number =>
+      payer.sandbox ? 0 : prices.creditsFor(operationId, durationSeconds),
+
+    /** The cost table `getUsage` and `GET /v1` publish. */
+    publishedCosts: prices.publishedCosts,
 
     /** 402 before any work when the balance does not cover `credits`; changes nothing. */
     async ensureCovers(accountId: string, operation: string, credits: number): Promise<void> {

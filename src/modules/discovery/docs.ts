@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Config } from '../../config'
 import { ERROR_MEANING, ERROR_STATUS } from '../../http/errors'
+import type { Operation } from '../../http/contract'
 import { openApiDocument } from '../../http/openapi'
 import { jsonText } from '../../http/responses'
 import { VERSION } from '../../version'
@@ -63,14 +64,14 @@ const html = (body: string) => new Response(body, { headers: { 'content-type': '
  * The OpenAPI document (built from the operations table on first request, then kept as text), the API
  * reference page that renders it, and the errors page that every `doc_url` points into.
  */
-export function docsRoutes(config: Config) {
+export function docsRoutes(config: Config, operations: readonly Operation[]) {
   let document: string | undefined
   const reference = referencePage()
   const errors = errorsPage()
   return new Elysia({ name: 'docs-routes' })
     .get(OPENAPI_PATH, ({ set }) => jsonText(set, document ??= JSON.stringify(openApiDocument({
       title: TITLE, description: DESCRIPTION, version: VERSION, publicUrl: config.publicUrl, docsUrl: config.docsUrl,
-    }))))
+    }, operations))))
     .get('/docs', () => html(reference))
     .get(SCALAR_PATH, () => new Response(scalarBundle, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }))
     .get('/docs/errors', () => html(errors))

@@ -1,8 +1,7 @@
 import type { Elysia } from 'elysia'
 import type { Config } from '../../config'
-import { contractRoutes, route } from '../../http/contract'
-import { OPERATIONS, SCOPES } from '../../http/operations'
-import { PLANS, publishedCosts } from '../credits/model'
+import { contractRoutes, route, SCOPES, type Operation } from '../../http/contract'
+import { PLANS } from '../credits/model'
 import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
 import { getApiIndex, getHealth } from './contract'
@@ -10,7 +9,14 @@ import { docsRoutes, OPENAPI_PATH } from './docs'
 
 export { OPENAPI_PATH }
 
-export function apiIndex(config: Config) {
+/** What the API index lists beside the configuration: the operations (from the registry) and the published cost table (from credits). */
+export interface Catalogue {
+  operations: readonly Operation[]
+  costs: Record<string, number>
+}
+
+export function apiIndex(config: Config, catalogue: Catalogue) {
+  const { operations } = catalogue
   const base = config.publicUrl
   return {
     name: 'notesvc',
@@ -49,8 +55,8 @@ export function apiIndex(config: Config) {
       plans: PLANS,
       grantResets: '00:00 UTC on the first day of each month',
       beyondGrant: 'prepaid credits, spent after the grant, never expire',
-      costs: publishedCosts(),
-      perOperation: Object.fromEntries(OPERATIONS.map(o => [o.id, o.credits])),
+      costs: catalogue.costs,
+      perOperation: Object.fromEntries(operations.map(o => [o.id, o.credits])),
       reads: 'free',
     },
     rateLimits: {
@@ -58,7 +64,7 @@ export function apiIndex(config: Config) {
       countedPer: 'credential (client address for GET /v1 and GET /v1/health)',
       classes: Object.fromEntries((['read', 'write', 'processing'] as const).map(c => [c, {
         limit: config.rateLimits[c],
-        operations: OPERATIONS.filter(o => o.rateClass === c).map(o => o.id),
+        operations: operations.filter(o => o.rateClass === c).map(o => o.id),
       }])),
       headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
       onLimit: '429 rate_limited with Retry-After',
@@ -104,10 +110,10 @@ export async function health(s: HealthSources, detail: unknown) {
   return { status: 'ok' as const, version: VERSION, engines: { asr: s.asrEngine(), llm: s.llmEngine() }, ...(wanted ? await s.backend() : {}) }
 }
 
-export function discoveryRoutes(deps: HealthSources & { config: Config; guard: Elysia<any, any, any, any, any, any, any> }) {
-  const index = apiIndex(deps.config)
+export function discoveryRoutes(deps: HealthSources & { config: Config; catalogue: Catalogue; guard: Elysia<any, any, any, any, any, any, any> }) {
+  const index = apiIndex(deps.config, deps.catalogue)
   return contractRoutes('discovery-routes', deps.guard, [
     route(getApiIndex, () => index),
     route(getHealth, ({ query }) => health(deps, query.detail)),
-  ]).use(docsRoutes(deps.config))
+  ]).use(docsRoutes(deps.config, deps.catalogue.operations))
 }

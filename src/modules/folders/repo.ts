@@ -14,19 +14,17 @@ export interface FolderRow {
 export type FoldersRepo = ReturnType<typeof createFoldersRepo>
 
 export function createFoldersRepo(store: Store) {
-  const postgres = store.dialect === 'postgres'
-  // by name without regard to ASCII case, then id: SQLite's NOCASE, PostgreSQL's lower() of a "C" column
-  // (each read off folders_by_name)
-  const byName = postgres ? 'lower(name), id' : 'name COLLATE NOCASE, id'
+  // by name without regard to ASCII case, then id (read off folders_by_name, built the same way)
+  const byName = `${store.sql.caseless('name')}, id`
   const lib = (l: Library): [string, number] => [l.accountId, l.sandbox ? 1 : 0]
   return {
     /**
-     * The folder, or null. `lock`: inside a transaction, hold the row until it ends (PostgreSQL; SQLite's
-     * write transactions hold the whole database): `update` locks it against a concurrent change or
-     * deletion, `share` against deletion only (a note being filed in it).
+     * The folder, or null. `lock`: inside a transaction, hold the row until it ends (where the database
+     * locks rows: `store.sql.lock`): `update` locks it against a concurrent change or deletion, `share`
+     * against deletion only (a note being filed in it).
      */
     get: (l: Library, id: string, lock: 'update' | 'share' | null = null) =>
-      store.get<FolderRow>(`SELECT * FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?${lock && postgres ? ` FOR ${lock.toUpperCase()}` : ''}`, [id, ...lib(l)]),
+      store.get<FolderRow>(`SELECT * FROM folders WHERE id = ? AND account_id = ? AND sandbox = ?${lock ? store.sql.lock(lock) : ''}`, [id, ...lib(l)]),
     list: (l: Library) => store.all<FolderRow>(`SELECT * FROM folders WHERE account_id = ? AND sandbox = ? ORDER BY ${byName}`, lib(l)),
     insert: async (row: FolderRow) => {
       await store.run('INSERT INTO folders (id, account_id, sandbox, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -3,10 +3,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Config } from '../../config'
-import { termsForOperation, type Admission, type Principal } from '../../http/admission'
+import type { Admission, Principal } from '../../http/admission'
+import type { OPERATIONS } from '../../operations'
 import { bearerToken, type authGuard } from '../../http/auth'
 import { ApiError, errorEnvelope } from '../../http/errors'
-import { SCOPES } from '../../http/operations'
+import { SCOPES } from '../../http/contract'
 import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
 import { createTools, type Tool, type ToolServices } from './tools'
@@ -22,6 +23,8 @@ const DESCRIPTION = 'Transcripts and structured summaries of audio, video and vi
 export interface McpDeps {
   config: Config
   services: ToolServices
+  /** the operations registry (`src/operations.ts`), from which the tools are made */
+  operations: typeof OPERATIONS
   /** the API's admission: the same credentials, rate limits and scopes as the HTTP operations */
   admission: Admission
   log?: Logger
@@ -92,7 +95,7 @@ function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool
     const args = request.params.arguments ?? {}
     try {
       // The credential was admitted with the HTTP request; each call is counted and scope-checked as its operation.
-      await deps.admission.authorize(principal, termsForOperation(tool.name))
+      await deps.admission.authorize(principal, deps.admission.termsForOperation(tool.name))
       tool.validate(args)
       const r = await tool.run(principal, args)
       const result: CallToolResult = {
@@ -121,7 +124,7 @@ function jsonRpcError(status: number, message: string, headers: Record<string, s
  * manifest at `/.well-known/mcp.json`. Charges made through it are recorded with source "mcp".
  */
 export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any> {
-  const tools = createTools({ config: deps.config, services: deps.services })
+  const tools = createTools({ config: deps.config, services: deps.services, operations: deps.operations })
   const byName = new Map(tools.map(t => [t.name, t]))
   const manifest = mcpManifest(deps.config, tools)
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`

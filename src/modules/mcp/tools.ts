@@ -4,8 +4,19 @@ import type { Config } from '../../config'
 import type { Principal } from '../../http/admission'
 import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
-import { OPERATIONS, type Operation } from '../../http/operations'
-import type { Services } from '../../services'
+import type { Operation } from '../../http/contract'
+// the registry's type only: which operations exist, so that every tool has a runner (checked at compile time)
+import type { OPERATIONS } from '../../operations'
+import type { AsrEngine } from '../../engines/asr/engine'
+import type { LlmSelector } from '../../engines/llm'
+import type { CreditsService } from '../credits/service'
+import type { FoldersService } from '../folders/service'
+import type { NotesService } from '../notes/service'
+import type { OpenAiService } from '../openai/service'
+import type { ProcessingService } from '../processing/service'
+import type { UploadsService } from '../uploads/service'
+import type { UsageService } from '../usage/service'
+import type { HealthSources } from '../discovery'
 import { apiIndex, health } from '../discovery'
 import { exportTranscript } from '../notes/transcript-export'
 
@@ -36,7 +47,19 @@ export interface Tool {
   run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
 }
 
-export type ToolServices = Pick<Services, 'notes' | 'folders' | 'uploads' | 'processing' | 'openai' | 'usage' | 'asr' | 'llmSelector' | 'backend'>
+/** The services the tools call (the composition root's, `src/services.ts`). */
+export interface ToolServices {
+  notes: NotesService
+  folders: FoldersService
+  uploads: UploadsService
+  processing: ProcessingService
+  openai: OpenAiService
+  usage: UsageService
+  credits: CreditsService
+  asr: () => AsrEngine
+  llmSelector: Pick<LlmSelector, 'lastKnown'>
+  backend: HealthSources['backend']
+}
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
 
@@ -154,9 +177,9 @@ type ArgsOf<D extends OperationDeclaration> = D['mcp'] extends { arguments: TSch
 type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
 
 /** One tool per operation the contract offers to agents, in the table's order. */
-export function createTools(deps: { config: Config; services: ToolServices }): Tool[] {
+export function createTools(deps: { config: Config; services: ToolServices; operations: typeof OPERATIONS }): Tool[] {
   const { notes, folders, uploads, processing, openai, usage } = deps.services
-  const index = apiIndex(deps.config)
+  const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
   const runners: Runners = {
     getApiIndex: () => out(index),
     getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
@@ -199,5 +222,5 @@ export function createTools(deps: { config: Config; services: ToolServices }): T
 
     getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),
   }
-  return OPERATIONS.filter(op => op.mcp.tool).map(op => toolFor(op, runners[op.id as keyof Runners] as Run))
+  return deps.operations.filter(op => op.mcp.tool).map(op => toolFor(op as Operation, runners[op.id as keyof Runners] as Run))
 }

@@ -1,4 +1,3 @@
-import { NOTES_STAMP, takeRead } from '../../db/request-reads'
 import type { authGuard } from '../../http/auth'
 import { contractRoutes, queryReader, route, type Reply } from '../../http/contract'
 import { attachment } from '../../http/download'
@@ -14,8 +13,9 @@ const transcriptQuery = queryReader(getNoteTranscript)
 export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService }) {
   const { notes, processing } = deps
   return contractRoutes('notes-routes', deps.guard, [
-    // the notes' revision counter as admission read it (PostgreSQL): nothing is written in between
-    route(listNotes, async ({ principal, query, set }) => jsonText(set, await notes.listJson(principal, listQuery(query), takeRead(NOTES_STAMP)))),
+    // `alongside`: the notes' revision counter as admission's rate-limit statement read it (PostgreSQL;
+    // the composition root asks for it), with nothing written in between
+    route(listNotes, async ({ principal, query, set, alongside }) => jsonText(set, await notes.listJson(principal, listQuery(query), alongside))),
     route(createNote, ({ principal, body, set }) => {
       set.status = 201
       return notes.create(principal, body)

@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../../http/operations'
+import { ALL_SCOPES } from '../../http/contract'
 
 /** How a client may authenticate at the token and revocation endpoints (RFC 6749 section 2.3). */
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const

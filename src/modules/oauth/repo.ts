@@ -1,4 +1,4 @@
-import { forUpdate, type Store } from '../../db/store'
+import type { Store } from '../../db/store'
 
 export interface ClientRow {
   id: string
@@ -51,7 +51,7 @@ export function createOAuthRepo(store: Store) {
         [r.code_hash, r.client_id, r.account_id, r.redirect_uri, r.scope, r.code_challenge, r.expires_at])
     },
     /** The code of a hash; inside a transaction, locked until it ends (the exchange reads, then marks it used). */
-    code: (hash: string) => store.get<CodeRow>(`SELECT * FROM oauth_codes WHERE code_hash = ?${store.inTransaction ? forUpdate(store) : ''}`, [hash]),
+    code: (hash: string) => store.get<CodeRow>(`SELECT * FROM oauth_codes WHERE code_hash = ?${store.inTransaction ? store.sql.lock('update') : ''}`, [hash]),
     /** Marks a code used; false when it already was (a replay). */
     useCode: async (hash: string, at: string) => (await store.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL', [at, hash])) === 1,
     removeCodesExpiredBefore: async (at: string) => { await store.run('DELETE FROM oauth_codes WHERE expires_at <= ?', [at]) },
@@ -60,7 +60,7 @@ export function createOAuthRepo(store: Store) {
         [r.id, r.token_hash, r.kind, r.family_id, r.client_id, r.account_id, r.scope, r.created_at, r.expires_at])
     },
     /** One lookup on the unique index of token hashes; inside a transaction (a refresh), locked until it ends. */
-    token: (hash: string) => store.get<TokenRow>(`SELECT * FROM oauth_tokens WHERE token_hash = ?${store.inTransaction ? forUpdate(store) : ''}`, [hash]),
+    token: (hash: string) => store.get<TokenRow>(`SELECT * FROM oauth_tokens WHERE token_hash = ?${store.inTransaction ? store.sql.lock('update') : ''}`, [hash]),
     /** Marks a refresh token exchanged; false when it already was, or is revoked. */
     useToken: async (id: string, at: string) => (await store.run('UPDATE oauth_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL', [at, id])) === 1,
     revokeToken: async (id: string, at: string) => { await store.run('UPDATE oauth_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id]) },

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWT
 import type { Clock } from '../../clock'
 import type { Config } from '../../config'
 import type { CredentialVerifier, Principal } from '../../http/admission'
-import { ALL_SCOPES } from '../../http/operations'
+import { ALL_SCOPES } from '../../http/contract'
 import { silentLogger, type Logger } from '../../log'
 import type { AccountsService } from '../accounts/service'
 

@@ -139,7 +139,7 @@ export function createProcessingService(deps: {
   async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal): Promise<Charged<HeardRecording>> {
     try {
       const duration = await mediaDuration(path, deps.tools)
-      const cost = credits.cost('createTranscription', duration)
+      const cost = credits.quote(p, 'createTranscription', duration)
       await ensureBalance(p, 'createTranscription', cost)
       const heard = await transcribeFile(p, path, language, signal)
       const left = await charge(p, 'createTranscription', cost)
@@ -152,14 +152,14 @@ export function createProcessingService(deps: {
   /** The sandbox's fixed recording (DECISIONS.md "Sandbox"): nothing heard, nothing charged. */
   const sandboxRecording = async (p: Principal, language: string | null): Promise<Charged<HeardRecording>> => ({
     creditsRemaining: await remaining(p),
-    body: { transcript: SANDBOX_TRANSCRIPT, segments: SANDBOX_TIMED_SEGMENTS, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE },
+    body: { transcript: SANDBOX_TRANSCRIPT, segments: SANDBOX_TIMED_SEGMENTS, language: language ?? 'en', durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: credits.quote(p, 'createTranscription', SANDBOX_DURATION_SECONDS), notice: SANDBOX_NOTICE },
   })
 
   /** A publicly reachable https media URL, fetched under the SSRF rules, transcribed and charged as `createTranscription`. */
   async function transcribeUrl(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<HeardRecording>> {
     const language = body.language && body.language !== 'auto' ? body.language : null
     if (p.sandbox) return sandboxRecording(p, language)
-    await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+    await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
     // No engine installed: say so before fetching anything.
     requireSpeechEngine(deps.asr())
     const timeoutMs = (body.timeoutSeconds ?? 300) * 1000
@@ -184,7 +184,7 @@ export function createProcessingService(deps: {
     async admitTranscription(p: Principal): Promise<AsrEngine> {
       const asr = deps.asr()
       if (p.sandbox) return asr
-      await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+      await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
       requireSpeechEngine(asr)
       return asr
     },
@@ -196,7 +196,7 @@ export function createProcessingService(deps: {
      */
     async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal }): Promise<Charged<HeardRecording>> {
       if (p.sandbox) return sandboxRecording(p, opts.language)
-      await ensureBalance(p, 'createTranscription', credits.cost('createTranscription'))
+      await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
       requireSpeechEngine(deps.asr())
       return transcribeAndCharge(p, path, opts.language, opts.signal)
     },
@@ -214,8 +214,8 @@ export function createProcessingService(deps: {
     async createSummary(p: Principal, body: Static<typeof SummaryRequest>) {
       const styleId: StyleId = body.styleId ?? 'note'
       checkContentPolicy(deps.contentPolicy, body.text)
-      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: 0, notice: SANDBOX_NOTICE } }
-      const cost = credits.cost('createSummary')
+      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, creditsCharged: credits.quote(p, 'createSummary'), notice: SANDBOX_NOTICE } }
+      const cost = credits.quote(p, 'createSummary')
       await ensureBalance(p, 'createSummary', cost)
       try {
         const engine = await deps.llm()
@@ -235,9 +235,9 @@ export function createProcessingService(deps: {
       }
       const styleId: StyleId = body.styleId ?? 'note'
       if (p.sandbox) {
-        return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: 0, notice: SANDBOX_NOTICE } }
+        return { creditsRemaining: await remaining(p), body: { ...sandboxSummary(styleId), styleId, youtubeUrl: body.youtubeUrl, durationSeconds: SANDBOX_DURATION_SECONDS, creditsCharged: credits.quote(p, 'createYoutubeSummary', SANDBOX_DURATION_SECONDS), notice: SANDBOX_NOTICE } }
       }
-      await ensureBalance(p, 'createYoutubeSummary', credits.cost('createYoutubeSummary'))
+      await ensureBalance(p, 'createYoutubeSummary', credits.quote(p, 'createYoutubeSummary'))
       requireSpeechEngine(deps.asr())
       const signal = AbortSignal.timeout(60 * 60 * 1000)
       try {
@@ -249,7 +249,7 @@ export function createProcessingService(deps: {
         if (info.durationSeconds !== null && info.durationSeconds > MAX_VIDEO_SECONDS) {
           throw new ApiError('invalid_request', `The video is ${Math.round(info.durationSeconds / 60)} minutes long; links of up to ${MAX_VIDEO_SECONDS / 3600} hours are summarized.`, { details: [{ field: 'youtubeUrl', issue: 'the video is too long' }] })
         }
-        const cost = credits.cost('createYoutubeSummary', info.durationSeconds)
+        const cost = credits.quote(p, 'createYoutubeSummary', info.durationSeconds)
         await ensureBalance(p, 'createYoutubeSummary', cost)
         return await inTempDir(async dir => {
           const audio = await deps.ytdlp.downloadAudio(body.youtubeUrl, dir, { maxBytes: MAX_UPLOAD_BYTES, signal })
@@ -272,11 +272,11 @@ export function createProcessingService(deps: {
       if (note.status === 'Summarizing') {
         throw new ApiError('conflict', `Note ${id} is still processing; ask again when GET /v1/notes/${id}/status shows isComplete true.`)
       }
-      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: 0, notice: SANDBOX_NOTICE } }
+      if (p.sandbox) return { creditsRemaining: await remaining(p), body: { noteId: id, question, answer: sandboxAnswer(question), creditsCharged: credits.quote(p, 'askNoteQuestion'), notice: SANDBOX_NOTICE } }
       if (!note.original_transcription.trim()) {
         throw new ApiError('conflict', `Note ${id} has no transcript to answer from${note.status === 'Error' ? ' (its processing failed)' : ''}.`)
       }
-      const cost = credits.cost('askNoteQuestion')
+      const cost = credits.quote(p, 'askNoteQuestion')
       await ensureBalance(p, 'askNoteQuestion', cost)
       try {
         // Only the passages most relevant to the question go to the model, so a two-hour transcript works.

@@ -1,4 +1,4 @@
-import { forUpdate, type Store } from '../../db/store'
+import type { Store } from '../../db/store'
 import type { Library } from '../library'
 
 export interface UploadRow {
@@ -42,7 +42,7 @@ export function createUploadsRepo(store: Store) {
       uploadRow(await store.get<UploadRow>('SELECT * FROM uploads WHERE note_id = ? AND account_id = ? AND sandbox = ?', [noteId, lib.accountId, lib.sandbox ? 1 : 0])),
     /** the upload of a note; `lock`: the row stays locked to the caller's transaction (a read-then-write) */
     byNote: async (noteId: string, o: { lock?: boolean } = {}): Promise<UploadRow | null> =>
-      uploadRow(await store.get<UploadRow>(`SELECT * FROM uploads WHERE note_id = ?${o.lock ? forUpdate(store) : ''}`, [noteId])),
+      uploadRow(await store.get<UploadRow>(`SELECT * FROM uploads WHERE note_id = ?${o.lock ? store.sql.lock('update') : ''}`, [noteId])),
     /** the media durations (seconds, once completed) of those of the notes that are uploads of the library */
     durations: async (lib: Library, noteIds: string[]): Promise<{ note_id: string; duration_seconds: number | null }[]> => {
       if (noteIds.length === 0) return []

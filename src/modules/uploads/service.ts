@@ -169,14 +169,15 @@ export function createUploadsService(deps: {
       if (row.completed_at) return already(row)
 
       if (p.sandbox) {
+        const sandboxCost = credits.quote(p, 'completeUpload', SANDBOX_DURATION_SECONDS)
         const won = await deps.transaction(async () => {
-          if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: 0, usage_id: null }))) return false
+          if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: sandboxCost, usage_id: null }))) return false
           const fixed = sandboxSummary((await notes.requireNote(p, id)).style_id as StyleId)
           await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en', segments: SANDBOX_SEGMENTS })
           return true
         })
         if (!won) return already((await repo.byNote(id))!)
-        return { accepted: true, creditsRemaining: await remaining(), body: { noteId: id, status: 'Done', creditsCharged: 0, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
+        return { accepted: true, creditsRemaining: await remaining(), body: { noteId: id, status: 'Done', creditsCharged: sandboxCost, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
       }
 
       const noEngine = missingSpeechEngine(deps.asr())
@@ -188,7 +189,7 @@ export function createUploadsService(deps: {
         throw new ApiError('conflict', `The stored file (${stored.size} bytes) is larger than the ${limitOf(row)} bytes allowed for this upload, so it was removed; upload it again.`)
       }
       const duration = await durationOf(row.storage_key)
-      const cost = await credits.cost('completeUpload', duration)
+      const cost = credits.quote(p, 'completeUpload', duration)
 
       // Charging, marking complete, the note's stage and queueing are one transaction, on the upload's
       // row locked first: of concurrent calls (on any node) exactly one charges; the rest find it

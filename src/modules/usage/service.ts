@@ -1,6 +1,5 @@
 import type { Clock } from '../../clock'
 import type { CreditsService } from '../credits/service'
-import { publishedCosts } from '../credits/model'
 
 export type { Balance } from '../credits/service'
 
@@ -16,7 +15,7 @@ export function createUsageService(deps: { credits: CreditsService; clock: Clock
         balance: await credits.balance(accountId, at),
         spentThisPeriod: await credits.spentThisPeriod(accountId, at),
         recent: await credits.recentCharges(accountId, limit),
-        costs: publishedCosts(),
+        costs: credits.publishedCosts(),
         topUp: credits.topUpOffer(),
       }
     },

@@ -1,7 +1,7 @@
 import type { Principal } from '../../http/admission'
 import type { SessionCredential } from '../../http/auth'
 import { ApiError } from '../../http/errors'
-import { ALL_SCOPES } from '../../http/operations'
+import { ALL_SCOPES } from '../../http/contract'
 import { fromOwnOrigin } from '../../http/origin'
 import { safeEqual, sha256 } from '../../crypto/digest'
 import { cookieValue, SESSION_COOKIE, SIGN_IN_PATH, type SessionService } from './sessions'

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
-import { isScope, type Scope } from '../../http/operations'
+import { isScope, type Scope } from '../../http/contract'
 import { clientAddress } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
 import { messagePage, settingsPage, signInPage } from './pages'

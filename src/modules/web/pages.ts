@@ -1,4 +1,4 @@
-import { SCOPES } from '../../http/operations'
+import { SCOPES } from '../../http/contract'
 import type { KeyInfo } from '../accounts/service'
 import type { Balance } from '../usage/service'
 import { commandLine } from '../../command-name'

@@ -4,9 +4,10 @@ import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import type { Logger } from '../../log'
 import { ApiError } from '../../http/errors'
-import { requestPinned, UrlRefusedError, vetUrl, type LookupFn } from '../../engines/media/url-fetch'
+import { requestPinned, UrlRefusedError, vetUrl, type LookupFn } from '../../net/outbound'
 import type { Library } from '../library'
 import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload } from './model'
+import { DEFAULT_MAX_TAKEOVERS, leaseOf, nextAttemptAt, LeaseLostError, type RetryPolicy } from '../../jobs/queue'
 import type { DeliveryRow, OutboxRow, WebhookRow, WebhooksRepo } from './repo'
 
 /**
@@ -15,6 +16,8 @@ import type { DeliveryRow, OutboxRow, WebhookRow, WebhooksRepo } from './repo'
  */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]
 export const GIVE_UP_AFTER_MS = 24 * 3_600_000
+/** The retry policy of webhook events (jobs/queue.ts `RetryPolicy`): the schedule above, for a day. */
+export const WEBHOOK_RETRIES: RetryPolicy = { delaysMs: RETRY_DELAYS_MS, maxAttempts: Number.POSITIVE_INFINITY, giveUpAfterMs: GIVE_UP_AFTER_MS }
 /** A receiver must answer within this, DNS and connection included. */
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** How long a claimed row stays with its sender before another may take it (longer than one attempt). */
@@ -99,8 +102,8 @@ interface Outcome {
  */
 export function createWebhooksService(deps: WebhooksDeps) {
   const { repo, clock, ids, log } = deps
-  const delays = deps.retryDelaysMs ?? RETRY_DELAYS_MS
-  const giveUpAfter = deps.giveUpAfterMs ?? GIVE_UP_AFTER_MS
+  const retries: RetryPolicy = { ...WEBHOOK_RETRIES, delaysMs: deps.retryDelaysMs ?? RETRY_DELAYS_MS, giveUpAfterMs: deps.giveUpAfterMs ?? GIVE_UP_AFTER_MS }
+  const { outbox } = repo
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS
   const leaseMs = deps.leaseMs ?? DELIVERY_LEASE_MS
   const policy = { allowPrivate: deps.allowPrivateUrls, lookup: deps.lookup }
@@ -157,12 +160,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** Delivers one claimed row and records the attempt with the row's next state. */
-  async function deliver(row: OutboxRow, owner: string): Promise<void> {
-    const claim = { id: row.id, owner, attempt: row.attempts }
+  async function deliver(row: OutboxRow): Promise<void> {
+    const lease = leaseOf(row)
     const hook = await repo.byId(row.webhook_id)
     if (!hook) return // deleted since: its outbox rows went with it
     if (hook.disabled_at) {
-      await repo.settle(claim, { status: 'failed' }, null, clock.now().toISOString())
+      await outbox.end(lease, 'failed', `the endpoint was disabled: ${hook.disabled_reason ?? 'by its owner'}`, clock.now().toISOString())
+      return
+    }
+    if (row.takeovers >= DEFAULT_MAX_TAKEOVERS) {
+      await outbox.end(lease, 'failed', `its sender died ${row.takeovers} times while delivering it`, clock.now().toISOString())
+      log.warn('webhook event given up: its sender died while delivering it, again and again', { messageId: row.id, webhookId: hook.id, takeovers: row.takeovers })
       return
     }
     const started = performance.now()
@@ -173,20 +181,27 @@ export function createWebhooksService(deps: WebhooksDeps) {
       id: ids.next('whd'), webhook_id: hook.id, message_id: row.id, event_type: row.event_type, attempt: row.attempts, attempted_at: attemptedAt,
       outcome: result.outcome, response_status: result.status, error: result.error, duration_ms: Math.round(performance.now() - started),
     }
-    let next: { status: 'pending' | 'delivered' | 'failed'; runAfter?: string }
-    if (result.outcome === 'delivered') next = { status: 'delivered' }
-    else if (result.outcome === 'disabled') next = { status: 'failed' }
-    else {
-      const first = new Date(row.first_attempt_at ?? attemptedAt).getTime()
-      const due = at.getTime() + delays[Math.min(row.attempts, delays.length) - 1]!
-      next = due - first > giveUpAfter ? { status: 'failed' } : { status: 'pending', runAfter: iso(due) }
-    }
-    const disable = result.outcome === 'disabled' ? 'the endpoint answered 410 Gone' : null
-    if (!(await repo.settle(claim, next, log_, at.toISOString(), disable))) {
+    const record = () => repo.logAttempt(log_)
+    const due = result.outcome === 'failed' || result.outcome === 'refused'
+      ? nextAttemptAt(retries, row.attempts, Date.parse(row.first_attempt_at ?? attemptedAt), at.getTime())
+      : null
+    try {
+      if (result.outcome === 'delivered') await outbox.end(lease, 'done', null, at.toISOString(), record)
+      else if (result.outcome === 'disabled') {
+        await outbox.end(lease, 'failed', result.error, at.toISOString(), async () => {
+          await record()
+          await repo.disable(hook.id, 'the endpoint answered 410 Gone', at.toISOString())
+        })
+      } else if (due !== null) {
+        if (!(await outbox.retry(lease, iso(due), result.error ?? 'failed', at.toISOString(), record))) throw new LeaseLostError(lease)
+      } else {
+        await outbox.end(lease, 'failed', result.error, at.toISOString(), record)
+        log.warn('webhook event given up after a day of attempts', { messageId: row.id, webhookId: hook.id, attempts: row.attempts })
+      }
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err
       log.warn('webhook delivery no longer held by this sender (its lease ran out); the attempt was not recorded', { messageId: row.id, webhookId: hook.id })
-      return
     }
-    if (next.status === 'failed' && result.outcome !== 'disabled') log.warn('webhook event given up after a day of attempts', { messageId: row.id, webhookId: hook.id, attempts: row.attempts })
   }
 
   let stopping: AbortController | null = null
@@ -242,9 +257,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
      */
     async deliverDue(owner: string): Promise<number> {
       const now = clock.now().getTime()
-      if (!(await repo.anyDue(iso(now)))) return 0
-      const rows = await repo.claim(owner, iso(now), iso(now + leaseMs), CLAIM_BATCH)
-      await Promise.all(rows.map(r => deliver(r, owner).catch(err => log.error('webhook delivery failed to record; it is tried again after its lease', { messageId: r.id, error: err }))))
+      if (!(await outbox.anyDue(iso(now)))) return 0
+      const rows = await outbox.claim(owner, iso(now), iso(now + leaseMs), CLAIM_BATCH)
+      await Promise.all(rows.map(r => deliver(r).catch(err => log.error('webhook delivery failed to record; it is tried again after its lease', { messageId: r.id, error: err }))))
       return rows.length
     },
 

@@ -1,25 +1,23 @@
 import type { Database } from '../../db/database'
-import type { OrderedSequence, PageBoundaries, SortKey } from '../../db/page-boundaries'
-import type { RevisionCache } from '../../db/revision-cache'
+import type { SqliteStore } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
+import { PageBoundaries, type OrderedSequence, type SortKey } from './page-boundaries'
+import { PageCache } from './page-cache'
+import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
+import type { RevisionCache } from './revision-cache'
+import { fts5Match, type SearchTerms } from './search-query'
 
 /**
- * The tuned list path of the embedded SQLite store (issue 9): every page read off the index made for
- * its filters (named with INDEXED BY), deep offsets sought from remembered page boundaries, list
- * items remembered by revision. It runs bun:sqlite statements synchronously, so the notes repository
- * calls it only inside one of the store's transactions (which holds the connection: no other async
- * context runs a statement meanwhile, and every statement here sees the same library).
+ * The notes repository on the embedded SQLite store. Listing is the tuned path of issue 9: every page
+ * read off the index made for its filters (named with INDEXED BY), deep offsets sought from
+ * remembered page boundaries, list items remembered by revision, whole pages kept until the notes
+ * change. It runs bun:sqlite statements synchronously, inside one read transaction of the store
+ * (which holds the connection: no other async context runs a statement meanwhile, and every statement
+ * of a page sees the same library). Search is FTS5's.
  */
 
-/**
- * The bounds, in seconds, of migration 4's `changed_within` classes 1 to 8 (class 9 has none): a note
- * of class c changed at most CHANGED_WITHIN[c - 1] seconds after it was created.
- */
-export const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 86400, 365 * 86400]
-export const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
-
-const ORDER = 'ORDER BY date_created DESC, id DESC'
+const ORDER = LIST_ORDER
 
 /**
  * The index of each combination of equality filters (folder, status, type), in list order. Named in
@@ -82,7 +80,7 @@ export function sqliteLister(db: Database, boundaries: PageBoundaries, items: Re
   }
 
   /** The equality filters of a list request as SQL terms and their parameters. */
-  function equalities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
+  function indexedEqualities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
     const terms = ['account_id = $account_id', 'sandbox = $sandbox']
     const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
     if (filter.folderId === null) terms.push('folder_id IS NULL')
@@ -111,7 +109,7 @@ export function sqliteLister(db: Database, boundaries: PageBoundaries, items: Re
    * order: one range of one index, readable from any key onward. db.query caches each statement.
    */
   function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
-    const eq = equalities(lib, filter)
+    const eq = indexedEqualities(lib, filter)
     const terms = [...eq.terms]
     const params = { ...eq.params }
     if (filter.updatedAfter !== undefined) {
@@ -148,7 +146,7 @@ export function sqliteLister(db: Database, boundaries: PageBoundaries, items: Re
    * `step + count` rows of each class, whatever the offset.
    */
   function changedSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
-    const eq = equalities(lib, filter)
+    const eq = indexedEqualities(lib, filter)
     const t = filter.updatedAfter!
     const tMs = Date.parse(t)
     const classes = Array.from({ length: LAST_CHANGE_CLASS }, (_, i) => {
@@ -200,28 +198,53 @@ export function sqliteLister(db: Database, boundaries: PageBoundaries, items: Re
 }
 
 /**
- * Whole list pages (response texts), each kept under the notes' change stamp it was made at, until
- * the stamp moves; at most `maxEntries`, then all are dropped. A page made at an older stamp than the
- * kept ones (a slow reader overtaken by a write) is not kept.
+ * A page of search results. bm25 with the title ten times and the summary twice as heavy as the
+ * transcript (lower is better). The page's keys are found first; only its rows are given a snippet
+ * (making one reads the note's text), in a second step of the same statement.
  */
-export class PageCache {
-  private stamp = -1
-  private pages = new Map<string, string>()
+function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
+  const eq = equalities(lib, filter, 'n.')
+  const after = filter.updatedAfter === undefined ? '' : ' AND n.updated_at > ?'
+  const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
+  return store.all(`WITH page AS (
+      SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
+      FROM note_search s JOIN notes n ON n.rowid = s.rowid
+      WHERE note_search MATCH ? AND ${eq.where}${after}
+      ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
+    SELECT n.list_item, snippet(note_search, -1, '«', '»', '…', 16) AS snippet
+    FROM page JOIN note_search s ON s.rowid = page.r JOIN notes n ON n.rowid = page.r
+    WHERE note_search MATCH ?
+    ORDER BY page.score, page.date_created DESC, page.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, fts5Match(terms)])
+}
 
-  constructor(private readonly maxEntries = 1000) {}
-
-  get(stamp: string, key: string): string | undefined {
-    return Number(stamp) === this.stamp ? this.pages.get(key) : undefined
+/**
+ * The notes repository on SQLite: list pages on the tuned path, run synchronously inside one read
+ * transaction of the store; with `pages`, a page's text is kept until a note changes: a request whose
+ * stamp (read through the store, one statement) matches a kept page's is answered from memory;
+ * otherwise the page is made in a read transaction and kept under the stamp read in that same
+ * transaction.
+ */
+export function createSqliteNotesRepo(store: SqliteStore, caches: ListCaches = {}) {
+  const db = store.db
+  const stamp = notesChangeStamp(db)
+  const list = sqliteLister(db, caches.boundaries ?? new PageBoundaries(stamp), caches.items ?? null)
+  const pageCache = caches.pages ? new PageCache() : null
+  const listing: NotesListing = {
+    items: (lib, filter, count, offset) => store.transaction(async () => list(lib, filter, count, offset), 'read'),
+    async page(lib, filter, count, offset, render) {
+      const cache = store.inTransaction ? null : pageCache
+      const key = `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
+      if (cache) {
+        const kept = cache.get(String((await store.get<{ n: number }>('SELECT n FROM note_revision_counter'))!.n), key)
+        if (kept !== undefined) return kept
+      }
+      return store.transaction(async () => {
+        const page = render(list(lib, filter, count, offset))
+        cache?.set(stamp(), key, page)
+        return page
+      }, 'read')
+    },
+    search: (lib, filter, terms, count, offset) => searchRows(store, lib, filter, terms, count, offset),
   }
-
-  set(stamp: string, key: string, page: string): void {
-    const n = Number(stamp)
-    if (n < this.stamp) return
-    if (n > this.stamp) {
-      this.pages.clear()
-      this.stamp = n
-    }
-    if (this.pages.size >= this.maxEntries) this.pages.clear()
-    this.pages.set(key, page)
-  }
+  return createNotesRepo(store, listing)
 }

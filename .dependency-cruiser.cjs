@@ -1,0 +1,64 @@
+/**
+ * The layering rules of docs/architecture.md ("Rules the checks enforce"), checked by
+ * dependency-cruiser over src/ (`bun run check:deps`, run by .ci/run). Dependencies flow one way:
+ *
+ *   cli.ts → app.ts, services.ts, operations.ts → modules/<name> → jobs/, engines/, storage/, net/, db/, http/
+ *
+ * Each rule says why it exists; a violation names the file and the import.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'No import cycle of any length: every file can be understood from the files below it.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'shared-layers-below-modules',
+      severity: 'error',
+      comment: 'What every module shares (http, db, engines, storage, net, jobs, formats, local) never reaches up into a module: it is handed what it needs.',
+      from: { path: '^src/(http|db|engines|storage|net|jobs|formats|local|crypto)/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'no-foreign-repo',
+      severity: 'error',
+      comment: "A module never reads another module's tables: it calls that module's service (its repo files are its own).",
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/repo[.](sqlite[.]|postgres[.])?ts$', pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'composition-root-on-top',
+      severity: 'error',
+      comment: 'The composition root (cli, app, services) and the operations registry stand above everything else; nothing below imports them (modules are handed the table; mcp reads only its type).',
+      from: { path: '^src/(modules|http|db|engines|storage|net|jobs|formats|local|crypto)/' },
+      to: { path: '^src/(cli|app|services|operations)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'jobs-below-modules-and-http',
+      severity: 'error',
+      comment: 'The queue and the pipeline know nothing of HTTP: they are run by workers, not requests.',
+      from: { path: '^src/(jobs|engines|storage|net|db)/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'no-orphans',
+      severity: 'error',
+      comment: 'Every source file is used by something (a file nothing imports is dead code).',
+      from: { orphan: true, path: '^src/', pathNot: ['\\.d\\.ts$', '^src/cli\\.ts$'] },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['node_modules', '\\.(js|css)$'] },
+    tsPreCompilationDeps: true,
+    // parsed by swc: dependency-cruiser's TypeScript path needs typescript <7, and the project uses 7
+    parser: 'swc',
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+}

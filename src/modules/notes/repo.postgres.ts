@@ -1,0 +1,122 @@
+import type { PostgresStore, SqlValue } from '../../db/store'
+import type { Library } from '../library'
+import { filterKey, type NoteFilter } from './filter'
+import { PageCache } from './page-cache'
+import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
+import { tsqueryParams, tsqueryRankText, type SearchTerms } from './search-query'
+
+/**
+ * The notes repository on PostgreSQL, whose database several nodes share: every page is read from the
+ * database (one query reading the stored `list_item` column in list order), and a whole page is kept
+ * only while the notes' revision counter, moved at the commit of any note's change on any node, stands
+ * where it stood when the page was read. Search is PostgreSQL's full text (tsvector rows, migration 9
+ * and 12).
+ */
+const ORDER = LIST_ORDER
+
+export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListCaches, 'pages'> = {}) {
+  const pageCache = caches.pages ? new PageCache() : null
+
+  /**
+   * `count` list items from `offset`, one query, with the revision counter (migration 5's, moved at
+   * the commit of any change to a note) read by the same statement, so in the same snapshot: the stamp
+   * a kept page is valid for. The page's keys are read off the list
+   * index of the filters alone (an index-only scan, so the rows an offset skips cost an index entry
+   * each, not a table read), then only the page's rows are read for their `list_item`. With
+   * updatedAfter T the keys are, as on SQLite, the notes created after T (a range of that index:
+   * every one of them changed after T, as a note is never updated before it was created), then, all
+   * older, those created at or before T and changed since, found through the partial index of notes
+   * that changed after their creation (a note of `changed_within` class c created before
+   * T - bound(c) cannot have changed after T); each part gives at most `offset + count` keys.
+   */
+  async function readPage(lib: Library, filter: NoteFilter, count: number, offset: number): Promise<{ items: string[]; stamp: string | null }> {
+    const eq = equalities(lib, filter)
+    let keys: string
+    let params: SqlValue[]
+    if (filter.updatedAfter === undefined) {
+      keys = `SELECT date_created, id FROM notes WHERE ${eq.where} ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, count, offset]
+    } else {
+      const t = filter.updatedAfter
+      const tMs = Date.parse(t)
+      const from = CHANGED_WITHIN.map(bound => new Date(tMs - bound * 1000).toISOString())
+      const classes = `(changed_within = ${LAST_CHANGE_CLASS}${from.map((_, i) => ` OR (changed_within = ${i + 1} AND date_created >= ?)`).join('')})`
+      const want = offset + count
+      keys = `SELECT date_created, id FROM (
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND date_created > ? ${ORDER} LIMIT ?)
+          UNION ALL
+          (SELECT date_created, id FROM notes WHERE ${eq.where} AND changed_within > 0 AND date_created <= ? AND updated_at > ? AND ${classes} ${ORDER} LIMIT ?)
+        ) parts ${ORDER} LIMIT ? OFFSET ?`
+      params = [...eq.params, t, want, ...eq.params, t, t, ...from, want, count, offset]
+    }
+    const rows = await store.all<{ list_item: string | null; stamp: string | number }>(`WITH counter AS (SELECT n AS stamp FROM note_revision_counter)
+      SELECT n.list_item, counter.stamp FROM counter LEFT JOIN ((${keys}) page JOIN notes n ON n.id = page.id) ON true
+      ORDER BY page.date_created DESC, page.id DESC`, params)
+    return { items: rows.filter(r => r.list_item !== null).map(r => r.list_item!), stamp: rows[0] ? String(rows[0].stamp) : null }
+  }
+
+  /**
+   * A page of search results; the page's keys are found first, only its rows are given a snippet.
+   */
+  function searchRows(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
+    const eq = equalities(lib, filter, 's.')
+    const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
+    // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
+    // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
+    // costs about twice as much per match, and every match of a common word is ranked
+    // (bench/search.ts). ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
+    // characters), so a summary or transcript longer than 400 characters is cut to the 400 around
+    // the first place the first word occurs (lower() folds ASCII only under the "C" collation: a
+    // word found nowhere gives the first 400, and a snippet perhaps without a marker).
+    const { rest, last } = tsqueryParams(terms)
+    // The library, folder, status and type are in the search row (migration 12): only updatedAfter
+    // reads the notes table, for the matches.
+    const from = filter.updatedAfter === undefined ? 'note_search s' : 'note_search s JOIN notes n ON n.id = s.note_id AND n.updated_at > ?'
+    const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
+    // The tsquery is written out in each place it is used (match, rank, headline). plainto_tsquery
+    // of no words would log a notice, so a one-word search leaves it out.
+    const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
+    const tq = rest === '' ? [last] : [rest, last]
+    // ranked by to_tsquery of the last word, or of every word on its own (tsqueryRankText): not by
+    // how close the words stand
+    const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
+    // Planned for this query's own words every time: a statement prepared once per connection would
+    // after five runs be given a generic plan, made without knowing how many notes hold the words,
+    // which for a common word scans the wrong way (bench/search.ts: 19 ms against 14 ms for a word in
+    // 98% of 10,000 notes, 24 against 17 with status and type). SET LOCAL holds for this transaction.
+    return store.transaction(async tx => {
+      await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
+      return tx.all<SearchRow>(`WITH page AS (
+        SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?)) AS score
+        FROM ${from}
+        WHERE s.doc @@ ${tsquery} AND ${eq.where}
+        ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
+      SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
+        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
+      FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
+      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...afterParams, ...tq, ...eq.params, count, offset, terms.words[0]!, terms.words[0]!, ...tq])
+    })
+  }
+
+  const listing: NotesListing = {
+    items: async (lib, filter, count, offset) => (await readPage(lib, filter, count, offset)).items,
+    async page(lib, filter, count, offset, render, knownStamp) {
+      const cache = store.inTransaction ? null : pageCache
+      const key = `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
+      if (cache) {
+        // the counter as read earlier in this request (the rate-limit statement), else now
+        const now = knownStamp ?? String((await store.get<{ n: number | string }>('SELECT n FROM note_revision_counter'))!.n)
+        const kept = cache.get(now, key)
+        if (kept !== undefined) return kept
+      }
+      // the counter moves at the commit of any note's change on any node, so a kept page is served
+      // only while no note has changed anywhere since it was read
+      const { items, stamp } = await readPage(lib, filter, count, offset)
+      const text = render(items)
+      if (cache && stamp !== null) cache.set(stamp, key, text)
+      return text
+    },
+    search: searchRows,
+  }
+  return createNotesRepo(store, listing)
+}
