@@ -7,131 +7,23 @@ import { PostgresStore, SqliteStore } from '../../src/db/store'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../helpers/postgres'
 
 /**
- * The PostgreSQL schema against SQLite's: both are built by their own migrations here and compared,
- * and what the triggers compute on PostgreSQL is compared with what SQLite's generated columns hold.
+ * What the triggers compute on PostgreSQL, compared with what SQLite's generated columns hold, and
+ * running the migrations. How the two schemas compare is schema-parity.test.ts.
  */
 
 const pgSkip = postgresUnavailable()
 if (pgSkip) console.log(`PostgreSQL migration tests skipped: ${pgSkip}`)
 
-/** Column types PostgreSQL holds wider than SQLite's declared type says (its INTEGER is 32 bits, REAL 4 bytes). */
-const WIDER = { 'uploads.declared_size': 'bigint', 'uploads.received_size': 'bigint', 'notes.revision': 'bigint', 'note_revision_counter.n': 'bigint' } as Record<string, string>
-const TYPES = { TEXT: 'text', INTEGER: 'integer', REAL: 'double precision' } as Record<string, string>
-/** SQLite's `UNIQUE COLLATE NOCASE` column constraint on accounts.email is this index on PostgreSQL. */
-const EMAIL_INDEX = { name: 'accounts_email', table: 'accounts', unique: true, columns: ['lower(email)'], where: '' }
-/**
- * The full-text index is each back end's own (migration 9): SQLite's FTS5 table `note_search` and its
- * shadow tables, PostgreSQL's table `note_search` of tsvectors; search.test.ts checks what they find.
- */
-const SEARCH_INDEX = "'note_search', 'note_search_data', 'note_search_idx', 'note_search_content', 'note_search_docsize', 'note_search_config'"
-
 let pg: PostgresCluster | undefined
 let sqlite: Database
-let store: PostgresStore
 beforeAll(async () => {
   sqlite = openDatabase(':memory:')
   if (pgSkip) return
   pg = await startPostgres()
-  store = new PostgresStore(await pg.createDatabase('schema'))
-  await migrateStore(store, POSTGRES_MIGRATIONS)
 }, 60_000)
 afterAll(async () => {
-  await store?.close()
   await pg?.stop()
   sqlite.close()
-})
-
-interface IndexShape { name: string; table: string; unique: boolean; columns: string[]; where: string }
-
-/** `CREATE [UNIQUE] INDEX name ON [public.]table [USING btree] (a, b DESC, lower(c)) [WHERE …]`, taken apart. */
-function indexShape(sql: string): IndexShape {
-  const head = /^CREATE (UNIQUE )?INDEX (\w+) ON (?:public\.)?(\w+)(?: USING btree)?\s*\(/i.exec(sql.trim())
-  if (!head) throw new Error(`not an index definition: ${sql}`)
-  const text = sql.trim()
-  let depth = 1
-  let i = head[0].length
-  let part = ''
-  const columns: string[] = []
-  for (; depth > 0; i++) {
-    const c = text[i]!
-    if (c === '(') depth++
-    if (c === ')') depth--
-    if ((c === ',' && depth === 1) || depth === 0) {
-      columns.push(part.trim().replace(/\s+/g, ' ').toLowerCase().replace(/^(\w+) collate nocase$/, 'lower($1)'))
-      part = ''
-    } else part += c
-  }
-  const where = text.slice(i).trim().replace(/^WHERE/i, '').replace(/[()\s]/g, '').toLowerCase()
-  return { name: head[2]!, table: head[3]!, unique: Boolean(head[1]), columns, where }
-}
-
-describe.skipIf(pgSkip !== null)('the PostgreSQL schema after its migrations', () => {
-  test('has the same tables, with the same columns in the same order, as SQLite after its migrations', async () => {
-    const tables = sqlite.query<{ name: string }, []>(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN (${SEARCH_INDEX}) ORDER BY name`).all().map(r => r.name)
-    const pgTables = (await store.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'note_search' ORDER BY table_name COLLATE \"C\"")).map(r => r.name)
-    expect(pgTables).toEqual(tables)
-    expect(tables).toContain('notes')
-    for (const table of tables) {
-      const columns = sqlite.query<{ name: string }, [string]>('SELECT name FROM pragma_table_xinfo(?) ORDER BY cid').all(table).map(r => r.name)
-      const pgColumns = (await store.all<{ name: string }>('SELECT column_name AS name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position', ['public', table])).map(r => r.name)
-      expect({ table, columns: pgColumns }).toEqual({ table, columns })
-    }
-  })
-
-  test('every column has the type and nullability of its SQLite column; text is compared bytewise', async () => {
-    const columns = sqlite.query<{ tbl: string; name: string; type: string; notnull: number; pk: number }, []>(
-      `SELECT m.name AS tbl, c.name, c.type, c."notnull", c.pk FROM sqlite_schema m, pragma_table_xinfo(m.name) c WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT IN (${SEARCH_INDEX})`).all()
-    const pgColumns = new Map((await store.all<{ tbl: string; name: string; type: string; nullable: string; collation: string | null }>(
-      "SELECT table_name AS tbl, column_name AS name, data_type AS type, is_nullable AS nullable, collation_name AS collation FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'note_search'"))
-      .map(c => [`${c.tbl}.${c.name}`, c]))
-    expect(pgColumns.size).toBe(columns.length)
-    for (const c of columns) {
-      const key = `${c.tbl}.${c.name}`
-      const p = pgColumns.get(key)!
-      // A primary key is never null in PostgreSQL; SQLite lets a non-integer one be (no repository writes one).
-      const expected = { key, type: WIDER[key] ?? TYPES[c.type], notNull: c.notnull === 1 || c.pk > 0, collation: c.type === 'TEXT' ? 'C' : null }
-      expect({ key, type: p.type as string | undefined, notNull: p.nullable === 'NO', collation: p.collation }).toEqual(expected)
-    }
-  })
-
-  test('has the same indexes (NOCASE as lower()), unique constraints and primary keys', async () => {
-    const named = sqlite.query<{ sql: string }, []>("SELECT sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL").all().map(r => indexShape(r.sql))
-    const pgIndexes = (await store.all<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND tablename <> 'note_search' AND indexname NOT IN (SELECT conname FROM pg_constraint)")).map(r => indexShape(r.def))
-    const byName = (a: IndexShape, b: IndexShape) => a.name.localeCompare(b.name)
-    expect(pgIndexes.sort(byName)).toEqual([...named, EMAIL_INDEX].sort(byName))
-    expect(named.length).toBeGreaterThan(20)
-
-    // Unique and primary-key constraints, as table: kind columns (accounts.email: the index above instead).
-    const constraints = sqlite.query<{ shape: string }, []>(`
-      SELECT m.name || ': ' || l.origin || ' ' || (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno)) AS shape
-      FROM sqlite_schema m, pragma_index_list(m.name) l WHERE m.type = 'table' AND m.name NOT IN (${SEARCH_INDEX}) AND l.origin IN ('u', 'pk')`).all().map(r => r.shape)
-    const pks = sqlite.query<{ shape: string }, []>(`
-      SELECT m.name || ': pk ' || group_concat(c.name, ',') AS shape FROM sqlite_schema m, pragma_table_info(m.name) c
-      WHERE m.type = 'table' AND c.pk > 0 AND m.name NOT LIKE 'sqlite_%' AND m.name NOT IN (${SEARCH_INDEX}) GROUP BY m.name`).all().map(r => r.shape)
-    const pgConstraints = (await store.all<{ shape: string }>(`
-      SELECT t.relname || ': ' || CASE c.contype WHEN 'p' THEN 'pk' ELSE 'u' END || ' ' ||
-        (SELECT string_agg(a.attname, ',' ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n) AS shape
-      FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace s ON s.oid = t.relnamespace
-      WHERE s.nspname = 'public' AND t.relname <> 'note_search' AND c.contype IN ('p', 'u')`)).map(r => r.shape)
-    const expected = new Set([...constraints.filter(s => s !== 'accounts: u email'), ...pks])
-    expect(new Set(pgConstraints)).toEqual(expected)
-    expect(expected.has('api_keys: u hash')).toBe(true)
-  })
-
-  test('foreign keys and their delete actions are those of SQLite', async () => {
-    const fks = sqlite.query<{ shape: string }, []>(`
-      SELECT m.name || '.' || f."from" || ' -> ' || f."table" || '.' || f."to" || ' ' || f.on_delete AS shape
-      FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table'`).all().map(r => r.shape)
-    const pgFks = (await store.all<{ shape: string }>(`
-      SELECT t.relname || '.' || a.attname || ' -> ' || r.relname || '.' || ra.attname || ' ' ||
-        CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'a' THEN 'NO ACTION' ELSE c.confdeltype::text END AS shape
-      FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
-      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-      JOIN pg_attribute ra ON ra.attrelid = c.confrelid AND ra.attnum = c.confkey[1]
-      WHERE c.contype = 'f' AND t.relname <> 'note_search'`)).map(r => r.shape)
-    expect(new Set(pgFks)).toEqual(new Set(fks))
-    expect(fks).toContain('notes.folder_id -> folders.id SET NULL')
-  })
 })
 
 const CREATED = '2026-11-10T12:00:00.000Z'
