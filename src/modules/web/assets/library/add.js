@@ -1,9 +1,9 @@
 // The library page's "Add notes" dialog: recordings uploaded with their progress in a queue and
 // followed to Done, a video link summarized, pasted text saved or summarized.
 import { api, ApiFailure, explain } from './api.js'
-import { $, el } from './dom.js'
+import { $, charged, credits, el } from './dom.js'
 import { following, loadNotes, showRowStatus } from './list.js'
-import { POLL_MS, statusText } from './status.js'
+import { noteStatus, pause, POLL_MS, statusText } from './status.js'
 import { renderSummary } from './summary.js'
 
 const EXTENSION_TYPES = {
@@ -62,9 +62,9 @@ async function followStatus(noteId, item) {
   for (;;) {
     let s
     try {
-      s = await api('GET', `/v1/notes/${encodeURIComponent(noteId)}/status`)
+      s = await noteStatus(noteId)
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 429) { await new Promise(r => setTimeout(r, (err.retryAfter || 5) * 1000)); continue }
+      if (err instanceof ApiFailure && err.status === 429) { await pause((err.retryAfter || 5) * 1000); continue }
       item.set(explain(err), 0, 'error')
       return
     }
@@ -72,7 +72,7 @@ async function followStatus(noteId, item) {
     if (s.isComplete || s.status === 'Done') { item.set('Done', 1, 'done'); loadNotes(); return }
     item.set(statusText(s), typeof s.progress === 'number' ? s.progress : null, 'busy')
     showRowStatus(noteId, s)
-    await new Promise(r => setTimeout(r, POLL_MS))
+    await pause(POLL_MS)
   }
 }
 
@@ -104,7 +104,7 @@ async function completeAndFollow(noteId, item) {
   try {
     item.set('Starting processing…', null)
     const accepted = await api('POST', `/v1/uploads/${encodeURIComponent(noteId)}/complete`)
-    item.set(`Queued (${accepted.creditsCharged} credit${accepted.creditsCharged === 1 ? '' : 's'})`, null)
+    item.set(`Queued (${credits(accepted.creditsCharged)})`, null)
     loadNotes()
     await followStatus(noteId, item)
   } catch (err) {
@@ -116,20 +116,24 @@ async function completeAndFollow(noteId, item) {
   }
 }
 
+/** The dialog's result: the note just saved, or what went wrong. */
+const showSaved = (box, note) => box.replaceChildren(el('p', {}, 'Saved: ', el('a', { href: `/notes/${encodeURIComponent(note.id)}`, text: note.title })))
+const showFailure = (box, err) => box.replaceChildren(el('p', { class: 'error', text: explain(err) }))
+
 function summaryResult(r, saveAs) {
   const box = $('dialog-result')
   const save = el('button', { type: 'button', text: 'Save as a note' })
   save.addEventListener('click', async () => {
     try {
       const note = await api('POST', '/v1/notes', { title: (r.title || 'Summary').slice(0, 500), content: r.summary, format: r.styleId, source: saveAs })
-      box.replaceChildren(el('p', {}, 'Saved: ', el('a', { href: `/notes/${encodeURIComponent(note.id)}`, text: note.title })))
+      showSaved(box, note)
       loadNotes()
-    } catch (err) { box.replaceChildren(el('p', { class: 'error', text: explain(err) })) }
+    } catch (err) { showFailure(box, err) }
   })
   box.replaceChildren(
     el('h3', { text: r.title || 'Summary' }),
     renderSummary(r.styleId, r.structuredContent, r.summary),
-    el('p', { class: 'hint', text: `${r.creditsCharged} credit${r.creditsCharged === 1 ? '' : 's'} charged.${r.notice ? ` ${r.notice}` : ''}` }),
+    el('p', { class: 'hint', text: charged(r) }),
     save)
 }
 
@@ -168,7 +172,7 @@ export function initAddDialog() {
     box.replaceChildren(el('p', { text: 'Fetching and summarizing the video; this takes about as long as a quick listen…' }))
     try {
       summaryResult(await api('POST', '/v1/youtube-summaries', { youtubeUrl: $('link-url').value.trim(), styleId: $('link-style').value }), 'youtube')
-    } catch (err) { box.replaceChildren(el('p', { class: 'error', text: explain(err) })) }
+    } catch (err) { showFailure(box, err) }
   })
   $('text-form').addEventListener('submit', async e => {
     e.preventDefault()
@@ -183,10 +187,10 @@ export function initAddDialog() {
         summaryResult({ ...r, title: title || r.title }, 'text')
       } else {
         const note = await api('POST', '/v1/notes', { title: title || text.trim().split('\n')[0].slice(0, 80) || 'Untitled', content: text, source: 'web' })
-        box.replaceChildren(el('p', {}, 'Saved: ', el('a', { href: `/notes/${encodeURIComponent(note.id)}`, text: note.title })))
+        showSaved(box, note)
         e.target.reset()
         loadNotes()
       }
-    } catch (err) { box.replaceChildren(el('p', { class: 'error', text: explain(err) })) }
+    } catch (err) { showFailure(box, err) }
   })
 }

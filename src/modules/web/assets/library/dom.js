@@ -17,7 +17,12 @@ export function el(tag, props = {}, ...children) {
 }
 export const $ = id => document.getElementById(id)
 
-export const TYPES = { audio: 'Audio', video: 'Video', youtube: 'Video link', import: 'Text', pdf: 'PDF' }
+const TYPES = { audio: 'Audio', video: 'Video', youtube: 'Video link', import: 'Text', pdf: 'PDF' }
+export const typeText = type => TYPES[type] || type
+
+export const credits = n => `${n} credit${n === 1 ? '' : 's'}`
+/** What a charged call took, with the server's notice if any. */
+export const charged = r => `${credits(r.creditsCharged)} charged.${r.notice ? ` ${r.notice}` : ''}`
 
 export function duration(seconds) {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return ''

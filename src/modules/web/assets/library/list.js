@@ -1,9 +1,9 @@
 // The library page (`/`): the folders, the search and filters, one page of notes (its place in the
 // address), and the rows of notes still processing, kept up to date in place.
 import { api, explain, library, sessionHeaders, setLibrary } from './api.js'
-import { $, duration, el, highlighted, TYPES, when } from './dom.js'
+import { $, duration, el, highlighted, typeText, when } from './dom.js'
 import { folderName, folders, loadFolders } from './folders.js'
-import { badge, POLL_MS, STAGES, statusText } from './status.js'
+import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 
 const PAGE_SIZE = 50
 
@@ -20,12 +20,16 @@ function readLocation() {
   state.q = p.get('q') || ''
   state.offset = Math.max(0, Number(p.get('offset')) || 0)
 }
-function writeLocation() {
-  const p = new URLSearchParams()
-  if (state.folderId) p.set('folder', state.folderId)
+/** The filters that are set, as query parameters; the folder is `folder` in the page's address, `folderId` in the API's. */
+function setFilters(p, folderKey) {
+  if (state.folderId) p.set(folderKey, state.folderId)
   if (state.status) p.set('status', state.status)
   if (state.type) p.set('type', state.type)
   if (state.q) p.set('q', state.q)
+}
+function writeLocation() {
+  const p = new URLSearchParams()
+  setFilters(p, 'folder')
   if (state.offset) p.set('offset', String(state.offset))
   const qs = p.toString()
   history.replaceState(null, '', qs ? `/?${qs}` : '/')
@@ -109,10 +113,7 @@ export async function loadNotes() {
   writeLocation()
   const seq = ++state.loadSeq
   const p = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(state.offset) })
-  if (state.folderId) p.set('folderId', state.folderId)
-  if (state.status) p.set('status', state.status)
-  if (state.type) p.set('type', state.type)
-  if (state.q) p.set('q', state.q)
+  setFilters(p, 'folderId')
   $('list-status').textContent = state.q ? `Searching for “${state.q}”…` : 'Loading notes…'
   $('notes').setAttribute('aria-busy', 'true')
   let page
@@ -132,7 +133,7 @@ function renderNotes(page, lengths) {
   ul.setAttribute('aria-busy', 'false')
   const items = page.data.map(n => {
     const meta = el('p', { class: 'meta' },
-      el('span', { text: TYPES[n.type] || n.type }),
+      el('span', { text: typeText(n.type) }),
       lengths[n.id] !== undefined ? el('span', { text: duration(lengths[n.id]), title: 'length of the recording' }) : null,
       when(n.dateCreated),
       n.folderId ? el('span', { class: 'in-folder', text: folderName(n.folderId) }) : null)
@@ -140,7 +141,7 @@ function renderNotes(page, lengths) {
       el('div', { class: 'note-line' },
         el('a', { href: `/notes/${encodeURIComponent(n.id)}`, class: 'note-title', text: n.title || 'Untitled' }),
         n.isPinned ? el('span', { class: 'pin', text: 'Pinned' }) : null,
-        badge(n.status, n.status === 'Summarizing' ? (STAGES[n.processingStage] || 'Processing') : n.status)),
+        badge(n.status, stageText(n))),
       meta)
     if (typeof n.snippet === 'string' && n.snippet) li.append(el('p', { class: 'snippet' }, highlighted(n.snippet)))
     return li
@@ -162,10 +163,10 @@ function renderNotes(page, lengths) {
 /** Keeps the status of a listed note that is still processing up to date, in place (focus stays where it is). */
 async function watchRow(id, seq) {
   while (seq === state.loadSeq) {
-    await new Promise(r => setTimeout(r, POLL_MS * 2))
+    await pause(POLL_MS * 2)
     if (seq !== state.loadSeq || following.has(id)) return
     let s
-    try { s = await api('GET', `/v1/notes/${encodeURIComponent(id)}/status`) } catch { return }
+    try { s = await noteStatus(id) } catch { return }
     if (!showRowStatus(id, s) || s.status !== 'Summarizing') return
   }
 }
@@ -174,8 +175,7 @@ async function watchRow(id, seq) {
 export function showRowStatus(id, s) {
   const row = document.querySelector(`li.note[data-note-id="${CSS.escape(id)}"] .badge`)
   if (!row) return false
-  row.className = `badge ${s.status.toLowerCase()}`
-  row.textContent = statusText(s)
+  showStatus(row, s)
   return true
 }
 

@@ -2,9 +2,9 @@
 // recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
 // processing, its stage, then the whole note once it is done.
 import { api, ApiFailure, explain, library, sessionHeaders, setLibrary } from './api.js'
-import { $, clock, el, TYPES, when } from './dom.js'
+import { $, charged, clock, credits, el, typeText, when } from './dom.js'
 import { folderName, folders, loadFolders } from './folders.js'
-import { badge, POLL_MS, STAGES, statusText } from './status.js'
+import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
 
 const FORMATS = [
@@ -109,7 +109,7 @@ async function showCost(note) {
     const mine = u.recent.filter(r => r.noteId === note.id)
     const total = mine.reduce((n, r) => n + r.credits, 0)
     $('note-cost').textContent = mine.length
-      ? `This note has cost ${total} credit${total === 1 ? '' : 's'} (${mine.map(r => `${r.operation} ${r.credits}`).join(', ')}).`
+      ? `This note has cost ${credits(total)} (${mine.map(r => `${r.operation} ${r.credits}`).join(', ')}).`
       : 'This note has cost no credits.'
   } catch (err) { $('note-cost').textContent = explain(err) }
 }
@@ -122,8 +122,7 @@ function renderNote(note) {
   const pin = $('pin')
   pin.setAttribute('aria-pressed', String(note.isPinned))
   pin.textContent = note.isPinned ? 'Unpin' : 'Pin'
-  const stateText = note.status === 'Summarizing' ? (STAGES[note.processingStage] || 'Processing') : note.status
-  $('note-meta').replaceChildren(badge(note.status, stateText), ' ', TYPES[note.type] || note.type, ' · ', when(note.dateCreated),
+  $('note-meta').replaceChildren(badge(note.status, stageText(note)), ' ', typeText(note.type), ' · ', when(note.dateCreated),
     note.language ? ` · language ${note.language}` : '', note.folderId ? ` · in ${folderName(note.folderId)}` : '')
   fillMoveSelect()
   $('summary').replaceChildren(note.status === 'Done' ? renderSummary(note.styleId, note.structuredContent, note.summary) : el('p', { class: 'hint', text: note.status === 'Error' ? 'Processing failed; see the status above.' : 'The summary appears here when processing is done.' }))
@@ -171,11 +170,11 @@ async function loadNote(id, first) {
 /** While the note is processing: its stage and progress live in the badge, then the whole note once it is done. */
 async function followNote(id) {
   for (;;) {
-    await new Promise(r => setTimeout(r, POLL_MS))
+    await pause(POLL_MS)
     let s
-    try { s = await api('GET', `/v1/notes/${encodeURIComponent(id)}/status`) } catch { return }
+    try { s = await noteStatus(id) } catch { return }
     const b = document.querySelector('#note-meta .badge')
-    if (b) { b.className = `badge ${s.status.toLowerCase()}`; b.textContent = statusText(s) }
+    if (b) showStatus(b, s)
     if (s.status !== 'Summarizing') { loadNote(id, false); return }
   }
 }
@@ -210,7 +209,7 @@ export function initNote() {
     $('answers').prepend(entry)
     try {
       const r = await api('POST', `/v1/notes/${encodeURIComponent(id)}/questions`, { question })
-      entry.lastChild.replaceWith(el('p', { class: 'a', text: r.answer }), el('p', { class: 'cost hint', text: `${r.creditsCharged} credit${r.creditsCharged === 1 ? '' : 's'} charged.${r.notice ? ` ${r.notice}` : ''}` }))
+      entry.lastChild.replaceWith(el('p', { class: 'a', text: r.answer }), el('p', { class: 'cost hint', text: charged(r) }))
       $('question').value = ''
       showCost(noteState.note || { id })
     } catch (err) { entry.lastChild.replaceWith(el('p', { class: 'a error', text: explain(err) })) }
