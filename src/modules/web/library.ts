@@ -5,13 +5,31 @@ import type { UploadsService } from '../uploads/service'
 import type { UsageService } from '../usage/service'
 import { libraryShell } from './library-pages'
 import { SIGN_IN_PATH, type SessionService } from './sessions'
-// The library's script and style are embedded in the binary: the pages load nothing from elsewhere.
-import script from './assets/library.js' with { type: 'text' }
+// The library's script modules and style are embedded in the binary: the pages load nothing from elsewhere.
+import add from './assets/library/add.js' with { type: 'text' }
+import api from './assets/library/api.js' with { type: 'text' }
+import dom from './assets/library/dom.js' with { type: 'text' }
+import folders from './assets/library/folders.js' with { type: 'text' }
+import list from './assets/library/list.js' with { type: 'text' }
+import main from './assets/library/main.js' with { type: 'text' }
+import note from './assets/library/note.js' with { type: 'text' }
+import status from './assets/library/status.js' with { type: 'text' }
+import summary from './assets/library/summary.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
 
 const version = (text: string) => Bun.hash(text).toString(36)
+const SCRIPT_TYPE = 'text/javascript; charset=utf-8'
+/** The script's modules by file name; they import one another by relative URL (`./api.js`). */
+const MODULES: Record<string, string> = {
+  'add.js': add, 'api.js': api, 'dom.js': dom, 'folders.js': folders, 'list.js': list, 'main.js': main, 'note.js': note,
+  'status.js': status, 'summary.js': summary,
+}
+/** One version for all the modules together: a change to any of them changes every module's URL. */
+const MODULES_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 const ASSETS = {
-  script: { path: '/assets/library.js', body: script, type: 'text/javascript; charset=utf-8', v: version(script) },
+  // The page's one script: it imports main.js under the versioned path, so the relative imports between
+  // the modules stay under that version too (a `?v=` query would not carry over to them).
+  script: { path: '/assets/library.js', body: `import './${MODULES_VERSION}/library/main.js'\n`, type: SCRIPT_TYPE, v: MODULES_VERSION },
   style: { path: '/assets/library.css', body: style, type: 'text/css; charset=utf-8', v: version(style) },
 }
 const MAX_IDS = 100
@@ -57,7 +75,7 @@ export interface LibraryRouteDeps {
   uploadOrigins: string[]
 }
 
-/** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
+/** The web library: `/`, `/notes/:id`, their script (with its modules) and style, a note's recording, and recording lengths. */
 export function libraryRoutes(deps: LibraryRouteDeps) {
   const { sessions, uploads, usage } = deps
   const csp = contentSecurityPolicy(deps.uploadOrigins)
@@ -79,15 +97,14 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
   }
 
   const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => ({ query }: { query: Record<string, string | undefined> }) =>
-    new Response(a.body, {
-      headers: {
-        'content-type': a.type, 'x-content-type-options': 'nosniff',
-        // versioned URLs never change; an unversioned one is checked each time
-        'cache-control': query.v === a.v ? 'public, max-age=31536000, immutable' : 'no-cache',
-      },
-    })
+    assetResponse(a.body, a.type, query.v === a.v)
 
-  return new Elysia({ name: 'notesvc-library' })
+  const app = new Elysia({ name: 'notesvc-library' })
+  // each module at /assets/<version>/library/<file>; a file that is not one of them is the usual 404
+  for (const [name, text] of Object.entries(MODULES)) {
+    app.get(`/assets/:version/library/${name}`, ({ params }) => assetResponse(text, SCRIPT_TYPE, params.version === MODULES_VERSION))
+  }
+  return app
     .get('/', ({ request }) => shell(request, 'library', '/'))
     .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
     .get(ASSETS.script.path, asset(ASSETS.script))
@@ -120,6 +137,13 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       if (ids.length > MAX_IDS) throw new ApiError('invalid_request', `Ask for at most ${MAX_IDS} notes at once.`, { details: [{ field: 'ids', issue: `at most ${MAX_IDS}` }] })
       return { durations: await uploads.durations(p, ids) }
     })
+}
+
+/** A script or style: versioned URLs never change; any other (an old or no version) is checked each time. */
+function assetResponse(body: string, type: string, current: boolean): Response {
+  return new Response(body, {
+    headers: { 'content-type': type, 'x-content-type-options': 'nosniff', 'cache-control': current ? 'public, max-age=31536000, immutable' : 'no-cache' },
+  })
 }
 
 /**

@@ -1,0 +1,14 @@
+// The web library's script (docs/decisions.md "The web library"): starts the page the server rendered.
+// Its modules call the same /v1 API as every client, with the signed-in session (api.js), and put
+// every piece of text from the API into the page with textContent, never as HTML.
+import { refreshBalance } from './api.js'
+import { initAddDialog } from './add.js'
+import { initLibrary } from './list.js'
+import { initNote } from './note.js'
+
+if (document.body.dataset.view === 'note') initNote()
+else {
+  initLibrary()
+  initAddDialog()
+}
+refreshBalance()

@@ -1,0 +1,219 @@
+// A note's page (`/notes/{id}`): the note with its summary, transcript (timed where it can be),
+// recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
+// processing, its stage, then the whole note once it is done.
+import { api, ApiFailure, explain, library, sessionHeaders, setLibrary } from './api.js'
+import { $, charged, clock, credits, el, typeText, when } from './dom.js'
+import { folderName, folders, loadFolders } from './folders.js'
+import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
+import { renderSummary } from './summary.js'
+
+const FORMATS = [
+  ['srt', 'SRT subtitles', 'srt'],
+  ['vtt', 'WebVTT subtitles', 'vtt'],
+  ['txt', 'Plain text', 'txt'],
+  ['json', 'JSON', 'json'],
+  ['verbose_json', 'JSON with segments', 'verbose.json'],
+]
+
+const noteState = { note: null, segments: [], player: null, current: -1 }
+
+async function segmentsOf(note) {
+  const t = note.structuredContent && note.structuredContent.transcript
+  if (t && Array.isArray(t.segments) && t.segments.length) return t.segments
+  // Notes in other styles: the timestamped segments of the transcript formats, where the server has them.
+  try {
+    const v = await api('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`)
+    // text notes and notes transcribed before times were kept have none (`timed: false`): no invented 00:00
+    if (v && v.timed && Array.isArray(v.segments) && v.segments.length) return v.segments
+  } catch { /* plain transcript below */ }
+  return []
+}
+
+function renderTranscript(note, segments) {
+  const ol = $('segments')
+  if (!segments.length) {
+    ol.replaceChildren(...String(note.originalTranscription || '').split(/\n+/).filter(Boolean).map(t => el('li', { class: 'segment plain' }, el('span', { class: 'text', text: t }))))
+    if (!ol.childNodes.length) ol.replaceChildren(el('li', { class: 'hint', text: note.status === 'Done' ? 'This note has no transcript.' : 'The transcript appears here when processing is done.' }))
+    return
+  }
+  ol.replaceChildren(...segments.map((s, i) => {
+    const btn = el('button', {
+      type: 'button', class: 'segment', 'data-start': String(s.start), title: 'Play from here',
+      onclick: () => seek(i),
+    }, el('span', { class: 'ts', text: clock(s.start) }), el('span', { class: 'text', text: String(s.text).trim() }))
+    return el('li', {}, btn)
+  }))
+}
+
+function seek(i) {
+  const s = noteState.segments[i]
+  const player = noteState.player
+  if (!s || !player) return
+  player.currentTime = s.start
+  highlight(i)
+  player.play().catch(() => { /* autoplay may be refused; the position is set */ })
+}
+
+function highlight(i) {
+  if (i === noteState.current) return
+  const buttons = $('segments').querySelectorAll('button.segment')
+  if (noteState.current >= 0 && buttons[noteState.current]) { buttons[noteState.current].classList.remove('current'); buttons[noteState.current].removeAttribute('aria-current') }
+  noteState.current = i
+  if (i >= 0 && buttons[i]) {
+    buttons[i].classList.add('current')
+    buttons[i].setAttribute('aria-current', 'true')
+    const r = buttons[i].getBoundingClientRect()
+    if (r.top < 0 || r.bottom > window.innerHeight) buttons[i].scrollIntoView({ block: 'nearest' })
+  }
+}
+
+function fillMoveSelect() {
+  const sel = $('move-select')
+  const note = noteState.note
+  sel.replaceChildren(el('option', { value: '', text: 'Top level' }), ...folders.map(f => el('option', { value: f.id, text: f.name })))
+  sel.value = note && note.folderId ? note.folderId : ''
+}
+
+function renderExports(note) {
+  const box = $('exports')
+  if (note.status !== 'Done') { box.replaceChildren(); return }
+  box.replaceChildren(el('span', { class: 'hint', text: 'Download: ' }), ...FORMATS.map(([format, label, ext]) => el('a', {
+    class: 'button-link', href: `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=${format}`, download: `${note.title || note.id}.${ext}`,
+    'data-format': format, text: label,
+    onclick: e => { e.preventDefault(); download(note, format, ext) },
+  })))
+}
+
+/** Fetches an export with the session's headers (a plain link cannot send them) and saves it as a file. */
+async function download(note, format, ext) {
+  try {
+    const res = await fetch(`/v1/notes/${encodeURIComponent(note.id)}/transcript?format=${format}`, { headers: sessionHeaders() })
+    if (!res.ok) {
+      let body = null
+      try { body = await res.json() } catch { body = null }
+      throw new ApiFailure(res.status, body)
+    }
+    const blob = await res.blob()
+    const url = URL.createObjectURL(blob)
+    const a = el('a', { href: url, download: `${(note.title || note.id).replace(/[\\/:*?"<>|]+/g, '_')}.${ext}` })
+    document.body.append(a)
+    a.click()
+    a.remove()
+    setTimeout(() => URL.revokeObjectURL(url), 10_000)
+  } catch (err) { $('action-status').textContent = explain(err) }
+}
+
+async function showCost(note) {
+  try {
+    const u = await api('GET', '/v1/usage?limit=100')
+    const mine = u.recent.filter(r => r.noteId === note.id)
+    const total = mine.reduce((n, r) => n + r.credits, 0)
+    $('note-cost').textContent = mine.length
+      ? `This note has cost ${credits(total)} (${mine.map(r => `${r.operation} ${r.credits}`).join(', ')}).`
+      : 'This note has cost no credits.'
+  } catch (err) { $('note-cost').textContent = explain(err) }
+}
+
+function renderNote(note) {
+  noteState.note = note
+  document.title = `${note.title || 'Note'} · notesvc`
+  $('note-title').textContent = note.title || 'Untitled'
+  $('rename-input').value = note.title
+  const pin = $('pin')
+  pin.setAttribute('aria-pressed', String(note.isPinned))
+  pin.textContent = note.isPinned ? 'Unpin' : 'Pin'
+  $('note-meta').replaceChildren(badge(note.status, stageText(note)), ' ', typeText(note.type), ' · ', when(note.dateCreated),
+    note.language ? ` · language ${note.language}` : '', note.folderId ? ` · in ${folderName(note.folderId)}` : '')
+  fillMoveSelect()
+  $('summary').replaceChildren(note.status === 'Done' ? renderSummary(note.styleId, note.structuredContent, note.summary) : el('p', { class: 'hint', text: note.status === 'Error' ? 'Processing failed; see the status above.' : 'The summary appears here when processing is done.' }))
+  renderExports(note)
+}
+
+async function setUpPlayer(note) {
+  if (note.type !== 'audio' && note.type !== 'video') return
+  const src = `/notes/${encodeURIComponent(note.id)}/media?library=${library}`
+  const head = await fetch(src, { method: 'GET', headers: { range: 'bytes=0-0' } }).catch(() => null)
+  if (!head || (head.status !== 206 && head.status !== 200)) return
+  await head.arrayBuffer().catch(() => null)
+  const player = el(note.type === 'video' ? 'video' : 'audio', { id: 'player', controls: true, preload: 'metadata', src, 'aria-label': `Recording of ${note.title}` })
+  player.addEventListener('timeupdate', () => {
+    const t = player.currentTime
+    const i = noteState.segments.findIndex(s => t >= s.start && t < s.end)
+    if (i >= 0) highlight(i)
+  })
+  noteState.player = player
+  $('player-slot').replaceChildren(player)
+  $('player-section').hidden = false
+}
+
+/** Loads and shows the note; `first`: the page's first load. */
+async function loadNote(id, first) {
+  let note
+  try {
+    note = await api('GET', `/v1/notes/${encodeURIComponent(id)}`)
+  } catch (err) {
+    $('note-error').hidden = false
+    $('note-error').textContent = err instanceof ApiFailure && err.status === 404
+      ? `There is no such note in the ${library} library. It may have been deleted${library === 'live' ? ', or it is in the sandbox library (switch on the library page)' : ''}.`
+      : explain(err)
+    $('note-title').textContent = 'Note not found'
+    return
+  }
+  renderNote(note)
+  if (!noteState.player && (first || note.status === 'Done') && note.processingStage !== 'awaiting_upload') await setUpPlayer(note)
+  noteState.segments = note.status === 'Done' ? await segmentsOf(note) : []
+  renderTranscript(note, noteState.segments)
+  showCost(note)
+  if (note.status === 'Summarizing') followNote(id)
+}
+
+/** While the note is processing: its stage and progress live in the badge, then the whole note once it is done. */
+async function followNote(id) {
+  for (;;) {
+    await pause(POLL_MS)
+    let s
+    try { s = await noteStatus(id) } catch { return }
+    const b = document.querySelector('#note-meta .badge')
+    if (b) showStatus(b, s)
+    if (s.status !== 'Summarizing') { loadNote(id, false); return }
+  }
+}
+
+export function initNote() {
+  const id = document.body.dataset.noteId
+  setLibrary(library)
+  const say = text => { $('action-status').textContent = text }
+  const update = async (patch, done) => {
+    try {
+      renderNote(await api('PATCH', `/v1/notes/${encodeURIComponent(id)}`, patch))
+      say(done)
+    } catch (err) { say(explain(err)) }
+  }
+  $('rename-form').addEventListener('submit', e => { e.preventDefault(); update({ title: $('rename-input').value.trim() }, 'Renamed.') })
+  $('move-select').addEventListener('change', e => update({ folderId: e.target.value || null }, e.target.value ? `Moved to ${folderName(e.target.value)}.` : 'Moved to the top level.'))
+  $('pin').addEventListener('click', () => update({ isPinned: !(noteState.note && noteState.note.isPinned) }, noteState.note && noteState.note.isPinned ? 'Unpinned.' : 'Pinned.'))
+  const confirmBox = $('confirm-dialog')
+  $('delete').addEventListener('click', () => confirmBox.showModal())
+  $('cancel-delete').addEventListener('click', () => confirmBox.close())
+  $('confirm-delete').addEventListener('click', async () => {
+    try {
+      await api('DELETE', `/v1/notes/${encodeURIComponent(id)}`)
+      window.location.assign('/')
+    } catch (err) { confirmBox.close(); say(explain(err)) }
+  })
+  $('ask-form').addEventListener('submit', async e => {
+    e.preventDefault()
+    const question = $('question').value.trim()
+    if (!question) return
+    const entry = el('div', { class: 'qa' }, el('p', { class: 'q', text: question }), el('p', { class: 'a hint', text: 'Thinking…' }))
+    $('answers').prepend(entry)
+    try {
+      const r = await api('POST', `/v1/notes/${encodeURIComponent(id)}/questions`, { question })
+      entry.lastChild.replaceWith(el('p', { class: 'a', text: r.answer }), el('p', { class: 'cost hint', text: charged(r) }))
+      $('question').value = ''
+      showCost(noteState.note || { id })
+    } catch (err) { entry.lastChild.replaceWith(el('p', { class: 'a error', text: explain(err) })) }
+  })
+  loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
+}
+
