@@ -3,11 +3,17 @@ declare module '*/standalone.js' {
   const text: string
   export default text
 }
-declare module '*/assets/library.js' {
-  const text: string
-  export default text
-}
 declare module '*/assets/library.css' {
   const text: string
   export default text
 }
+// The web library's script modules (src/modules/web/assets/library/), imported by library.ts.
+declare module '*/assets/library/add.js' { const text: string; export default text }
+declare module '*/assets/library/api.js' { const text: string; export default text }
+declare module '*/assets/library/dom.js' { const text: string; export default text }
+declare module '*/assets/library/folders.js' { const text: string; export default text }
+declare module '*/assets/library/list.js' { const text: string; export default text }
+declare module '*/assets/library/main.js' { const text: string; export default text }
+declare module '*/assets/library/note.js' { const text: string; export default text }
+declare module '*/assets/library/status.js' { const text: string; export default text }
+declare module '*/assets/library/summary.js' { const text: string; export default text }

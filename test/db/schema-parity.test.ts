@@ -371,12 +371,12 @@ interface Derived {
 async function readDerived(s: Store): Promise<Derived> {
   const rows = await s.all<{ id: string; list_item: string; changed_within: number; revision: number | string }>('SELECT id, list_item, changed_within, revision FROM notes ORDER BY id')
   const words: Record<string, string[]> = {}
-  for (const w of PROBE_WORDS) words[w] = (await s.all<{ id: string }>(MATCHES[s.dialect].sql, [MATCHES[s.dialect].term(w)])).map(r => r.id)
+  for (const w of PROBE_WORDS) words[w] = (await s.all<{ id: string }>(MATCHES[s.sql.name].sql, [MATCHES[s.sql.name].term(w)])).map(r => r.id)
   return {
     notes: rows.map(({ id, list_item, changed_within }) => ({ id, list_item, changed_within })),
     revisions: new Map(rows.map(r => [r.id, Number(r.revision)])),
     counter: Number((await s.get<{ n: number | string }>('SELECT n FROM note_revision_counter'))!.n),
-    search: await s.all(SEARCH_ROWS[s.dialect]),
+    search: await s.all(SEARCH_ROWS[s.sql.name]),
     words,
   }
 }
