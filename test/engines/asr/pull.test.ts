@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { pullModel, PullError } from '../../../src/engines/asr/pull'
-import { createProgressBar } from '../../../src/progress'
 import { run, tempDir } from '../../helpers/process'
 
 /**
@@ -135,20 +134,5 @@ describe('models pull', () => {
     const list = await run(['bun', 'run', 'src/cli.ts', 'models', 'list'], { env: { NOTESVC_MODELS_DIR: dir.path } })
     expect(list.stdout).toBe(`tiny\t${model.length}\t${join(dir.path, 'ggml-tiny.bin')}\n`)
     dir.remove()
-  })
-})
-
-describe('progress bar', () => {
-  test('redraws in place on a terminal, and writes a line per tenth elsewhere', () => {
-    const tty: string[] = []
-    const bar = createProgressBar('x', s => tty.push(s), true)
-    bar.update({ received: 5, total: 10 })
-    bar.done()
-    expect(tty[0]).toStartWith('\rx  50% [###############...............] 0.0/0.0 MB')
-    expect(tty.at(-1)).toBe('\n')
-    const log: string[] = []
-    const plain = createProgressBar('x', s => log.push(s), false)
-    for (let i = 0; i <= 100; i++) plain.update({ received: i, total: 100 })
-    expect(log).toHaveLength(11)
   })
 })
