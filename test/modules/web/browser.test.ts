@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser } from 'playwright-core'
-import { ROOT } from '../../helpers/process'
+import { freePort, ROOT } from '../../helpers/process'
 
 /**
  * The sign-in and settings pages in headless Chromium (Debian's `chromium` package), against a real
@@ -19,13 +19,6 @@ let server: Subprocess<'ignore', 'pipe', 'pipe'> | undefined
 let browser: Browser | undefined
 let base = ''
 let dataDir = ''
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = s.port!
-  s.stop(true)
-  return port
-}
 
 async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader()
@@ -42,7 +35,7 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with DEBIAN_FRONTEND=noninteractive apt-get install -y chromium`)
   dataDir = mkdtempSync(join(tmpdir(), 'notesvc-browser-'))
-  const port = freePort()
+  const port = await freePort()
   base = `http://127.0.0.1:${port}`
   const env = { ...process.env, NOTESVC_DATA_DIR: dataDir, PORT: String(port), NOTESVC_PUBLIC_URL: base, NOTESVC_LLM: 'builtin', NOTESVC_OWNER_EMAIL: EMAIL }
 
