@@ -78,17 +78,6 @@ export interface Cluster {
   stop(): Promise<void>
 }
 
-/** Polls `get` every `everyMs` until it gives something truthy; throws after `ms` naming `what`. */
-export async function until<T>(what: string, get: () => T | Promise<T>, ms: number, everyMs = 25): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
-    await Bun.sleep(everyMs)
-  }
-}
-
 function spawnLogged(name: string, args: string[], env: Record<string, string>): ClusterProcess {
   const proc = Bun.spawn(['bun', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const output: string[] = []

@@ -29,6 +29,17 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** Polls `get` every `everyMs` until it gives something truthy, and returns that; throws after `ms` naming `what`. */
+export async function until<T>(what: string, get: () => T | Promise<T>, ms = 10_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await get()
+    if (v) return v as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
+    await Bun.sleep(everyMs)
+  }
+}
+
 /** Starts a long-running command and waits until `url` answers 200. */
 export async function startServer(cmd: string[], url: string, opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}) {
   const started = performance.now()

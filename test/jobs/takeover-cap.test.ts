@@ -3,8 +3,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { speechWav } from '../fixtures/speech'
-import { until } from '../helpers/cluster'
-import { firstStartKey, freePort, ROOT, startServer, tempDir } from '../helpers/process'
+import { firstStartKey, freePort, ROOT, startServer, tempDir, until } from '../helpers/process'
 
 /**
  * A recording that kills its worker every time. `serve` runs the API alone (NOTESVC_WORKERS=0); the

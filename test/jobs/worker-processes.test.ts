@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { firstStartKey, freePort, ROOT, startServer, tempDir } from '../helpers/process'
+import { firstStartKey, freePort, ROOT, startServer, tempDir, until } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
 const LEASE_SECONDS = 3
@@ -20,16 +20,6 @@ function startWorker(env: Record<string, string>) {
     }
   })()
   return { proc, lines }
-}
-
-async function until<T>(what: string, get: () => T | Promise<T>, ms: number): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
-    await Bun.sleep(25)
-  }
 }
 
 /**
