@@ -204,25 +204,6 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   }
 }
 
-/** An API client of one node with one key: `call(method, path, body)` → status, JSON body and headers. */
-export function apiClient(base: string, key: string) {
-  return async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await res.text()
-    let json: any = text
-    try {
-      json = JSON.parse(text)
-    } catch {
-      // not JSON (an empty 204)
-    }
-    return { status: res.status, body: json, headers: res.headers }
-  }
-}
-
 /** A cookie-keeping browser of one node's web pages, over real HTTP. */
 export function webBrowser(base: string) {
   const jar = new Map<string, string>()

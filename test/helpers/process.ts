@@ -64,6 +64,25 @@ export async function startServer(cmd: string[], url: string, opts: { cwd?: stri
   return { proc, firstByteMs, stop: async () => { proc.kill(); await proc.exited } }
 }
 
+/** An API client of one node with one key: `call(method, path, body)` → status, JSON body and headers. */
+export function apiClient(base: string, key: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    let json: any = text
+    try {
+      json = JSON.parse(text)
+    } catch {
+      // not JSON (an empty 204)
+    }
+    return { status: res.status, body: json, headers: res.headers }
+  }
+}
+
 /** The live key a server prints on stdout when it starts on an empty database. */
 export async function firstStartKey(stdout: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stdout.getReader()

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Store } from '../../src/db/store'
 import { speechWav } from '../fixtures/speech'
-import { apiClient, startCluster, webBrowser, type Cluster, type ClusterBackEnd } from '../helpers/cluster'
-import { until } from '../helpers/process'
+import { startCluster, webBrowser, type Cluster, type ClusterBackEnd } from '../helpers/cluster'
+import { apiClient, until } from '../helpers/process'
 import { postgresUnavailable } from '../helpers/postgres'
 
 /**

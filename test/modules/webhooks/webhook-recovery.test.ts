@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
-import { firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../../helpers/process'
+import { apiClient, firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../../helpers/process'
 import { speechWav } from '../../fixtures/speech'
 
 /**
@@ -22,11 +22,7 @@ describe('kill -9 after a note is done, before its webhook is delivered', () => 
     let server = await start()
     try {
       const key = await firstStartKey(server.proc.stdout)
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-        return { status: res.status, body: (await res.json()) as any }
-      }
+      const call = apiClient(base, key)
 
       // the receiver's port has nothing listening yet
       const hook = await call('POST', '/v1/webhooks', { url: `http://127.0.0.1:${receiverPort}/hooks`, events: ['note.completed'] })
