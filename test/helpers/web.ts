@@ -1,3 +1,4 @@
+import { expect } from 'bun:test'
 import { createTestApp } from './app'
 import type { Env } from '../../src/config'
 import type { Clock } from '../../src/clock'
@@ -51,6 +52,30 @@ export function createWebTestApp(opts: { env?: Env; clock?: Clock } = {}) {
   }
 
   return { ...t, web: () => web, browser }
+}
+
+export type WebTestApp = ReturnType<typeof createWebTestApp>
+
+/** A web test app in which the account `email` has the password `password`. */
+export async function webAppWithPassword(email: string, password: string, opts: Parameters<typeof createWebTestApp>[0] = {}): Promise<WebTestApp> {
+  const t = createWebTestApp(opts)
+  await t.web().setPassword(email, password)
+  return t
+}
+
+/**
+ * A fresh browser of `t`, signed in as `email` through the sign-in form and sent on (303) to `next`
+ * (/settings when not given); that page, and its CSRF token (the settings forms' hidden field, or the
+ * library's meta tag).
+ */
+export async function signedIn(t: WebTestApp, email: string, password: string, next?: string) {
+  const b = t.browser()
+  const to = next ?? '/settings'
+  const r = await b.signIn(email, password, next)
+  expect({ status: r.status, location: r.location }).toEqual({ status: 303, location: to })
+  const page = await b.get(to)
+  const csrf = field(page.text, 'csrf') ?? /<meta name="csrf-token" content="([^"]+)">/.exec(page.text)?.[1]
+  return { b, page, csrf: csrf! }
 }
 
 /** The value of a hidden input in a page. */

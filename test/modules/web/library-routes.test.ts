@@ -1,19 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { createWebTestApp } from '../../helpers/web'
+import { createWebTestApp, signedIn, webAppWithPassword } from '../../helpers/web'
 import { byteRange, mediaType } from '../../../src/modules/web/library'
 
 const EMAIL = 'lib@example.com'
 const PASSWORD = 'a long enough passphrase'
 
-async function signedIn() {
-  const t = createWebTestApp()
-  await t.web().setPassword(EMAIL, PASSWORD)
-  const b = t.browser()
-  expect((await b.signIn(EMAIL, PASSWORD, '/')).location).toBe('/')
-  const page = await b.get('/')
-  const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page.text)![1]!
-  return { t, b, page, csrf }
-}
+/** Signed in to a fresh app, on the library page. */
+const inLibrary = async () => signedIn(await webAppWithPassword(EMAIL, PASSWORD), EMAIL, PASSWORD, '/')
 
 describe('the library pages', () => {
   test('signed out, / and a note page send to sign-in and back', async () => {
@@ -23,7 +16,7 @@ describe('the library pages', () => {
   })
 
   test('signed in: the shell with the balance, a strict CSP and the user escaped', async () => {
-    const { page } = await signedIn()
+    const { page } = await inLibrary()
     expect(page.status).toBe(200)
     expect(page.headers.get('content-security-policy')).toStartWith("default-src 'none'; script-src 'self'; style-src 'self';")
     expect(page.text).toContain('<span id="balance">60</span> credits')
@@ -32,7 +25,7 @@ describe('the library pages', () => {
   })
 
   test('the script and style: versioned URLs are cached for good, others revalidated', async () => {
-    const { b, page } = await signedIn()
+    const { b, page } = await inLibrary()
     const path = /src="(\/assets\/library\.js\?v=\w+)"/.exec(page.text)![1]!
     const versioned = await b.get(path)
     expect([versioned.status, versioned.headers.get('content-type'), versioned.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable'])
@@ -41,7 +34,7 @@ describe('the library pages', () => {
   })
 
   test('recording lengths and recordings need the session (and its token for lengths)', async () => {
-    const { b, csrf } = await signedIn()
+    const { b, csrf } = await inLibrary()
     expect((await b.get('/web/durations?ids=note_a')).status).toBe(401)
     const none = await b.get('/web/durations?ids=note_a,note_b', { 'x-csrf-token': csrf })
     expect([none.status, JSON.parse(none.text)]).toEqual([200, { durations: {} }])

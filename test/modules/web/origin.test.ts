@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createWebTestApp, field } from '../../helpers/web'
+import { createWebTestApp, field, signedIn, webAppWithPassword } from '../../helpers/web'
 import { oauthApp, oauth, REDIRECT } from '../../helpers/oauth'
 
 /**
@@ -14,21 +14,13 @@ const PASSWORD = 'correct horse battery staple'
 const FOREIGN_ORIGINS = ['https://evil.example', 'null', 'http://localhost:8081', 'https://localhost']
 const OWN_ORIGIN = 'http://localhost'
 
-async function signedIn() {
-  const t = createWebTestApp()
-  await t.web().setPassword(EMAIL, PASSWORD)
-  const b = t.browser()
-  expect((await b.signIn(EMAIL, PASSWORD)).status).toBe(303)
-  const page = await b.get('/settings')
-  return { t, b, csrf: field(page.text, 'csrf')! }
-}
-
 const keyCount = (t: ReturnType<typeof createWebTestApp>) => (t.db.query('SELECT count(*) AS n FROM api_keys').get() as { n: number }).n
 
 describe('settings forms', () => {
   for (const origin of FOREIGN_ORIGINS) {
     test(`create key with a valid token from Origin ${origin} → 403, no key made`, async () => {
-      const { t, b, csrf } = await signedIn()
+      const t = await webAppWithPassword(EMAIL, PASSWORD)
+      const { b, csrf } = await signedIn(t, EMAIL, PASSWORD)
       const before = keyCount(t)
       const r = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin })
       expect(r.status).toBe(403)
@@ -38,7 +30,8 @@ describe('settings forms', () => {
   }
 
   test('revoke and sign out from another origin → 403; the key and the session survive', async () => {
-    const { t, b, csrf } = await signedIn()
+    const t = await webAppWithPassword(EMAIL, PASSWORD)
+    const { b, csrf } = await signedIn(t, EMAIL, PASSWORD)
     const made = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: OWN_ORIGIN })
     expect(made.status).toBe(200)
     const key = made.text.match(/svc_live_[A-Za-z0-9_-]+/)![0]
@@ -54,7 +47,8 @@ describe('settings forms', () => {
   })
 
   test('a server opened by another name than the public URL (localhost, a LAN address) still works: Origin matches Host', async () => {
-    const { t, b, csrf } = await signedIn()
+    const t = await webAppWithPassword(EMAIL, PASSWORD)
+    const { b, csrf } = await signedIn(t, EMAIL, PASSWORD)
     const before = keyCount(t)
     const ok = await b.post('/settings/keys', { csrf, library: 'live', scopes: 'notes:read' }, { origin: 'http://notes.lan:8080', host: 'notes.lan:8080' })
     expect(ok.status).toBe(200)

@@ -1,6 +1,6 @@
 import { describe, expect, spyOn, test } from 'bun:test'
 import { fixedClock } from '../../helpers/app'
-import { createWebTestApp, field } from '../../helpers/web'
+import { createWebTestApp, field, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
 import { ROOT } from '../../helpers/process'
 import { safeNext } from '../../../src/modules/web'
 import { esc } from '../../../src/modules/web/pages'
@@ -12,19 +12,13 @@ const MAX_FAILURES_PER_CLIENT = 20
 const WINDOW_SECONDS = 15 * 60
 const PASSWORD = 'correct horse battery staple'
 
-async function setup(opts: Parameters<typeof createWebTestApp>[0] = {}) {
-  const t = createWebTestApp(opts)
-  await t.web().setPassword(EMAIL, PASSWORD)
-  return t
-}
+const setup = (opts: Parameters<typeof createWebTestApp>[0] = {}) => webAppWithPassword(EMAIL, PASSWORD, opts)
 
-async function signedIn(t: Awaited<ReturnType<typeof setup>>) {
-  const b = t.browser()
-  const r = await b.signIn(EMAIL, PASSWORD)
-  expect(r.status).toBe(303)
-  const page = await b.get('/settings')
-  expect(page.status).toBe(200)
-  return { b, csrf: field(page.text, 'csrf')!, page }
+/** Signed in, on the settings page, which answers 200. */
+async function onSettings(t: WebTestApp) {
+  const signed = await signedIn(t, EMAIL, PASSWORD)
+  expect(signed.page.status).toBe(200)
+  return signed
 }
 
 describe('passwords', () => {
@@ -152,7 +146,7 @@ describe('next parameter (open redirects)', () => {
 
   test('a signed-in visit to /signin goes straight to next', async () => {
     const t = await setup()
-    const { b } = await signedIn(t)
+    const { b } = await onSettings(t)
     const r = await b.get('/signin?next=%2F%2Fevil.example')
     expect(r.status).toBe(303)
     expect(r.location).toBe('/settings')
@@ -201,7 +195,7 @@ describe('brute-force limits', () => {
 describe('sign-out', () => {
   test('POST /signout with the CSRF token ends the session', async () => {
     const t = await setup()
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     const refused = await b.post('/signout', { csrf: 'wrong' })
     expect(refused.status).toBe(403)
     expect((await b.get('/settings')).status).toBe(200)
@@ -215,7 +209,7 @@ describe('sign-out', () => {
 
   test('the session id is stored only as a hash', async () => {
     const t = await setup()
-    const { b } = await signedIn(t)
+    const { b } = await onSettings(t)
     const value = b.jar.get('notesvc_session')!
     const rows = t.db.query<{ id_hash: string }, []>('SELECT id_hash FROM sessions').all()
     expect(rows).toHaveLength(1)
@@ -237,7 +231,7 @@ describe('settings', () => {
 
   test('security headers on pages', async () => {
     const t = await setup()
-    const { page } = await signedIn(t)
+    const { page } = await onSettings(t)
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(page.headers.get('cache-control')).toBe('no-store')
     expect(page.headers.get('x-frame-options')).toBe('DENY')
@@ -250,7 +244,7 @@ describe('settings', () => {
     await t.services.accounts.addPurchasedCredits(EMAIL, 7)
     const account = await t.services.accounts.requireAccount(EMAIL)
     await t.services.credits.charge({ accountId: account.id, operation: 'createSummary', credits: 2, source: 'api_key' })
-    const { page } = await signedIn(t)
+    const { page } = await onSettings(t)
     expect(page.text).toContain('<strong id="grant">58 / 60</strong>')
     expect(page.text).toContain('<strong id="prepaid">7</strong>')
     expect(page.text).toContain('<strong id="total">65</strong>')
@@ -260,7 +254,7 @@ describe('settings', () => {
 
   test('create a key: shown once, works on the API; revoke: refused by the API', async () => {
     const t = await setup()
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     const created = await b.post('/settings/keys', { csrf, name: 'laptop', library: 'live', scopes: ['notes:read', 'notes:write'] })
     expect(created.status).toBe(200)
     const key = created.text.match(/<code id="new-key">(svc_live_[A-Za-z0-9]{32})<\/code>/)![1]!
@@ -291,7 +285,7 @@ describe('settings', () => {
 
   test('sandbox keys', async () => {
     const t = await setup()
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     const created = await b.post('/settings/keys', { csrf, library: 'sandbox', scopes: ['notes:read'] })
     const key = created.text.match(/<code id="new-key">(svc_test_[A-Za-z0-9]{32})<\/code>/)![1]!
     expect((await t.call('GET', '/v1/notes', { token: key })).status).toBe(200)
@@ -299,7 +293,7 @@ describe('settings', () => {
 
   test('create-key form: CSRF refused, unknown or no scopes refused', async () => {
     const t = await setup()
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     expect((await b.post('/settings/keys', { library: 'live', scopes: 'notes:read' })).status).toBe(403)
     expect((await b.post('/settings/keys', { csrf: csrf.slice(1), library: 'live', scopes: 'notes:read' })).status).toBe(403)
     expect((await b.post('/settings/keys', { csrf, library: 'live' })).status).toBe(400)
@@ -311,7 +305,7 @@ describe('settings', () => {
   test("can't revoke another account's key", async () => {
     const t = await setup()
     const other = await t.services.accounts.createKey({ email: 'eve@example.com' })
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     for (const target of [other.info.id, other.info.start]) {
       const r = await b.post(`/settings/keys/${encodeURIComponent(target)}/revoke`, { csrf })
       expect(r.status).toBe(404)
@@ -323,7 +317,7 @@ describe('settings', () => {
 
   test('user-controlled text is escaped', async () => {
     const t = await setup()
-    const { b, csrf } = await signedIn(t)
+    const { b, csrf } = await onSettings(t)
     const created = await b.post('/settings/keys', { csrf, name: '<script>alert("x")</script>', library: 'live', scopes: 'notes:read' })
     expect(created.text).not.toContain('<script>alert')
     expect(created.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;')
