@@ -203,36 +203,3 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     throw err
   }
 }
-
-/** A cookie-keeping browser of one node's web pages, over real HTTP. */
-export function webBrowser(base: string) {
-  const jar = new Map<string, string>()
-  async function request(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = {}
-    if (jar.size) headers.cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
-    let body: string | undefined
-    if (form) {
-      body = new URLSearchParams(form).toString()
-      headers['content-type'] = 'application/x-www-form-urlencoded'
-    }
-    const res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' })
-    for (const c of res.headers.getSetCookie()) {
-      const [pair, ...attrs] = c.split(';')
-      const [k, ...v] = pair!.trim().split('=')
-      if (attrs.some(a => /^\s*max-age=0\s*$/i.test(a))) jar.delete(k!)
-      else jar.set(k!, v.join('='))
-    }
-    return { status: res.status, text: await res.text(), location: res.headers.get('location') }
-  }
-  const field = (html: string, name: string) => new RegExp(`<input type="hidden" name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? null
-  return {
-    get: (path: string) => request('GET', path),
-    post: (path: string, form: Record<string, string>) => request('POST', path, form),
-    field,
-    /** GET /signin, then post the form with its CSRF field; 303 when signed in */
-    async signIn(email: string, password: string) {
-      const page = await request('GET', '/signin')
-      return request('POST', '/signin', { csrf: field(page.text, 'csrf') ?? '', next: '/settings', email, password })
-    },
-  }
-}

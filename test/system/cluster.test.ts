@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Store } from '../../src/db/store'
 import { speechWav } from '../fixtures/speech'
-import { startCluster, webBrowser, type Cluster, type ClusterBackEnd } from '../helpers/cluster'
+import { startCluster, type Cluster, type ClusterBackEnd } from '../helpers/cluster'
 import { apiClient, until } from '../helpers/process'
+import { cookieBrowser, field } from '../helpers/web'
 import { postgresUnavailable } from '../helpers/postgres'
 
 /**
@@ -209,12 +210,12 @@ for (const backEnd of (['postgres', 'sqlite'] as const).filter(b => wanted.inclu
         expect((await onB('GET', '/v1/notes?limit=1')).status).toBe(200)
         expect((await apiClient(a.base, victim.key)('GET', '/v1/notes?limit=1')).status).toBe(200)
       }
-      const browser = webBrowser(a.base)
+      const browser = cookieBrowser(a.base, request => fetch(request))
       expect((await browser.signIn('main@cluster.test', PASSWORD)).status).toBe(303)
       const settings = await browser.get('/settings')
       expect(settings.status).toBe(200)
       expect(settings.text).toContain(victim.id)
-      const revoked = await browser.post(`/settings/keys/${encodeURIComponent(victim.id)}/revoke`, { csrf: browser.field(settings.text, 'csrf')! })
+      const revoked = await browser.post(`/settings/keys/${encodeURIComponent(victim.id)}/revoke`, { csrf: field(settings.text, 'csrf')! })
       expect(revoked.status).toBe(303)
       const revokedAt = performance.now()
       let polls = 0
