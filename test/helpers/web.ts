@@ -3,6 +3,7 @@ import { createTestApp } from './app'
 import type { Env } from '../../src/config'
 import type { Clock } from '../../src/clock'
 import { createWebService } from '../../src/modules/web/service'
+import { SESSION_COOKIE } from '../../src/modules/web/sessions'
 
 export interface PageResult {
   status: number
@@ -48,6 +49,18 @@ export function cookieBrowser(origin: string, send: (request: Request) => Promis
       return this.post('/signin', { csrf: field(page.text, 'csrf')!, next: field(page.text, 'next') ?? '', email, password })
     },
   }
+}
+
+/**
+ * Signs in through the sign-in form of the pages at `origin` (sent by `send`: app.handle or fetch),
+ * checks that it is sent on (303) to `next`, and gives the session's cookie as a Cookie header
+ * (`notesvc_session=…`).
+ */
+export async function sessionCookie(origin: string, send: (request: Request) => Promise<Response>, email: string, password: string, next = '/settings'): Promise<string> {
+  const b = cookieBrowser(origin, send)
+  const r = await b.signIn(email, password, next)
+  expect([r.status, r.location]).toEqual([303, next])
+  return `${SESSION_COOKIE}=${b.jar.get(SESSION_COOKIE)}`
 }
 
 /** A test app with the web pages, and its browser over app.handle. */

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { freePort, run, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
 import { writeTinyWhisperModel } from '../fixtures/ggml-model'
 import { makeWav } from '../fixtures/wav'
+import { sessionCookie } from '../helpers/web'
 
 // The compiled binary, run from an empty folder with no node_modules anywhere near it.
 const build = tempDir('notesvc-bin-')
@@ -60,12 +61,7 @@ describe('dist/notesvc', () => {
       // the web library: `/` signed in, its script and style embedded in the binary
       const setPassword = Bun.spawn([binary, 'accounts', 'password', '--email', 'bin@example.com'], { cwd: work.path, env: { ...process.env, NOTESVC_DATA_DIR: '' }, stdin: new TextEncoder().encode('binary passphrase\n'), stdout: 'ignore', stderr: 'ignore' })
       expect(await setPassword.exited).toBe(0)
-      const form = await fetch(`${base}/signin?next=/`)
-      const formCookie = form.headers.getSetCookie()[0]!.split(';')[0]!
-      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!
-      const signedIn = await fetch(`${base}/signin`, { method: 'POST', redirect: 'manual', headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, next: '/', email: 'bin@example.com', password: 'binary passphrase' }) })
-      expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, '/'])
-      const session = signedIn.headers.getSetCookie().find(c => c.startsWith('notesvc_session='))!.split(';')[0]!
+      const session = await sessionCookie(base, request => fetch(request), 'bin@example.com', 'binary passphrase', '/')
       const library = await fetch(`${base}/`, { headers: { cookie: session } })
       expect(library.status).toBe(200)
       const html = await library.text()

@@ -3,7 +3,7 @@ import { PostgresStore, type Store } from '../../src/db/store'
 import type { Env } from '../../src/config'
 import { createTestApp, fixedClock, type CallResult } from '../helpers/app'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
-import { field } from '../helpers/web'
+import { field, sessionCookie } from '../helpers/web'
 
 /**
  * Two nodes on one PostgreSQL database: two complete apps, each with its own connection pool on the
@@ -108,16 +108,7 @@ describe.skipIf(pg.skip)('two nodes on one PostgreSQL database', () => {
     expect((await b.call('GET', '/v1/usage', { token: created.key })).status).toBe(200)
 
     // Sign in on node A and revoke the key from its settings page.
-    const signInPage = await a.app.handle(new Request('http://localhost/signin'))
-    const signInCsrf = field(await signInPage.text(), 'csrf')!
-    const csrfCookie = signInPage.headers.getSetCookie()[0]!.split(';')[0]!
-    const signedIn = await a.app.handle(new Request('http://localhost/signin', {
-      method: 'POST', redirect: 'manual',
-      headers: { cookie: csrfCookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf: signInCsrf, next: '/settings', email: EMAIL, password: PASSWORD }).toString(),
-    }))
-    expect(signedIn.status).toBe(303)
-    const session = signedIn.headers.getSetCookie().find(c => c.startsWith('notesvc_session='))!.split(';')[0]!
+    const session = await sessionCookie('http://localhost', request => a.app.handle(request), EMAIL, PASSWORD)
     // The session lives in the database: node B knows it too.
     const settings = await b.app.handle(new Request('http://localhost/settings', { headers: { cookie: session } }))
     expect(settings.status).toBe(200)

@@ -6,6 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { parseSync as parseSubtitles } from 'subtitle'
 import { firstStartKey, freePort, ROOT, startServer, tempDir } from '../../helpers/process'
 import { speechWav } from '../../fixtures/speech'
+import { sessionCookie } from '../../helpers/web'
 
 /**
  * The web library in headless Chromium (Debian's `chromium`) against a real server process with
@@ -386,12 +387,7 @@ test('the same at 360 px wide', async () => {
 
 /** Signs in with plain HTTP (the sign-in form and its CSRF cookie); the session cookie and the page's CSRF token. */
 async function signInByHttp(): Promise<{ cookie: string; csrf: string; html: string }> {
-  const form = await fetch(`${base}/signin?next=/`)
-  const preCookie = form.headers.getSetCookie()[0]!.split(';')[0]!
-  const field = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!
-  const post = await fetch(`${base}/signin`, { method: 'POST', redirect: 'manual', headers: { cookie: preCookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf: field, next: '/', email: EMAIL, password: PASSWORD }) })
-  expect([post.status, post.headers.get('location')]).toEqual([303, '/'])
-  const cookie = post.headers.getSetCookie().find(c => c.startsWith('notesvc_session='))!.split(';')[0]!
+  const cookie = await sessionCookie(base, request => fetch(request), EMAIL, PASSWORD, '/')
   const html = await (await fetch(`${base}/`, { headers: { cookie } })).text()
   return { cookie, csrf: /<meta name="csrf-token" content="([^"]+)">/.exec(html)![1]!, html }
 }
