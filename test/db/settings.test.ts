@@ -1,13 +1,13 @@
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { instanceSecret, lazySecret } from '../../src/db/settings'
-import { PostgresStore, type Store } from '../../src/db/store'
+import { PostgresStore } from '../../src/db/store'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
+import { closedAfterAll } from '../helpers/closing'
 
 // the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
 setDefaultTimeout(30_000)
 
-const opened: Store[] = []
-afterAll(async () => { for (const s of opened.splice(0)) await s.close() })
+const opened = closedAfterAll()
 
 for (const b of backEnds) {
   describe.skipIf(b.skip)(`the upload signing key (settings) on ${b.name}`, () => {

@@ -1,9 +1,10 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import { PostgresStore, type Store } from '../../src/db/store'
+import { describe, expect, test } from 'bun:test'
+import { PostgresStore } from '../../src/db/store'
 import type { Env } from '../../src/config'
 import { createTestApp, fixedClock, type CallResult } from '../helpers/app'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
 import { field, sessionCookie } from '../helpers/web'
+import { closedAfterAll } from '../helpers/closing'
 
 /**
  * Two nodes on one PostgreSQL database: two complete apps, each with its own connection pool on the
@@ -15,10 +16,7 @@ const pg = backEnds.find(b => b.name === 'postgres')!
 const EMAIL = 'nodes@example.com'
 const SUMMARY = { text: 'We decided to ship on Friday. Ada owns the release notes.' }
 
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 /** Two apps (nodes) on one fresh database, at one fixed time. */
 async function twoNodes(env: Env = {}) {

@@ -1,14 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import type { Store } from '../../../src/db/store'
+import { describe, expect, test } from 'bun:test'
 import { backEnds } from '../../helpers/backends'
 import { identityServices } from '../../helpers/identity'
+import { closedAfterAll } from '../../helpers/closing'
 
 /** Accounts and API keys on each store: the accounts service over a fresh store, as createServices builds it. */
 
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 for (const b of backEnds) describe.skipIf(b.skip)(`accounts on ${b.name}`, () => {
   async function identity() {

@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../../helpers/app'
 import { backEnds, type BackEnd } from '../../helpers/backends'
-import type { Store } from '../../../src/db/store'
 import { SPEC_COSTS, SPEC_ERROR_STATUS } from '../../helpers/interface'
 import { ApiError } from '../../../src/http/errors'
+import { closedAfterAll } from '../../helpers/closing'
 
 const EMAIL = 'user@example.com'
 /** SPEC.md "Credits": what each plan grants a month. */
@@ -13,10 +13,7 @@ const ENTRY_FIELDS = ['createdAt', 'credits', 'id', 'noteId', 'operation', 'sour
 const ENTRY_SOURCES = ['api_key', 'oauth', 'mcp']
 
 /** The stores the tests of one back end opened, closed after them. */
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 async function setup(backEnd: BackEnd, plan: 'free' | 'pro' = 'free') {
   const clock = fixedClock('2026-11-10T12:00:00.000Z')

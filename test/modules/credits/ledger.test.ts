@@ -1,5 +1,5 @@
 import { OPERATION_TABLE } from '../../../src/operations'
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../../src/db/database'
 import { openStore, type Store } from '../../../src/db/store'
@@ -12,11 +12,9 @@ import { createAccountsService, keyCacheFor } from '../../../src/modules/account
 import { createUsageService } from '../../../src/modules/usage/service'
 import { backEnds, freshPostgresUrl, type BackEnd } from '../../helpers/backends'
 import { run, tempDir } from '../../helpers/process'
+import { closedAfterAll } from '../../helpers/closing'
 
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 /** The ledger's services (credits, the accounts that top up, the usage report) on `store`, at a fixed time. */
 async function ledger(store: Store, at = '2026-11-10T12:00:00.000Z') {

@@ -1,8 +1,9 @@
 import { identityServices } from '../../helpers/identity'
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Store } from '../../../src/db/store'
 import { createOAuthService, OAuthError } from '../../../src/modules/oauth'
 import { backEnds } from '../../helpers/backends'
+import { closedAfterAll } from '../../helpers/closing'
 
 /**
  * The authorization server's state (clients, codes, token families) on each store: the service over a
@@ -10,10 +11,7 @@ import { backEnds } from '../../helpers/backends'
  */
 
 const REDIRECT = 'http://127.0.0.1:8765/callback'
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 /** The OAuth error a call ends in, or 'ok'. */
 async function outcome(p: Promise<unknown>): Promise<string> {

@@ -1,14 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import type { Store } from '../../../src/db/store'
+import { describe, expect, test } from 'bun:test'
 import { createUploadsRepo } from '../../../src/modules/uploads/repo'
 import { backEnds } from '../../helpers/backends'
 import { createTestApp } from '../../helpers/app'
+import { closedAfterAll } from '../../helpers/closing'
 
 /** The web library's two reads beside the API (recording lengths, a recording's bytes) on each store. */
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 for (const b of backEnds) describe.skipIf(b.skip)(`the library's reads on ${b.name}`, () => {
   test('recording lengths of completed uploads, of this library only; the bytes of a recording, whole and in part', async () => {

@@ -1,19 +1,16 @@
 import { identityServices } from '../../helpers/identity'
-import { afterAll, describe, expect, test } from 'bun:test'
-import type { Store } from '../../../src/db/store'
+import { describe, expect, test } from 'bun:test'
 import { createWebService, MAX_FAILURES_PER_EMAIL } from '../../../src/modules/web/service'
 import { SESSION_COOKIE } from '../../../src/modules/web/sessions'
 import { backEnds } from '../../helpers/backends'
+import { closedAfterAll } from '../../helpers/closing'
 
 /**
  * Passwords, sessions and sign-in failures on each store: the web service over a fresh store, as
  * createServices builds it (the accounts and keys it signs in to: test/modules/accounts/stores.test.ts).
  */
 
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 for (const b of backEnds) describe.skipIf(b.skip)(`sessions and sign-in on ${b.name}`, () => {
   async function identity() {
