@@ -6,6 +6,22 @@ import type { Clock } from '../../src/clock'
 
 export const REDIRECT = 'http://127.0.0.1:8765/callback'
 
+/**
+ * A code for `scope` from the authorization-code flow with PKCE, run against the OAuth service
+ * directly (no HTTP), approved by the account `accountId` for the client registered with REDIRECT;
+ * and the verifier that redeems it.
+ */
+export async function approvedCode(service: OAuthService, clientId: string, accountId: string, scope: string): Promise<{ value: string; verifier: string }> {
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+  const challenge = new Bun.CryptoHasher('sha256').update(verifier).digest('base64url')
+  const check = await service.checkAuthorization(new URLSearchParams({
+    client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: challenge, code_challenge_method: 'S256',
+  }))
+  if (check.kind !== 'ok') throw new Error(`authorization refused: ${JSON.stringify(check)}`)
+  const value = new URL(await service.approve(check.request, accountId)).searchParams.get('code')!
+  return { value, verifier }
+}
+
 /** A test app with the OAuth server wired in, a browser session helper, and oauth4webapi pointed at app.handle. */
 export function oauthApp(opts: { clock?: Clock } = {}) {
   const t = createTestApp({ clock: opts.clock })

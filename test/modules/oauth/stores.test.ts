@@ -4,13 +4,13 @@ import type { Store } from '../../../src/db/store'
 import { createOAuthService, OAuthError } from '../../../src/modules/oauth'
 import { backEnds } from '../../helpers/backends'
 import { closedAfterAll } from '../../helpers/closing'
+import { approvedCode, REDIRECT } from '../../helpers/oauth'
 
 /**
  * The authorization server's state (clients, codes, token families) on each store: the service over a
  * fresh store, driven directly. The HTTP flow itself is tested in flow.test.ts and refusals.test.ts.
  */
 
-const REDIRECT = 'http://127.0.0.1:8765/callback'
 const opened = closedAfterAll()
 
 /** The OAuth error a call ends in, or 'ok'. */
@@ -34,16 +34,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`OAuth state on ${b.name}`, ()
     const client = await oauth.register({ client_name: 'Store test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
 
     /** A code for `scope` approved by the account, and the verifier that redeems it. */
-    async function code(scope = 'notes:read notes:write') {
-      const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-      const challenge = new Bun.CryptoHasher('sha256').update(verifier).digest('base64url')
-      const check = await oauth.checkAuthorization(new URLSearchParams({
-        client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: challenge, code_challenge_method: 'S256',
-      }))
-      if (check.kind !== 'ok') throw new Error(`authorization refused: ${JSON.stringify(check)}`)
-      const value = new URL(await oauth.approve(check.request, account.id)).searchParams.get('code')!
-      return { value, verifier }
-    }
+    const code = (scope = 'notes:read notes:write') => approvedCode(oauth, client.client_id, account.id, scope)
     const redeem = (c: { value: string; verifier: string }) =>
       oauth.token(new URLSearchParams({ grant_type: 'authorization_code', code: c.value, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: c.verifier }), null)
     const refresh = (token: string, scope?: string) =>
