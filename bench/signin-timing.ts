@@ -1,7 +1,7 @@
 /**
  * Sign-in timing: a wrong password for an existing account against an email no account has. Both
  * should cost one argon2id verification, so their times should be alike and neither should reveal
- * which emails exist. test/web/signin.test.ts checks that the same work is done (one verification
+ * which emails exist. test/modules/web/signin.test.ts checks that the same work is done (one verification
  * with the same cost parameters); this prints how long it takes.
  *
  * Run: bun run bench/signin-timing.ts   (RUNS=20 by default)

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { commandName, type Started } from '../src/command-name'
 import { ROOT, tempDir } from './helpers/process'
-import { createWebTestApp } from './web/helpers'
+import { createWebTestApp } from './helpers/web'
 
 // Real files, because "is this the program PATH finds" is answered by the file system.
 const dir = tempDir('notesvc-cmdname-')

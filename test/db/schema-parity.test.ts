@@ -6,7 +6,7 @@ import { PostgresStore, SqliteStore, type Queryable, type SqlValue, type Store }
 import { fts5Match, tsqueryParams } from '../../src/modules/notes/search-query'
 import { freshPostgresUrl, sharedPostgres } from '../helpers/backends'
 import { postgresUnavailable } from '../helpers/postgres'
-import { compareFacts, postgresSchemaFacts, sqliteSchemaFacts, type DialectDifference } from './schema-facts'
+import { compareFacts, postgresSchemaFacts, sqliteSchemaFacts, type DialectDifference } from '../helpers/schema-facts'
 
 /**
  * SQLite's schema and PostgreSQL's, each built by its own migrations, read live from each database and

@@ -1,3 +1,4 @@
+import { expect } from 'bun:test'
 import { loadConfig, type Config, type Env } from '../../src/config'
 import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
@@ -17,6 +18,22 @@ export interface CallResult {
   headers: Headers
   body: any
   text: string
+}
+
+/**
+ * The error envelope (SPEC "Errors") of an app made by createTestApp: the status, a JSON body whose
+ * error has the code, the type invalid_request_error, a message with something in it, the code's page
+ * as doc_url, and the request id, which the X-Request-Id header carries too.
+ */
+export function expectEnvelope(res: CallResult, status: number, code: string) {
+  expect(res.status).toBe(status)
+  expect(res.headers.get('content-type')).toContain('application/json')
+  expect(res.body?.error?.code).toBe(code)
+  expect(res.body.error.type).toBe('invalid_request_error')
+  expect(res.body.error.message).toMatch(/\S/)
+  expect(res.body.error.doc_url).toBe(`http://localhost/docs/errors#${code}`)
+  expect(res.headers.get('x-request-id')).toMatch(/^\S+$/)
+  expect(res.body.error.request_id).toBe(res.headers.get('x-request-id')!)
 }
 
 /**

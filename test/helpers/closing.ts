@@ -1,4 +1,4 @@
-import { afterEach } from 'bun:test'
+import { afterAll, afterEach } from 'bun:test'
 import type { Store } from '../../src/db/store'
 import type { BackEnd } from './backends'
 
@@ -17,4 +17,16 @@ export function closingAfterEach(b: BackEnd): () => Promise<Store> {
     opened.push(store)
     return store
   }
+}
+
+/**
+ * A list for the stores the calling file opens: push each one on it, and all of them are closed, in
+ * turn, after the file's tests.
+ */
+export function closedAfterAll(): Store[] {
+  const opened: Store[] = []
+  afterAll(async () => {
+    for (const s of opened.splice(0)) await s.close()
+  })
+  return opened
 }

@@ -78,17 +78,6 @@ export interface Cluster {
   stop(): Promise<void>
 }
 
-/** Polls `get` every `everyMs` until it gives something truthy; throws after `ms` naming `what`. */
-export async function until<T>(what: string, get: () => T | Promise<T>, ms: number, everyMs = 25): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
-    await Bun.sleep(everyMs)
-  }
-}
-
 function spawnLogged(name: string, args: string[], env: Record<string, string>): ClusterProcess {
   const proc = Bun.spawn(['bun', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const output: string[] = []
@@ -212,57 +201,5 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   } catch (err) {
     await stop()
     throw err
-  }
-}
-
-/** An API client of one node with one key: `call(method, path, body)` → status, JSON body and headers. */
-export function apiClient(base: string, key: string) {
-  return async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await res.text()
-    let json: any = text
-    try {
-      json = JSON.parse(text)
-    } catch {
-      // not JSON (an empty 204)
-    }
-    return { status: res.status, body: json, headers: res.headers }
-  }
-}
-
-/** A cookie-keeping browser of one node's web pages, over real HTTP. */
-export function webBrowser(base: string) {
-  const jar = new Map<string, string>()
-  async function request(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = {}
-    if (jar.size) headers.cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
-    let body: string | undefined
-    if (form) {
-      body = new URLSearchParams(form).toString()
-      headers['content-type'] = 'application/x-www-form-urlencoded'
-    }
-    const res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' })
-    for (const c of res.headers.getSetCookie()) {
-      const [pair, ...attrs] = c.split(';')
-      const [k, ...v] = pair!.trim().split('=')
-      if (attrs.some(a => /^\s*max-age=0\s*$/i.test(a))) jar.delete(k!)
-      else jar.set(k!, v.join('='))
-    }
-    return { status: res.status, text: await res.text(), location: res.headers.get('location') }
-  }
-  const field = (html: string, name: string) => new RegExp(`<input type="hidden" name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? null
-  return {
-    get: (path: string) => request('GET', path),
-    post: (path: string, form: Record<string, string>) => request('POST', path, form),
-    field,
-    /** GET /signin, then post the form with its CSRF field; 303 when signed in */
-    async signIn(email: string, password: string) {
-      const page = await request('GET', '/signin')
-      return request('POST', '/signin', { csrf: field(page.text, 'csrf') ?? '', next: '/settings', email, password })
-    },
   }
 }

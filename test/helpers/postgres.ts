@@ -9,9 +9,9 @@
  * absence fails the run, since .ci/run installs them.
  */
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './process'
 
 export interface PostgresCluster {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -41,17 +41,6 @@ export function postgresUnavailable(): string | null {
   const reason = 'PostgreSQL binaries (initdb, pg_ctl) not found: apt-get install postgresql'
   if (process.env.CI === 'true') throw new Error(`${reason} (required in CI; .ci/run installs it)`)
   return reason
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 function postgresUser(): { uid: number; gid: number } | null {

@@ -29,6 +29,17 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** Polls `get` every `everyMs` until it gives something truthy, and returns that; throws after `ms` naming `what`. */
+export async function until<T>(what: string, get: () => T | Promise<T>, ms = 10_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await get()
+    if (v) return v as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
+    await Bun.sleep(everyMs)
+  }
+}
+
 /** Starts a long-running command and waits until `url` answers 200. */
 export async function startServer(cmd: string[], url: string, opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}) {
   const started = performance.now()
@@ -51,6 +62,25 @@ export async function startServer(cmd: string[], url: string, opts: { cwd?: stri
     throw new Error(`server did not answer ${url}: ${err}`)
   }
   return { proc, firstByteMs, stop: async () => { proc.kill(); await proc.exited } }
+}
+
+/** An API client of one node with one key: `call(method, path, body)` → status, JSON body and headers. */
+export function apiClient(base: string, key: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    let json: any = text
+    try {
+      json = JSON.parse(text)
+    } catch {
+      // not JSON (an empty 204)
+    }
+    return { status: res.status, body: json, headers: res.headers }
+  }
 }
 
 /** The live key a server prints on stdout when it starts on an empty database. */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp, fixedClock } from '../helpers/app'
 import { SPEC_ERROR_STATUS, type SpecScope } from '../helpers/interface'
+import { approvedCode, REDIRECT } from '../helpers/oauth'
 
 /**
  * One admission path: the same credential, sent to the same operation over the HTTP API and over the
@@ -13,7 +14,6 @@ import { SPEC_ERROR_STATUS, type SpecScope } from '../helpers/interface'
 const READ_LIMIT = 3
 const clock = fixedClock('2026-04-01T09:00:00.000Z')
 const t = createTestApp({ clock, env: { NOTESVC_RATE_LIMITS: `read=${READ_LIMIT},write=100,processing=100` } })
-const REDIRECT = 'http://127.0.0.1:8765/callback'
 
 let accounts = 0
 const key = async (scopes?: SpecScope[]) => (await t.services.accounts.createKey({ email: `admission${++accounts}@example.com`, scopes })).key
@@ -25,15 +25,9 @@ const key = async (scopes?: SpecScope[]) => (await t.services.accounts.createKey
 async function accessToken(scope: string): Promise<{ token: string; expiresIn: number }> {
   const oauth = t.services.oauth
   const client = await oauth.register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
-  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-  const challenge = new Bun.CryptoHasher('sha256').update(verifier).digest('base64url')
-  const check = await oauth.checkAuthorization(new URLSearchParams({
-    client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: challenge, code_challenge_method: 'S256',
-  }))
-  if (check.kind !== 'ok') throw new Error(`authorization refused: ${JSON.stringify(check)}`)
   const account = await t.services.accounts.ensureAccount(`oauth${++accounts}@example.com`)
-  const code = new URL(await oauth.approve(check.request, account.id)).searchParams.get('code')!
-  const tokens = await oauth.token(new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier }), null)
+  const code = await approvedCode(oauth, client.client_id, account.id, scope)
+  const tokens = await oauth.token(new URLSearchParams({ grant_type: 'authorization_code', code: code.value, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: code.verifier }), null)
   return { token: tokens.access_token, expiresIn: tokens.expires_in }
 }
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { createTestApp, type CallResult } from '../helpers/app'
+import { createTestApp, expectEnvelope } from '../helpers/app'
 import { EVERY_SCOPE, SPEC_OPERATIONS, type SpecOperation, type SpecScope } from '../helpers/interface'
 
 /**
@@ -52,18 +52,6 @@ async function keyWithId(app: ReturnType<typeof createTestApp>, o: { scopes?: Sp
 
 function callOp(app: ReturnType<typeof createTestApp>, op: SpecOperation, o: { token?: string; headers?: Record<string, string> } = {}) {
   return app.call(op.method, pathOf(op), { ...o, body: hasBody(op) ? {} : undefined })
-}
-
-function expectEnvelope(res: CallResult, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.body?.error?.code).toBe(code)
-  expect(res.body.error.type).toBe('invalid_request_error')
-  expect(typeof res.body.error.message).toBe('string')
-  expect(res.body.error.message.length).toBeGreaterThan(0)
-  expect(res.body.error.doc_url).toEndWith(`/errors#${code}`)
-  const requestId = res.headers.get('x-request-id')
-  expect(requestId).toMatch(/^\S+$/)
-  expect(res.body.error.request_id).toBe(requestId!)
 }
 
 test('every operation of the SPEC is a route the app serves', () => {

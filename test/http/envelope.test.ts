@@ -1,18 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { createTestApp, fixedClock, type CallResult } from '../helpers/app'
+import { createTestApp, expectEnvelope, fixedClock } from '../helpers/app'
 
 /** The error envelope, request ids, 404/405, and rate limiting (SPEC "Errors", "Rate limits"; DECISIONS "Errors and HTTP"). */
-
-function expectEnvelope(res: CallResult, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toContain('application/json')
-  expect(res.body?.error?.code).toBe(code)
-  expect(res.body.error.type).toBe('invalid_request_error')
-  expect(res.body.error.message).toBeString()
-  expect(res.body.error.message.length).toBeGreaterThan(0)
-  expect(res.body.error.doc_url).toBe(`http://localhost/docs/errors#${code}`)
-  expect(res.body.error.request_id).toBe(res.headers.get('x-request-id')!)
-}
 
 describe('unknown path → 404 not_found', async () => {
   const app = createTestApp()

@@ -1,15 +1,13 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { fixedClock } from '../../src/clock'
-import { PostgresStore, type Store } from '../../src/db/store'
+import { PostgresStore } from '../../src/db/store'
 import { MemoryRateLimiter, SharedRateLimiter } from '../../src/http/rate-limit'
 import { rateLimiterFor } from '../../src/services'
 import { backEnds, freshPostgresUrl } from '../helpers/backends'
+import { closedAfterAll } from '../helpers/closing'
 
 const LIMITS = { read: 3, write: 2, processing: 1 }
-const opened: Store[] = []
-afterAll(async () => {
-  for (const s of opened.splice(0)) await s.close()
-})
+const opened = closedAfterAll()
 
 for (const b of backEnds) describe.skipIf(b.skip)(`rate limits on ${b.name}`, () => {
   async function limiter(at = '2026-04-01T09:00:00.000Z') {

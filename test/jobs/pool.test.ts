@@ -4,7 +4,7 @@ import { databaseClock } from '../../src/jobs/database-clock'
 import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
 import { createJobWakeup } from '../../src/jobs/wakeup'
 import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
-import { tempDir } from '../helpers/process'
+import { tempDir, until } from '../helpers/process'
 import { queueDb } from '../helpers/queue'
 import { backEnds } from '../helpers/backends'
 
@@ -29,14 +29,6 @@ function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseM
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
   })
   return { ...p, lines: mem.lines }
-}
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const deadline = Date.now() + ms
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
-    await Bun.sleep(10)
-  }
 }
 
 type Queue = Awaited<ReturnType<typeof queueDb>>

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
-import { firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
+import { apiClient, firstStartKey, freePort, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
 /**
@@ -18,11 +18,7 @@ describe('kill -9 while transcribing', () => {
     let server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${base}/v1/health`, { env: { ...env, PORT: String(port) } })
     try {
       const key = await firstStartKey(server.proc.stdout)
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-        return { status: res.status, body: (await res.json()) as any }
-      }
+      const call = apiClient(base, key)
 
       const wav = speechWav(90)
       const up = (await call('POST', '/v1/uploads', { fileName: 'chapter.wav', contentType: 'audio/wav', fileSize: wav.length })).body

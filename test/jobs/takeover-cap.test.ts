@@ -3,8 +3,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { speechWav } from '../fixtures/speech'
-import { until } from '../helpers/cluster'
-import { firstStartKey, freePort, ROOT, startServer, tempDir } from '../helpers/process'
+import { apiClient, firstStartKey, freePort, ROOT, startServer, tempDir, until } from '../helpers/process'
 
 /**
  * A recording that kills its worker every time. `serve` runs the API alone (NOTESVC_WORKERS=0); the
@@ -36,11 +35,7 @@ describe('a job whose worker dies every time', () => {
     db.exec('PRAGMA busy_timeout = 5000')
     try {
       const key = await firstStartKey(serve.proc.stdout)
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-        return { status: res.status, body: (await res.json()) as any }
-      }
+      const call = apiClient(base, key)
       const before = (await call('GET', '/v1/usage')).body.balance.totalRemaining as number
       const wav = speechWav(20)
       const up = (await call('POST', '/v1/uploads', { fileName: 'poison.wav', contentType: 'audio/wav', fileSize: wav.length })).body

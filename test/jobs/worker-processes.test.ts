@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { firstStartKey, freePort, ROOT, startServer, tempDir } from '../helpers/process'
+import { apiClient, firstStartKey, freePort, ROOT, startServer, tempDir, until } from '../helpers/process'
 import { speechWav } from '../fixtures/speech'
 
 const LEASE_SECONDS = 3
@@ -20,16 +20,6 @@ function startWorker(env: Record<string, string>) {
     }
   })()
   return { proc, lines }
-}
-
-async function until<T>(what: string, get: () => T | Promise<T>, ms: number): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`)
-    await Bun.sleep(25)
-  }
 }
 
 /**
@@ -54,11 +44,7 @@ describe('serve (API only) and two worker processes on one data folder', () => {
     const db = new Database(join(dir.path, 'notesvc.db'))
     try {
       const key = await firstStartKey(serve.proc.stdout)
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-        return { status: res.status, body: (await res.json()) as any }
-      }
+      const call = apiClient(base, key)
       db.exec('PRAGMA busy_timeout = 5000')
       db.exec(`CREATE TABLE test_transcript_writes (note_id TEXT, at TEXT);
         CREATE TRIGGER test_count_transcript_writes AFTER UPDATE OF original_transcription ON note_bodies

@@ -5,7 +5,7 @@
  * Why this binding (checked on Bun 1.4.5, linux-x64):
  * - The addon loads under Bun, and inside a `bun build --compile` binary when it is required by a
  *   literal path: Bun embeds the .node file and extracts it to $TMPDIR when the binary starts. The
- *   compiled test in test/engines/whisper.test.ts runs it from an empty folder. It needs libgomp.so.1.
+ *   compiled test in test/engines/asr/whisper.test.ts runs it from an empty folder. It needs libgomp.so.1.
  * - We require the platform package's `index.node` ourselves instead of using `@fugood/whisper.node`'s
  *   loader, which computes the package name at run time (`import(name)`), so the bundler cannot embed
  *   it, and which pulls in 250 MB of CUDA, Vulkan and WASM variants.
