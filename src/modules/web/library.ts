@@ -18,19 +18,30 @@ import summary from './assets/library/summary.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
 
 const version = (text: string) => Bun.hash(text).toString(36)
-const SCRIPT_TYPE = 'text/javascript; charset=utf-8'
-/** The script's modules by file name; they import one another by relative URL (`./api.js`). */
+/** The script's modules by path; they import one another by relative URL (`./api.js`). */
 const MODULES: Record<string, string> = {
-  'add.js': add, 'api.js': api, 'dom.js': dom, 'folders.js': folders, 'list.js': list, 'main.js': main, 'note.js': note,
-  'status.js': status, 'summary.js': summary,
+  '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
+  '/library/main.js': main, '/library/note.js': note, '/library/status.js': status, '/library/summary.js': summary,
 }
-/** One version for all the modules together: a change to any of them changes every module's URL. */
-const MODULES_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
+const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
+
+let bundled: Promise<string> | null = null
+/**
+ * The page's one script: the modules bundled into one file by Bun's bundler, from memory, on first
+ * use (a few milliseconds, once per process). The browser gets one request, as before the script was
+ * split; the source stays in modules that say what each part of the page does.
+ */
+function libraryScript(): Promise<string> {
+  bundled ??= Bun.build({ entrypoints: ['/library/main.js'], files: MODULES, target: 'browser', format: 'esm' }).then(async out => {
+    if (!out.success || out.outputs.length !== 1) throw new AggregateError(out.logs, 'the web library\'s script modules could not be bundled')
+    return out.outputs[0]!.text()
+  })
+  return bundled
+}
+
 const ASSETS = {
-  // The page's one script: it imports main.js under the versioned path, so the relative imports between
-  // the modules stay under that version too (a `?v=` query would not carry over to them).
-  script: { path: '/assets/library.js', body: `import './${MODULES_VERSION}/library/main.js'\n`, type: SCRIPT_TYPE, v: MODULES_VERSION },
-  style: { path: '/assets/library.css', body: style, type: 'text/css; charset=utf-8', v: version(style) },
+  script: { path: '/assets/library.js', body: libraryScript, type: 'text/javascript; charset=utf-8', v: SCRIPT_VERSION },
+  style: { path: '/assets/library.css', body: async () => style, type: 'text/css; charset=utf-8', v: version(style) },
 }
 const MAX_IDS = 100
 
@@ -75,7 +86,7 @@ export interface LibraryRouteDeps {
   uploadOrigins: string[]
 }
 
-/** The web library: `/`, `/notes/:id`, their script (with its modules) and style, a note's recording, and recording lengths. */
+/** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
 export function libraryRoutes(deps: LibraryRouteDeps) {
   const { sessions, uploads, usage } = deps
   const csp = contentSecurityPolicy(deps.uploadOrigins)
@@ -96,15 +107,10 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     })
   }
 
-  const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => ({ query }: { query: Record<string, string | undefined> }) =>
-    assetResponse(a.body, a.type, query.v === a.v)
+  const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => async ({ query }: { query: Record<string, string | undefined> }) =>
+    assetResponse(await a.body(), a.type, query.v === a.v)
 
-  const app = new Elysia({ name: 'notesvc-library' })
-  // each module at /assets/<version>/library/<file>; a file that is not one of them is the usual 404
-  for (const [name, text] of Object.entries(MODULES)) {
-    app.get(`/assets/:version/library/${name}`, ({ params }) => assetResponse(text, SCRIPT_TYPE, params.version === MODULES_VERSION))
-  }
-  return app
+  return new Elysia({ name: 'notesvc-library' })
     .get('/', ({ request }) => shell(request, 'library', '/'))
     .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
     .get(ASSETS.script.path, asset(ASSETS.script))
