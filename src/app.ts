@@ -6,6 +6,7 @@ import type { Logger } from './log'
 import type { Services } from './services'
 import { createAdmission, type CredentialVerifier } from './http/admission'
 import { authGuard } from './http/auth'
+import { keptListAnswer } from './modules/notes/kept-page-answer'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
 import { discoveryRoutes } from './modules/discovery'
 import { foldersRoutes } from './modules/folders'
@@ -50,18 +51,20 @@ export function createApp(deps: AppDeps) {
     ...idTokenVerifiers({ config, services, clock: deps.clock, log }),
     ...(deps.verifiers ?? []),
   ]
-  const admission = createAdmission(verifiers, services.rateLimiter, OPERATION_TABLE)
+  // API keys the key cache holds are admitted without a turn through promises (admitNow)
+  const admission = createAdmission(verifiers, services.rateLimiter, OPERATION_TABLE, services.accounts.cachedApiKey)
   // The web library calls the same operations with its session (src/modules/web/api-session.ts).
   const session = sessionCredential(services.web.sessions, config.publicUrl)
-  const guard = authGuard(admission, { session })
+  const guard = authGuard(admission, { session, server: () => app.server })
   let methodsForPath: MethodsForPath | undefined
+  // Request ids need only be unique, and are made for every request: a UUID is the cheapest.
+  const newRequestId = () => `req_${crypto.randomUUID()}`
 
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ name: 'notesvc', normalize: false })
     .use(errorHandler({
       docsUrl: config.docsUrl,
       log,
-      // Request ids need only be unique, and are made for every request: a UUID is the cheapest.
-      newRequestId: () => `req_${crypto.randomUUID()}`,
+      newRequestId,
       methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
     }))
     .use(guard)
@@ -82,7 +85,10 @@ export function createApp(deps: AppDeps) {
       log.info('request', { method: request.method, path, status: set.status, requestId: set.headers['x-request-id'] })
     })
   }
-  return app
+  // The repeated first page, answered before routing when all it needs is in memory
+  // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
+  // request must be added there too (its test compares the two answers).
+  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }) })
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,15 +1,36 @@
 import type { Database } from './database'
+import { commitCounter } from './wal-index'
 
 /** How long a read of `data_version` is trusted: another process's commit is seen within this. */
 const OTHER_WRITERS_MS = 1
 
 /**
- * A stamp that changes whenever the database's content may have changed: `total_changes()` counts this
- * connection's own writes and is read every time (a fraction of a microsecond); `data_version` moves
- * when another connection (another process, the CLI) commits, and costs a few microseconds, so it is
- * read at most once a millisecond.
+ * A stamp that changes whenever the database's content may have changed.
+ *
+ * In WAL mode (every database file notesvc opens): the count of commits seen in the WAL-index header
+ * (db/wal-index.ts), which every commit moves, of this connection or any other, in any process, before
+ * it returns. No statement and no time window: a key revoked by the CLI is refused on the very next
+ * request. (Writes of a transaction still open move it when they commit.)
+ *
+ * Otherwise (`:memory:`): `total_changes()` counts this connection's own writes and is read every time
+ * (a fraction of a microsecond); `data_version` moves when another connection commits, and costs a
+ * few microseconds, so it is read at most once a millisecond.
  */
 export function changeStamp(db: Database, now: () => number = performance.now.bind(performance)): () => string {
+  const commits = commitCounter(db)
+  if (commits) {
+    // the same string while nothing is committed: ReadCache compares it without building another
+    let at = 0
+    let stamp = ''
+    return () => {
+      const c = commits()
+      if (c !== at) {
+        at = c
+        stamp = `commit ${c}`
+      }
+      return stamp
+    }
+  }
   const changes = db.query<[number], []>('SELECT total_changes()')
   const dataVersion = db.query<[number], []>('PRAGMA data_version')
   let version = 0
@@ -47,8 +68,19 @@ export class ReadCache<V> {
     this.entries.clear()
   }
 
+  private raw = ''
+  private rawGeneration = -1
+  private composed = ''
+
+  /** `generation:stamp`, built again only when either moved (a stamp repeats the same string while nothing changes) */
   private now(): string {
-    return `${this.generation}:${this.currentStamp()}`
+    const raw = this.currentStamp()
+    if (raw !== this.raw || this.generation !== this.rawGeneration) {
+      this.raw = raw
+      this.rawGeneration = this.generation
+      this.composed = `${this.generation}:${raw}`
+    }
+    return this.composed
   }
 
   /** The current stamp, with the entries of an older one dropped. */
@@ -64,6 +96,13 @@ export class ReadCache<V> {
   private keep(key: string, value: V): void {
     if (this.entries.size >= this.maxEntries) this.entries.clear()
     this.entries.set(key, value)
+  }
+
+  /** The value kept under `key` at the current stamp, without computing one; undefined when none is. */
+  peek(key: string): V | undefined {
+    if (!this.enabled) return undefined
+    this.refresh()
+    return this.entries.get(key)
   }
 
   get(key: string, compute: () => V): V {

@@ -156,6 +156,24 @@ export class SqliteStore implements Store {
     return this.ambient.getStore() !== undefined
   }
 
+  /**
+   * Whether a statement from the calling context would run at once: no transaction holds the
+   * connection (nor is closing it) and the caller is not inside one.
+   */
+  get free(): boolean {
+    return this.held === null && this.ambient.getStore() === undefined
+  }
+
+  /**
+   * `get` answered synchronously when it would run at once (the connection `free`); undefined when it
+   * is not: then `get` waits for it. For hot paths that should not pay for a turn through promises
+   * when nothing waits.
+   */
+  getNow<T>(sql: string, params: readonly SqlValue[] = []): T | null | undefined {
+    if (!this.free) return undefined
+    return (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null
+  }
+
   async transaction<T>(fn: (tx: Queryable) => Promise<T>, mode: 'read' | 'write' = 'write'): Promise<T> {
     const joined = this.ambient.getStore()
     if (joined) return fn(joined)

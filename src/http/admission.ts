@@ -48,6 +48,27 @@ export type Admitted = {
   alongside: string | undefined
 }
 
+/**
+ * setRateHeaders for a Headers object kept from answer to answer (an answer made before routing): the
+ * limit and the reset are set only when they differ from the last ones written (the limit never does;
+ * the reset moves once a second), the remaining count every time.
+ */
+export function rateHeadersOn(headers: Headers): (d: RateDecision) => void {
+  let limit = -1
+  let reset = -1
+  return d => {
+    if (d.limit !== limit) headers.set('x-ratelimit-limit', String((limit = d.limit)))
+    headers.set('x-ratelimit-remaining', String(d.remaining))
+    if (d.resetSeconds !== reset) headers.set('x-ratelimit-reset', String((reset = d.resetSeconds)))
+  }
+}
+
+/**
+ * The first verifier's answer when it is known at once (a key in the key cache): its principal, or
+ * undefined when only the verifier itself can tell (then the verifiers are asked in order).
+ */
+export type CachedVerifier = (token: string) => Principal | undefined
+
 function setRateHeaders(headers: Record<string, unknown>, d: RateDecision) {
   headers['x-ratelimit-limit'] = String(d.limit)
   headers['x-ratelimit-remaining'] = String(d.remaining)
@@ -74,7 +95,7 @@ function unknownCredential(challenge: string): ApiError {
  * in order) → rate limit (per credential and rate class) → scope. Each refusal is the ApiError the
  * error handler answers: 401 invalid_token, 429 rate_limited, 403 insufficient_scope.
  */
-export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter, operations: OperationTable) {
+export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLimiter, operations: OperationTable, cached?: CachedVerifier) {
   /**
    * The terms of the operation served at a route pattern; undefined for routes outside the operations
    * table (pages, OAuth, the MCP transport), which admission does not guard.
@@ -93,7 +114,11 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
   }
 
   async function limit(key: string, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined): Promise<RateDecision> {
-    const d = await limiter.hit(key, terms.rateClass)
+    return decide(await limiter.hit(key, terms.rateClass), terms, rateHeaders)
+  }
+
+  /** Sets the X-RateLimit headers of a decision and refuses it with 429 when it is over the limit. */
+  function decide(d: RateDecision, terms: AdmissionTerms, rateHeaders: Record<string, unknown> | undefined): RateDecision {
     if (rateHeaders) setRateHeaders(rateHeaders, d)
     if (!d.allowed) {
       throw new ApiError('rate_limited', `Too many ${terms.rateClass} requests: the limit is ${d.limit} per 60 seconds. Retry after ${d.resetSeconds} seconds.`, {
@@ -140,6 +165,44 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
   }
 
   /**
+   * `admit` decided at once, without a turn through promises, when every step is known without
+   * waiting: a credential the first verifier has cached (so the verifiers in order would give the same
+   * principal) and a limiter that counts in memory. The same count, headers, refusals (thrown) and
+   * scope check as `admit`; undefined when a step would have to wait: then `admit`.
+   */
+  function admitNow(credential: string | undefined, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Admitted | undefined {
+    if (terms.public || credential === undefined || !cached || !limiter.hitNow) return undefined
+    const principal = cached(credential)
+    if (!principal) return undefined
+    const d = decide(limiter.hitNow(`c:${principal.credentialId}`, terms.rateClass), terms, rateHeaders)
+    checkScopes(principal, terms)
+    return { principal, alongside: d.alongside }
+  }
+
+  /**
+   * For an answer made before routing: the principal of a credential the first verifier has cached,
+   * when it has every scope the operation needs and the limiter counts in memory; undefined otherwise.
+   * Counts nothing: every refusal is left to `admit`.
+   */
+  function knownPrincipal(credential: string | undefined, terms: AdmissionTerms): Principal | undefined {
+    if (terms.public || credential === undefined || !cached || !limiter.hitNow) return undefined
+    const principal = cached(credential)
+    if (!principal) return undefined
+    for (const s of terms.scopes) if (!principal.scopes.has(s)) return undefined
+    return principal
+  }
+
+  /**
+   * Counts one request of a known principal at once: the decision for its X-RateLimit headers, or
+   * undefined when it is refused, which counts nothing (the limiter counts no refused request): `admit`
+   * then refuses it again, with the 429.
+   */
+  function countNow(principal: Principal, terms: AdmissionTerms): RateDecision | undefined {
+    const d = limiter.hitNow!(`c:${principal.credentialId}`, terms.rateClass)
+    return d.allowed ? d : undefined
+  }
+
+  /**
    * Counts one request from a client address against a rate class, for endpoints outside the
    * operations (the OAuth server's registration, token and revocation endpoints): the same limiter,
    * windows and 429 as every operation.
@@ -148,5 +211,5 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     await limit(`${bucket}:${address}`, { id: bucket, scopes: [], rateClass }, rateHeaders)
   }
 
-  return { identify, authorize, admit, limitAddress, termsForRoute, termsForOperation }
+  return { identify, authorize, admit, admitNow, knownPrincipal, countNow, limitAddress, termsForRoute, termsForOperation }
 }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Admission, AdmissionTerms, Admitted, Principal } from './admission'
-import { clientAddress } from './client-address'
+import { clientAddress, type PeerServer } from './client-address'
 import { ApiError } from './errors'
 import { UNPARSEABLE_BODY } from './json-body'
 
@@ -43,17 +43,24 @@ function refuseUnparseableBody(admitted: Admitted, terms: AdmissionTerms, body: 
  * X-RateLimit-* headers, scope) before body validation, so a request without a credential is told so,
  * not told its body is wrong.
  */
-export function authGuard(admission: Admission, opts: { session?: SessionCredential } = {}) {
+export function authGuard(admission: Admission, opts: { session?: SessionCredential; server?: () => PeerServer } = {}) {
+  // Runs for every request (global): Elysia prepares for it what it names. Not `headers`, which made
+  // every request copy all its headers into an object, nor `server`, which made every request define
+  // a getter on its context: the one header is read off the request, the server asked for only when a
+  // client address is (opts.server; the app's, as Elysia would give).
   return new Elysia({ name: 'notesvc-auth' })
-    .derive({ as: 'global' }, async ({ request, route, headers, set, server, body }): Promise<Guarded> => {
+    .derive({ as: 'global' }, async ({ request, route, set, body }): Promise<Guarded> => {
       const terms = admission.termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
       if (!terms) return { principal: null, alongside: undefined, operation: null }
-      const credential = bearerToken(headers.authorization)
+      const credential = bearerToken(request.headers.get('authorization') ?? undefined)
+      // a cached key counted in memory (SQLite): admitted at once, no turn through promises
+      const known = admission.admitNow(credential, terms, set.headers)
+      if (known) return refuseUnparseableBody(known, terms, body)
       if (!credential && !terms.public && opts.session) {
         const viaSession = await opts.session(request)
         if (viaSession) return refuseUnparseableBody(await admission.authorize(viaSession, terms, set.headers), terms, body)
       }
-      const admitted = await admission.admit({ credential, address: () => clientAddress(server, request) }, terms, { rateHeaders: set.headers })
+      const admitted = await admission.admit({ credential, address: () => clientAddress(opts.server?.(), request) }, terms, { rateHeaders: set.headers })
       return refuseUnparseableBody(admitted, terms, body)
     })
 }

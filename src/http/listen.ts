@@ -63,6 +63,11 @@ export async function inOneWrite(response: Response): Promise<Response> {
 export interface Fetching {
   fetch(request: Request): Response | Promise<Response>
   server: Server<unknown> | null
+  /**
+   * An answer made at once, before the application routes the request (the kept first page of
+   * notes: modules/notes/kept-page-answer.ts), or undefined: then `fetch`.
+   */
+  answerAtOnce?: (request: Request) => Response | undefined
 }
 
 export interface ListenOptions {
@@ -96,6 +101,8 @@ function serve(app: Fetching, options: ListenOptions): Server<unknown> {
     // as Elysia's own listen: connections idle for 30 s are closed
     idleTimeout: 30,
     fetch(request) {
+      const atOnce = app.answerAtOnce?.(request)
+      if (atOnce !== undefined) return atOnce
       const started = currentTurn()
       const response = app.fetch(request)
       if (!(response instanceof Promise)) return response

@@ -23,6 +23,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key` in class `cls` and says whether it is allowed. */
   hit(key: string, cls: RateClass): Promise<RateDecision>
+  /** `hit` answered synchronously, by a limiter that counts in this process's memory */
+  hitNow?(key: string, cls: RateClass): RateDecision
 }
 
 function decision(limit: number, count: number, start: number, now: number): RateDecision {
@@ -42,6 +44,10 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private limits: Record<RateClass, number>, private clock: Clock) {}
 
   async hit(key: string, cls: RateClass): Promise<RateDecision> {
+    return this.hitNow(key, cls)
+  }
+
+  hitNow(key: string, cls: RateClass): RateDecision {
     const now = this.clock.now().getTime()
     if (now - this.lastSweep > WINDOW_MS) this.sweep(now)
     const id = `${cls}\u0000${key}`

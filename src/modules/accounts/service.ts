@@ -68,8 +68,8 @@ export const SHARED_KEY_CACHE_MS = 500
 
 /**
  * The cache of verified API keys: a ReadCache under the store's read stamp (`Store.readStamp`). On
- * SQLite any write empties it (the stamp reads data_version, so a key revoked by another process, the
- * CLI, is seen within a millisecond); on PostgreSQL every entry is forgotten at the next half-second
+ * SQLite any commit empties it (the stamp is the WAL-index header's commit count, db/wal-index.ts, so
+ * a key revoked by another process, the CLI, is refused on the next request); on PostgreSQL every entry is forgotten at the next half-second
  * boundary, and one read while a boundary passed is not kept, so a revoked key is refused by every
  * node within half a second.
  */
@@ -237,6 +237,18 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     /** The email of an account, or null when there is no such account. */
     async emailOf(accountId: string): Promise<string | null> {
       return (await repo.findAccount(accountId))?.email ?? null
+    },
+
+    /**
+     * verifyApiKey's answer when it is known at once: the principal of a live key the key cache holds
+     * at its current stamp, when the key's last use need not be written now. undefined otherwise (an
+     * unknown, revoked or uncached key, or a use to record): then verifyApiKey.
+     */
+    cachedApiKey(token: string): Principal | undefined {
+      if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return undefined
+      const principal = deps.keyCache.peek(sha256(token))
+      if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= clock.now().getTime()) return undefined
+      return principal
     },
 
     /** The API-key credential check: a live, unrevoked key gives its principal; anything else null. */

@@ -15,7 +15,11 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
   return contractRoutes('notes-routes', deps.guard, [
     // `alongside`: the notes' revision counter as admission's rate-limit statement read it (PostgreSQL;
     // the composition root asks for it), with nothing written in between
-    route(listNotes, async ({ principal, query, set, alongside }) => jsonText(set, await notes.listJson(principal, listQuery(query), alongside))),
+    route(listNotes, async ({ principal, query, set, alongside }) => {
+      const q = listQuery(query)
+      // a kept page is answered without a turn through promises when that can be told at once
+      return jsonText(set, notes.keptListJson(principal, q, alongside) ?? (await notes.listJson(principal, q, alongside)))
+    }),
     route(createNote, ({ principal, body, set }) => {
       set.status = 201
       return notes.create(principal, body)

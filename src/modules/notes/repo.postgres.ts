@@ -98,11 +98,17 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     })
   }
 
+  const pageKey = (lib: Library, filter: NoteFilter, count: number, offset: number) => `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
   const listing: NotesListing = {
     items: async (lib, filter, count, offset) => (await readPage(lib, filter, count, offset)).items,
+    pageKey,
+    // at once only with the counter admission read alongside (this request's, nothing written since)
+    kept: (key, knownStamp) => (knownStamp === undefined || !pageCache || store.inTransaction ? undefined : pageCache.get(knownStamp, key)),
+    // before routing nothing has read the counter: the route answers
+    keptBody: () => undefined,
     async page(lib, filter, count, offset, render, knownStamp) {
       const cache = store.inTransaction ? null : pageCache
-      const key = `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
+      const key = pageKey(lib, filter, count, offset)
       if (cache) {
         // the counter as read earlier in this request (the rate-limit statement), else now
         const now = knownStamp ?? String((await store.get<{ n: number | string }>('SELECT n FROM note_revision_counter'))!.n)

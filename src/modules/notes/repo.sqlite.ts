@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database'
 import type { SqliteStore } from '../../db/store'
+import { untilNextCommit } from '../../db/wal-index'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import { PageBoundaries, type OrderedSequence, type SortKey } from './page-boundaries'
@@ -229,11 +230,34 @@ export function createSqliteNotesRepo(store: SqliteStore, caches: ListCaches = {
   const stamp = notesChangeStamp(db)
   const list = sqliteLister(db, caches.boundaries ?? new PageBoundaries(stamp), caches.items ?? null)
   const pageCache = caches.pages ? new PageCache() : null
+  const pageKey = (lib: Library, filter: NoteFilter, count: number, offset: number) => `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
+  /**
+   * The notes' revision counter read at once, remembered until the next commit to the database by any
+   * connection of any process (db/wal-index.ts): a repeated request reads no statement while nothing
+   * was committed.
+   */
+  const counterNow = untilNextCommit(db, () => store.getNow<{ n: number }>('SELECT n FROM note_revision_counter')?.n)
+  /** The stamp a kept page is looked up under when it can be told at once, else undefined. */
+  const keptStamp = (): string | undefined => {
+    // only while the connection is free, as `page`'s read would run at once
+    if (!pageCache || !store.free) return undefined
+    const n = counterNow()
+    return n === undefined ? undefined : String(n)
+  }
   const listing: NotesListing = {
     items: (lib, filter, count, offset) => store.transaction(async () => list(lib, filter, count, offset), 'read'),
+    pageKey,
+    kept(key) {
+      const now = keptStamp()
+      return now === undefined ? undefined : pageCache!.get(now, key)
+    },
+    keptBody(key) {
+      const now = keptStamp()
+      return now === undefined ? undefined : pageCache!.body(now, key)
+    },
     async page(lib, filter, count, offset, render) {
       const cache = store.inTransaction ? null : pageCache
-      const key = `${filterKey(lib, filter)}\u0002${count}\u0002${offset}`
+      const key = pageKey(lib, filter, count, offset)
       if (cache) {
         const kept = cache.get(String((await store.get<{ n: number }>('SELECT n FROM note_revision_counter'))!.n), key)
         if (kept !== undefined) return kept

@@ -70,6 +70,16 @@ export interface NotesListing {
    * with nothing written since (the rate-limit statement reads it on PostgreSQL), saving a round trip.
    */
   page(lib: Library, filter: NoteFilter, count: number, offset: number, render: (items: string[]) => string, knownStamp?: string): Promise<string>
+  /** The key `page` keeps a page of `count` from `offset` under. */
+  pageKey(lib: Library, filter: NoteFilter, count: number, offset: number): string
+  /**
+   * `page`'s kept text under `key` when that can be told at once, without a turn through promises
+   * (the repeated first page); undefined when no page is kept under the current stamp, or the stamp
+   * cannot be told now: then `page`. `knownStamp` as for `page`.
+   */
+  kept(key: string, knownStamp?: string): string | undefined
+  /** The same as bytes ready to send (made once, kept with the page), for an answer made before routing. */
+  keptBody(key: string): Blob | undefined
   /**
    * `count` search results from `offset`, most relevant first, ties newest first then by id, so the
    * order is total and offsets page through it without repeats or gaps while the library stands still.
@@ -153,6 +163,13 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
      */
     listPage: (lib: Library, filter: NoteFilter, limit: number, offset: number, render: (items: string[]) => string, knownStamp?: string): Promise<string> =>
       listing.page(lib, filter, limit + 1, offset, render, knownStamp),
+
+    /** The key listPage keeps a page under (NotesListing.pageKey), for its `limit`. */
+    pageKey: (lib: Library, filter: NoteFilter, limit: number, offset: number): string => listing.pageKey(lib, filter, limit + 1, offset),
+    /** listPage's kept text under `key` when it can be told at once (NotesListing.kept). */
+    keptPage: (key: string, knownStamp?: string): string | undefined => listing.kept(key, knownStamp),
+    /** The same as bytes ready to send (NotesListing.keptBody). */
+    keptBody: (key: string): Blob | undefined => listing.keptBody(key),
 
     /**
      * A page of search results as list items (JSON strings) and their snippets, reading `limit + 1`

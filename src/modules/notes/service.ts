@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { JsonText } from '../../http/responses'
 import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
-import type { NoteRow, NotesRepo } from './repo'
+import type { NoteFilter, NoteRow, NotesRepo } from './repo'
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { noteSegments } from './timing'
 import { searchTerms } from './search-query'
@@ -109,6 +109,20 @@ export function createNotesService(deps: {
     return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}` as JsonText<NoteList>
   }
 
+  /** A list request's page and filters as the repository takes them. */
+  function listArgs(q: ListNotesQuery): { limit: number; offset: number; filter: NoteFilter } {
+    return {
+      limit: q.limit ?? 50,
+      offset: q.offset ?? 0,
+      filter: {
+        updatedAfter: q.updatedAfter === undefined ? undefined : new Date(q.updatedAfter).toISOString(),
+        folderId: q.folderId === 'null' ? null : q.folderId,
+        status: q.status,
+        type: q.type,
+      },
+    }
+  }
+
   return {
     requireNote,
 
@@ -118,14 +132,7 @@ export function createNotesService(deps: {
      * serialization; on SQLite the page is kept until a note changes.
      */
     async listJson(lib: Library, q: ListNotesQuery, knownStamp?: string): Promise<JsonText<NoteList>> {
-      const limit = q.limit ?? 50
-      const offset = q.offset ?? 0
-      const filter = {
-        updatedAfter: q.updatedAfter === undefined ? undefined : new Date(q.updatedAfter).toISOString(),
-        folderId: q.folderId === 'null' ? null : q.folderId,
-        status: q.status,
-        type: q.type,
-      }
+      const { limit, offset, filter } = listArgs(q)
       if (q.q !== undefined) return searchJson(lib, q.q, filter, limit, offset)
       return (await repo.listPage(lib, filter, limit, offset, items => {
         const hasMore = items.length > limit
@@ -133,6 +140,30 @@ export function createNotesService(deps: {
         return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}`
       }, knownStamp)) as JsonText<NoteList>
     },
+
+    /**
+     * listJson's answer when the page is kept and that can be told at once (repo.keptPage), with no
+     * turn through promises: the repeated first page. undefined otherwise (then listJson); never for
+     * a search.
+     */
+    keptListJson(lib: Library, q: ListNotesQuery, knownStamp?: string): JsonText<NoteList> | undefined {
+      if (q.q !== undefined) return undefined
+      const { limit, offset, filter } = listArgs(q)
+      return repo.keptPage(repo.pageKey(lib, filter, limit, offset), knownStamp) as JsonText<NoteList> | undefined
+    },
+
+    /**
+     * The key a list request's page is kept under, or undefined for a search (never kept): for the
+     * answer made before routing, which remembers it per principal and query string.
+     */
+    listPageKey(lib: Library, q: ListNotesQuery): string | undefined {
+      if (q.q !== undefined) return undefined
+      const { limit, offset, filter } = listArgs(q)
+      return repo.pageKey(lib, filter, limit, offset)
+    },
+
+    /** The page kept under `key` (listPageKey) as UTF-8 bytes ready to send, when keptListJson would find it; else undefined. */
+    keptListBodyAt: (key: string): Blob | undefined => repo.keptBody(key),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),
 

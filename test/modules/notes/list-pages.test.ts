@@ -502,4 +502,18 @@ describe('the SQLite page cache', () => {
     for (const k of ['c', 'd', 'e']) cache.set('8', k, k)
     expect(cache.get('8', 'e')).toBe('e')
   })
+
+  test('gives a kept page as its UTF-8 bytes, made once and dropped with the page', async () => {
+    const cache = new PageCache(3)
+    cache.set('7', 'a', '{"title":"Überblick 🎙️"}')
+    const body = cache.body('7', 'a')!
+    expect(await body.text()).toBe('{"title":"Überblick 🎙️"}')
+    expect(cache.body('7', 'a')).toBe(body)
+    expect(cache.body('8', 'a')).toBeUndefined()
+    cache.set('7', 'a', '{"title":"again"}')
+    expect(await cache.body('7', 'a')!.text()).toBe('{"title":"again"}')
+    cache.set('8', 'b', 'b')
+    expect(cache.body('7', 'a')).toBeUndefined()
+    expect(cache.body('8', 'a')).toBeUndefined()
+  })
 })

@@ -1,0 +1,102 @@
+import type { Database } from 'bun:sqlite'
+
+/**
+ * Whether anything was committed to a SQLite database since a moment, told without a system call.
+ *
+ * In WAL mode every connection to a database, in every process, shares the WAL index: the `-shm` file
+ * beside the database, which SQLite maps into memory. Its header (https://www.sqlite.org/walformat.html,
+ * "The WAL-Index Format") is rewritten by every commit that changes the database, before the commit
+ * returns: the change counter, the last valid frame and a checksum over the header all move. Reading
+ * a few words of it through our own shared mapping of the same file costs nanoseconds; any statement
+ * that reads a table costs a read transaction instead (on Linux two fcntl() locks and an fstat(), a few
+ * microseconds: what a cached GET /v1/notes spent most of its database time on).
+ *
+ * The header is read the way SQLite's readers rely on it: a writer updates the second copy, then the
+ * first; a commit is complete (visible to a new read transaction) only once the first copy is written.
+ * So when the first copy's fingerprint is the one seen before a statement read a value, no commit has
+ * happened since and the value still holds. A torn read (during a writer's copy) gives a fingerprint
+ * never seen before: a miss, never a false "unchanged". Checkpoints and WAL restarts also move the
+ * header without changing any data: a harmless miss.
+ *
+ * SQLite keeps the file (it only truncates it when a connection opens it with no other connection
+ * anywhere) while a connection of this process is open; the value is used only while the store's
+ * connection is open and free.
+ */
+
+/** `iVersion` of the WAL-index header SQLite has written since 3.7.0 */
+const WALINDEX_VERSION = 3007000
+/** word offsets in the first copy of the header (u32 words) */
+const I_VERSION = 0
+const I_CHANGE = 2
+const IS_INIT = 3 // low byte of the word: isInit
+const MX_FRAME = 4
+const A_CKSUM_0 = 10
+const A_CKSUM_1 = 11
+
+/** The first words of the database's WAL index, mapped shared; null when there is none to map. */
+function mapWalIndex(db: Database): Uint32Array | null {
+  try {
+    if (db.filename === '' || db.filename === ':memory:') return null
+    const mode = db.query<{ journal_mode: string }, []>('PRAGMA journal_mode').get()?.journal_mode
+    if (mode !== 'wal') return null
+    const bytes = Bun.mmap(`${db.filename}-shm`, { shared: true } as Parameters<typeof Bun.mmap>[1])
+    if (bytes.byteLength < 48 || bytes.byteOffset % 4 !== 0) return null
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, 12)
+  } catch {
+    return null // no -shm file (yet), or no shared mapping on this platform
+  }
+}
+
+/**
+ * A count of the commits seen in the WAL-index header: it moves whenever the header differs from the
+ * last call's, so an unchanged count means nothing was committed in between, by any connection of any
+ * process. null without a WAL index to watch (`:memory:`, another journal mode); with a header in an
+ * unknown format it moves on every call (nothing is taken as unchanged).
+ */
+export function commitCounter(db: Database): (() => number) | null {
+  const header = mapWalIndex(db)
+  if (!header) return null
+  let count = 0
+  let change = 0
+  let frame = 0
+  let sum0 = 0
+  let sum1 = 0
+  return () => {
+    if (header[I_VERSION] !== WALINDEX_VERSION || (header[IS_INIT]! & 0xff) !== 1) return ++count
+    const c = header[I_CHANGE]!
+    const f = header[MX_FRAME]!
+    const s0 = header[A_CKSUM_0]!
+    const s1 = header[A_CKSUM_1]!
+    if (count === 0 || c !== change || f !== frame || s0 !== sum0 || s1 !== sum1) {
+      change = c
+      frame = f
+      sum0 = s0
+      sum1 = s1
+      count++
+    }
+    return count
+  }
+}
+
+/**
+ * `read` remembered until the next commit to the database by any connection: while the WAL-index
+ * header shows no commit since the last value was read, that value is returned without running a
+ * statement. Without a WAL index to watch every call reads. An undefined value is never remembered.
+ *
+ * Call it only where `read` would run at once, outside any transaction (uncommitted writes of this
+ * connection do not move the header).
+ */
+export function untilNextCommit<T>(db: Database, read: () => T | undefined): () => T | undefined {
+  const commits = commitCounter(db)
+  if (!commits) return read
+  let value: T | undefined
+  let at = 0
+  return () => {
+    // the header first, then the statement: a value is kept under a header at least as old as it
+    const now = commits()
+    if (value !== undefined && now === at) return value
+    value = read()
+    at = now
+    return value
+  }
+}

@@ -1,0 +1,91 @@
+import { describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database'
+import { untilNextCommit } from '../../src/db/wal-index'
+import { run, tempDir } from '../helpers/process'
+
+/** A database file with a table t, and a counted read of its row count remembered until the next commit. */
+function counted(path: string) {
+  const db = openDatabase(path)
+  db.exec('CREATE TABLE IF NOT EXISTS t (x INTEGER)')
+  let reads = 0
+  const count = untilNextCommit(db, () => {
+    reads++
+    return db.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n
+  })
+  return { db, count, reads: () => reads }
+}
+
+describe('untilNextCommit (the WAL-index header)', () => {
+  test('a value is read once while nothing is committed, and again after a commit of this connection', () => {
+    const d = tempDir()
+    try {
+      const { db, count, reads } = counted(join(d.path, 'x.db'))
+      expect(count()).toBe(0)
+      expect(count()).toBe(0)
+      expect(count()).toBe(0)
+      expect(reads()).toBe(1)
+      db.exec('INSERT INTO t VALUES (1)')
+      expect(count()).toBe(1)
+      expect(reads()).toBe(2)
+      // a write that changes no byte commits nothing: the value stays
+      db.exec('UPDATE t SET x = x')
+      expect(count()).toBe(1)
+      db.close()
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('a commit by another connection of this process is seen on the very next call', () => {
+    const d = tempDir()
+    try {
+      const path = join(d.path, 'x.db')
+      const { db, count } = counted(path)
+      const other = new Database(path)
+      expect(count()).toBe(0)
+      for (let i = 1; i <= 20; i++) {
+        other.exec('INSERT INTO t VALUES (1)')
+        expect(count()).toBe(i)
+      }
+      other.close()
+      db.close()
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('a commit by another process is seen on the very next call, across WAL restarts and checkpoints', async () => {
+    const d = tempDir()
+    try {
+      const path = join(d.path, 'x.db')
+      const { db, count } = counted(path)
+      expect(count()).toBe(0)
+      for (let i = 1; i <= 5; i++) {
+        // the other process checkpoints as it closes: the next commit restarts the WAL from its start
+        const r = await run([process.execPath, '-e', `const { Database } = require('bun:sqlite'); const d = new Database(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); d.exec('INSERT INTO t VALUES (1)'); d.close()`])
+        expect(r.stderr).toBe('')
+        expect(count()).toBe(i)
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+        expect(count()).toBe(i)
+      }
+      db.close()
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('without a WAL index (an in-memory database) every call reads', () => {
+    const db = openDatabase(':memory:')
+    db.exec('CREATE TABLE t (x INTEGER)')
+    let reads = 0
+    const count = untilNextCommit(db, () => {
+      reads++
+      return db.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n
+    })
+    expect(count()).toBe(0)
+    expect(count()).toBe(0)
+    expect(reads).toBe(2)
+  })
+})
