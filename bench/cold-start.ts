@@ -23,7 +23,7 @@ async function coldStart(cmd: string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'notesvc-cold-'))
   const port = await freePort()
   const started = performance.now()
-  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '' }, stdout: 'ignore', stderr: 'ignore' })
+  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '' }, stdout: 'ignore', stderr: 'pipe' })
   try {
     for (;;) {
       try {
@@ -31,7 +31,10 @@ async function coldStart(cmd: string[]): Promise<number> {
         await res.body?.getReader().read()
         return performance.now() - started
       } catch {
-        if (proc.exitCode !== null) throw new Error(`${cmd.join(' ')} exited with ${proc.exitCode}`)
+        if (proc.exitCode !== null) {
+          const said = (await new Response(proc.stderr).text()).trim().split('\n').slice(-5).join('\n')
+          throw new Error(`${cmd.join(' ')} exited with ${proc.exitCode}; its last words:\n${said}`)
+        }
         if (performance.now() - started > 20_000) throw new Error('no answer within 20 s')
         await Bun.sleep(2)
       }

@@ -99,3 +99,19 @@ export function field(html: string, name: string): string | null {
   const m = html.match(new RegExp(`<input type="hidden" name="${name}" value="([^"]*)"`))
   return m ? m[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>') : null
 }
+
+/**
+ * Runs a browser scenario in named steps: when one fails, the error says which step it was and
+ * what the server printed meanwhile (`said()`), so a failure far up a CI log is still explained.
+ */
+export async function inSteps(said: () => string, scenario: (step: (name: string) => void) => Promise<void>): Promise<void> {
+  let current = 'start'
+  const started = performance.now()
+  let stepStarted = started
+  try {
+    await scenario(name => { current = name; stepStarted = performance.now() })
+  } catch (err) {
+    const at = `${((stepStarted - started) / 1000).toFixed(1)} s in, for ${((performance.now() - stepStarted) / 1000).toFixed(1)} s`
+    throw new Error(`step "${current}" failed (${at}): ${(err as Error).message}\nthe server printed:\n${said() || '(nothing)'}`, { cause: err })
+  }
+}

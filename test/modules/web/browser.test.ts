@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser } from 'playwright-core'
 import { freePort, ROOT } from '../../helpers/process'
+import { inSteps } from '../../helpers/web'
 
 /**
  * The sign-in and settings pages in headless Chromium (Debian's `chromium` package), against a real
@@ -19,6 +20,7 @@ let server: Subprocess<'ignore', 'pipe', 'pipe'> | undefined
 let browser: Browser | undefined
 let base = ''
 let dataDir = ''
+let serverSaid = ''
 
 async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader()
@@ -48,6 +50,8 @@ beforeAll(async () => {
 
   server = Bun.spawn(['bun', 'run', 'test/fixtures/web-server.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   expect(await firstLine(server.stdout)).toBe(`listening ${port}`)
+  // what the server prints from now on, shown with a failed step
+  void (async () => { for await (const chunk of server!.stderr) serverSaid = (serverSaid + new TextDecoder().decode(chunk)).slice(-4000) })()
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -63,86 +67,99 @@ afterAll(async () => {
 })
 
 test('sign in, create a key, use it, revoke it, see it refused', async () => {
-  const context = await browser!.newContext({ viewport: { width: 1200, height: 1000 } })
-  const page = await context.newPage()
-  const pageErrors: string[] = []
-  page.on('pageerror', e => pageErrors.push(String(e)))
-  // Script errors and CSP violations count; the 401 of the wrong-password page and the favicon's 404 do not.
-  page.on('console', m => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()) })
+  await inSteps(() => serverSaid, async step => {
+    const context = await browser!.newContext({ viewport: { width: 1200, height: 1000 } })
+    const page = await context.newPage()
+    // a loaded CI machine gets more than Playwright's 30 s per action before a step counts as failed
+    page.setDefaultTimeout(45_000)
+    const pageErrors: string[] = []
+    page.on('pageerror', e => pageErrors.push(String(e)))
+    // Script errors and CSP violations count; the 401 of the wrong-password page and the favicon's 404 do not.
+    page.on('console', m => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()) })
 
-  // Not signed in: settings sends us to the sign-in page, which brings us back.
-  await page.goto(`${base}/settings`)
-  expect(new URL(page.url()).pathname).toBe('/signin')
-  expect(new URL(page.url()).searchParams.get('next')).toBe('/settings')
+    step('open /settings signed out')
+    // Not signed in: settings sends us to the sign-in page, which brings us back.
+    await page.goto(`${base}/settings`)
+    expect(new URL(page.url()).pathname).toBe('/signin')
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/settings')
 
-  // A wrong password first: the generic message.
-  await page.fill('input[name=email]', EMAIL)
-  await page.fill('input[name=password]', 'wrong password')
-  // Wait for the answer to the form itself, so a failure says what the server sent.
-  const [wrongPassword] = await Promise.all([
-    page.waitForResponse(r => new URL(r.url()).pathname === '/signin' && r.request().method() === 'POST'),
-    page.click('button[type=submit]'),
-  ])
-  expect([wrongPassword.status(), wrongPassword.status() === 401 ? '' : (await wrongPassword.text()).slice(0, 300)]).toEqual([401, ''])
-  await expect(page.locator('.error').textContent()).resolves.toBe('The email or password is not right.')
+    step('a wrong password')
+    // A wrong password first: the generic message.
+    await page.fill('input[name=email]', EMAIL)
+    await page.fill('input[name=password]', 'wrong password')
+    // Wait for the answer to the form itself, so a failure says what the server sent.
+    const [wrongPassword] = await Promise.all([
+      page.waitForResponse(r => new URL(r.url()).pathname === '/signin' && r.request().method() === 'POST'),
+      page.click('button[type=submit]'),
+    ])
+    expect([wrongPassword.status(), wrongPassword.status() === 401 ? '' : (await wrongPassword.text()).slice(0, 300)]).toEqual([401, ''])
+    await expect(page.locator('.error').textContent()).resolves.toBe('The email or password is not right.')
 
-  await page.fill('input[name=password]', PASSWORD)
-  await Promise.all([page.waitForURL(`${base}/settings`), page.click('button[type=submit]')])
-  await expect(page.locator('h1').textContent()).resolves.toBe('Account settings')
+    step('sign in')
+    await page.fill('input[name=password]', PASSWORD)
+    await Promise.all([page.waitForURL(`${base}/settings`), page.click('button[type=submit]')])
+    await expect(page.locator('h1').textContent()).resolves.toBe('Account settings')
 
-  const cookies = await context.cookies()
-  const session = cookies.find(c => c.name === 'notesvc_session')!
-  expect(session.httpOnly).toBe(true)
-  expect(session.sameSite).toBe('Lax')
-  expect(session.path).toBe('/')
+    const cookies = await context.cookies()
+    const session = cookies.find(c => c.name === 'notesvc_session')!
+    expect(session.httpOnly).toBe(true)
+    expect(session.sameSite).toBe('Lax')
+    expect(session.path).toBe('/')
 
-  // Create a live key with two scopes.
-  await page.fill('input[name=name]', 'browser <test> key')
-  for (const box of await page.locator('input[name=scopes]').all()) {
-    const value = await box.getAttribute('value')
-    if (value !== 'notes:read' && value !== 'notes:write' && value !== 'summaries:write') await box.uncheck()
-  }
-  await Promise.all([page.waitForLoadState('load'), page.click('#create-key button[type=submit]')])
-  const key = (await page.locator('#new-key').textContent())!
-  expect(key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/)
-  await expect(page.locator('#keys').textContent()).resolves.toContain('browser <test> key')
+    step('create a key')
+    // Create a live key with two scopes.
+    await page.fill('input[name=name]', 'browser <test> key')
+    for (const box of await page.locator('input[name=scopes]').all()) {
+      const value = await box.getAttribute('value')
+      if (value !== 'notes:read' && value !== 'notes:write' && value !== 'summaries:write') await box.uncheck()
+    }
+    await Promise.all([page.waitForLoadState('load'), page.click('#create-key button[type=submit]')])
+    const key = (await page.locator('#new-key').textContent())!
+    expect(key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/)
+    await expect(page.locator('#keys').textContent()).resolves.toContain('browser <test> key')
 
-  const ok = await fetch(`${base}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })
-  expect(ok.status).toBe(200)
-  await ok.arrayBuffer()
-  // A charged call, so the page has usage to show.
-  const text = 'The team met on Monday to plan the launch. Ana will write the announcement by Friday. Ben will fix the billing bug first. We agreed to ship the beta to ten customers next week and to collect their feedback in a shared document.'
-  const summary = await fetch(`${base}/v1/summaries`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ text }) })
-  expect(summary.status).toBe(200)
-  await summary.arrayBuffer()
+    step('use the key')
+    const ok = await fetch(`${base}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })
+    expect(ok.status).toBe(200)
+    await ok.arrayBuffer()
+    // A charged call, so the page has usage to show.
+    const text = 'The team met on Monday to plan the launch. Ana will write the announcement by Friday. Ben will fix the billing bug first. We agreed to ship the beta to ten customers next week and to collect their feedback in a shared document.'
+    const summary = await fetch(`${base}/v1/summaries`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ text }) })
+    expect(summary.status).toBe(200)
+    await summary.arrayBuffer()
 
-  await page.goto(`${base}/settings`)
-  expect(await page.locator('#new-key').count()).toBe(0) // shown once
-  await expect(page.locator('#usage').textContent()).resolves.toContain('createSummary')
-  await expect(page.locator('#grant').textContent()).resolves.toBe('58 / 60')
-  await page.screenshot({ path: SCREENSHOT, fullPage: true })
+    step('see the usage')
+    await page.goto(`${base}/settings`)
+    expect(await page.locator('#new-key').count()).toBe(0) // shown once
+    await expect(page.locator('#usage').textContent()).resolves.toContain('createSummary')
+    await expect(page.locator('#grant').textContent()).resolves.toBe('58 / 60')
+    await page.screenshot({ path: SCREENSHOT, fullPage: true })
 
-  // Revoke it: the page asks to confirm.
-  page.once('dialog', d => void d.accept())
-  const row = page.locator('tr', { hasText: 'browser <test> key' })
-  // The form posts and comes back to /settings, the URL the page already has: waiting for the URL
-  // returns at once, so wait for the row as the new page shows it (a locator is found again after the
-  // navigation; textContent() on the old page could be cut off by it).
-  await row.locator('button', { hasText: 'Revoke' }).click()
-  await page.locator('tr', { hasText: 'browser <test> key' }).filter({ hasText: 'revoked' }).waitFor({ timeout: 20_000 })
+    step('revoke the key')
+    // Revoke it: the page asks to confirm.
+    page.once('dialog', d => void d.accept())
+    const row = page.locator('tr', { hasText: 'browser <test> key' })
+    // The form posts and comes back to /settings, the URL the page already has: waiting for the URL
+    // returns at once, so wait for the row as the new page shows it (a locator is found again after the
+    // navigation; textContent() on the old page could be cut off by it).
+    await row.locator('button', { hasText: 'Revoke' }).click()
+    await page.locator('tr', { hasText: 'browser <test> key' }).filter({ hasText: 'revoked' }).waitFor({ timeout: 45_000 })
 
-  const refused = await fetch(`${base}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })
-  expect(refused.status).toBe(401)
-  await refused.arrayBuffer()
+    step('see the key refused')
+    const refused = await fetch(`${base}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })
+    expect(refused.status).toBe(401)
+    await refused.arrayBuffer()
 
-  // Sign out through the header button.
-  await Promise.all([page.waitForURL(/\/signin$/), page.click('header button')])
-  await page.goto(`${base}/settings`)
-  expect(new URL(page.url()).pathname).toBe('/signin')
+    step('sign out')
+    // Sign out through the header button.
+    await Promise.all([page.waitForURL(/\/signin$/), page.click('header button')])
+    await page.goto(`${base}/settings`)
+    expect(new URL(page.url()).pathname).toBe('/signin')
 
-  expect(pageErrors).toEqual([])
-  await context.close()
-}, 60_000)
+    expect(pageErrors).toEqual([])
+    await context.close()
+  })
+}, 120_000)
 
 test('an application asks for access: sign in, the consent page lists the scopes, allow sends the code back', async () => {
   const redirect = 'http://127.0.0.1:8765/callback'
