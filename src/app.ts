@@ -6,6 +6,7 @@ import type { Logger } from './log'
 import type { Services } from './services'
 import { createAdmission, type CredentialVerifier } from './http/admission'
 import { authGuard } from './http/auth'
+import { accessLog } from './http/access-log'
 import { keptListAnswer } from './modules/notes/kept-page-answer'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
 import { discoveryRoutes } from './modules/discovery'
@@ -67,6 +68,8 @@ export function createApp(deps: AppDeps) {
       newRequestId,
       methodsForPath: () => (methodsForPath ??= methodsForPathFrom(app.routes)),
     }))
+    // before the routes, so that its hook applies to them (src/http/access-log.ts)
+    .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
     .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing }))
@@ -80,11 +83,6 @@ export function createApp(deps: AppDeps) {
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
 
-  if (config.accessLog) {
-    app.onAfterResponse(({ request, set, path }: any) => {
-      log.info('request', { method: request.method, path, status: set.status, requestId: set.headers['x-request-id'] })
-    })
-  }
   // The repeated first page, answered before routing when all it needs is in memory
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { Admission, AdmissionTerms, Admitted, Principal } from './admission'
 import { clientAddress, type PeerServer } from './client-address'
 import { ApiError } from './errors'
+import { formatBytes, MAX_JSON_BODY_BYTES } from './body-limit'
 import { UNPARSEABLE_BODY } from './json-body'
 
 
@@ -30,6 +31,9 @@ export type SessionCredential = (request: Request) => Promise<Principal | null>
 /** An admitted request whose JSON body could not be parsed is refused now, with what to send instead. */
 function refuseUnparseableBody(admitted: Admitted, terms: AdmissionTerms, body: unknown): Guarded {
   const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
+  if (unparseable === 'too_large') {
+    throw new ApiError('payload_too_large', `The request body is larger than ${formatBytes(MAX_JSON_BODY_BYTES)}, the limit of JSON requests; send recordings as uploads (POST /v1/uploads).`)
+  }
   if (unparseable) {
     throw new ApiError('invalid_request', unparseable === 'empty'
       ? `${terms.id} needs a JSON body; send one with \`Content-Type: application/json\`.`

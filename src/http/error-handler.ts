@@ -1,4 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
+import { BodyTooLargeError } from './body-limit'
 import { ApiError, detailsFromValueErrors, errorEnvelope, validationMessage } from './errors'
 import type { Logger } from '../log'
 
@@ -22,6 +23,7 @@ export function methodsForPathFrom(routes: { method: string; path: string }[]): 
 
 function toApiError(code: string | number, error: unknown, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
   if (error instanceof ApiError) return error
+  if (error instanceof BodyTooLargeError) return new ApiError('payload_too_large', `${error.message} Send less.`)
   if (code === 'VALIDATION' && error instanceof ValidationError) {
     const details = detailsFromValueErrors(error.type, error.all as Parameters<typeof detailsFromValueErrors>[1])
     return new ApiError('invalid_request', validationMessage(error.type, details), { details })

@@ -1,4 +1,5 @@
 /** How request bodies are read: JSON whatever Content-Type says, or not at all. */
+import { BodyTooLargeError, MAX_JSON_BODY_BYTES, readTextLimited } from './body-limit'
 
 /** What an unparseable body becomes, so the guard can refuse it after checking the credential. */
 export const UNPARSEABLE_BODY: unique symbol = Symbol('unparseable body')
@@ -9,7 +10,14 @@ export const UNPARSEABLE_BODY: unique symbol = Symbol('unparseable body')
  */
 export const jsonBody = {
   parse: async ({ request }: { request: Request }) => {
-    const text = await request.text()
+    let text: string
+    try {
+      // no further than the JSON routes' limit (http/body-limit.ts)
+      text = await readTextLimited(request, MAX_JSON_BODY_BYTES)
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return { [UNPARSEABLE_BODY]: 'too_large' }
+      throw err
+    }
     try {
       return JSON.parse(text) as unknown
     } catch {

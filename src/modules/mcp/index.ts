@@ -1,3 +1,4 @@
+import { BodyTooLargeError, MAX_MCP_BODY_BYTES, readTextLimited } from '../../http/body-limit'
 import { Elysia } from 'elysia'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -134,11 +135,18 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
     const principal: Principal = { ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }
     // Stateless: no session to resume, so no standalone SSE stream (GET) and no session to end (DELETE).
     if (request.method !== 'POST') return jsonRpcError(405, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST.', { allow: 'POST' })
+    let body: string
+    try {
+      body = await readTextLimited(request, MAX_MCP_BODY_BYTES)
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return jsonRpcError(413, `${err.message} Give audioUrl for recordings larger than 25 MB.`)
+      throw err
+    }
     const server = serverFor(principal, tools, byName, deps)
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
       await server.connect(transport)
-      return await transport.handleRequest(request)
+      return await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body }))
     } finally {
       await server.close().catch(() => {})
     }

@@ -1,5 +1,6 @@
 import { parseQueryFromURL } from 'elysia/parse-query'
 import { rateHeadersOn, type Admission, type Principal } from '../../http/admission'
+import { accessLine } from '../../http/access-log'
 import { bearerToken } from '../../http/auth'
 import { queryReader } from '../../http/contract'
 import type { Logger } from '../../log'
@@ -48,6 +49,7 @@ export function keptListAnswer(deps: {
   const pageKeys = new WeakMap<Principal, Map<string, string>>()
   return request => {
     if (request.method !== 'GET') return undefined
+    const started = accessLog ? performance.now() : 0
     // the path as Elysia reads it (after the origin, before the query); '/v1/notes/' is left to it
     const url = request.url
     const start = url.indexOf('/', 11)
@@ -79,7 +81,7 @@ export function keptListAnswer(deps: {
     setRateHeaders(counted)
     const requestId = newRequestId()
     headers.set('x-request-id', requestId)
-    accessLog?.info('request', { method: 'GET', path: '/v1/notes', status: 200, requestId })
+    accessLog?.info('request', accessLine('GET', '/v1/notes', 200, started, requestId, principal))
     return new Response(page, { headers })
   }
 }

@@ -108,11 +108,17 @@ export const ListNotesQuery = t.Object({
 export type ListNotesQuery = Static<typeof ListNotesQuery>
 
 const Title = t.String({ maxLength: 500, error: 'must be a string of at most 500 characters' })
+/**
+ * A note's content or summary: at most 2,000,000 characters, the transcript of about 37 hours of
+ * speech (900 characters a minute); the JSON routes' body limit (http/body-limit.ts) is set to hold it.
+ */
+export const MAX_NOTE_TEXT_CHARS = 2_000_000
+const NoteText = (description: string) => t.String({ maxLength: MAX_NOTE_TEXT_CHARS, description: `${description}; at most 2,000,000 characters`, error: 'must be a string of at most 2000000 characters' })
 
 export const CreateNoteRequest = t.Object(
   {
     title: Title,
-    content: t.String({ description: 'text or markdown body', error: 'must be a string' }),
+    content: NoteText('text or markdown body'),
     folderId: t.Optional(FolderRef),
     source: t.Optional(t.String({ maxLength: 200, description: 'origin label for the caller\'s records', error: 'must be a string of at most 200 characters' })),
     format: t.Optional(t.String({ minLength: 1, maxLength: 50, description: 'structured-content format label', error: 'must be a string of 1 to 50 characters' })),
@@ -124,7 +130,7 @@ export type CreateNoteRequest = Static<typeof CreateNoteRequest>
 export const UpdateNoteRequest = t.Object(
   {
     title: t.Optional(Title),
-    summary: t.Optional(t.String()),
+    summary: t.Optional(NoteText('the note\'s summary')),
     folderId: t.Optional(FolderRef),
     isPinned: t.Optional(t.Boolean({ error: 'must be true or false' })),
   },
