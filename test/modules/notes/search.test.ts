@@ -243,6 +243,20 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect(await t.ids('long recording')).toEqual([pending.id])
   }, 30_000)
 
+  test('a note the pipeline finishes (title, summary and status in one UPDATE) is found with status=Done at once, and no longer with its old status', async () => {
+    const t = await setup()
+    const lib = { accountId: (await t.store.get<{ id: string }>('SELECT id FROM accounts WHERE email = ?', ['user@example.com']))!.id, sandbox: false }
+    const pending = await t.services.notes.createPending(lib, { title: 'Recording.m4a', type: 'audio', styleId: 'meeting', language: null, source: 'upload', stage: 'queued' })
+    await t.services.notes.saveTranscript(pending.id, { transcript: 'the thistle grows by the canyon', language: 'en' })
+    expect(await t.ids('thistle', '&status=Summarizing')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Done')).toEqual([])
+    // finish() writes the title, summary, status and the rest of the notes row in one UPDATE (repo.write)
+    await t.services.notes.finish(pending.id, { title: 'Canyon flora', summary: 'Saffron and juniper.', structuredContent: null, language: 'en' })
+    expect(await t.ids('saffron', '&status=Done')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Done&type=audio&folderId=null')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Summarizing')).toEqual([])
+  })
+
   test('a write that rolls back leaves the index as it was', async () => {
     const t = await setup()
     const n = await t.create('Copper wire', 'conductive')
