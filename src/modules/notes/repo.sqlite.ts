@@ -8,6 +8,7 @@ import { PageCache } from './page-cache'
 import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import type { RevisionCache } from './revision-cache'
 import { fts5Match, type SearchTerms } from './search-query'
+import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snippet'
 
 /**
  * The notes repository on the embedded SQLite store. Listing is the tuned path of issue 9: every page
@@ -198,24 +199,82 @@ export function sqliteLister(db: Database, boundaries: PageBoundaries, items: Re
   }
 }
 
+/** Beyond any place in a column. */
+const NOWHERE = 9e15
+
+/** The first of several places (instr() results, 0 for none), or null. */
+const earliest = (places: string[]) =>
+  places.length === 1 ? `nullif(${places[0]}, 0)` : `nullif(min(${places.map(p => `coalesce(nullif(${p}, 0), ${NOWHERE})`).join(', ')}), ${NOWHERE})`
+
+/**
+ * Where the anchor word first occurs in a column, 1-based (null when it does not): the first place
+ * one of its spellings starts a word (after a space, a line break or a tab, or at the start), else
+ * the first place one occurs at all. Parameters: the spellings each after a space, then the
+ * spellings. Each lower(), replace() and instr() is one pass over the column, so the cost is linear
+ * in the column, as the match and bm25 already are.
+ */
+const firstPlace = (column: string, spellings: number) => `coalesce(
+    ${earliest(Array<string>(spellings).fill(`instr(' ' || replace(replace(lower(${column}), char(10), ' '), char(9), ' '), ?)`))},
+    ${earliest(Array<string>(spellings).fill(`instr(lower(${column}), ?)`))})`
+
+/**
+ * A column's window: WINDOW characters around the anchor word, or SCAN from the start where it does
+ * not occur, and one more character, telling that the column goes on.
+ */
+const windowOf = (i: number, column: string) => `CASE WHEN a.p${i} IS NULL THEN 1 ELSE max(1, a.p${i} - ${BEFORE}) END AS from${i},
+    CASE WHEN a.p${i} IS NULL THEN substr(${column}, 1, ${SCAN + 1}) ELSE substr(${column}, max(1, a.p${i} - ${BEFORE}), ${WINDOW + 1}) END AS text${i},
+    CASE WHEN a.p${i} IS NULL THEN ${SCAN} ELSE ${WINDOW} END AS size${i}`
+
+/** A result's list item and the windows of its title (0), summary (1) and transcript (2). */
+interface SearchWindows {
+  list_item: string
+  from0: number
+  text0: string
+  size0: number
+  from1: number
+  text1: string
+  size1: number
+  from2: number
+  text2: string
+  size2: number
+}
+
 /**
  * A page of search results. bm25 with the title ten times and the summary twice as heavy as the
- * transcript (lower is better). The page's keys are found first; only its rows are given a snippet
- * (making one reads the note's text), in a second step of the same statement.
+ * transcript (lower is better); its cost is linear in the matches of each row. The page's keys are
+ * found first; then, for its rows only, where the anchor word first occurs in each column of the
+ * index's copy of the text (so with the note's own « » as ‹ ›); then the windows around those
+ * places (a bounded number of characters each), from which search-snippet.ts makes the snippet.
+ * Not FTS5's snippet(): it scans every phrase instance of the column once for each phrase instance,
+ * so a note repeating a word 20,000 times held the request thread for 12 s (issue 22;
+ * bench/search-repeats.ts).
  */
-function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
+async function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
   const eq = equalities(lib, filter, 'n.')
   const after = filter.updatedAfter === undefined ? '' : ' AND n.updated_at > ?'
   const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
-  return store.all(`WITH page AS (
+  const spellings = anchorSpellings(terms)
+  const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
+  const columns = ['s.title', 's.summary', 's.transcript']
+  const rows = await store.all<SearchWindows>(`WITH page AS (
       SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
       FROM note_search s JOIN notes n ON n.rowid = s.rowid
       WHERE note_search MATCH ? AND ${eq.where}${after}
-      ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?)
-    SELECT n.list_item, snippet(note_search, -1, '«', '»', '…', 16) AS snippet
-    FROM page JOIN note_search s ON s.rowid = page.r JOIN notes n ON n.rowid = page.r
-    WHERE note_search MATCH ?
-    ORDER BY page.score, page.date_created DESC, page.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, fts5Match(terms)])
+      ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?),
+    anchors AS MATERIALIZED (
+      SELECT page.*, ${columns.map((c, i) => `${firstPlace(c, spellings.length)} AS p${i}`).join(', ')}
+      FROM page JOIN note_search s ON s.rowid = page.r)
+    SELECT n.list_item, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
+    FROM anchors a JOIN note_search s ON s.rowid = a.r JOIN notes n ON n.rowid = a.r
+    ORDER BY a.score, a.date_created DESC, a.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, ...columns.flatMap(() => anchorParams)])
+  return rows.map(r => ({
+    list_item: r.list_item,
+    snippet: snippetOf([
+      { from: r.from0, text: r.text0, size: r.size0 },
+      { from: r.from1, text: r.text1, size: r.size1 },
+      { from: r.from2, text: r.text2, size: r.size2 },
+    ], terms),
+  }))
 }
 
 /**

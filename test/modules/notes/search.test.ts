@@ -19,6 +19,21 @@ import { seededRandom } from '../../fixtures/random'
  * generated library, never taken from the code under test.
  */
 
+/**
+ * The snippet of a note titled `Repeated word` whose text repeats `delta`: on SQLite the first 16 words
+ * of the text, with … where it goes on (as FTS5's snippet(…, 16) made it); on PostgreSQL ts_headline's
+ * fragment of 24 words (MaxWords) of the title and text, without ….
+ */
+const REPEATED_WORD_SNIPPET: Record<'sqlite' | 'postgres', string> = {
+  sqlite: `${Array(16).fill('«delta»').join(' ')}…`,
+  postgres: `Repeated word ${Array(22).fill('«delta»').join(' ')}`,
+}
+/** The same for a note titled `Long dictation` of different words (notea noteb …) after `opening remarks`, searched for both. */
+const LONG_NOTE_SNIPPET: Record<'sqlite' | 'postgres', string> = {
+  sqlite: '«opening» «remarks» notea noteb notec noted notee notef noteg noteh notei notej notek notel notem noten…',
+  postgres: 'Long dictation «opening» «remarks» notea noteb notec noted notee notef noteg noteh notei notej notek notel notem noten noteo notep noteq noter notes notet',
+}
+
 const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'type', 'style_id', 'is_pinned', 'source', 'date_created', 'updated_at']
 
 interface GeneratedNote {
@@ -242,6 +257,78 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect(await t.ids('opening remarks')).toEqual([pending.id])
     expect(await t.ids('long recording')).toEqual([pending.id])
   }, 30_000)
+
+  test('a note repeating one word 100,000 times (1,000,000 on SQLite) is found with a snippet of the usual length, made from the same few characters whatever the repeats', async () => {
+    const t = await setup()
+    // SQLite: the characters of note text the search hands the snippet code, per search (every value
+    // of its rows but the list item, which is the note as the list shows it)
+    const given: number[] = []
+    if (b.name === 'sqlite') {
+      const all = t.store.all.bind(t.store)
+      t.store.all = (async (sql: string, params?: readonly SqlValue[]) => {
+        const rows = await all<Record<string, unknown>>(sql, params)
+        if (sql.includes('note_search')) given.push(rows.reduce((n, r) => n + Object.entries(r).reduce((m, [k, v]) => m + (k !== 'list_item' && typeof v === 'string' ? v.length : 0), 0), 0))
+        return rows
+      }) as Store['all']
+    }
+    for (const repeats of b.name === 'sqlite' ? [2_000, 100_000, 1_000_000] : [2_000, 100_000]) {
+      const note = await t.create('Repeated word', 'delta '.repeat(repeats))
+      const r = await t.search('delta')
+      expect(r.data.map(n => n.id)).toEqual([note.id])
+      expect({ repeats, snippet: r.data[0]!.snippet }).toEqual({ repeats, snippet: REPEATED_WORD_SNIPPET[b.name] })
+      expect((await t.call('DELETE', `/v1/notes/${note.id}`, { token: t.token })).status).toBe(204)
+    }
+    if (b.name === 'sqlite') {
+      // the title whole (13 characters), and 401 of the summary and of the transcript, each time
+      expect(given).toEqual([815, 815, 815])
+    }
+  }, 120_000)
+
+  test('a note of about 1 MB of different words is created, found by its words, and given a snippet', async () => {
+    const t = await setup()
+    // note and the number in letters (a to z): notea noteb … notez noteba …
+    const letters = (n: number): string => (n < 26 ? '' : letters(Math.floor(n / 26))) + String.fromCharCode(97 + (n % 26))
+    const words = Array.from({ length: 120_000 }, (_, i) => `note${letters(i)}`)
+    const content = `opening remarks ${words.join(' ')} closing`
+    expect(content.length).toBeGreaterThan(1_000_000)
+    const note = await t.create('Long dictation', content)
+    const first = await t.search('opening remarks')
+    expect(first.data.map(n => n.id)).toEqual([note.id])
+    expect(first.data[0]!.snippet).toBe(LONG_NOTE_SNIPPET[b.name])
+    if (b.name === 'sqlite') {
+      // deep in the text (PostgreSQL indexes the first 100,000 characters of a text this large)
+      const deep = words[100_000]!
+      const r = await t.search(deep)
+      expect(r.data.map(n => n.id)).toEqual([note.id])
+      expect(r.data[0]!.snippet).toBe(`…${words.slice(99_993, 100_000).join(' ')} «${deep}» ${words.slice(100_001, 100_009).join(' ')}…`)
+    }
+  }, 60_000)
+
+  test.skipIf(b.name !== 'sqlite')('a match far into a long transcript is shown marked, whatever its case and accents', async () => {
+    const t = await setup()
+    const filler = 'nothing much was said here '.repeat(200)
+    const note = await t.create('Trip', `${filler}then the ÉCOLE and the Café, ${filler}`)
+    const ecole = await t.search('ecole')
+    expect(ecole.data.map(n => n.id)).toEqual([note.id])
+    // no spelling of ecole occurs (SQLite's lower() leaves É): the transcript's first 10,000 characters are read
+    expect(ecole.data[0]!.snippet).toBe('…nothing much was said here then the «ÉCOLE» and the Café, nothing much was said here…')
+    // café occurs, capitalized: 400 characters around it are read, from inside a word (dropped)
+    expect((await t.search('CAFÉ')).data[0]!.snippet).toBe('…said here then the ÉCOLE and the «Café», nothing much was said here nothing much was…')
+  })
+
+  test('a note the pipeline finishes (title, summary and status in one UPDATE) is found with status=Done at once, and no longer with its old status', async () => {
+    const t = await setup()
+    const lib = { accountId: (await t.store.get<{ id: string }>('SELECT id FROM accounts WHERE email = ?', ['user@example.com']))!.id, sandbox: false }
+    const pending = await t.services.notes.createPending(lib, { title: 'Recording.m4a', type: 'audio', styleId: 'meeting', language: null, source: 'upload', stage: 'queued' })
+    await t.services.notes.saveTranscript(pending.id, { transcript: 'the thistle grows by the canyon', language: 'en' })
+    expect(await t.ids('thistle', '&status=Summarizing')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Done')).toEqual([])
+    // finish() writes the title, summary, status and the rest of the notes row in one UPDATE (repo.write)
+    await t.services.notes.finish(pending.id, { title: 'Canyon flora', summary: 'Saffron and juniper.', structuredContent: null, language: 'en' })
+    expect(await t.ids('saffron', '&status=Done')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Done&type=audio&folderId=null')).toEqual([pending.id])
+    expect(await t.ids('thistle', '&status=Summarizing')).toEqual([])
+  })
 
   test('a write that rolls back leaves the index as it was', async () => {
     const t = await setup()
