@@ -157,9 +157,12 @@ export function createServices(deps: CoreDeps) {
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
   const rateLimiter = rateLimiterFor(store, config.rateLimits, clock, 'SELECT n FROM note_revision_counter')
-  /** the database back end and the worker processes that heartbeat in it (within two leases) */
-  const backend = async (): Promise<{ database: Store['sql']['name']; workers: number }> =>
-    ({ database: store.sql.name, workers: await jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)) })
+  /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it (within two leases) */
+  const backend = {
+    database: store.sql.name,
+    reachable: () => store.reachable(2000),
+    workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)),
+  }
   return { accounts, credits, usage, notes, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }
 

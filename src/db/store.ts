@@ -79,7 +79,96 @@ export interface Store extends Queryable {
    * `maxAgeMs`, so nothing is trusted for longer.
    */
   readStamp(maxAgeMs: number): () => string
+  /**
+   * Whether the database answers a statement now: false when it throws DatabaseUnavailableError or
+   * takes longer than `timeoutMs` (a server that hangs rather than refuses). For health.
+   */
+  reachable(timeoutMs: number): Promise<boolean>
   close(): Promise<void>
+}
+
+/** `probe` settled within `timeoutMs`: true when it succeeded, false when the database is unavailable or slow. */
+async function answersWithin(probe: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<false>(resolve => { timer = setTimeout(() => resolve(false), timeoutMs) })
+  try {
+    return await Promise.race([probe().then(() => true), late])
+  } catch (err) {
+    if (asDatabaseUnavailable(err)) return false
+    throw err
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * The database cannot be reached, or cannot take a statement now: on PostgreSQL a connection refused,
+ * lost or timed out, or a server shutting down, starting up or out of connections; on SQLite the
+ * write lock still held by another process after the busy timeout (SQLITE_BUSY, "database is
+ * locked"), a locked table, a disk I/O error, a full disk or a file it cannot open. Retrying later may
+ * succeed, unlike any other failure of a statement. The stores throw it in place of the driver's
+ * error (kept as `cause`); the HTTP layer answers it with 503 and `Retry-After: retryAfterSeconds`.
+ */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError'
+  constructor(message: string, readonly retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** SQLite's primary result codes (`errno & 0xff`) that mean "not now", and how long to wait. */
+const SQLITE_UNAVAILABLE: Record<number, { what: string; retryAfterSeconds: number }> = {
+  5: { what: 'the database is locked by another writer (SQLITE_BUSY after the busy timeout)', retryAfterSeconds: 1 },
+  6: { what: 'a table is locked (SQLITE_LOCKED)', retryAfterSeconds: 1 },
+  10: { what: 'a disk I/O error (SQLITE_IOERR)', retryAfterSeconds: 5 },
+  13: { what: 'the disk is full (SQLITE_FULL)', retryAfterSeconds: 5 },
+  14: { what: 'the database file cannot be opened (SQLITE_CANTOPEN)', retryAfterSeconds: 5 },
+}
+
+/** Bun.SQL's own codes for a connection that could not be made or was lost. */
+const POSTGRES_CONNECTION_CODES = new Set([
+  'ERR_POSTGRES_CONNECTION_REFUSED',
+  'ERR_POSTGRES_CONNECTION_CLOSED',
+  'ERR_POSTGRES_CONNECTION_FAILED',
+  'ERR_POSTGRES_CONNECTION_TIMEOUT',
+  'ERR_POSTGRES_IDLE_TIMEOUT',
+  'ERR_POSTGRES_LIFETIME_TIMEOUT',
+])
+
+/**
+ * SQLSTATEs the server sends when it cannot serve now: class 08 (connection exception), 57P01–57P03
+ * (terminated by an administrator, a crash, or not yet/no longer accepting connections), 53300 (too
+ * many connections).
+ */
+const POSTGRES_UNAVAILABLE_STATE = /^(08...|57P0[123]|53300)$/
+
+/** Socket errors a driver may pass through as they are. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+
+/**
+ * The DatabaseUnavailableError a driver's error stands for (itself when it already is one), or null
+ * when the error is anything else (a constraint, a syntax error, a bug), which stays as it was. Also
+ * used by the HTTP layer for statements that reach bun:sqlite without going through a store.
+ */
+export function asDatabaseUnavailable(err: unknown): DatabaseUnavailableError | null {
+  if (err instanceof DatabaseUnavailableError) return err
+  if (typeof err !== 'object' || err === null) return null
+  const e = err as { name?: unknown; code?: unknown; errno?: unknown; message?: unknown }
+  const code = typeof e.code === 'string' ? e.code : ''
+  if (e.name === 'SQLiteError' && typeof e.errno === 'number') {
+    const known = SQLITE_UNAVAILABLE[e.errno & 0xff]
+    return known ? new DatabaseUnavailableError(`SQLite: ${known.what}`, known.retryAfterSeconds, { cause: err }) : null
+  }
+  const unavailable =
+    POSTGRES_CONNECTION_CODES.has(code) ||
+    (code === 'ERR_POSTGRES_SERVER_ERROR' && typeof e.errno === 'string' && POSTGRES_UNAVAILABLE_STATE.test(e.errno)) ||
+    NETWORK_CODES.has(code)
+  return unavailable ? new DatabaseUnavailableError(`PostgreSQL: ${code}${typeof e.errno === 'string' ? ` (${e.errno})` : ''}: ${String(e.message ?? '')}`, 5, { cause: err }) : null
+}
+
+/** `err` as a DatabaseUnavailableError when it is one in disguise, else `err` itself: for `catch (e) { throw classified(e) }`. */
+export function classified(err: unknown): unknown {
+  return asDatabaseUnavailable(err) ?? err
 }
 
 /** Opens the store a URL names: `postgres://…` / `postgresql://…`, otherwise a SQLite file path. */
@@ -110,10 +199,29 @@ export class SqliteStore implements Store {
     return s
   }
 
+  // a busy, locked or failing database is thrown as DatabaseUnavailableError (classified), here and in transaction()
   private direct: Queryable = {
-    all: async <T>(sql: string, params: readonly SqlValue[] = []) => this.statement(sql).all(...(params.map(sqliteValue) as never[])) as T[],
-    get: async <T>(sql: string, params: readonly SqlValue[] = []) => (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null,
-    run: async (sql: string, params: readonly SqlValue[] = []) => this.statement(sql).run(...(params.map(sqliteValue) as never[])).changes,
+    all: async <T>(sql: string, params: readonly SqlValue[] = []) => {
+      try {
+        return this.statement(sql).all(...(params.map(sqliteValue) as never[])) as T[]
+      } catch (err) {
+        throw classified(err)
+      }
+    },
+    get: async <T>(sql: string, params: readonly SqlValue[] = []) => {
+      try {
+        return (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null
+      } catch (err) {
+        throw classified(err)
+      }
+    },
+    run: async (sql: string, params: readonly SqlValue[] = []) => {
+      try {
+        return this.statement(sql).run(...(params.map(sqliteValue) as never[])).changes
+      } catch (err) {
+        throw classified(err)
+      }
+    },
   }
 
   /**
@@ -171,7 +279,11 @@ export class SqliteStore implements Store {
    */
   getNow<T>(sql: string, params: readonly SqlValue[] = []): T | null | undefined {
     if (!this.free) return undefined
-    return (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null
+    try {
+      return (this.statement(sql).get(...(params.map(sqliteValue) as never[])) as T | null) ?? null
+    } catch (err) {
+      throw classified(err)
+    }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>, mode: 'read' | 'write' = 'write'): Promise<T> {
@@ -195,6 +307,9 @@ export class SqliteStore implements Store {
         if (this.db.inTransaction) this.statement('ROLLBACK').run()
         throw err
       }
+    } catch (err) {
+      // BEGIN IMMEDIATE still busy after the busy timeout, a COMMIT that failed, a statement of fn
+      throw classified(err)
     } finally {
       open = false
       release()
@@ -221,6 +336,11 @@ export class SqliteStore implements Store {
 
   readStamp(): () => string {
     return changeStamp(this.db)
+  }
+
+  /** The schema version, read from the file's header: the file must be readable, and not locked for recovery. */
+  reachable(timeoutMs: number): Promise<boolean> {
+    return answersWithin(() => this.get('PRAGMA schema_version'), timeoutMs)
   }
 
   async close(): Promise<void> {
@@ -274,12 +394,20 @@ export class PostgresStore implements Store {
     return t
   }
 
+  /** A connection refused, lost or timed out is thrown as DatabaseUnavailableError (classified), here and in transaction(). */
   private over(client: InstanceType<typeof Bun.SQL>): Queryable {
+    const query = async (sql: string, params: readonly SqlValue[]) => {
+      try {
+        return await client.unsafe(this.text(sql), params as SqlValue[])
+      } catch (err) {
+        throw classified(err)
+      }
+    }
     return {
-      all: async <T>(sql: string, params: readonly SqlValue[] = []) => [...(await client.unsafe(this.text(sql), params as SqlValue[]))] as T[],
-      get: async <T>(sql: string, params: readonly SqlValue[] = []) => ((await client.unsafe(this.text(sql), params as SqlValue[]))[0] as T | undefined) ?? null,
+      all: async <T>(sql: string, params: readonly SqlValue[] = []) => [...(await query(sql, params))] as T[],
+      get: async <T>(sql: string, params: readonly SqlValue[] = []) => ((await query(sql, params))[0] as T | undefined) ?? null,
       run: async (sql: string, params: readonly SqlValue[] = []) => {
-        const result = await client.unsafe(this.text(sql), params as SqlValue[])
+        const result = await query(sql, params)
         return Number((result as unknown as { count?: number }).count ?? 0)
       },
     }
@@ -309,10 +437,15 @@ export class PostgresStore implements Store {
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const joined = this.ambient.getStore()
     if (joined) return fn(joined)
-    return (await this.client.begin(async tx => {
-      const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
-      return this.ambient.run(q, () => fn(q))
-    })) as T
+    try {
+      return (await this.client.begin(async tx => {
+        const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
+        return this.ambient.run(q, () => fn(q))
+      })) as T
+    } catch (err) {
+      // no connection for BEGIN, or the connection lost before COMMIT was answered
+      throw classified(err)
+    }
   }
 
   choose<T>(choices: { postgres: (store: PostgresStore) => T }): T {
@@ -345,6 +478,11 @@ export class PostgresStore implements Store {
 
   readStamp(maxAgeMs: number): () => string {
     return () => String(Math.floor(Date.now() / maxAgeMs))
+  }
+
+  /** One round trip on a pooled connection (a new one when the pool lost them all). */
+  reachable(timeoutMs: number): Promise<boolean> {
+    return answersWithin(() => this.get('SELECT 1'), timeoutMs)
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { RateClass } from '../config'
 import { commandLine } from '../command-name'
+import { asDatabaseUnavailable } from '../db/store'
 import { ApiError } from './errors'
 import type { OperationTable } from './contract'
 import type { CredentialSource, Principal } from './principal'
@@ -158,7 +159,13 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    */
   async function admit(request: AdmissionRequest, terms: AdmissionTerms, opts: AdmissionOptions = {}): Promise<Admitted> {
     if (terms.public) {
-      await limit(`ip:${request.address()}`, terms, opts.rateHeaders)
+      try {
+        await limit(`ip:${request.address()}`, terms, opts.rateHeaders)
+      } catch (err) {
+        // Windows kept in a database that cannot be reached: answered uncounted. The public operations
+        // read nothing of it, and health is how a caller learns that it is down.
+        if (!asDatabaseUnavailable(err)) throw err
+      }
       return { principal: null, alongside: undefined }
     }
     return authorize(await identify(request.credential, opts.challenge), terms, opts.rateHeaders)

@@ -4,6 +4,7 @@ import { clientAddress, type PeerServer } from './client-address'
 import { ApiError } from './errors'
 import { formatBytes, MAX_JSON_BODY_BYTES } from './body-limit'
 import { UNPARSEABLE_BODY } from './json-body'
+import { refuseUnstorableText } from './text-check'
 
 
 /**
@@ -28,8 +29,13 @@ type Guarded = Admitted & { operation: AdmissionTerms | null }
  */
 export type SessionCredential = (request: Request) => Promise<Principal | null>
 
-/** An admitted request whose JSON body could not be parsed is refused now, with what to send instead. */
-function refuseUnparseableBody(admitted: Admitted, terms: AdmissionTerms, body: unknown): Guarded {
+/**
+ * An admitted request whose JSON body could not be parsed is refused now, with what to send instead;
+ * then one whose path parameters or body hold text the database cannot hold (U+0000, a lone
+ * surrogate: src/http/text-check.ts), naming each field, whatever the back end. (Query parameters are
+ * checked with the rest of the query, by `queryValidator`.)
+ */
+function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unknown, body: unknown): Guarded {
   const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
   if (unparseable === 'too_large') {
     throw new ApiError('payload_too_large', `The request body is larger than ${formatBytes(MAX_JSON_BODY_BYTES)}, the limit of JSON requests; send recordings as uploads (POST /v1/uploads).`)
@@ -38,6 +44,10 @@ function refuseUnparseableBody(admitted: Admitted, terms: AdmissionTerms, body: 
     throw new ApiError('invalid_request', unparseable === 'empty'
       ? `${terms.id} needs a JSON body; send one with \`Content-Type: application/json\`.`
       : 'The request body is not valid JSON; check quotes and commas, and send it with `Content-Type: application/json`.')
+  }
+  if (admitted.principal) {
+    refuseUnstorableText('params', params)
+    refuseUnstorableText('body', body)
   }
   return { ...admitted, operation: terms }
 }
@@ -53,18 +63,22 @@ export function authGuard(admission: Admission, opts: { session?: SessionCredent
   // a getter on its context: the one header is read off the request, the server asked for only when a
   // client address is (opts.server; the app's, as Elysia would give).
   return new Elysia({ name: 'notesvc-auth' })
-    .derive({ as: 'global' }, async ({ request, route, set, body }): Promise<Guarded> => {
+    .derive({ as: 'global' }, async ({ request, route, set, params, body }): Promise<Guarded> => {
       const terms = admission.termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
-      if (!terms) return { principal: null, alongside: undefined, operation: null }
+      if (!terms) {
+        // pages, OAuth, uploads' PUT: their forms and queries are read by their handlers, their path here
+        refuseUnstorableText('params', params)
+        return { principal: null, alongside: undefined, operation: null }
+      }
       const credential = bearerToken(request.headers.get('authorization') ?? undefined)
       // a cached key counted in memory (SQLite): admitted at once, no turn through promises
       const known = admission.admitNow(credential, terms, set.headers)
-      if (known) return refuseUnparseableBody(known, terms, body)
+      if (known) return refuseUnfitInput(known, terms, params, body)
       if (!credential && !terms.public && opts.session) {
         const viaSession = await opts.session(request)
-        if (viaSession) return refuseUnparseableBody(await admission.authorize(viaSession, terms, set.headers), terms, body)
+        if (viaSession) return refuseUnfitInput(await admission.authorize(viaSession, terms, set.headers), terms, params, body)
       }
       const admitted = await admission.admit({ credential, address: () => clientAddress(opts.server?.(), request) }, terms, { rateHeaders: set.headers })
-      return refuseUnparseableBody(admitted, terms, body)
+      return refuseUnfitInput(admitted, terms, params, body)
     })
 }

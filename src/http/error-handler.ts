@@ -1,6 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import { BodyTooLargeError } from './body-limit'
-import { ApiError, detailsFromValueErrors, errorEnvelope, validationMessage } from './errors'
+import { ApiError, detailsFromValueErrors, errorEnvelope, knownApiError, validationMessage } from './errors'
 import type { Logger } from '../log'
 
 /** Which methods a path serves, for 405 `Allow`; empty when the path is unknown. */
@@ -22,7 +22,8 @@ export function methodsForPathFrom(routes: { method: string; path: string }[]): 
 }
 
 function toApiError(code: string | number, error: unknown, path: string, methodsForPath: () => MethodsForPath): ApiError | null {
-  if (error instanceof ApiError) return error
+  const known = knownApiError(error) // an ApiError, or 503 for a database that cannot be reached
+  if (known) return known
   if (error instanceof BodyTooLargeError) return new ApiError('payload_too_large', `${error.message} Send less.`)
   if (code === 'VALIDATION' && error instanceof ValidationError) {
     const details = detailsFromValueErrors(error.type, error.all as Parameters<typeof detailsFromValueErrors>[1])
@@ -50,7 +51,9 @@ export function errorHandler(opts: { docsUrl: string; log: Logger; methodsForPat
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const requestId = set.headers['x-request-id'] as string | undefined
       let apiError = toApiError(code, error, path, opts.methodsForPath)
-      if (!apiError) {
+      if (apiError?.code === 'service_unavailable') {
+        opts.log.warn('the database cannot be reached', { requestId, method: request.method, path, error: (error as Error).message })
+      } else if (!apiError) {
         opts.log.error('unhandled error', { requestId, method: request.method, path, error })
         apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId ?? 'unknown'} when reporting it.`)
       }

@@ -1,4 +1,10 @@
-/** The SPEC's error codes and the HTTP status each one carries. */
+import { asDatabaseUnavailable } from '../db/store'
+
+/**
+ * The SPEC's error codes and the HTTP status each one carries, and one beyond them:
+ * `service_unavailable` (503, with Retry-After) when the database cannot be reached
+ * (docs/decisions.md, "Errors and outages").
+ */
 export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_token: 401,
@@ -13,6 +19,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   upstream_failure: 502,
+  service_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -32,6 +39,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   rate_limited: 'Too many requests in this window; wait `Retry-After` seconds.',
   internal_error: 'The service failed to process the request; quote `request_id` when reporting it.',
   upstream_failure: 'A provider the service depends on (a model engine, a media tool) failed.',
+  service_unavailable: 'The service\'s database cannot be reached right now; retry after `Retry-After` seconds.',
 }
 
 export interface ErrorDetail {
@@ -79,6 +87,22 @@ export function errorEnvelope(
   if (err.options.retryAfterSeconds !== undefined) body.retry_after_seconds = err.options.retryAfterSeconds
   if (requestId) body.request_id = requestId
   return { error: body }
+}
+
+/**
+ * What the envelope says of a thrown error it can name: an ApiError as it is, a database that cannot
+ * be reached (`DatabaseUnavailableError`, or a driver's error that is one) as 503
+ * `service_unavailable` with `Retry-After`; null for anything else (a 500).
+ */
+export function knownApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err
+  const down = asDatabaseUnavailable(err)
+  if (!down) return null
+  const wait = down.retryAfterSeconds
+  return new ApiError('service_unavailable', `The service's database cannot be reached right now. Retry after ${wait} second${wait === 1 ? '' : 's'}.`, {
+    retryAfterSeconds: wait,
+    headers: { 'retry-after': String(wait) },
+  })
 }
 
 export const notFound = (what: string, id: string) => new ApiError('not_found', `No ${what} with id ${id} exists in this library.`)

@@ -2,6 +2,7 @@ import { t } from 'elysia'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage } from './errors'
+import { textDetails } from './text-check'
 
 /** Shapes shared by several modules. */
 export const DateTime = t.String({ format: 'date-time', examples: ['2026-11-22T10:00:00.000Z'] })
@@ -41,14 +42,18 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
   const numeric = Object.entries(schema.properties)
     .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
     .map(([k]) => k)
+  const names = Object.keys(schema.properties)
   const check = TypeCompiler.Compile(schema)
   return query => {
     for (const k of numeric) {
       const v = query[k]
       if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
     }
-    if (!check.Check(query)) {
+    // the declared parameters' text the database cannot hold (text-check.ts); others are never read
+    const unfit = names.flatMap(k => (query[k] === undefined ? [] : textDetails({ [k]: query[k] }, 'query')))
+    if (!check.Check(query) || unfit.length) {
       const details = detailsFromValueErrors('query', [...check.Errors(query)])
+      for (const d of unfit) if (!details.some(x => x.field === d.field)) details.push(d)
       throw new ApiError('invalid_request', validationMessage('query', details), { details })
     }
     return query as Static<T>

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { numberPlaceholders, openStore, type Store } from '../../src/db/store'
+import { Database } from 'bun:sqlite'
+import { asDatabaseUnavailable, DatabaseUnavailableError, numberPlaceholders, openStore, PostgresStore, SqliteStore, type Store } from '../../src/db/store'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../helpers/postgres'
+import { freePort } from '../helpers/process'
 
 /**
  * The data-access layer, one table of tests and two stores: an embedded SQLite file and a private
@@ -110,6 +112,98 @@ for (const b of backEnds) {
     })
   })
 }
+
+describe('a database that cannot be reached is a DatabaseUnavailableError; any other failure stays as it was', () => {
+  test('what each driver\'s errors are classified as (the Retry-After seconds, or null)', () => {
+    const sqlite = (errno: number, code: string) => Object.assign(new Error(code), { name: 'SQLiteError', errno, code })
+    const postgres = (code: string, errno?: string) => Object.assign(new Error(code), { name: 'PostgresError', code, errno })
+    const cases: [string, unknown, number | null][] = [
+      ['SQLITE_BUSY (database is locked)', sqlite(5, 'SQLITE_BUSY'), 1],
+      ['SQLITE_BUSY_SNAPSHOT', sqlite(517, 'SQLITE_BUSY_SNAPSHOT'), 1],
+      ['SQLITE_LOCKED', sqlite(6, 'SQLITE_LOCKED'), 1],
+      ['SQLITE_IOERR_READ', sqlite(266, 'SQLITE_IOERR_READ'), 5],
+      ['SQLITE_FULL', sqlite(13, 'SQLITE_FULL'), 5],
+      ['SQLITE_CANTOPEN', sqlite(14, 'SQLITE_CANTOPEN'), 5],
+      ['SQLITE_CONSTRAINT_UNIQUE', sqlite(2067, 'SQLITE_CONSTRAINT_UNIQUE'), null],
+      ['SQLITE_ERROR (no such table)', sqlite(1, 'SQLITE_ERROR'), null],
+      ['connection refused', postgres('ERR_POSTGRES_CONNECTION_REFUSED'), 5],
+      ['connection closed', postgres('ERR_POSTGRES_CONNECTION_CLOSED'), 5],
+      ['connection timeout (no connection in time)', postgres('ERR_POSTGRES_CONNECTION_TIMEOUT'), 5],
+      ['server shutting down (57P01)', postgres('ERR_POSTGRES_SERVER_ERROR', '57P01'), 5],
+      ['server starting up (57P03)', postgres('ERR_POSTGRES_SERVER_ERROR', '57P03'), 5],
+      ['too many connections (53300)', postgres('ERR_POSTGRES_SERVER_ERROR', '53300'), 5],
+      ['connection failure (08006)', postgres('ERR_POSTGRES_SERVER_ERROR', '08006'), 5],
+      ['unique violation (23505)', postgres('ERR_POSTGRES_SERVER_ERROR', '23505'), null],
+      ['NUL in text (22021)', postgres('ERR_POSTGRES_SERVER_ERROR', '22021'), null],
+      ['syntax error', postgres('ERR_POSTGRES_SYNTAX_ERROR', '42601'), null],
+      ['a socket refused', Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), 5],
+      ['a bug', new TypeError('x is undefined'), null],
+      ['not an error', 'text', null],
+    ]
+    const seen = cases.map(([name, err]) => [name, asDatabaseUnavailable(err)?.retryAfterSeconds ?? null])
+    expect(seen).toEqual(cases.map(([name, , expected]) => [name, expected]))
+    const already = new DatabaseUnavailableError('down', 3)
+    expect(asDatabaseUnavailable(already)).toBe(already)
+  })
+
+  test('SQLite: a write while another connection holds the write lock past the busy timeout; reads still answer', async () => {
+    const path = join(dir, 'busy.db')
+    const store = openStore(path) as SqliteStore
+    store.db.exec('PRAGMA journal_mode = WAL')
+    store.db.exec('PRAGMA busy_timeout = 50')
+    await store.run('CREATE TABLE items (id TEXT PRIMARY KEY)')
+    const other = new Database(path)
+    other.exec('BEGIN IMMEDIATE')
+    try {
+      const failed = await store.transaction(tx => tx.run('INSERT INTO items (id) VALUES (?)', ['a'])).catch(e => e)
+      expect(failed).toBeInstanceOf(DatabaseUnavailableError)
+      expect(failed.retryAfterSeconds).toBe(1)
+      expect(failed.cause.code).toBe('SQLITE_BUSY')
+      expect(await store.run('INSERT INTO items (id) VALUES (?)', ['b']).catch(e => e)).toBeInstanceOf(DatabaseUnavailableError)
+      expect(await store.all('SELECT id FROM items')).toEqual([])
+      expect(await store.reachable(1000)).toBe(true)
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    await store.transaction(tx => tx.run('INSERT INTO items (id) VALUES (?)', ['a']))
+    expect(await store.all('SELECT id FROM items')).toEqual([{ id: 'a' }])
+    await store.close()
+  })
+
+  test.skipIf(pgSkip !== null)('PostgreSQL: nothing listening is unreachable, at once', async () => {
+    const store = new PostgresStore(`postgres://postgres@127.0.0.1:${await freePort()}/nowhere`, { max: 1 })
+    try {
+      const failed = (await store.get('SELECT 1').catch(e => e)) as DatabaseUnavailableError
+      expect(failed).toBeInstanceOf(DatabaseUnavailableError)
+      expect(failed.retryAfterSeconds).toBe(5)
+      expect(await store.transaction(async tx => tx.get('SELECT 1')).catch(e => e)).toBeInstanceOf(DatabaseUnavailableError)
+      expect(await store.reachable(2000)).toBe(false)
+    } finally {
+      await store.close()
+    }
+  })
+
+  test.skipIf(pgSkip !== null)('PostgreSQL: a transaction whose connection is cut leaves nothing, and the store answers again', async () => {
+    const store = openStore(await pg!.createDatabase('store_cut'))
+    const admin = new Bun.SQL(pg!.url, { max: 1 })
+    try {
+      await store.run('CREATE TABLE items (id TEXT PRIMARY KEY)')
+      const failed = await store.transaction(async tx => {
+        await tx.run('INSERT INTO items (id) VALUES (?)', ['half'])
+        const { pid } = (await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!
+        await admin.unsafe('SELECT pg_terminate_backend($1)', [pid])
+        await tx.run('INSERT INTO items (id) VALUES (?)', ['other half'])
+      }).catch(e => e)
+      expect(failed).toBeInstanceOf(DatabaseUnavailableError)
+      expect(await store.reachable(5000)).toBe(true)
+      expect(await store.all('SELECT id FROM items')).toEqual([])
+    } finally {
+      await admin.close()
+      await store.close()
+    }
+  })
+})
 
 test('numbering placeholders for PostgreSQL skips literals, quoted names and comments', () => {
   expect(numberPlaceholders(`SELECT "a?" FROM t WHERE x = ? AND y = 'why?' -- and ?\nAND z IN (?, ?)`))

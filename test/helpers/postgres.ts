@@ -19,6 +19,10 @@ export interface PostgresCluster {
   port: number
   /** a fresh empty database on this cluster (a copy of `template` when given), and its URL */
   createDatabase(name: string, template?: string): Promise<string>
+  /** stops the server and keeps its data, as an outage does (open connections are cut); `resume` starts it again */
+  halt(): Promise<void>
+  /** starts a halted server again, on the same port and data */
+  resume(): Promise<void>
   stop(): Promise<void>
   /** a shell command that stops the cluster and removes its folder, for an exit handler (no await there) */
   stopCommand: string
@@ -69,17 +73,19 @@ export async function startPostgres(): Promise<PostgresCluster> {
   const data = join(dir, 'data')
   const port = await freePort()
   const asUser = user !== null
+  // fsync off: a test cluster is thrown away, and durability is not what the tests measure
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+  const start = () => run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asUser, 'pg_ctl start')
   try {
     await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asUser, 'initdb')
-    // fsync off: a test cluster is thrown away, and durability is not what the tests measure
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
-    await run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asUser, 'pg_ctl start')
+    await start()
   } catch (err) {
     const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8').slice(-2000) : ''
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`${(err as Error).message}${log ? `\nserver log:\n${log}` : ''}`)
   }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
+  let halted = false
   return {
     url,
     port,
@@ -93,10 +99,19 @@ export async function startPostgres(): Promise<PostgresCluster> {
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`
     },
+    async halt() {
+      // fast: the server rolls back open transactions and closes every connection, then exits
+      await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'fast', '-w', 'stop'], asUser, 'pg_ctl stop')
+      halted = true
+    },
+    async resume() {
+      await start()
+      halted = false
+    },
     stopCommand: `${asUser ? 'runuser -u postgres -- ' : ''}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop; rm -rf '${dir}'`,
     async stop() {
       try {
-        await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], asUser, 'pg_ctl stop')
+        if (!halted) await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], asUser, 'pg_ctl stop')
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

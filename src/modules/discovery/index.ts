@@ -96,18 +96,36 @@ export function apiIndex(config: Config, catalogue: Catalogue) {
 export interface HealthSources {
   asrEngine(): string
   llmEngine(): string
-  /** the database back end and the number of live job worker processes */
-  backend(): Promise<{ database: string; workers: number }>
+  /** the database: its back end, whether it answers now, and the live job worker processes */
+  backend: {
+    readonly database: string
+    reachable(): Promise<boolean>
+    workers(): Promise<number>
+  }
 }
+
+/** What a degraded health says, while the database does not answer. */
+export const DATABASE_UNREACHABLE = 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back'
 
 /**
  * The health body: which engines answer is reported without checking them (health never waits on a
- * provider); `detail` (any value but 0, false, no or off, never refused) adds the database back end
- * and the live job workers, one indexed count.
+ * provider); whether the database answers is asked every time (one trivial statement, at most 2 s):
+ * `status` is `degraded`, with a `reason`, while it does not, and `ok` again as soon as it does. The
+ * answer stays 200 either way: the process is alive, and says what is wrong (docs/decisions.md,
+ * "Errors and outages"). `detail` (any value but 0, false, no or off, never refused) adds the
+ * database back end and the live job workers, one indexed count (left out while the database does
+ * not answer).
  */
 export async function health(s: HealthSources, detail: unknown) {
   const wanted = detail !== undefined && !['0', 'false', 'no', 'off'].includes(String(detail).toLowerCase())
-  return { status: 'ok' as const, version: VERSION, engines: { asr: s.asrEngine(), llm: s.llmEngine() }, ...(wanted ? await s.backend() : {}) }
+  const up = await s.backend.reachable()
+  return {
+    status: up ? ('ok' as const) : ('degraded' as const),
+    version: VERSION,
+    engines: { asr: s.asrEngine(), llm: s.llmEngine() },
+    ...(up ? {} : { reason: DATABASE_UNREACHABLE }),
+    ...(wanted ? { database: s.backend.database, ...(up ? { workers: await s.backend.workers() } : {}) } : {}),
+  }
 }
 
 export function discoveryRoutes(deps: HealthSources & { config: Config; catalogue: Catalogue; guard: Elysia<any, any, any, any, any, any, any> }) {

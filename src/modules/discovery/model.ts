@@ -22,16 +22,17 @@ export const ApiIndex = t.Object(
 
 export const Health = t.Object(
   {
-    status: t.Literal('ok'),
+    status: t.Union([t.Literal('ok'), t.Literal('degraded')], { description: '`ok`; `degraded` while the database cannot be reached (requests that need it then answer 503)' }),
     version: t.String(),
     engines: t.Optional(t.Object({
       asr: t.String({ description: 'the speech engine in use: whisper, pocketsphinx, or none when neither is installed (speech routes then answer 502 before charging)' }),
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
     })),
+    reason: t.Optional(t.String({ description: 'when `degraded`: what is wrong' })),
     database: t.Optional(t.String({ description: 'asked for with `detail`: the database back end (sqlite)' })),
-    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases' })),
+    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases (left out while the database cannot be reached)' })),
   },
-  { title: 'Health', description: 'The service is up: its version and the engines in use; with `detail`, the database and the live job workers too.' },
+  { title: 'Health', description: 'The service is up: its version, the engines in use, and whether its database answers; with `detail`, the database and the live job workers too.' },
 )
 
 export const HealthQuery = t.Object({

@@ -7,7 +7,7 @@ import type { Config } from '../../config'
 import type { Admission, Principal } from '../../http/admission'
 import type { OPERATIONS } from '../../operations'
 import { bearerToken, type authGuard } from '../../http/auth'
-import { ApiError, errorEnvelope } from '../../http/errors'
+import { ApiError, errorEnvelope, knownApiError } from '../../http/errors'
 import { SCOPES } from '../../http/contract'
 import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
@@ -61,8 +61,10 @@ export function mcpManifest(config: Config, tools: Tool[]) {
 }
 
 function toolError(err: unknown, config: Config, log: Logger, tool: string): CallToolResult {
+  // an ApiError, or 503 service_unavailable for a database that cannot be reached, as over HTTP
   let apiError: ApiError
-  if (err instanceof ApiError) apiError = err
+  const known = knownApiError(err)
+  if (known) apiError = known
   else {
     log.error('an MCP tool failed', { tool, error: err })
     apiError = new ApiError('internal_error', 'The service failed to run this tool.')

@@ -4,6 +4,7 @@ import type { Config } from '../../config'
 import type { Principal } from '../../http/admission'
 import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
+import { textDetails } from '../../http/text-check'
 import type { Operation } from '../../http/contract'
 // the registry's type only: which operations exist, so that every tool has a runner (checked at compile time)
 import type { OPERATIONS } from '../../operations'
@@ -72,6 +73,17 @@ function invalid(opId: string, details: ErrorDetail[]): ApiError {
   return new ApiError('invalid_request', `The arguments of ${opId} failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`, { details })
 }
 
+/**
+ * The arguments' text the database cannot hold (U+0000, a lone surrogate), refused as the HTTP guard
+ * refuses it in a path or body (src/http/text-check.ts), beside the schema's details. Not for the
+ * public operations, which read nothing from the database (health's `detail` is never refused).
+ */
+function withUnfitText(op: Operation, details: ErrorDetail[], args: unknown): ErrorDetail[] {
+  if (op.public) return details
+  for (const d of textDetails(args, 'arguments')) if (!details.some(x => x.field === d.field)) details.push(d)
+  return details
+}
+
 function check<T extends TSchema>(c: TypeCheck<T>, value: unknown, part: string): ErrorDetail[] {
   return c.Check(value) ? [] : detailsFromValueErrors(part, [...c.Errors(value)])
 }
@@ -114,7 +126,7 @@ function plain(op: Operation, schema: TObject, run: Run): Tool {
     inputSchema: json(schema) as ToolInputSchema,
     annotations: annotations(op),
     validate(args) {
-      const details = check(c, args, 'arguments')
+      const details = withUnfitText(op, check(c, args, 'arguments'), args)
       if (details.length) throw invalid(op.id, details)
     },
     run,
@@ -153,7 +165,7 @@ function withPathParams(op: Operation, params: TObject, body: TObject, run: Run)
         pathArgs[name] = rest[name]
         delete rest[name]
       }
-      const details = [...check(paramsCheck, pathArgs, paramNames.length === 1 ? paramNames[0]! : 'arguments'), ...check(bodyCheck, rest, 'arguments')]
+      const details = withUnfitText(op, [...check(paramsCheck, pathArgs, paramNames.length === 1 ? paramNames[0]! : 'arguments'), ...check(bodyCheck, rest, 'arguments')], args)
       if (details.length) throw invalid(op.id, details)
     },
     run,

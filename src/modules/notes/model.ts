@@ -97,7 +97,7 @@ export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 export const MAX_QUERY_CHARS = 500
 
 export const ListNotesQuery = t.Object({
-  q: t.Optional(t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'search text: only notes whose title, summary or transcript contain every word (the last one also as the start of a word), most relevant first, each with a `snippet`; any text is accepted and read as plain words (quotes and operators are not syntax)', error: `must be search text of 1 to ${MAX_QUERY_CHARS} characters; omit q to list every note` })),
+  q: t.Optional(t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'search text: only notes whose title, summary or transcript contain every word (the last one also as the start of a word), most relevant first, each with a `snippet`; any text is accepted and read as plain words (quotes and operators are not syntax), but U+0000 and lone surrogates, refused in every field', error: `must be search text of 1 to ${MAX_QUERY_CHARS} characters; omit q to list every note` })),
   updatedAfter: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),

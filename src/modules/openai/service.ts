@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Principal } from '../../http/admission'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
+import { textDetails } from '../../http/text-check'
 import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import type { Charged, HeardRecording, ProcessingService } from '../processing/service'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
@@ -66,6 +67,9 @@ export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionF
       }
     }
   }
+  // U+0000 and lone surrogates: none of these fields is stored, but they are refused as in every JSON
+  // body and in the MCP tool's arguments (src/http/text-check.ts), so the form and the tool answer alike
+  for (const d of textDetails(options, 'body')) if (!details.some(x => x.field === d.field || x.field === `${d.field.split('.')[0]}[]`)) details.push(d)
   if (details.length) throw invalid(details)
   return options as OpenAiTranscriptionFields
 }

@@ -107,6 +107,27 @@ describe('documentation pages', () => {
   })
 })
 
+describe('GET /v1/health while the database does not answer', () => {
+  test('says degraded with the reason, still 200 and never refused; ok again, as before, once it answers', async () => {
+    let answers = false
+    const t = createTestApp({ alter: s => { s.backend.reachable = async () => answers } })
+    const ok = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } }
+    const down = await t.call('GET', '/v1/health')
+    expect(down.status).toBe(200)
+    expect(down.body).toEqual({ ...ok, status: 'degraded', reason: 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back' })
+    // with detail: the back end, but no worker count (it is read from the database)
+    expect((await t.call('GET', '/v1/health?detail')).body).toEqual({ ...down.body, database: 'sqlite' })
+    answers = true
+    expect((await t.call('GET', '/v1/health')).body).toEqual(ok)
+    expect((await t.call('GET', '/v1/health?detail')).body).toEqual({ ...ok, database: 'sqlite', workers: 0 })
+  })
+
+  test('the errors page lists service_unavailable, the one code beyond the interface, with 503', async () => {
+    const html = (await createTestApp().call('GET', '/docs/errors')).text
+    expect(html).toMatch(/<tr id="service_unavailable">.*?<\/td><td>503<\/td>/)
+  })
+})
+
 describe('GET /v1/health?detail', () => {
   test('adds the database back end and the live job worker processes; without detail (or detail=0) the body is as before; no value is refused', async () => {
     const t = createTestApp()
