@@ -29,7 +29,7 @@ export const Health = t.Object(
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
     })),
     database: t.Optional(t.String({ description: 'asked for with `detail`: the database back end (sqlite)' })),
-    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases' })),
+    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases, less those of the answering machine whose process is gone' })),
   },
   { title: 'Health', description: 'The service is up: its version and the engines in use; with `detail`, the database and the live job workers too.' },
 )
