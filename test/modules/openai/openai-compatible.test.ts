@@ -8,6 +8,8 @@ import OpenAI, { toFile } from 'openai'
 import { parseSync as parseSubtitles } from 'subtitle'
 import { createTestApp } from '../../helpers/app'
 import { recordingEngine } from '../../helpers/engines'
+import { run, tempDir } from '../../helpers/process'
+import { seededRandom } from '../../fixtures/random'
 import { receiveMultipart } from '../../../src/modules/openai/multipart'
 
 // OpenAI's official npm client pointed at notesvc on loopback (`baseURL: http://127.0.0.1:PORT/v1`),
@@ -158,6 +160,44 @@ describe('keys and credits', () => {
     const e = await failure(reader.audio.transcriptions.create({ file: await recording(), model: 'whisper-1' }))
     expect(e).toBeInstanceOf(OpenAI.PermissionDeniedError)
     expect(e.code).toBe('insufficient_scope')
+  })
+
+})
+
+describe('a file that is not audio', () => {
+  const folder = tempDir('notesvc-not-audio-')
+  afterAll(() => folder.remove())
+  /** a live key's refusal of a file it cannot read as audio (nothing charged), and what a sandbox key must get too */
+  const REFUSAL = { status: 502, code: 'upstream_failure', type: 'invalid_request_error', message: /^502 The media could not be read as audio: [\s\S]*Nothing was charged\.$/ }
+  const random = seededRandom(22)
+  const notAudio = [
+    ['a text file', 'notes.txt', 'text/plain', new TextEncoder().encode('Minutes of the meeting.\nWe agreed to ship on Friday.\n'.repeat(40))],
+    ['random bytes named x.mp3', 'x.mp3', 'audio/mpeg', Uint8Array.from({ length: 16_384 }, () => Math.floor(random() * 256))],
+  ] as const
+
+  const refusalOf = async (apiKey: string, name: string, type: string, bytes: Uint8Array) => {
+    const e = await failure(new OpenAI({ baseURL, apiKey, maxRetries: 0 }).audio.transcriptions.create({ file: await toFile(bytes, name, { type }), model: 'whisper-1' }))
+    return { status: e.status, code: e.code, type: e.type, message: e.message }
+  }
+
+  test.each(notAudio)('%s: the sandbox key gets the refusal a live key gets, not the sample', async (_what, name, type, bytes) => {
+    const key = await t.key({ email: 'not-audio@example.com' })
+    const live = await refusalOf(key, name, type, bytes)
+    expect(live).toMatchObject({ ...REFUSAL, message: expect.stringMatching(REFUSAL.message) })
+    expect((await t.call('GET', '/v1/usage', { token: key })).body.balance.totalRemaining).toBe(60)
+    const sandbox = await refusalOf(await t.key({ email: 'not-audio@example.com', sandbox: true }), name, type, bytes)
+    expect(sandbox).toMatchObject({ ...REFUSAL, message: expect.stringMatching(REFUSAL.message) })
+  })
+
+  test('real audio in another format (MP3 by ffmpeg) still gets the sample on a sandbox key, free', async () => {
+    const mp3 = join(folder.path, 'reading.mp3')
+    expect((await run(['ffmpeg', '-v', 'error', '-i', RECORDING, mp3])).code).toBe(0)
+    const sandbox = new OpenAI({ baseURL, apiKey: await t.key({ email: 'not-audio@example.com', sandbox: true }), maxRetries: 0 })
+    const { data, response } = await sandbox.audio.transcriptions.create({ file: await toFile(readFileSync(mp3), 'reading.mp3', { type: 'audio/mpeg' }), model: 'whisper-1' }).withResponse()
+    expect(data).toEqual({ text: SANDBOX_TEXT })
+    expect(response.headers.get('x-credits-remaining')).toBe('60')
+    const v = await sandbox.audio.transcriptions.create({ file: await toFile(readFileSync(mp3), 'reading.mp3', { type: 'audio/mpeg' }), model: 'whisper-1', response_format: 'verbose_json' })
+    expect(v.duration).toBe(28.4) // the sample's, not the file's
   })
 })
 
