@@ -162,6 +162,20 @@ describe('keys and credits', () => {
     expect(e.code).toBe('insufficient_scope')
   })
 
+  test('a key with transcriptions:write alone is enough: the transcript', async () => {
+    const scoped = new OpenAI({ baseURL, apiKey: await t.key({ email: 'scoped@example.com', scopes: ['transcriptions:write'] }), maxRetries: 0 })
+    expect(await scoped.audio.transcriptions.create({ file: await recording(), model: 'whisper-1' })).toEqual({ text: HEARD })
+  })
+
+  test('a key with every other scope but not transcriptions:write: 403 naming it, nothing charged', async () => {
+    const everyOther = await t.key({ email: 'scoped@example.com', scopes: ['notes:read', 'notes:write', 'folders:read', 'folders:write', 'summaries:write', 'usage:read'] })
+    const before = (await t.call('GET', '/v1/usage', { token: everyOther })).body.balance.totalRemaining
+    const e = await failure(new OpenAI({ baseURL, apiKey: everyOther, maxRetries: 0 }).audio.transcriptions.create({ file: await recording(), model: 'whisper-1' }))
+    expect(e.status).toBe(403)
+    expect(e.code).toBe('insufficient_scope')
+    expect(e.headers?.get('www-authenticate')).toContain('scope="transcriptions:write"')
+    expect((await t.call('GET', '/v1/usage', { token: everyOther })).body.balance.totalRemaining).toBe(before)
+  })
 })
 
 describe('a file that is not audio', () => {
