@@ -10,6 +10,8 @@ import { createTestApp } from '../../helpers/app'
 import { recordingEngine } from '../../helpers/engines'
 import { run, tempDir } from '../../helpers/process'
 import { seededRandom } from '../../fixtures/random'
+import { speechWav } from '../../fixtures/speech'
+import { wavFromPcm } from '../../fixtures/wav'
 import { receiveMultipart } from '../../../src/modules/openai/multipart'
 
 // OpenAI's official npm client pointed at notesvc on loopback (`baseURL: http://127.0.0.1:PORT/v1`),
@@ -176,6 +178,27 @@ describe('keys and credits', () => {
     expect(e.headers?.get('www-authenticate')).toContain('scope="transcriptions:write"')
     expect((await t.call('GET', '/v1/usage', { token: everyOther })).body.balance.totalRemaining).toBe(before)
   })
+})
+
+describe('the charge for a recording over a minute', () => {
+  /** the published rule (SPEC "Credits"): one credit per started minute of media; a minute exactly is one */
+  test.each([
+    { seconds: 61, credits: 2 },
+    { seconds: 60, credits: 1 },
+  ])('a recording of $seconds s: $credits charged, in X-Credits-Remaining and the usage', async ({ seconds, credits }) => {
+    const email = `minutes-${seconds}@example.com`
+    const key = await t.key({ email })
+    const client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 })
+    const pcm = new Int16Array(speechWav(seconds).slice(44).buffer, 0, seconds * 16_000)
+    const file = await toFile(wavFromPcm(pcm, 16_000), `talk-${seconds}s.wav`, { type: 'audio/wav' })
+    const { data, response } = await client.audio.transcriptions.create({ file, model: 'whisper-1', response_format: 'verbose_json' }).withResponse()
+    expect(data.duration).toBe(seconds)
+    expect(data.text.split(' ').length).toBeGreaterThan(seconds) // speech heard throughout, not a stub
+    expect(response.headers.get('x-credits-remaining')).toBe(String(60 - credits))
+    const usage = (await t.call('GET', '/v1/usage', { token: key })).body
+    expect(usage.recent.map((u: any) => [u.operation, u.credits])).toEqual([['createTranscription', credits]])
+    expect(usage.balance.totalRemaining).toBe(60 - credits)
+  }, 120_000)
 })
 
 describe('a file that is not audio', () => {
