@@ -11,7 +11,7 @@ import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocke
 import { commandLine } from './command-name'
 import { systemClock } from './clock'
 import { createJobsRepo } from './jobs/repo'
-import { liveSince } from './jobs/presence'
+import { liveWorkerRows, thisObserver } from './jobs/presence'
 
 interface Check {
   name: string
@@ -35,12 +35,13 @@ export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'databaseP
 }
 
 /**
- * The live worker processes (a heartbeat within two leases), each with where it runs: read from the
- * `workers` table every worker process heartbeats in, whichever machine it runs on.
+ * The live worker processes (a heartbeat within two leases, and on this machine still running), each
+ * with where it runs: read from the `workers` table every worker process heartbeats in, whichever
+ * machine it runs on.
  */
 async function describeWorkers(store: Store, leaseMs: number): Promise<string> {
   const now = systemClock.now()
-  const live = (await createJobsRepo(store).workers.list()).filter(w => w.heartbeat_at >= liveSince(now, leaseMs))
+  const live = await liveWorkerRows(createJobsRepo(store), now, leaseMs, thisObserver())
   if (live.length === 0) return `none live: uploads wait in the queue until \`${commandLine('serve')}\` (NOTESVC_WORKERS 1 or more) or \`${commandLine('worker')}\` runs`
   const one = (w: (typeof live)[number]) => `${w.id} pid ${Number(w.pid)} on ${w.host}, ${Number(w.slots)} at once, heartbeat ${Math.round((now.getTime() - Date.parse(w.heartbeat_at)) / 1000)} s ago`
   return `${live.length} live: ${live.map(one).join('; ')}`

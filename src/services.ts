@@ -134,8 +134,9 @@ export function createServices(deps: CoreDeps) {
     },
     wakeWorkers: wakeup.notify,
   })
+  const identity = thisProcess(ids.next('wrk'))
   const pool = createWorkerPool({
-    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity: thisProcess(ids.next('wrk')),
+    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
     handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
@@ -157,11 +158,11 @@ export function createServices(deps: CoreDeps) {
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
   const rateLimiter = rateLimiterFor(store, config.rateLimits, clock, 'SELECT n FROM note_revision_counter')
-  /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it (within two leases) */
+  /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it (within two leases), less those of this machine that are gone */
   const backend = {
     database: store.sql.name,
     reachable: () => store.reachable(2000),
-    workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000)),
+    workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
   return { accounts, credits, usage, notes, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }

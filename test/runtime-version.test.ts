@@ -23,6 +23,19 @@ describe('the supported Bun versions', () => {
     expect(runtimeRefusal(version)).toBeNull()
   })
 
+  test('no Bun version at all (process.versions.bun missing) is refused, saying the version is unknown', () => {
+    const versions = process.versions as Record<string, string | undefined>
+    const bun = versions.bun
+    delete versions.bun
+    try {
+      expect(runtimeRefusal(undefined)).toBe(`notesvc needs Bun ${SUPPORTED} but runs on Bun (unknown); upgrade with: npm install -g bun`)
+      expect(runtimeRefusal()).toBe(`notesvc needs Bun ${SUPPORTED} but runs on Bun (unknown); upgrade with: npm install -g bun`)
+    } finally {
+      versions.bun = bun
+    }
+    expect(process.versions.bun).toBe(Bun.version)
+  })
+
   test('inside a binary the fix is to rebuild it, since the binary carries its own Bun', () => {
     expect(runtimeRefusal('1.4.0', SUPPORTED, true)).toBe(`notesvc needs Bun ${SUPPORTED} but runs on Bun 1.4.0; rebuild the binary with a newer Bun: npm install -g bun && bun run build`)
   })
@@ -59,5 +72,19 @@ describe('on Bun 1.4.0 every command refuses to start', () => {
     expect(r.stderr).toBe(REFUSAL)
     expect(r.code).toBe(2)
     expect(existsSync(outfile)).toBe(false)
+  })
+})
+
+describe('without any Bun version (process.versions.bun missing) the commands refuse to start', () => {
+  const dir = tempDir('notesvc-no-bun-version-')
+  afterAll(() => dir.remove())
+  const dataDir = join(dir.path, 'data')
+
+  test.each([[['version']], [['keys', 'create', '--email', 'unknown@example.com']]])('notesvc %p: exit 2, the one line naming the version unknown, and nothing done', async args => {
+    const r = await run(['bun', '--preload', './test/fixtures/no-bun-version.ts', 'src/cli.ts', ...args], { env: { NOTESVC_DATA_DIR: dataDir, NOTESVC_MODELS_DIR: dir.path } })
+    expect(r.stderr).toBe(`notesvc needs Bun ${SUPPORTED} but runs on Bun (unknown); upgrade with: npm install -g bun\n`)
+    expect(r.stdout).toBe('')
+    expect(r.code).toBe(2)
+    expect(existsSync(dataDir)).toBe(false)
   })
 })

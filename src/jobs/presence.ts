@@ -30,16 +30,43 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A process that reads the `workers` table: where it runs, and how it tells whether a process there lives. */
+export type Observer = Omit<WorkerIdentity, 'id'> & { id?: string }
+
+export function thisObserver(): Observer {
+  return { host: hostname(), pid: process.pid, pidNamespace: pidNamespace(), isAlive }
+}
+
 export function thisProcess(id: string): WorkerIdentity {
-  return { id, host: hostname(), pid: process.pid, pidNamespace: pidNamespace(), isAlive }
+  return { id, ...thisObserver() }
+}
+
+/**
+ * Whether the worker of `w` is known to be gone, as `me` can tell: only for a process of its own host
+ * and pid namespace (pids elsewhere say nothing), whose pid no longer runs or is `me`'s own (a row of
+ * an earlier process that had this pid).
+ */
+export function goneLocally(w: WorkerRow, me: Observer): boolean {
+  if (w.id === me.id || w.host !== me.host || w.pid_namespace !== me.pidNamespace) return false
+  return w.pid === me.pid || !me.isAlive(w.pid)
 }
 
 /** A worker process is live while its last heartbeat is within two leases: since this instant. */
 export const liveSince = (now: Date, leaseMs: number): string => new Date(now.getTime() - 2 * leaseMs).toISOString()
 
-/** How many worker processes are live. */
-export function liveWorkers(jobs: JobsRepo, clock: Clock, leaseMs: number): Promise<number> {
-  return jobs.workers.liveSince(liveSince(clock.now(), leaseMs))
+/**
+ * The live worker processes as `me` sees them: a heartbeat within two leases, and, where `me` can
+ * tell (same host and pid namespace), the process still running. A worker killed on this machine
+ * (kill -9, a crash) stops counting at once rather than two leases later; one on another machine
+ * counts until its heartbeat is that old.
+ */
+export async function liveWorkerRows(jobs: JobsRepo, now: Date, leaseMs: number, me: Observer): Promise<WorkerRow[]> {
+  return (await jobs.workers.heartbeatSince(liveSince(now, leaseMs))).filter(w => !goneLocally(w, me))
+}
+
+/** How many worker processes are live, as `me` sees them. */
+export async function liveWorkers(jobs: JobsRepo, clock: Clock, leaseMs: number, me: Observer): Promise<number> {
+  return (await liveWorkerRows(jobs, clock.now(), leaseMs, me)).length
 }
 
 /** A worker row not seen for this long is removed at the next start of any worker. */
@@ -66,9 +93,8 @@ export function createPresence(o: { jobs: JobsRepo; clock: Clock; me: WorkerIden
       let released = 0
       for (const w of await jobs.workers.list()) {
         if (w.id === me.id) continue
-        const local = w.host === me.host && w.pid_namespace === me.pidNamespace
         // a pid this process now has belonged to a process that is gone
-        const gone = local && (w.pid === me.pid || !me.isAlive(w.pid))
+        const gone = goneLocally(w, me)
         const forgotten = w.heartbeat_at < new Date(now.getTime() - FORGET_AFTER_MS).toISOString()
         if (!gone && !forgotten) continue
         released += await jobs.releaseOwner(w.id, at)

@@ -91,7 +91,8 @@ export function createJobsRepo(store: Store) {
       remove: async (id: string): Promise<void> => { await store.run('DELETE FROM workers WHERE id = ?', [id]) },
       list: async (): Promise<WorkerRow[]> => (await store.all<WorkerRow>('SELECT * FROM workers ORDER BY started_at, id')).map(workerRow),
       /** Worker processes whose last heartbeat is at or after `since`. */
-      liveSince: async (since: string): Promise<number> => Number((await store.get<{ n: number }>('SELECT count(*) AS n FROM workers WHERE heartbeat_at >= ?', [since]))!.n),
+      heartbeatSince: async (since: string): Promise<WorkerRow[]> =>
+        (await store.all<WorkerRow>('SELECT * FROM workers WHERE heartbeat_at >= ? ORDER BY started_at, id', [since])).map(workerRow),
     },
   }
 }

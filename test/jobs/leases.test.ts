@@ -177,7 +177,7 @@ for (const b of backEnds) {
   })
 
   describe.skipIf(b.skip)(`worker presence on ${b.name}`, () => {
-    test('live workers are those with a heartbeat within two leases; a gone local worker\'s jobs return to the queue at the next start, a live one\'s and another host\'s stay', async () => {
+    test('live workers are those with a heartbeat within two leases, less local ones whose process is gone; a gone local worker\'s jobs return to the queue at the next start, a live one\'s and another host\'s stay', async () => {
       const s = await setup(3)
       const clock = fixedClock(iso(0))
       const leaseMs = LEASE * 1000
@@ -189,14 +189,19 @@ for (const b of backEnds) {
       await alive.arrive()
       await remote.arrive()
       await gone.arrive()
-      expect(await liveWorkers(s.a, clock, leaseMs)).toBe(3)
+      // seen from another machine, every heartbeat counts; seen from h1 (pid 100), wrk_gone's process is not there
+      const elsewhere = { host: 'h0', pid: 100, pidNamespace: 'pid:[1]', isAlive: () => true }
+      const onH1 = identity('wrk_observer', 100)
+      expect(await liveWorkers(s.a, clock, leaseMs, elsewhere)).toBe(3)
+      expect(await liveWorkers(s.a, clock, leaseMs, onH1)).toBe(2)
       const j1 = (await s.a.claim('wrk_gone', iso(0), iso(LEASE)))!
       const j2 = (await s.a.claim('wrk_remote', iso(0), iso(LEASE)))!
       const j3 = (await s.a.claim('wrk_alive', iso(0), iso(LEASE)))!
 
       clock.advance(2 * leaseMs + 1)
       await alive.beat([])
-      expect(await liveWorkers(s.a, clock, leaseMs)).toBe(1)
+      expect(await liveWorkers(s.a, clock, leaseMs, elsewhere)).toBe(1)
+      expect(await liveWorkers(s.a, clock, leaseMs, onH1)).toBe(1)
 
       // a restart on h1 (pid 100): wrk_gone (pid 200 on h1) is gone, so its job is queued again now;
       // wrk_remote runs on h2, where pids of h1 say nothing: its job waits for its lease; wrk_alive's

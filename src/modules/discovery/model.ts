@@ -30,7 +30,7 @@ export const Health = t.Object(
     })),
     reason: t.Optional(t.String({ description: 'when `degraded`: what is wrong' })),
     database: t.Optional(t.String({ description: 'asked for with `detail`: the database back end (sqlite)' })),
-    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases (left out while the database cannot be reached)' })),
+    workers: t.Optional(Integer({ minimum: 0, description: 'asked for with `detail`: the job worker processes whose heartbeat is within two job leases, less those of the answering machine whose process is gone (left out while the database cannot be reached)' })),
   },
   { title: 'Health', description: 'The service is up: its version, the engines in use, and whether its database answers; with `detail`, the database and the live job workers too.' },
 )

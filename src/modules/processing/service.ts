@@ -6,12 +6,12 @@ import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/admission'
 import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
-import { AsrUnavailableError, type AsrEngine, type TranscriptSegment } from '../../engines/asr/engine'
+import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from '../../engines/asr/engine'
 import { missingSpeechEngine } from '../../engines/asr'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
 import { retrievePassages } from '../../engines/llm/retrieval'
 import { summarizeLong } from '../../engines/llm/summarize'
-import { mediaDuration } from '../../engines/media/decode'
+import { decodeMedia, mediaDuration } from '../../engines/media/decode'
 import { MediaToolMissingError, MediaUnreadableError } from '../../engines/media/errors'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
@@ -149,6 +149,22 @@ export function createProcessingService(deps: {
     }
   }
 
+  /**
+   * A sandbox key's recording read through as a live key's is decoded before transcription (the WAV
+   * reader, else ffmpeg), and nothing more: a file that is not audio is refused as it is on a live key.
+   * Without ffmpeg nothing but a WAV can be read; the sandbox then answers as it always has.
+   */
+  async function readLikeLive(path: string, signal: AbortSignal): Promise<void> {
+    let heard = false
+    try {
+      for await (const samples of decodeMedia(path, SAMPLE_RATE, deps.tools, signal)) heard ||= samples.length > 0
+    } catch (err) {
+      if (err instanceof MediaToolMissingError) return
+      asApiError(err)
+    }
+    if (!heard) asApiError(new MediaUnreadableError('the file holds no audio'))
+  }
+
   /** The sandbox's fixed recording (DECISIONS.md "Sandbox"): nothing heard, nothing charged. */
   const sandboxRecording = async (p: Principal, language: string | null): Promise<Charged<HeardRecording>> => ({
     creditsRemaining: await remaining(p),
@@ -191,11 +207,14 @@ export function createProcessingService(deps: {
 
     /**
      * Transcribes a recording already on this host (an upload streamed to a temporary file), charged
-     * as `createTranscription`; sandbox keys get the fixed recording. 502 before any work when no
-     * speech engine is installed.
+     * as `createTranscription`; sandbox keys get the fixed recording when the file is audio, and
+     * the live refusal when it is not. 502 before any work when no speech engine is installed.
      */
     async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal }): Promise<Charged<HeardRecording>> {
-      if (p.sandbox) return sandboxRecording(p, opts.language)
+      if (p.sandbox) {
+        await readLikeLive(path, opts.signal)
+        return sandboxRecording(p, opts.language)
+      }
       await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
       requireSpeechEngine(deps.asr())
       return transcribeAndCharge(p, path, opts.language, opts.signal)

@@ -8,6 +8,10 @@ import OpenAI, { toFile } from 'openai'
 import { parseSync as parseSubtitles } from 'subtitle'
 import { createTestApp } from '../../helpers/app'
 import { recordingEngine } from '../../helpers/engines'
+import { run, tempDir } from '../../helpers/process'
+import { seededRandom } from '../../fixtures/random'
+import { speechWav } from '../../fixtures/speech'
+import { wavFromPcm } from '../../fixtures/wav'
 import { receiveMultipart } from '../../../src/modules/openai/multipart'
 
 // OpenAI's official npm client pointed at notesvc on loopback (`baseURL: http://127.0.0.1:PORT/v1`),
@@ -158,6 +162,79 @@ describe('keys and credits', () => {
     const e = await failure(reader.audio.transcriptions.create({ file: await recording(), model: 'whisper-1' }))
     expect(e).toBeInstanceOf(OpenAI.PermissionDeniedError)
     expect(e.code).toBe('insufficient_scope')
+  })
+
+  test('a key with transcriptions:write alone is enough: the transcript', async () => {
+    const scoped = new OpenAI({ baseURL, apiKey: await t.key({ email: 'scoped@example.com', scopes: ['transcriptions:write'] }), maxRetries: 0 })
+    expect(await scoped.audio.transcriptions.create({ file: await recording(), model: 'whisper-1' })).toEqual({ text: HEARD })
+  })
+
+  test('a key with every other scope but not transcriptions:write: 403 naming it, nothing charged', async () => {
+    const everyOther = await t.key({ email: 'scoped@example.com', scopes: ['notes:read', 'notes:write', 'folders:read', 'folders:write', 'summaries:write', 'usage:read'] })
+    const before = (await t.call('GET', '/v1/usage', { token: everyOther })).body.balance.totalRemaining
+    const e = await failure(new OpenAI({ baseURL, apiKey: everyOther, maxRetries: 0 }).audio.transcriptions.create({ file: await recording(), model: 'whisper-1' }))
+    expect(e.status).toBe(403)
+    expect(e.code).toBe('insufficient_scope')
+    expect(e.headers?.get('www-authenticate')).toContain('scope="transcriptions:write"')
+    expect((await t.call('GET', '/v1/usage', { token: everyOther })).body.balance.totalRemaining).toBe(before)
+  })
+})
+
+describe('the charge for a recording over a minute', () => {
+  /** the published rule (SPEC "Credits"): one credit per started minute of media; a minute exactly is one */
+  test.each([
+    { seconds: 61, credits: 2 },
+    { seconds: 60, credits: 1 },
+  ])('a recording of $seconds s: $credits charged, in X-Credits-Remaining and the usage', async ({ seconds, credits }) => {
+    const email = `minutes-${seconds}@example.com`
+    const key = await t.key({ email })
+    const client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 })
+    const pcm = new Int16Array(speechWav(seconds).slice(44).buffer, 0, seconds * 16_000)
+    const file = await toFile(wavFromPcm(pcm, 16_000), `talk-${seconds}s.wav`, { type: 'audio/wav' })
+    const { data, response } = await client.audio.transcriptions.create({ file, model: 'whisper-1', response_format: 'verbose_json' }).withResponse()
+    expect(data.duration).toBe(seconds)
+    expect(data.text.split(' ').length).toBeGreaterThan(seconds) // speech heard throughout, not a stub
+    expect(response.headers.get('x-credits-remaining')).toBe(String(60 - credits))
+    const usage = (await t.call('GET', '/v1/usage', { token: key })).body
+    expect(usage.recent.map((u: any) => [u.operation, u.credits])).toEqual([['createTranscription', credits]])
+    expect(usage.balance.totalRemaining).toBe(60 - credits)
+  }, 120_000)
+})
+
+describe('a file that is not audio', () => {
+  const folder = tempDir('notesvc-not-audio-')
+  afterAll(() => folder.remove())
+  /** a live key's refusal of a file it cannot read as audio (nothing charged), and what a sandbox key must get too */
+  const REFUSAL = { status: 502, code: 'upstream_failure', type: 'invalid_request_error', message: /^502 The media could not be read as audio: [\s\S]*Nothing was charged\.$/ }
+  const random = seededRandom(22)
+  const notAudio = [
+    ['a text file', 'notes.txt', 'text/plain', new TextEncoder().encode('Minutes of the meeting.\nWe agreed to ship on Friday.\n'.repeat(40))],
+    ['random bytes named x.mp3', 'x.mp3', 'audio/mpeg', Uint8Array.from({ length: 16_384 }, () => Math.floor(random() * 256))],
+  ] as const
+
+  const refusalOf = async (apiKey: string, name: string, type: string, bytes: Uint8Array) => {
+    const e = await failure(new OpenAI({ baseURL, apiKey, maxRetries: 0 }).audio.transcriptions.create({ file: await toFile(bytes, name, { type }), model: 'whisper-1' }))
+    return { status: e.status, code: e.code, type: e.type, message: e.message }
+  }
+
+  test.each(notAudio)('%s: the sandbox key gets the refusal a live key gets, not the sample', async (_what, name, type, bytes) => {
+    const key = await t.key({ email: 'not-audio@example.com' })
+    const live = await refusalOf(key, name, type, bytes)
+    expect(live).toMatchObject({ ...REFUSAL, message: expect.stringMatching(REFUSAL.message) })
+    expect((await t.call('GET', '/v1/usage', { token: key })).body.balance.totalRemaining).toBe(60)
+    const sandbox = await refusalOf(await t.key({ email: 'not-audio@example.com', sandbox: true }), name, type, bytes)
+    expect(sandbox).toMatchObject({ ...REFUSAL, message: expect.stringMatching(REFUSAL.message) })
+  })
+
+  test('real audio in another format (MP3 by ffmpeg) still gets the sample on a sandbox key, free', async () => {
+    const mp3 = join(folder.path, 'reading.mp3')
+    expect((await run(['ffmpeg', '-v', 'error', '-i', RECORDING, mp3])).code).toBe(0)
+    const sandbox = new OpenAI({ baseURL, apiKey: await t.key({ email: 'not-audio@example.com', sandbox: true }), maxRetries: 0 })
+    const { data, response } = await sandbox.audio.transcriptions.create({ file: await toFile(readFileSync(mp3), 'reading.mp3', { type: 'audio/mpeg' }), model: 'whisper-1' }).withResponse()
+    expect(data).toEqual({ text: SANDBOX_TEXT })
+    expect(response.headers.get('x-credits-remaining')).toBe('60')
+    const v = await sandbox.audio.transcriptions.create({ file: await toFile(readFileSync(mp3), 'reading.mp3', { type: 'audio/mpeg' }), model: 'whisper-1', response_format: 'verbose_json' })
+    expect(v.duration).toBe(28.4) // the sample's, not the file's
   })
 })
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createWebTestApp, signedIn, webAppWithPassword } from '../../helpers/web'
+import { makeWav } from '../../fixtures/wav'
 import { byteRange, mediaType } from '../../../src/modules/web/library'
 
 const EMAIL = 'lib@example.com'
@@ -44,6 +45,62 @@ describe('the library pages', () => {
     expect([missing.status, JSON.parse(missing.text).error.code]).toEqual([404, 'not_found'])
     const signedOut = createWebTestApp().browser()
     expect((await signedOut.get('/notes/note_nothing/media')).status).toBe(401)
+  })
+})
+
+describe("another account's note, asked for by a signed-in user", () => {
+  const OWNER = 'owner@example.com'
+  const OTHER = 'other@example.com'
+  const TITLE = 'Acquisition of Northwind, board only'
+
+  /** A's note with its recording uploaded (not processed), and B signed in to the library. */
+  async function twoAccounts() {
+    const t = await webAppWithPassword(OWNER, PASSWORD)
+    await t.web().setPassword(OTHER, PASSWORD)
+    const ownerKey = await t.key({ email: OWNER })
+    const wav = makeWav({ seconds: 1 })
+    const up = await t.call('POST', '/v1/uploads', { token: ownerKey, body: { fileName: `${TITLE}.wav`, contentType: 'audio/wav', fileSize: wav.length } })
+    expect(up.status).toBe(201)
+    const put = await t.app.handle(new Request(up.body.uploadUrl, { method: 'PUT', headers: up.body.headers, body: wav as unknown as BodyInit }))
+    expect(put.status).toBe(200)
+    const noteId: string = up.body.noteId
+    expect((await t.call('GET', `/v1/notes/${noteId}`, { token: ownerKey })).body.title).toBe(TITLE)
+    // an id of the same shape that names no note
+    const unknownId = noteId.slice(0, -1) + (noteId.endsWith('a') ? 'b' : 'a')
+    return { t, noteId, unknownId, wav, other: await signedIn(t, OTHER, PASSWORD, '/'), owner: await signedIn(t, OWNER, PASSWORD, '/') }
+  }
+
+  /** a response with the note's id put back to a placeholder, to compare one for A's note with one for an unknown id */
+  const asSeen = (r: { status: number; text: string; headers: Headers }, id: string) => ({
+    status: r.status, contentType: r.headers.get('content-type'), text: r.text.replaceAll(id, '{id}'),
+  })
+
+  test("the note page: B gets for A's note exactly what an unknown id gets, without A's title", async () => {
+    const { noteId, unknownId, other } = await twoAccounts()
+    const page = await other.b.get(`/notes/${noteId}`)
+    expect(asSeen(page, noteId)).toEqual(asSeen(await other.b.get(`/notes/${unknownId}`), unknownId))
+    expect(page.text).not.toContain('Northwind')
+    // what the page's script then asks for, as the session: 404 as for an unknown id, no title
+    const api = (id: string) => other.b.get(`/v1/notes/${id}`, { 'x-csrf-token': other.csrf })
+    const note = await api(noteId)
+    expect([note.status, JSON.parse(note.text).error.code]).toEqual([404, 'not_found'])
+    expect(note.text).not.toContain('Northwind')
+    expect(JSON.parse(note.text).error.message.replaceAll(noteId, '{id}')).toBe(JSON.parse((await api(unknownId)).text).error.message.replaceAll(unknownId, '{id}'))
+  })
+
+  test("the recording: 404 for B as for an unknown id, in either library; A plays it", async () => {
+    const { noteId, unknownId, wav, other, owner } = await twoAccounts()
+    for (const query of ['', '?library=sandbox']) {
+      const media = await other.b.get(`/notes/${noteId}/media${query}`)
+      expect(media.status).toBe(404)
+      expect(JSON.parse(media.text).error.code).toBe('not_found')
+      const unknown = await other.b.get(`/notes/${unknownId}/media${query}`)
+      expect({ ...asSeen(media, noteId), text: JSON.parse(asSeen(media, noteId).text).error.message }).toEqual({ ...asSeen(unknown, unknownId), text: JSON.parse(asSeen(unknown, unknownId).text).error.message })
+      expect(media.text).not.toContain('Northwind')
+    }
+    // the recording is there: its owner gets it, whole
+    const mine = await owner.b.get(`/notes/${noteId}/media`)
+    expect([mine.status, mine.headers.get('content-type'), mine.headers.get('content-length')]).toEqual([200, 'audio/wav', String(wav.length)])
   })
 })
 
