@@ -81,10 +81,19 @@ export function createWebhooksRepo(store: Store, limits: InFlightLimits = IN_FLI
     await store.run(`UPDATE webhook_outbox SET status = 'failed', updated_at = ? WHERE webhook_id = ? AND status = 'queued'`, [at, id])
   }
   return {
-    insert: async (r: WebhookRow): Promise<void> => {
+    /**
+     * Inserts the endpoint unless its account (live and sandbox together) already has `max`; returns
+     * how many it had. Counted and inserted by one writer at a time per account, so two requests at
+     * once cannot both take the last place.
+     */
+    insertUnder: (r: WebhookRow, max: number): Promise<{ inserted: boolean; had: number }> => store.transaction(async () => {
+      if (store.sql.namedLock) await store.get(store.sql.namedLock, [`webhooks:${r.account_id}`])
+      const had = Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM webhooks WHERE account_id = ?', [r.account_id]))!.n)
+      if (had >= max) return { inserted: false, had }
       await store.run(`INSERT INTO webhooks (id, account_id, sandbox, url, events, description, secret, disabled_at, disabled_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [r.id, r.account_id, r.sandbox, r.url, r.events, r.description, r.secret, r.disabled_at, r.disabled_reason, r.created_at])
-    },
+      return { inserted: true, had }
+    }, 'write'),
     list: (lib: Library): Promise<WebhookRow[]> =>
       store.all<WebhookRow>('SELECT * FROM webhooks WHERE account_id = ? AND sandbox = ? ORDER BY created_at DESC, id DESC', [lib.accountId, sandbox(lib)]),
     get: (lib: Library, id: string): Promise<WebhookRow | null> =>

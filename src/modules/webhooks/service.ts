@@ -32,6 +32,8 @@ const DELIVERIES_SHOWN = 100
  * all hang still leave room for everyone else.
  */
 export const SENDER_SLOTS = 32
+/** How many endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT). */
+export const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 25
 /** A retry due sooner than this wakes the sender when it is due; later ones are found by the poll. */
 const RETRY_WAKE_WITHIN_MS = 60_000
 const USER_AGENT = 'notesvc-webhooks/1 (+Standard Webhooks)'
@@ -65,6 +67,8 @@ export interface WebhooksDeps {
   pollMs?: number
   /** deliveries under way at once in this process (default SENDER_SLOTS) */
   slots?: number
+  /** endpoints one account may register (default DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT) */
+  maxPerAccount?: number
 }
 
 function toWebhook(r: WebhookRow): Webhook {
@@ -117,6 +121,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS
   const leaseMs = deps.leaseMs ?? DELIVERY_LEASE_MS
   const slots = deps.slots ?? SENDER_SLOTS
+  const maxPerAccount = deps.maxPerAccount ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT
   const policy = { allowPrivate: deps.allowPrivateUrls, lookup: deps.lookup }
   const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -298,7 +303,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
         disabled_reason: null,
         created_at: clock.now().toISOString(),
       }
-      await repo.insert(row)
+      const { inserted, had } = await repo.insertUnder(row, maxPerAccount)
+      if (!inserted) {
+        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send both events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
+      }
       return { ...toWebhook(row), secret: row.secret }
     },
     list: async (lib: Library) => ({ data: (await repo.list(lib)).map(toWebhook) }),
