@@ -151,13 +151,13 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the webhook sender on ${b.nam
     expect((await s.sender.outboxOf(slowHook)).map(o => [o.status, o.attempts])).toEqual(Array(5).fill(['queued', 1]))
   })
 
-  test('two senders at once never have two deliveries under way to one endpoint', async () => {
+  test('four senders at once never have two deliveries under way to one endpoint', async () => {
     const s = await setup({ timeoutMs: 300, retryDelaysMs: [600_000] })
-    const other = createWebhooksService({ repo: createWebhooksRepo(s.store), clock: systemClock, ids: createIdGenerator(), log: silentLogger, allowPrivateUrls: true, timeoutMs: 300, retryDelaysMs: [600_000] })
-    senders.push(other)
+    const others = [2, 3, 4].map(() => createWebhooksService({ repo: createWebhooksRepo(s.store), clock: systemClock, ids: createIdGenerator(), log: silentLogger, allowPrivateUrls: true, timeoutMs: 300, retryDelaysMs: [600_000] }))
+    senders.push(...others)
     const underWayAtArrival: number[] = []
     const endpoints: { r: Receiver; id: string }[] = []
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 8; i++) {
       const e = { r: null as unknown as Receiver, id: '' }
       e.r = receiver({ hang: true, onRequest: async () => { underWayAtArrival.push(await count(s.store, `SELECT count(*) AS n FROM webhook_outbox WHERE status = 'running' AND webhook_id = ?`, [e.id])) } })
       e.id = await s.hook(s.libA, e.r)
@@ -166,9 +166,34 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the webhook sender on ${b.nam
     for (let i = 0; i < 3; i++) await s.settled(s.libA)
 
     s.sender.start('sender-1')
-    other.start('sender-2')
+    others.forEach((o, i) => o.start(`sender-${i + 2}`))
     await Promise.all(endpoints.map(e => e.r.received(3)))
-    expect(underWayAtArrival).toEqual(Array(18).fill(1))
+    expect(underWayAtArrival).toEqual(Array(24).fill(1))
+  })
+
+  test('a claim made while another is still being committed does not take a second event of the same endpoint', async () => {
+    const s = await setup()
+    const id = await s.hook(s.libA, receiver({ hang: true }))
+    for (let i = 0; i < 2; i++) await s.settled(s.libA)
+    const { outbox } = createWebhooksRepo(s.store)
+    const now = Date.now()
+    const claim = (owner: string) => outbox.claim(owner, new Date(now).toISOString(), new Date(now + 60_000).toISOString())
+    // the first claim's transaction stays open while the second claim is made, in a transaction of its own
+    let claimed = () => {}
+    const firstClaimed = new Promise<void>(resolve => { claimed = resolve })
+    const second = (async () => {
+      await firstClaimed
+      return claim('sender-2')
+    })()
+    const first = await s.store.transaction(async () => {
+      const rows = await claim('sender-1')
+      claimed()
+      await Bun.sleep(300)
+      return rows
+    })
+    expect(first).toHaveLength(1)
+    expect(await second).toEqual([])
+    expect((await s.sender.outboxOf(id)).map(o => o.status).sort()).toEqual(['queued', 'running'])
   })
 
   test('a failed delivery is tried again at its scheduled delay, while another endpoint still hangs', async () => {

@@ -6,7 +6,7 @@ import { closingAfterEach } from '../../helpers/closing'
 import { memoryStore } from '../../../src/db/open'
 import { createIdGenerator } from '../../../src/ids'
 import { silentLogger } from '../../../src/log'
-import { createWebhooksRepo } from '../../../src/modules/webhooks/repo'
+import { createWebhooksRepo, type WebhookRow } from '../../../src/modules/webhooks/repo'
 import { createWebhooksService } from '../../../src/modules/webhooks/service'
 import type { ApiError } from '../../../src/http/errors'
 
@@ -129,6 +129,28 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     const refused = await create(t, t.live, { url: r.url, events: ['note.failed'] })
     expectEnvelope(refused, 409, 'conflict')
     expect(refused.body.error.message).toContain('already has 2 webhook endpoints')
+  })
+
+  test('a registration made while another is still being committed cannot take the same last place', async () => {
+    const t = await setup()
+    const { account } = await t.services.accounts.createKey({ email: 'one-place@example.com' })
+    const repo = createWebhooksRepo(t.store)
+    const row = (id: string): WebhookRow => ({ id, account_id: account.id, sandbox: 0, url: 'http://127.0.0.1:9/hook', events: '["note.completed"]', description: null, secret: 'whsec_x', disabled_at: null, disabled_reason: null, created_at: t.clock.now().toISOString() })
+    // the first insert's transaction stays open while the second is made, in a transaction of its own
+    let inserted = () => {}
+    const firstInserted = new Promise<void>(resolve => { inserted = resolve })
+    const second = (async () => {
+      await firstInserted
+      return repo.insertUnder(row('whk_second'), 1)
+    })()
+    const first = await t.store.transaction(async () => {
+      const result = await repo.insertUnder(row('whk_first'), 1)
+      inserted()
+      await Bun.sleep(300)
+      return result
+    })
+    expect(first).toEqual({ inserted: true, had: 0 })
+    expect(await second).toEqual({ inserted: false, had: 1 })
   })
 
   test.each([
