@@ -40,6 +40,8 @@ export interface Config {
   jobMaxTakeovers: number
   rateLimits: Record<RateClass, number>
   allowPrivateUrls: boolean
+  /** webhook endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT) */
+  maxWebhooksPerAccount: number
   ffmpeg?: string
   ffprobe?: string
   ytdlp?: string
@@ -67,7 +69,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
-  'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS',
+  'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET',
 ] as const
@@ -207,6 +209,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     jobMaxTakeovers: integer('NOTESVC_JOB_MAX_TAKEOVERS', env.NOTESVC_JOB_MAX_TAKEOVERS, 3, 1, 100),
     rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),
     allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
+    // 25: DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT of modules/webhooks/service.ts
+    maxWebhooksPerAccount: integer('NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT', env.NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT, 25, 1, 1000),
     ffmpeg: env.NOTESVC_FFMPEG || undefined,
     ffprobe: env.NOTESVC_FFPROBE || undefined,
     ytdlp: env.NOTESVC_YTDLP || undefined,

@@ -97,7 +97,7 @@ export function createServices(deps: CoreDeps) {
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
-  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls })
+  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount })
   const notes = createNotesService({
     repo: notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,

@@ -27,6 +27,15 @@ export interface Dialect {
    */
   readonly skipLocked: string
   /**
+   * A statement that holds, until the calling write transaction ends, a lock named by its one
+   * parameter (a string): a second transaction running it with the same name waits until the first
+   * ends. For what must be read then written by one writer at a time across connections (a queue's
+   * claims under in-flight caps, a count checked before an insert). PostgreSQL:
+   * `pg_advisory_xact_lock` (in the two-key space, apart from the migrations' one-key lock); null on
+   * SQLite, whose write transactions already run one at a time (BEGIN IMMEDIATE).
+   */
+  readonly namedLock: string | null
+  /**
    * `column` ordered without regard to ASCII case, readable off an index built the same way: SQLite's
    * `COLLATE NOCASE`, PostgreSQL's `lower()` of a bytewise ("C") column.
    */
@@ -53,6 +62,7 @@ export const SQLITE_DIALECT: Dialect = {
   least: (a, b) => `min(${a}, ${b})`,
   lock: () => '',
   skipLocked: '',
+  namedLock: null,
   caseless: column => `${column} COLLATE NOCASE`,
   caselessEquals: column => `${column} = ?`,
   sharedByNodes: false,
@@ -66,6 +76,7 @@ export const POSTGRES_DIALECT: Dialect = {
   least: (a, b) => `LEAST(${a}, ${b})`,
   lock: mode => ` FOR ${mode.toUpperCase()}`,
   skipLocked: ' FOR UPDATE SKIP LOCKED',
+  namedLock: `SELECT pg_advisory_xact_lock(hashtext('notesvc'), hashtext(?))`,
   caseless: column => `lower(${column})`,
   caselessEquals: column => `lower(${column}) = lower(?)`,
   sharedByNodes: true,

@@ -76,42 +76,78 @@ function numbers<Row extends QueueRow>(r: Row): Row {
 
 export type LeasedQueue<Row extends QueueRow> = ReturnType<typeof createLeasedQueue<Row>>
 
-export function createLeasedQueue<Row extends QueueRow>(store: Store, table: QueueTable) {
+/**
+ * A cap on the rows of one kind running at once (the webhook outbox: per endpoint, per account): at
+ * most `max` rows that share the value of `key` may be running on a lease that has not run out. A
+ * claim skips the rows whose value is at its cap, so the queue moves on to other kinds instead of
+ * waiting behind them.
+ */
+export interface InFlightCap {
+  /** SQL: the value a row shares with others of its kind, over the row named `row` (a table or alias) */
+  key: (row: string) => string
+  /** at most this many running rows of one value (a whole number, at least 1) */
+  max: number
+}
+
+export function createLeasedQueue<Row extends QueueRow>(store: Store, table: QueueTable, options: { inFlightCaps?: readonly InFlightCap[] } = {}) {
+  const caps = options.inFlightCaps ?? []
+  for (const cap of caps) if (!Number.isInteger(cap.max) || cap.max < 1) throw new Error(`${table}: an in-flight cap must be a whole number of at least 1, not ${cap.max}`)
   /** The row still names this run: same owner, same claim, still running. Parameters: id, owner, attempt. */
   const HELD = `id = ? AND lease_owner = ? AND attempts = ? AND status = 'running'`
   const held = (lease: Lease) => [lease.id, lease.owner, lease.attempt]
   /**
+   * ` AND` the candidate row (the unaliased table) is under every cap: its value is not one of those
+   * already running `max` times on a live lease. Each cap reads the running rows only (the `status`
+   * prefix of the ready index: at most one per sender slot), once per statement. One parameter per
+   * cap: now.
+   */
+  const underCaps = caps.map(cap => ` AND ${cap.key(table)} NOT IN (SELECT ${cap.key('busy')} FROM ${table} busy WHERE busy.status = 'running' AND busy.lease_expires_at > ? AND ${cap.key('busy')} IS NOT NULL GROUP BY 1 HAVING count(*) >= ${cap.max})`).join('')
+  const nows = (at: string) => caps.map(() => at)
+  /**
    * The claim: runs whose lease ran out first (few rows: at most one per worker slot), then the oldest
    * due rows, each part read straight off the `(status, run_after, created_at)` index (no sort, however
-   * long the queue). Parameters: owner, lease end, now, now, limit, now, limit, limit.
+   * long the queue), skipping the kinds at their cap. Parameters: owner, lease end, now, now, (now per
+   * cap), limit, now, (now per cap), limit, limit.
    */
   const claimSql = `
     UPDATE ${table} SET status = 'running', attempts = attempts + 1,
       takeovers = takeovers + CASE WHEN status = 'running' THEN 1 ELSE 0 END,
       lease_owner = ?, lease_expires_at = ?, updated_at = ?
     WHERE id IN (SELECT id FROM (
-      SELECT id FROM (SELECT id FROM ${table} WHERE status = 'running' AND lease_expires_at <= ? ORDER BY run_after, created_at LIMIT ?${store.sql.skipLocked}) expired
+      SELECT id FROM (SELECT id FROM ${table} WHERE status = 'running' AND lease_expires_at <= ?${underCaps} ORDER BY run_after, created_at LIMIT ?${store.sql.skipLocked}) expired
       UNION ALL
-      SELECT id FROM (SELECT id FROM ${table} WHERE status = 'queued' AND run_after <= ? ORDER BY run_after, created_at LIMIT ?${store.sql.skipLocked}) due
+      SELECT id FROM (SELECT id FROM ${table} WHERE status = 'queued' AND run_after <= ?${underCaps} ORDER BY run_after, created_at LIMIT ?${store.sql.skipLocked}) due
     ) candidates LIMIT ?)
     RETURNING *`
-  /** Rows that may be claimed at `?` (given twice): queued and due, or running on a lease that ran out. */
-  const claimable = `(status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires_at <= ?)`
+  /** Rows that may be claimed at `?` (given twice, then once per cap): queued and due, or running on a lease that ran out, and under the caps. */
+  const claimable = `((status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires_at <= ?))${underCaps}`
+  /**
+   * Under caps, claims run one at a time across all connections (a named lock on PostgreSQL; SQLite's
+   * one writer), each reading the running rows the last one committed: two claims on two nodes at the
+   * same instant cannot both take a row of one kind at its last free place.
+   */
+  const serialize = caps.length > 0 && store.sql.namedLock !== null ? store.sql.namedLock : null
 
   return {
     /** the claim statement, for tests of its plan */
     claimSql,
 
     /** Whether a claim at `at` would find a row: a read, so idle workers look without taking the write lock. */
-    anyDue: async (at: string): Promise<boolean> => (await store.get(`SELECT 1 AS one FROM ${table} WHERE ${claimable} LIMIT 1`, [at, at])) !== null,
+    anyDue: async (at: string): Promise<boolean> => (await store.get(`SELECT 1 AS one FROM ${table} WHERE ${claimable} LIMIT 1`, [at, at, ...nows(at)])) !== null,
 
     /**
      * Takes up to `limit` claimable rows for `owner` until `until`, expired leases first, then the
      * oldest due. One statement under the write lock (SQLite) or on rows locked as they are chosen
-     * (PostgreSQL), so two workers never take the same row.
+     * (PostgreSQL), so two workers never take the same row. A queue with in-flight caps takes one row
+     * per claim (whatever `limit` says), so that the caps hold within a claim too.
      */
-    claim: (owner: string, at: string, until: string, limit = 1): Promise<Row[]> =>
-      store.transaction(async () => (await store.all<Row>(claimSql, [owner, until, at, at, limit, at, limit, limit])).map(numbers), 'write'),
+    claim: (owner: string, at: string, until: string, limit = 1): Promise<Row[]> => {
+      const n = caps.length > 0 ? 1 : limit
+      return store.transaction(async () => {
+        if (serialize) await store.get(serialize, [`claim:${table}`])
+        return (await store.all<Row>(claimSql, [owner, until, at, at, ...nows(at), n, at, ...nows(at), n, n])).map(numbers)
+      }, 'write')
+    },
 
     /** Extends the leases this process holds to `until`; returns those it no longer holds (their work should stop). */
     async extend(leases: Lease[], until: string): Promise<Lease[]> {

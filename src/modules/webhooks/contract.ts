@@ -17,10 +17,11 @@ export const listWebhooks = defineOperation({
 export const createWebhook = defineOperation({
   id: 'createWebhook', method: 'POST', path: '/v1/webhooks', tag: 'Webhooks',
   summary: 'Register a webhook endpoint',
-  description: 'Registers a URL that receives `note.completed` and/or `note.failed` events, signed as the Standard Webhooks specification defines (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret, shown this once. A sandbox key registers a sandbox endpoint, which receives events of sandbox notes only.',
+  description: 'Registers a URL that receives `note.completed` and/or `note.failed` events, signed as the Standard Webhooks specification defines (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret, shown this once. A sandbox key registers a sandbox endpoint, which receives events of sandbox notes only. An account may register a limited number of endpoints, live and sandbox together: 25 unless the server\'s operator set another number (`NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT`); beyond it the answer is 409 `conflict`, and an endpoint must be deleted first. Each endpoint gets one delivery at a time, and an account at most 8 at once, so a receiver that is slow or does not answer delays only its own events.',
   scopes: ['notes:write'], credits: 0,
   body: CreateWebhookRequest,
   responses: { 201: CreatedWebhook },
+  errors: ['conflict'],
   mcp: notATool,
 })
 

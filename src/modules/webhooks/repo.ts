@@ -1,5 +1,5 @@
 import type { Store } from '../../db/store'
-import { createLeasedQueue, type QueueRow } from '../../jobs/queue'
+import { createLeasedQueue, type InFlightCap, type QueueRow } from '../../jobs/queue'
 import type { Library } from '../library'
 
 export interface WebhookRow {
@@ -41,12 +41,39 @@ export interface DeliveryRow {
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>
 
+/** How many deliveries may be under way at once, across every sender process. */
+export interface InFlightLimits {
+  /** to one endpoint (one registered webhook) */
+  perEndpoint: number
+  /** to the endpoints of one account, live and sandbox together */
+  perAccount: number
+}
+
+/**
+ * One delivery at a time per endpoint: a receiver that hangs holds one sender slot, not several, and
+ * an endpoint gets its events one after another. At most 8 at a time per account (what one sender
+ * took in a batch before): an account with many slow endpoints cannot fill the senders' slots
+ * (docs/decisions.md, "Webhooks").
+ */
+export const IN_FLIGHT_LIMITS: InFlightLimits = { perEndpoint: 1, perAccount: 8 }
+
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 const deliveryRow = (r: DeliveryRow): DeliveryRow => ({ ...r, attempt: Number(r.attempt), response_status: num(r.response_status), duration_ms: num(r.duration_ms) })
 
+/**
+ * The outbox's in-flight caps (jobs/queue.ts `InFlightCap`): a claim skips the events of an endpoint,
+ * or of an account, that already has its most deliveries under way, so the queue moves on to others.
+ */
+export function outboxCaps(limits: InFlightLimits): InFlightCap[] {
+  return [
+    { key: row => `${row}.webhook_id`, max: limits.perEndpoint },
+    { key: row => `(SELECT hook.account_id FROM webhooks hook WHERE hook.id = ${row}.webhook_id)`, max: limits.perAccount },
+  ]
+}
+
 /** Webhook endpoints, their outbox and their delivery log, on either back end. */
-export function createWebhooksRepo(store: Store) {
-  const outbox = createLeasedQueue<OutboxRow>(store, 'webhook_outbox')
+export function createWebhooksRepo(store: Store, limits: InFlightLimits = IN_FLIGHT_LIMITS) {
+  const outbox = createLeasedQueue<OutboxRow>(store, 'webhook_outbox', { inFlightCaps: outboxCaps(limits) })
   const sandbox = (lib: Library) => (lib.sandbox ? 1 : 0)
   /** Stops all sending to an endpoint: disabled, and its waiting events failed (in the caller's transaction). */
   const disableIn = async (id: string, reason: string, at: string) => {
@@ -54,10 +81,19 @@ export function createWebhooksRepo(store: Store) {
     await store.run(`UPDATE webhook_outbox SET status = 'failed', updated_at = ? WHERE webhook_id = ? AND status = 'queued'`, [at, id])
   }
   return {
-    insert: async (r: WebhookRow): Promise<void> => {
+    /**
+     * Inserts the endpoint unless its account (live and sandbox together) already has `max`; returns
+     * how many it had. Counted and inserted by one writer at a time per account, so two requests at
+     * once cannot both take the last place.
+     */
+    insertUnder: (r: WebhookRow, max: number): Promise<{ inserted: boolean; had: number }> => store.transaction(async () => {
+      if (store.sql.namedLock) await store.get(store.sql.namedLock, [`webhooks:${r.account_id}`])
+      const had = Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM webhooks WHERE account_id = ?', [r.account_id]))!.n)
+      if (had >= max) return { inserted: false, had }
       await store.run(`INSERT INTO webhooks (id, account_id, sandbox, url, events, description, secret, disabled_at, disabled_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [r.id, r.account_id, r.sandbox, r.url, r.events, r.description, r.secret, r.disabled_at, r.disabled_reason, r.created_at])
-    },
+      return { inserted: true, had }
+    }, 'write'),
     list: (lib: Library): Promise<WebhookRow[]> =>
       store.all<WebhookRow>('SELECT * FROM webhooks WHERE account_id = ? AND sandbox = ? ORDER BY created_at DESC, id DESC', [lib.accountId, sandbox(lib)]),
     get: (lib: Library, id: string): Promise<WebhookRow | null> =>

@@ -25,7 +25,17 @@ export const DELIVERY_LEASE_MS = 60_000
 /** Attempts, and finished events, are kept this long. */
 export const KEEP_DELIVERIES_MS = 30 * 24 * 3_600_000
 const DELIVERIES_SHOWN = 100
-const CLAIM_BATCH = 8
+/**
+ * Deliveries one sender process has under way at once. A slot that frees takes the next due event at
+ * once. A slot waiting on a receiver costs an open socket and a timer, so there are many: with one
+ * delivery per endpoint and 8 per account (repo.ts `IN_FLIGHT_LIMITS`), four accounts whose receivers
+ * all hang still leave room for everyone else.
+ */
+export const SENDER_SLOTS = 32
+/** How many endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT). */
+export const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 25
+/** A retry due sooner than this wakes the sender when it is due; later ones are found by the poll. */
+const RETRY_WAKE_WITHIN_MS = 60_000
 const USER_AGENT = 'notesvc-webhooks/1 (+Standard Webhooks)'
 
 export type WebhooksService = ReturnType<typeof createWebhooksService>
@@ -55,6 +65,10 @@ export interface WebhooksDeps {
   leaseMs?: number
   /** how often an idle sender looks for due events */
   pollMs?: number
+  /** deliveries under way at once in this process (default SENDER_SLOTS) */
+  slots?: number
+  /** endpoints one account may register (default DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT) */
+  maxPerAccount?: number
 }
 
 function toWebhook(r: WebhookRow): Webhook {
@@ -106,6 +120,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
   const { outbox } = repo
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS
   const leaseMs = deps.leaseMs ?? DELIVERY_LEASE_MS
+  const slots = deps.slots ?? SENDER_SLOTS
+  const maxPerAccount = deps.maxPerAccount ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT
   const policy = { allowPrivate: deps.allowPrivateUrls, lookup: deps.lookup }
   const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -194,6 +210,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         })
       } else if (due !== null) {
         if (!(await outbox.retry(lease, iso(due), result.error ?? 'failed', at.toISOString(), record))) throw new LeaseLostError(lease)
+        wakeAt(due)
       } else {
         await outbox.end(lease, 'failed', result.error, at.toISOString(), record)
         log.warn('webhook event given up after a day of attempts', { messageId: row.id, webhookId: hook.id, attempts: row.attempts })
@@ -202,6 +219,69 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (!(err instanceof LeaseLostError)) throw err
       log.warn('webhook delivery no longer held by this sender (its lease ran out); the attempt was not recorded', { messageId: row.id, webhookId: hook.id })
     }
+  }
+
+  /**
+   * The sender's slots: the attempts under way in this process. Each claimed event runs in a slot of
+   * its own; when it ends (its result recorded), the slot frees and the sender is woken to fill it.
+   */
+  const underWay = new Set<Promise<void>>()
+  /** set when the sender should look again at once (a slot freed, a retry came due) */
+  let nudged = false
+  let wake: (() => void) | null = null
+  const nudge = () => {
+    nudged = true
+    wake?.()
+  }
+  /** Wakes the sender when a retry this process set comes due (the poll finds later ones). */
+  function wakeAt(dueMs: number): void {
+    const inMs = dueMs - clock.now().getTime()
+    if (inMs < RETRY_WAKE_WITHIN_MS) setTimeout(nudge, Math.max(0, inMs)).unref?.()
+  }
+
+  /** Starts a claimed event's attempt in a slot of its own; the slot frees when the attempt is recorded. */
+  function launch(row: OutboxRow): Promise<void> {
+    const run: Promise<void> = deliver(row)
+      .catch(err => log.error('webhook delivery failed to record; it is tried again after its lease', { messageId: row.id, error: err }))
+      .finally(() => {
+        underWay.delete(run)
+        nudge()
+      })
+    underWay.add(run)
+    return run
+  }
+
+  /**
+   * Fills the free slots with due events, claimed one at a time: the claim skips events of an endpoint
+   * (or an account) that already has its most under way (repo.ts `IN_FLIGHT_LIMITS`), so a receiver
+   * that hangs delays only its own endpoint. Returns the attempts started.
+   */
+  async function fill(owner: string): Promise<Promise<void>[]> {
+    const started: Promise<void>[] = []
+    if (underWay.size >= slots || !(await outbox.anyDue(iso(clock.now().getTime())))) return started
+    while (underWay.size < slots) {
+      const now = clock.now().getTime()
+      const [row] = await outbox.claim(owner, iso(now), iso(now + leaseMs), 1)
+      if (!row) break
+      started.push(launch(row))
+    }
+    return started
+  }
+
+  /** Until `ms` pass, the sender is nudged, or it is stopped. */
+  function pause(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>(resolve => {
+      const done = () => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        wake = null
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      signal.addEventListener('abort', done, { once: true })
+      wake = done
+      if (nudged || signal.aborted) done()
+    })
   }
 
   let stopping: AbortController | null = null
@@ -223,7 +303,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
         disabled_reason: null,
         created_at: clock.now().toISOString(),
       }
-      await repo.insert(row)
+      const { inserted, had } = await repo.insertUnder(row, maxPerAccount)
+      if (!inserted) {
+        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send both events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
+      }
       return { ...toWebhook(row), secret: row.secret }
     },
     list: async (lib: Library) => ({ data: (await repo.list(lib)).map(toWebhook) }),
@@ -252,30 +335,32 @@ export function createWebhooksService(deps: WebhooksDeps) {
     },
 
     /**
-     * Claims the due events (a batch, as `owner`) and delivers them at once; returns how many were
-     * attempted. The loop calls it; tests call it with a clock they move.
+     * Claims due events (as `owner`) into this process's free slots and waits for the attempts it
+     * started; returns how many. The sender loop does not wait: it fills a slot as soon as one frees.
+     * Tests call this with a clock they move.
      */
     async deliverDue(owner: string): Promise<number> {
-      const now = clock.now().getTime()
-      if (!(await outbox.anyDue(iso(now)))) return 0
-      const rows = await outbox.claim(owner, iso(now), iso(now + leaseMs), CLAIM_BATCH)
-      await Promise.all(rows.map(r => deliver(r).catch(err => log.error('webhook delivery failed to record; it is tried again after its lease', { messageId: r.id, error: err }))))
-      return rows.length
+      const started = await fill(owner)
+      await Promise.all(started)
+      return started.length
     },
 
     /** The outbox row of each event sent to an endpoint (for tests and diagnostics). */
     outboxOf: (webhookId: string) => repo.outboxOf(webhookId),
 
-    /** Starts this process's sender: due events are looked for every `pollMs` (default 1 s). */
+    /**
+     * Starts this process's sender: its free slots are filled with due events whenever one frees, a
+     * retry it set comes due, or `pollMs` (default 1 s) passes.
+     */
     start(owner: string): void {
       if (loop) return
       const stop = (stopping = new AbortController())
       const pollMs = deps.pollMs ?? 1000
       loop = (async () => {
         while (!stop.signal.aborted) {
-          let sent = 0
+          nudged = false
           try {
-            sent = await service.deliverDue(owner)
+            await fill(owner)
             if (Date.now() - lastPrune > 3_600_000) {
               lastPrune = Date.now()
               await repo.prune(iso(clock.now().getTime() - KEEP_DELIVERIES_MS))
@@ -283,11 +368,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
           } catch (err) {
             log.warn('could not look for webhook events to send; trying again shortly', { error: err })
           }
-          if (sent === 0) await new Promise<void>(resolve => {
-            const timer = setTimeout(resolve, pollMs)
-            stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
-          })
+          await pause(pollMs, stop.signal)
         }
+        await Promise.all(underWay)
       })()
     },
     /** Stops the sender, after the attempts under way end (each within its timeout). */

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
-import { createTestApp, fixedClock } from '../../helpers/app'
+import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
 import { memoryStore } from '../../../src/db/open'
 import { createIdGenerator } from '../../../src/ids'
 import { silentLogger } from '../../../src/log'
-import { createWebhooksRepo } from '../../../src/modules/webhooks/repo'
+import { createWebhooksRepo, type WebhookRow } from '../../../src/modules/webhooks/repo'
 import { createWebhooksService } from '../../../src/modules/webhooks/service'
 import type { ApiError } from '../../../src/http/errors'
 
@@ -94,6 +94,63 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     expect((await t.call('GET', `/v1/webhooks/${made.body.id}/deliveries`, { token: reader })).body).toEqual({ data: [] })
     expect((await t.call('DELETE', `/v1/webhooks/${made.body.id}`, { token: reader })).status).toBe(403)
     expect((await t.call('DELETE', `/v1/webhooks/${made.body.id}`, { token: writer })).status).toBe(204)
+  })
+
+  test('an account registers at most 25 endpoints, live and sandbox together: the 26th is 409 conflict, saying what to do', async () => {
+    const t = await setup()
+    const r = receiver()
+    const body = (i: number) => ({ url: `${r.url}/${i}`, events: ['note.completed'] })
+    const made: string[] = []
+    for (let i = 0; i < 25; i++) {
+      const res = await create(t, i < 20 ? t.live : t.sandbox, body(i))
+      expect(res.status).toBe(201)
+      made.push(res.body.id)
+    }
+    for (const token of [t.live, t.sandbox]) {
+      const refused = await create(t, token, body(25))
+      expectEnvelope(refused, 409, 'conflict')
+      expect(refused.body.error.message).toContain('already has 25 webhook endpoints')
+      expect(refused.body.error.message).toContain('DELETE /v1/webhooks/{id}')
+    }
+    expect((await t.call('GET', '/v1/webhooks', { token: t.live })).body.data).toHaveLength(20)
+    // another account has its own 25
+    expect((await create(t, await t.key({ email: 'someone-else@example.com' }), body(26))).status).toBe(201)
+    // one deleted makes room for one, even for two requests at the same moment
+    expect((await t.call('DELETE', `/v1/webhooks/${made[0]}`, { token: t.live })).status).toBe(204)
+    const both = await Promise.all([create(t, t.live, body(27)), create(t, t.sandbox, body(28))])
+    expect(both.map(res => res.status).sort()).toEqual([201, 409])
+  })
+
+  test('NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT sets the number', async () => {
+    const t = await setup({ ...DEV, NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT: '2' })
+    const r = receiver()
+    expect((await create(t, t.live, { url: r.url, events: ['note.completed'] })).status).toBe(201)
+    expect((await create(t, t.sandbox, { url: r.url, events: ['note.completed'] })).status).toBe(201)
+    const refused = await create(t, t.live, { url: r.url, events: ['note.failed'] })
+    expectEnvelope(refused, 409, 'conflict')
+    expect(refused.body.error.message).toContain('already has 2 webhook endpoints')
+  })
+
+  test('a registration made while another is still being committed cannot take the same last place', async () => {
+    const t = await setup()
+    const { account } = await t.services.accounts.createKey({ email: 'one-place@example.com' })
+    const repo = createWebhooksRepo(t.store)
+    const row = (id: string): WebhookRow => ({ id, account_id: account.id, sandbox: 0, url: 'http://127.0.0.1:9/hook', events: '["note.completed"]', description: null, secret: 'whsec_x', disabled_at: null, disabled_reason: null, created_at: t.clock.now().toISOString() })
+    // the first insert's transaction stays open while the second is made, in a transaction of its own
+    let inserted = () => {}
+    const firstInserted = new Promise<void>(resolve => { inserted = resolve })
+    const second = (async () => {
+      await firstInserted
+      return repo.insertUnder(row('whk_second'), 1)
+    })()
+    const first = await t.store.transaction(async () => {
+      const result = await repo.insertUnder(row('whk_first'), 1)
+      inserted()
+      await Bun.sleep(300)
+      return result
+    })
+    expect(first).toEqual({ inserted: true, had: 0 })
+    expect(await second).toEqual({ inserted: false, had: 1 })
   })
 
   test.each([
