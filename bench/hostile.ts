@@ -6,12 +6,13 @@
  *
  * Scenarios: a search over a note repeating one word 10,000 / 100,000 / 1,000,000 times (the last is
  * the 2,000,000-character limit of a note), bodies declared at 10 / 100 / 500 MB (sent at up to
- * 100 MB/s), a NUL in every string field, and (when the webhook sender runs) hanging receivers.
+ * 100 MB/s), a NUL in every string field, and 24 / 96 webhook receivers that never answer (24 per
+ * account, the cap being 25), with the victim's own delivery timed.
  *
  * Run: bun run bench/hostile.ts   (BENCH_BACKENDS=sqlite,postgres; BENCH_SECONDS=3 per scenario; BENCH_CONCURRENCY=4)
  */
 import { startCluster } from '../test/helpers/cluster'
-import { duringHostile, idle, latencies, rawRequest, sendNul, type Timed } from '../test/helpers/hostile'
+import { duringHostile, idle, latencies, rawRequest, sendNul, victimLoop, type Timed } from '../test/helpers/hostile'
 import { postgresUnavailable } from '../test/helpers/postgres'
 
 const BACKENDS = (process.env.BENCH_BACKENDS ?? 'sqlite,postgres').split(',').map(s => s.trim())
@@ -21,6 +22,7 @@ const MB = 1024 * 1024
 
 interface Row { backEnd: string; scenario: string; hostile: string; health: ReturnType<typeof latencies>; list: ReturnType<typeof latencies> }
 const rows: Row[] = []
+const deliveryRowsAll: { backEnd: string; rows: { scenario: string; ms: number[] }[] }[] = []
 const byPath = (timed: Timed[], path: string) => latencies(timed.filter(t => t.path.startsWith(path)))
 
 for (const backEnd of BACKENDS) {
@@ -69,6 +71,60 @@ for (const backEnd of BACKENDS) {
     }
     let n = 0
     record('NUL in every field', await duringHostile({ base, victimKey, ms: MS, concurrency: CONCURRENCY, one: () => sendNul(base, hostileKey, n++) }))
+
+    // Hanging webhook receivers: 24 per hostile account (the cap is 25), each account's sandbox notes
+    // completing; the victim's own endpoint gets an event per sandbox note it completes, timed from
+    // the completion to the arrival, while its health and list are timed too.
+    const victimSandbox = (await c.cli(['keys', 'create', '--email', 'victim@example.com', '--sandbox'])).stdout.trim()
+    const call = async (key: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      return { status: res.status, body: await res.json().catch(() => null) as any }
+    }
+    const sandboxNoteDone = async (key: string) => {
+      const up = await call(key, 'POST', '/v1/uploads', { fileName: 'memo.wav', contentType: 'audio/wav' })
+      await call(key, 'POST', `/v1/uploads/${up.body.noteId}/complete`)
+    }
+    let arrivedAt: (() => void) | null = null
+    const held: (() => void)[] = []
+    const servers = [Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async req => { await req.text(); arrivedAt?.(); return new Response('ok') } })]
+    const hang = () => {
+      const s = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 0, fetch: async req => { await req.text(); await new Promise<void>(r => held.push(r)); return new Response('ok') } })
+      servers.push(s)
+      return `http://127.0.0.1:${s.port}/hook`
+    }
+    await call(victimSandbox, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${servers[0]!.port}/hook`, events: ['note.completed'] })
+    const deliveries = async (count: number) => {
+      const ms: number[] = []
+      for (let i = 0; i < count; i++) {
+        const arrived = new Promise<void>(r => { arrivedAt = r })
+        const t0 = performance.now()
+        await sandboxNoteDone(victimSandbox)
+        await arrived
+        ms.push(performance.now() - t0)
+      }
+      return ms
+    }
+    const deliveryRows: { scenario: string; ms: number[] }[] = []
+    deliveryRowsAll.push({ backEnd, rows: deliveryRows })
+    deliveryRows.push({ scenario: 'idle', ms: await deliveries(10) })
+    let accounts = 0
+    for (const total of [24, 96]) {
+      while (accounts * 24 < total) {
+        const key = (await c.cli(['keys', 'create', '--email', `hostile${++accounts}@example.com`, '--sandbox'])).stdout.trim()
+        for (let i = 0; i < 24; i++) await call(key, 'POST', '/v1/webhooks', { url: hang(), events: ['note.completed'] })
+        await sandboxNoteDone(key)
+        await sandboxNoteDone(key)
+      }
+      let stop = false
+      const victims = victimLoop(base, victimKey, () => stop, null)
+      deliveryRows.push({ scenario: `${total} hanging receivers`, ms: await deliveries(10) })
+      stop = true
+      const timed = await victims
+      rows.push({ backEnd, scenario: `${total} hanging receivers`, hostile: `${accounts} accounts`, health: byPath(timed, '/v1/health'), list: byPath(timed, '/v1/notes') })
+      console.error(`${backEnd}: ${total} hanging receivers done`)
+    }
+    for (const release of held.splice(0)) release()
+    for (const s of servers) s.stop(true)
   } finally {
     await c.stop()
   }
@@ -81,4 +137,13 @@ for (const r of rows) {
   const idleRow = rows.find(x => x.backEnd === r.backEnd && x.scenario === 'idle')!
   const ratio = Math.max(r.health.p99 / idleRow.health.p99, r.list.p99 / idleRow.list.p99)
   console.log(`${r.backEnd.padEnd(9)} ${r.scenario.padEnd(27)} ${r.hostile.padEnd(24)} ${`${f(r.health.p50)} / ${f(r.health.p99)}`.padEnd(21)} ${`${f(r.list.p50)} / ${f(r.list.p99)}`.padEnd(20)} ${r.scenario === 'idle' ? '-' : `${ratio.toFixed(2)}x ${ratio <= 2 ? 'PASS' : 'MISS'}`}`)
+}
+console.log('')
+console.log("the victim's own webhook delivery, from its sandbox note's completion to the arrival (10 each)")
+for (const { backEnd, rows: d } of deliveryRowsAll) {
+  const idleRow = latencies(d[0]!.ms.map(ms => ({ path: '', sentAt: 0, doneAt: ms, status: 200, hostileInFlight: 0, hostileAnsweredMeanwhile: 0 })))
+  for (const r of d) {
+    const l = latencies(r.ms.map(ms => ({ path: '', sentAt: 0, doneAt: ms, status: 200, hostileInFlight: 0, hostileAnsweredMeanwhile: 0 })))
+    console.log(`${backEnd.padEnd(9)} ${r.scenario.padEnd(24)} p50 ${f(l.p50)} ms, max ${f(l.max)} ms${r.scenario === 'idle' ? '' : `, max / idle max ${(l.max / idleRow.max).toFixed(2)}x`}`)
+  }
 }

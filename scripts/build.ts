@@ -16,7 +16,8 @@ if (refusal) {
 const outfile = process.argv[2] ?? 'dist/notesvc'
 mkdirSync(dirname(outfile), { recursive: true })
 const started = performance.now()
-const proc = Bun.spawn(['bun', 'build', '--compile', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', 'src/cli.ts', '--outfile', outfile], {
+// src/db/read-thread.ts: the search thread's entry point (db/read-worker.ts), carried in the binary
+const proc = Bun.spawn(['bun', 'build', '--compile', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', 'src/cli.ts', 'src/db/read-thread.ts', '--outfile', outfile], {
   stdout: 'inherit',
   stderr: 'inherit',
 })

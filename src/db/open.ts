@@ -1,5 +1,6 @@
 import type { Config } from '../config'
 import { openDatabase } from './database'
+import { ReadWorker } from './read-worker'
 import { migrateStore } from './migrate-store'
 import { POSTGRES_MIGRATIONS } from './migrations-postgres'
 import { PostgresStore, SqliteStore, type Store } from './store'
@@ -20,7 +21,10 @@ export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | '
     }
     return store
   }
-  return new SqliteStore(openDatabase(config.databasePath))
+  const store = new SqliteStore(openDatabase(config.databasePath))
+  // searches run on a thread of their own (db/read-worker.ts)
+  store.useReadThread(new ReadWorker(config.databasePath))
+  return store
 }
 
 /** A private in-memory SQLite store (tests). */

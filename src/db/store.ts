@@ -179,6 +179,15 @@ export function openStore(target: string, options: { sqlite?: () => Database } =
 
 const sqliteValue = (v: SqlValue) => (typeof v === 'boolean' ? (v ? 1 : 0) : v)
 
+/** Reads run on a connection of their own in another thread (db/read-worker.ts). */
+export interface ReadThread {
+  all<T>(sql: string, params: readonly unknown[]): Promise<T[]>
+  close(): void
+}
+
+/** The read thread could not run (it did not start, or died): the read is made on the connection itself. */
+export class ReadThreadUnavailableError extends Error {}
+
 /**
  * SQLite: one connection, whose statements are prepared once. A transaction holds the connection:
  * statements from outside it (other requests, whose awaits may interleave with the transaction's
@@ -191,7 +200,29 @@ export class SqliteStore implements Store {
   /** the transaction the current async context runs in, if any */
   private ambient = new AsyncLocalStorage<Queryable>()
 
+  /** the thread long reads run on (`allAside`), when the database is a file */
+  private readThread: ReadThread | null = null
+
   constructor(readonly db: Database) {}
+
+  /** Runs `allAside` reads on `thread` from now on; it is closed with the store. */
+  useReadThread(thread: ReadThread): void {
+    this.readThread = thread
+  }
+
+  /**
+   * A read whose cost grows with what the rows hold (a search): on the read thread when there is one
+   * and this is not inside a transaction (whose own writes only this connection sees), else here.
+   */
+  allAside<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    const thread = this.readThread
+    if (!thread || this.inTransaction) return this.all<T>(sql, params)
+    return thread.all<T>(sql, params.map(sqliteValue)).catch(err => {
+      if (!(err instanceof ReadThreadUnavailableError)) throw err
+      if (this.readThread === thread) this.readThread = null // from now on, here
+      return this.all<T>(sql, params)
+    })
+  }
 
   private statement(sql: string): Statement {
     let s = this.statements.get(sql)
@@ -345,6 +376,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.acquire()
+    this.readThread?.close()
     this.db.close()
   }
 }

@@ -13,12 +13,15 @@ export interface Timed {
   doneAt: number
   status: number
   hostileInFlight: number
+  /** how many hostile requests were answered while this one waited for its answer */
+  hostileAnsweredMeanwhile: number
 }
 
 /** What the hostile side did: its requests by status, and how many were in flight at each moment asked. */
 export class HostileCounter {
   inFlight = 0
   sent = 0
+  answered = 0
   statuses = new Map<number, number>()
   count(status: number) {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
@@ -41,6 +44,7 @@ export function hostileLoops(concurrency: number, stop: () => boolean, counter: 
         counter.count(0) // the connection failed (a refused body may close it)
       } finally {
         counter.inFlight--
+        counter.answered++
       }
     }
   }
@@ -54,9 +58,10 @@ export async function victimLoop(base: string, key: string, stop: () => boolean,
   for (let i = 0; !stop(); i++) {
     const path = paths[i % paths.length]!
     const sentAt = performance.now()
+    const answeredBefore = counter?.answered ?? 0
     const res = await fetch(base + path, { headers: { authorization: `Bearer ${key}` } })
     await res.arrayBuffer()
-    timed.push({ path, sentAt, doneAt: performance.now(), status: res.status, hostileInFlight: counter?.inFlight ?? 0 })
+    timed.push({ path, sentAt, doneAt: performance.now(), status: res.status, hostileInFlight: counter?.inFlight ?? 0, hostileAnsweredMeanwhile: (counter?.answered ?? 0) - answeredBefore })
   }
   return timed
 }

@@ -256,7 +256,8 @@ async function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, 
   const spellings = anchorSpellings(terms)
   const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
   const columns = ['s.title', 's.summary', 's.transcript']
-  const rows = await store.all<SearchWindows>(`WITH page AS (
+  // on the store's read thread: the cost of bm25 and of finding the windows grows with the matching text
+  const rows = await store.allAside<SearchWindows>(`WITH page AS (
       SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
       FROM note_search s JOIN notes n ON n.rowid = s.rowid
       WHERE note_search MATCH ? AND ${eq.where}${after}
