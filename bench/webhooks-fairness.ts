@@ -4,7 +4,7 @@
  * receivers of account A that never answer, each with 2 events due (as a sandbox key makes them
  * with two uploads), older than B's.
  *
- * - `now`: the sender as it is: 32 slots, a slot that frees takes the next due event at once, one
+ * - `now`: the sender as it is: 256 slots, a slot that frees takes the next due event at once, one
  *   delivery per endpoint and 8 per account under way (events beyond those are skipped by the claim).
  *   96 endpoints are over the default cap of 25 per account: the bench raises it, as an operator may.
  * - `before`: the rule the sender followed until this change: the 8 oldest due events claimed, all of

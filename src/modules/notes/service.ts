@@ -98,12 +98,28 @@ export function createNotesService(deps: {
   }
 
   /**
+   * An account's searches run one at a time, in the order they came: a search's cost grows with what
+   * the notes hold, and SQLite runs them on one read thread (db/read-worker.ts), PostgreSQL on the
+   * machine's cores. An account sending many at once waits for its own; another account's search waits
+   * for at most one of them, not for all (issue 22).
+   */
+  const searching = new Map<string, Promise<unknown>>()
+  function oneAtATime<T>(accountId: string, run: () => Promise<T>): Promise<T> {
+    const before = searching.get(accountId) ?? Promise.resolve()
+    const mine = before.then(run, run)
+    const tail = mine.catch(() => {})
+    searching.set(accountId, tail)
+    void tail.then(() => { if (searching.get(accountId) === tail) searching.delete(accountId) })
+    return mine
+  }
+
+  /**
    * A search (`q`) as a NoteList: the same items in relevance order, each with its `snippet` added as
    * the last field (whitespace runs made one space). A search with no words finds nothing.
    */
   async function searchJson(lib: Library, text: string, filter: Parameters<NotesRepo['searchPage']>[1], limit: number, offset: number): Promise<JsonText<NoteList>> {
     const terms = searchTerms(text)
-    const rows = terms.words.length === 0 ? [] : await repo.searchPage(lib, filter, terms, limit, offset)
+    const rows = terms.words.length === 0 ? [] : await oneAtATime(lib.accountId, () => repo.searchPage(lib, filter, terms, limit, offset))
     const hasMore = rows.length > limit
     const items = rows.slice(0, limit).map(r => `${r.list_item.slice(0, -1)},"snippet":${JSON.stringify(r.snippet.replace(/\s+/g, ' ').trim())}}`)
     return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}` as JsonText<NoteList>

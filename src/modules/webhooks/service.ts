@@ -28,10 +28,11 @@ const DELIVERIES_SHOWN = 100
 /**
  * Deliveries one sender process has under way at once. A slot that frees takes the next due event at
  * once. A slot waiting on a receiver costs an open socket and a timer, so there are many: with one
- * delivery per endpoint and 8 per account (repo.ts `IN_FLIGHT_LIMITS`), four accounts whose receivers
- * all hang still leave room for everyone else.
+ * delivery per endpoint and 8 per account (repo.ts `IN_FLIGHT_LIMITS`), 31 accounts whose receivers
+ * all hang still leave room for everyone else. (With 32 slots, four such accounts, 96 endpoints,
+ * filled them all and another account's event waited 20 to 50 s: bench/hostile.ts.)
  */
-export const SENDER_SLOTS = 32
+export const SENDER_SLOTS = 256
 /** How many endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT). */
 export const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 25
 /** A retry due sooner than this wakes the sender when it is due; later ones are found by the poll. */

@@ -572,3 +572,33 @@ describe('migration 9 indexes the notes a database already has', () => {
     }
   })
 })
+
+describe('searches of one account run one at a time', () => {
+  test('three searches sent at once by one account run in turn; another account’s runs beside them', async () => {
+    const t = createTestApp()
+    const a = await t.key({ email: 'a@example.com' })
+    const b = await t.key({ email: 'b@example.com' })
+    const accountA = (await t.services.accounts.ensureAccount('a@example.com')).id
+    for (const key of [a, b]) expect((await t.call('POST', '/v1/notes', { token: key, body: { title: 'budget', content: 'the budget for the year' } })).status).toBe(201)
+    // each search statement takes 40 ms here; whose were under way together is recorded
+    const store = t.store as SqliteStore
+    const read = store.allAside.bind(store)
+    const running: string[] = []
+    const together: string[] = []
+    store.allAside = (async (sql: string, params?: readonly SqlValue[]) => {
+      const who = params?.includes(accountA) ? 'A' : 'B'
+      running.push(who)
+      together.push([...running].sort().join(''))
+      await Bun.sleep(40)
+      running.splice(running.indexOf(who), 1)
+      return read(sql, params)
+    }) as SqliteStore['allAside']
+    const search = (key: string) => t.call('GET', '/v1/notes?q=budget', { token: key })
+    const answers = await Promise.all([search(a), search(a), search(a), search(b)])
+    expect(answers.map(r => [r.status, r.body.data.length])).toEqual([[200, 1], [200, 1], [200, 1], [200, 1]])
+    // what was under way as each statement started: never two of A's; B's beside one of A's
+    expect(together.filter(g => g.includes('AA'))).toEqual([])
+    expect(together.filter(g => g === 'AB').length).toBeGreaterThan(0)
+    expect(together.length).toBe(4)
+  })
+})
