@@ -306,7 +306,8 @@ async function run(argv: string[], env: Env): Promise<number> {
       await serve(config, log)
       return -1 // keep running
     case 'worker':
-      await worker(config, log)
+      // one job at a time unless NOTESVC_WORKERS says otherwise (shared/DECISIONS.md); serve's default is twice the slots
+      await worker(withFlags.NOTESVC_WORKERS ? config : { ...config, workers: 1 }, log)
       return -1
     case 'keys': {
       const { services, close } = await openServices(config)

@@ -180,6 +180,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError(`NOTESVC_PUBLIC_URL=${publicUrl} is not a URL; set it to the address clients use, e.g. https://notes.example.com`)
   }
   const dataDir = resolve(cwd, env.NOTESVC_DATA_DIR || './data')
+  const asrSlots = integer('NOTESVC_ASR_SLOTS', env.NOTESVC_ASR_SLOTS, defaultAsrSlots(), 1, 64)
   return {
     port,
     host,
@@ -203,8 +204,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
-    workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 1, 0, 64),
-    asrSlots: integer('NOTESVC_ASR_SLOTS', env.NOTESVC_ASR_SLOTS, defaultAsrSlots(), 1, 64),
+    // twice the chunk slots for `serve` (shared/DECISIONS.md), so a short recording's chunks are in
+    // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (cli.ts)
+    workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 2 * asrSlots, 0, 64),
+    asrSlots,
     jobLeaseSeconds: integer('NOTESVC_JOB_LEASE_SECONDS', env.NOTESVC_JOB_LEASE_SECONDS, 60, 2, 3600),
     jobMaxTakeovers: integer('NOTESVC_JOB_MAX_TAKEOVERS', env.NOTESVC_JOB_MAX_TAKEOVERS, 3, 1, 100),
     rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),

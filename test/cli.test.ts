@@ -225,6 +225,22 @@ describe('worker', () => {
     expect(r.stderr).toContain('serve with NOTESVC_WORKERS=0')
   })
 
+  test('without NOTESVC_WORKERS it runs one job at a time (serve would run twice the slots)', async () => {
+    const d = tempDir('notesvc-worker-default-')
+    try {
+      const proc = Bun.spawn(['bun', 'run', 'src/cli.ts', 'worker'], { cwd: ROOT, env: { ...process.env, NOTESVC_WORKERS: '', NOTESVC_ASR_SLOTS: '2', NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin' }, stderr: 'pipe', stdout: 'pipe' })
+      const reader = proc.stderr.getReader()
+      let log = ''
+      while (!log.includes('notesvc worker started')) log += new TextDecoder().decode((await reader.read()).value)
+      proc.kill('SIGINT')
+      await proc.exited
+      const started = log.split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l)).find(m => m.msg === 'notesvc worker started')
+      expect(started.workers).toBe(1)
+    } finally {
+      d.remove()
+    }
+  }, 30_000)
+
   test('logs its start and, on SIGINT, its stop; exits 0 and leaves no live worker behind', async () => {
     const d = tempDir('notesvc-worker-cli-')
     try {

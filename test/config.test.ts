@@ -3,10 +3,12 @@ import { applyFlags, ConfigError, loadConfig } from '../src/config'
 
 describe('job workers and leases in the configuration', () => {
   test.each([
-    [{}, 1, 60],
+    // serve's default: twice the chunk slots (shared/DECISIONS.md)
+    [{ NOTESVC_ASR_SLOTS: '2' }, 4, 60],
+    [{ NOTESVC_ASR_SLOTS: '3' }, 6, 60],
     [{ NOTESVC_WORKERS: '0' }, 0, 60],
     [{ NOTESVC_WORKERS: '64', NOTESVC_JOB_LEASE_SECONDS: '2' }, 64, 2],
-    [{ NOTESVC_JOB_LEASE_SECONDS: '3600' }, 1, 3600],
+    [{ NOTESVC_ASR_SLOTS: '1', NOTESVC_JOB_LEASE_SECONDS: '3600' }, 2, 3600],
   ])('%p → %d workers, leases of %d s', (env, workers, lease) => {
     const c = loadConfig(env)
     expect([c.workers, c.jobLeaseSeconds]).toEqual([workers, lease])

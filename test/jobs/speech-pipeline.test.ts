@@ -71,6 +71,33 @@ async function untilEnd(t: TestApp & { token: string }, id: string, timeoutMs = 
 }
 
 describe('the ASR slots are shared fairly between jobs', () => {
+  test('with the default workers (twice the slots), a 20-s file submitted while a 10-min file is transcribed is Done within a few seconds of its solo time', async () => {
+    // NOTESVC_WORKERS unset: serve takes twice NOTESVC_ASR_SLOTS jobs at once (shared/DECISIONS.md);
+    // with one, the short file waited for the whole long one (bench/pipeline.ts: x18.4)
+    const t = await setup({ asr: timedEngine({ msPerSecond: 12 }), env: { NOTESVC_WORKERS: '' } })
+    expect(t.config.workers).toBe(4)
+    let started = performance.now()
+    await untilEnd(t, await submit(t, makeWav({ seconds: 20 }), 'solo.wav'))
+    const solo = performance.now() - started
+    started = performance.now()
+    const longId = await submit(t, makeWav({ seconds: 600 }), 'meeting.wav')
+    for (;;) {
+      const s = await status(t, longId)
+      if (s.processingStage === 'transcribing' && s.progress !== null && s.progress > 0) break
+      await Bun.sleep(10)
+    }
+    const shortStarted = performance.now()
+    const shortEnd = await untilEnd(t, await submit(t, makeWav({ seconds: 20 }), 'memo.wav'))
+    const beside = performance.now() - shortStarted
+    const longStatus = await status(t, longId)
+    console.log(`default workers: 20-s file ${(solo / 1000).toFixed(2)} s alone, ${(beside / 1000).toFixed(2)} s beside the 10-min file (then ${longStatus.status})`)
+    expect(shortEnd.status).toBe('Done')
+    // Done while the long one was still transcribing: it did not wait for it
+    expect(longStatus.status).not.toBe('Done')
+    expect(beside).toBeLessThan(solo + 2500)
+    await untilEnd(t, longId)
+  })
+
   test('with 2 slots, a 20-s file submitted while a 10-min file is transcribed is Done within a few seconds of its solo time', async () => {
     // 12 ms per second of audio: a 45-s chunk holds a slot for about half a second, the 10-min file about 4 s on 2 slots
     const t = await setup({ asr: timedEngine({ msPerSecond: 12 }) })
