@@ -35,9 +35,13 @@
  * (cue phrases such as "we decided", "agreed to", "the decision is") and action items ("action item:",
  * "todo", "Tom will", "I'll", "needs to"), with the owner and the due date when stated.
  *
+ * A transcript cut into sentences from word times (`input.sentences`, ../sentences.ts) is titled by a
+ * short summary sentence instead; one unpunctuated run that would be its own summary gets a plain
+ * "No summary: …" instead (`noSummaryReason`).
+ *
  * Answers are extractive too: from the passages retrieval found (see ../retrieval.ts), the sentences of
  * the best passage that contain the question's terms, with the next-best passage when it scores
- * almost as well.
+ * almost as well; at most three sentences, with their times when the transcript's were given.
  *
  * Files: analysis.ts (sentences, vectors, segments, scores), ranking.ts (TextRank, the pick, keywords,
  * title), meeting-cues.ts (attendees, decisions, action items), answering.ts; this file shapes the
