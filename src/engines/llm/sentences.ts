@@ -8,9 +8,9 @@
  *
  * The rules (docs/decisions.md, "Sentence units and answers"):
  * - a pause of at least PAUSE_SECONDS (0.6 s) between two words ends a sentence: pauses inside a
- *   spoken sentence are mostly under half a second, pauses between sentences longer (measured on a
- *   PocketSphinx transcript of a 57-s spoken meeting: inside sentences the gaps are under 0.3 s, at the
- *   sentence ends of the typed script 0.6 s and more);
+ *   spoken sentence are mostly under half a second, pauses between sentences longer (measured on
+ *   PocketSphinx's transcript of a 57-s spoken meeting, test/fixtures/spoken-meeting.ts: gaps inside
+ *   sentences 0.2-0.5 s, at the script's sentence ends 0.58-0.8 s);
  * - a sentence still longer than LONG_SENTENCE_WORDS (25) words is cut at its largest pause (each
  *   side keeping at least MIN_SENTENCE_WORDS words), again until every part is short enough: written
  *   English averages 15–20 words a sentence, and a summary line or a "decision" of 150 words is the
