@@ -1,4 +1,5 @@
 import type { TranscriptSegment } from '../asr/engine'
+import type { TimedSentence } from './sentences'
 
 /** The summary styles, in the order the interface lists them: the one declaration of the set. */
 export const STYLE_IDS = ['note', 'transcript', 'bulletpoints', 'meeting-notes'] as const
@@ -9,6 +10,11 @@ export interface SummaryInput {
   styleId: StyleId
   /** timed segments, when the text is a transcript (the `transcript` style keeps them) */
   segments?: TranscriptSegment[]
+  /**
+   * Set when the transcript had no punctuation and `text` is these sentences, cut from the word times
+   * (./sentences.ts) by `summarizeLong`.
+   */
+  sentences?: TimedSentence[]
   language?: string | null
 }
 
@@ -38,6 +44,12 @@ export interface AnswerInput {
   question: string
   /** the most relevant passages, best first; the answer must come from these */
   passages: Passage[]
+  /**
+   * The transcript's sentences with their times, when it had no punctuation and they were cut from
+   * its word times (./sentences.ts); the passages are then made of them, and an answer can say when
+   * each sentence was said.
+   */
+  sentences?: TimedSentence[]
   language?: string | null
 }
 

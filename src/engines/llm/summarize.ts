@@ -1,4 +1,5 @@
 import type { LlmEngine, SummaryInput, SummaryOutput } from './engine'
+import { sentencesText, timedSentences } from './sentences'
 
 /** Splits text into parts of at most `max` characters, at sentence ends where it can. */
 export function splitForContext(text: string, max: number): string[] {
@@ -24,14 +25,28 @@ const unique = <T>(items: T[], key: (t: T) => string) => [...new Map(items.map(i
  * re-summarized.
  */
 export async function summarizeLong(engine: LlmEngine, input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> {
+  return summarizeParts(engine, withSentences(input), signal)
+}
+
+/**
+ * A transcript without punctuation (PocketSphinx) is summarized as sentences cut from its word times
+ * (./sentences.ts); the `transcript` style keeps the text as it was heard.
+ */
+function withSentences(input: SummaryInput): SummaryInput {
+  if (input.styleId === 'transcript') return input
+  const timed = timedSentences(input.text, input.segments)
+  return timed ? { ...input, text: sentencesText(timed), sentences: timed } : input
+}
+
+async function summarizeParts(engine: LlmEngine, input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> {
   if (input.text.length <= engine.maxInputChars) return engine.summarize(input, signal)
   const parts = splitForContext(input.text, engine.maxInputChars)
   const partial: SummaryOutput[] = []
   for (const text of parts) {
     signal?.throwIfAborted()
-    partial.push(await engine.summarize({ ...input, text, segments: undefined }, signal))
+    partial.push(await engine.summarize({ ...input, text, segments: undefined, sentences: undefined }, signal))
   }
-  const combined = await summarizeLong(engine, { ...input, text: partial.map(p => p.summary).join('\n\n') }, signal)
+  const combined = await summarizeParts(engine, { ...input, text: partial.map(p => p.summary).join('\n\n'), sentences: undefined }, signal)
   if (input.styleId === 'transcript') {
     return { ...combined, structuredContent: { transcript: { segments: input.segments ?? [] } } }
   }

@@ -142,6 +142,11 @@ export function createNotesService(deps: {
   return {
     requireNote,
 
+    /** The timed segments (with word times when the engine gave them) of a note `requireNote` read; null when unknown. */
+    segmentsOf(row: NoteRow): TranscriptSegment[] | null {
+      return noteSegments(row)
+    },
+
     /**
      * A NoteList as JSON text, ready to send: each item's JSON is stored with the note (a generated
      * column), so a page costs one indexed read and a string join, not an object per column and a

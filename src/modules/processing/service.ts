@@ -10,6 +10,7 @@ import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegmen
 import { missingSpeechEngine } from '../../engines/asr'
 import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } from '../../engines/llm/engine'
 import { retrievePassages } from '../../engines/llm/retrieval'
+import { sentencesText, timedSentences } from '../../engines/llm/sentences'
 import { summarizeLong } from '../../engines/llm/summarize'
 import { decodeMedia, mediaDuration } from '../../engines/media/decode'
 import { MediaToolMissingError, MediaUnreadableError } from '../../engines/media/errors'
@@ -298,10 +299,13 @@ export function createProcessingService(deps: {
       const cost = credits.quote(p, 'askNoteQuestion')
       await ensureBalance(p, 'askNoteQuestion', cost)
       try {
+        // A transcript without punctuation is asked as sentences cut from its word times, with their times.
+        const sentences = timedSentences(note.original_transcription, notes.segmentsOf(note)) ?? undefined
+        const text = sentences ? sentencesText(sentences) : note.original_transcription
         // Only the passages most relevant to the question go to the model, so a two-hour transcript works.
-        const passages = retrievePassages(note.original_transcription, question, PASSAGES_FOR_A_QUESTION)
+        const passages = retrievePassages(text, question, PASSAGES_FOR_A_QUESTION)
         const engine = await deps.llm()
-        const out = await engine.answer({ question, passages, language: note.language })
+        const out = await engine.answer({ question, passages, sentences, language: note.language })
         const left = await charge(p, 'askNoteQuestion', cost, id)
         return { creditsRemaining: left, body: { noteId: id, question, answer: out.answer, creditsCharged: cost } }
       } catch (err) {

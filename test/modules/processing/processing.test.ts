@@ -9,6 +9,8 @@ import { makeWav } from '../../fixtures/wav'
 import { tempDir } from '../../helpers/process'
 import { startFakeOllama } from '../../helpers/fake-ollama'
 import { FAKE_WAV_SECONDS, installFakeYtdlp } from '../../fixtures/fake-ytdlp'
+import { MEETING_SPOKEN, transcriptOf } from '../../fixtures/spoken-meeting'
+import { NO_ANSWER } from '../../../src/engines/llm/builtin'
 
 const servers: { stop(force?: boolean): void }[] = []
 afterAll(() => servers.forEach(s => s.stop(true)))
@@ -112,6 +114,19 @@ for (const b of backEnds) describe.skipIf(b.skip)(`processing on ${b.name}`, () 
       expect(r.body).toMatchObject({ noteId: note.id, question: 'What is the budget for the launch?', creditsCharged: 1 })
       expect(r.body.answer).toContain('forty thousand euros')
       expect(r.headers.get('x-credits-remaining')).toBe('59')
+    })
+
+    test('a PocketSphinx note (no punctuation, word times): at most three timed sentences; a question it does not answer is told so, for one credit too', async () => {
+      const t = await app()
+      const note = (await t.call('POST', '/v1/notes', { token: t.token, body: { title: 'Spoken', content: transcriptOf(MEETING_SPOKEN) } })).body
+      await t.services.notes.finish(note.id, { summary: 's', transcript: transcriptOf(MEETING_SPOKEN), structuredContent: null, language: 'en', segments: MEETING_SPOKEN })
+      const r = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'What did we decide?' } })
+      expect(r.status).toBe(200)
+      expect(r.body.answer).toStartWith('[0:12–0:17] We decided to build on it to a Friday because the tests are not alone.')
+      expect(r.body.answer.match(/\[\d+:\d{2}–\d+:\d{2}\]/g).length).toBeLessThanOrEqual(3)
+      const none = await t.call('POST', `/v1/notes/${note.id}/questions`, { token: t.token, body: { question: 'What is the weather in Paris?' } })
+      expect(none.body).toMatchObject({ answer: NO_ANSWER, creditsCharged: 1 })
+      expect(none.headers.get('x-credits-remaining')).toBe('58')
     })
 
     test('404 for an unknown note, 409 while the note is processing; neither charges', async () => {

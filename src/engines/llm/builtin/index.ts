@@ -35,9 +35,13 @@
  * (cue phrases such as "we decided", "agreed to", "the decision is") and action items ("action item:",
  * "todo", "Tom will", "I'll", "needs to"), with the owner and the due date when stated.
  *
+ * A transcript cut into sentences from word times (`input.sentences`, ../sentences.ts) is titled by a
+ * short summary sentence instead; one unpunctuated run that would be its own summary gets a plain
+ * "No summary: …" instead (`noSummaryReason`).
+ *
  * Answers are extractive too: from the passages retrieval found (see ../retrieval.ts), the sentences of
  * the best passage that contain the question's terms, with the next-best passage when it scores
- * almost as well.
+ * almost as well; at most three sentences, with their times when the transcript's were given.
  *
  * Files: analysis.ts (sentences, vectors, segments, scores), ranking.ts (TextRank, the pick, keywords,
  * title), meeting-cues.ts (attendees, decisions, action items), answering.ts; this file shapes the
@@ -47,12 +51,40 @@ import type { AnswerInput, AnswerOutput, LlmEngine, StyleId, SummaryInput, Summa
 import { analyze, type Unit } from './analysis'
 import { answerQuestion } from './answering'
 import { meetingNotes } from './meeting-cues'
-import { inOrder, joinKeywords, keywords, pick, summaryCount, titleOf } from './ranking'
+import { hasSentencePunctuation } from '../sentences'
+import { inOrder, joinKeywords, keywords, pick, spokenTitleOf, summaryCount, titleOf, UNTITLED } from './ranking'
 
 export { cleanSentence } from './analysis'
 export { NO_ANSWER } from './answering'
 export type { ActionItem, MeetingNotes } from './meeting-cues'
 export { UNTITLED } from './ranking'
+
+/** Up to this many words, an unpunctuated text stands as its own summary, as a short sentence does. */
+const SHORT_RUN_WORDS = 25
+
+/**
+ * Why no useful summary can be made, or null when one can: the text is one unpunctuated run of more
+ * than 25 words, with no word times to cut it into sentences (`input.sentences`), and the summary
+ * would be nearly all of it (at least 90 % of its length): the transcript returned as its own summary.
+ * A long run still gives a summary of some of its pieces; an empty text an empty summary.
+ */
+export function noSummaryReason(input: SummaryInput, summary: string): string | null {
+  const text = (input.text ?? '').trim()
+  if (input.sentences?.length || !text || hasSentencePunctuation(text)) return null
+  const words = text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0
+  if (words <= SHORT_RUN_WORDS || summary.length < 0.9 * text.length) return null
+  return `No summary: the transcript is one run of ${words} words without punctuation or word times, so it cannot be cut into sentences to choose from. Read the transcript itself.`
+}
+
+function noSummary(input: SummaryInput, reason: string): SummaryOutput {
+  const empty: Record<StyleId, Record<string, unknown>> = {
+    note: { note: { summary: reason, sections: [] } },
+    bulletpoints: { bulletpoints: { bullets: [] } },
+    'meeting-notes': { 'meeting-notes': { summary: reason, attendees: [], decisions: [], actionItems: [] } },
+    transcript: { transcript: { segments: [] } },
+  }
+  return { title: UNTITLED, summary: reason, structuredContent: empty[input.styleId] ?? empty.note }
+}
 
 function summarizeText(input: SummaryInput, signal?: AbortSignal): SummaryOutput {
   const style: StyleId = input.styleId
@@ -69,7 +101,9 @@ function summarizeText(input: SummaryInput, signal?: AbortSignal): SummaryOutput
   })
   const summarySentences = inOrder(top).map(u => u.out)
   const summary = summarySentences.join(' ')
-  const title = titleOf(a, top[0])
+  const reason = style === 'transcript' ? null : noSummaryReason(input, summary)
+  if (reason) return noSummary(input, reason)
+  const title = input.sentences?.length ? spokenTitleOf(top) : titleOf(a, top[0])
   signal?.throwIfAborted()
 
   switch (style) {

@@ -179,3 +179,16 @@ export function titleOf(a: Analysis, top: Unit | undefined): string {
   const ks = keywords(a, null, 3)
   return ks.length ? joinKeywords(ks) : `${words.slice(0, 8).join(' ')}…`
 }
+
+/**
+ * The title of a transcript whose sentences were cut from word times: keywords of misheard words
+ * read as nonsense ("Write, arctic and bar"), so the title is the first summary sentence of 3 to 10
+ * words, else the opening words of the best one.
+ */
+export function spokenTitleOf(summary: Unit[]): string {
+  if (!summary.length) return UNTITLED
+  const short = inOrder(summary).find(u => u.words >= 3 && u.words <= 10)
+  if (short) return stripEnd(short.out)
+  const words = stripEnd(summary[0]!.out).split(/\s+/)
+  return words.length <= 8 ? words.join(' ') : `${words.slice(0, 8).join(' ')}…`
+}
