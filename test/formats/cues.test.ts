@@ -69,6 +69,29 @@ describe('cues from PocketSphinx word times', () => {
     expect(cues[0]!.lines[0]).toStartWith('and. mr')
   })
 
+  test('a tighter maximum (2 s) still keeps every cue at 1 s or more: no cut leaves a piece shorter when another does not', () => {
+    const cues = segmentCues(LIBRIVOX_HEARD[0]!, { maxCueSeconds: 2 })
+    expect(shown(cues)).toEqual([
+      { start: 0.15, end: 1.83, lines: ['and mr john guess what and'] },
+      { start: 1.84, end: 2.89, lines: ['then at leisure to'] }, // not "then at leisure" (0.87 s)
+      { start: 2.9, end: 3.9, lines: ['consider how'] },
+      { start: 3.94, end: 5.45, lines: ['much there might be greatly'] },
+      { start: 5.46, end: 7.07, lines: ['in his power to do how about'] },
+    ])
+  })
+
+  test('a piece under 1 s that no cut avoids is joined to its neighbour when the two fit, and left when they do not', () => {
+    // constructed: "well then", a pause, then 14 words in 1.56 s (too many characters for one cue, too
+    // fast for any cut to leave 1 s on both sides)
+    const fast = 'the quarterly numbers look considerably better than anticipated because everyone worked incredibly hard'.split(' ')
+    const words = [{ word: 'well', start: 0, end: 0.6 }, { word: 'then', start: 0.6, end: 1.5 }, ...fast.map((word, i) => ({ word, start: 2 + i * 0.12, end: 2.12 + i * 0.12 }))]
+    const cues = segmentCues({ start: 0, end: 3.56, text: words.map(w => w.word).join(' '), words })
+    expect(shown(cues)).toEqual([
+      { start: 0, end: 2.84, lines: ['well then the quarterly numbers', 'look considerably better than'] }, // 0.84 s joined to "well then"
+      { start: 2.84, end: 3.56, lines: ['anticipated because everyone', 'worked incredibly hard'] }, // 0.72 s: joined, 112 characters would not fit
+    ])
+  })
+
   test('a segment that fits is one cue at the segment\'s times', () => {
     const seg = LIBRIVOX_HEARD[1]!
     expect(shown(segmentCues(seg))).toEqual([{ start: 7.27, end: 9.77, lines: ['he was not until this blows young man'] }])
