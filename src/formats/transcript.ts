@@ -12,11 +12,13 @@
  * line in the text from ending the cue, nor wraps long lines. Tests check the output with real parsers
  * from npm (`subtitle`'s parser, `node-webvtt`).
  *
- * One cue per segment, its times exactly the segment's (rounded to the millisecond): the engine's
- * segment boundaries are where it heard pauses, and no times are made up inside a segment. The text of
- * a cue is wrapped at word boundaries to lines of at most `maxLineChars` characters (42, the usual
- * subtitle guideline); a single longer word stays whole.
+ * Cues are cut from the segments by cues.ts, for every caller (API, CLI, browser export, OpenAI
+ * route): at most 2 lines of at most `maxLineChars` characters (42) and at most 7 s, at word times when
+ * the engine gives them; a segment's first cue starts at its start and its last ends at its end.
+ * A single word longer than a line stays whole.
  */
+
+import { MAX_LINE_CHARS, segmentCues, type CueWord } from './cues'
 
 export const TRANSCRIPT_FORMATS = ['txt', 'srt', 'vtt', 'json'] as const
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
@@ -34,6 +36,8 @@ export interface TimedSegment {
   start: number
   end: number
   text: string
+  /** the segment's words with their times, when the engine gives them: cues are cut at them */
+  words?: readonly CueWord[]
 }
 
 export interface CueOptions {
@@ -48,40 +52,27 @@ export interface Cue {
   lines: string[]
 }
 
-const DEFAULT_LINE_CHARS = 42
+const DEFAULT_LINE_CHARS = MAX_LINE_CHARS
 
 /**
- * The cues of a transcript: one per segment with text, in order. Times are rounded to the
- * millisecond, never negative, and a cue ends at least 1 ms after it starts (both formats need
- * end > start; an engine may give a one-word segment no length).
+ * The cues of a transcript: each segment with text cut into cues a screen can show (cues.ts), in
+ * order. Times are rounded to the millisecond, never negative, a cue never starts before the previous
+ * cue of its segment ends, and a cue ends at least 1 ms after it starts (both formats need end >
+ * start; an engine may give a one-word segment no length).
  */
 export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptions = {}): Cue[] {
-  const max = opts.maxLineChars ?? DEFAULT_LINE_CHARS
+  const maxLineChars = opts.maxLineChars ?? DEFAULT_LINE_CHARS
   const cues: Cue[] = []
   for (const s of segments) {
-    const lines = wrapLines(s.text, max)
-    if (lines.length === 0) continue
-    const startMs = Math.max(0, Math.round(s.start * 1000))
-    const endMs = Math.max(startMs + 1, Math.round(s.end * 1000))
-    cues.push({ startMs, endMs, lines })
-  }
-  return cues
-}
-
-/** Words of `text` (any whitespace, line breaks included, collapsed) in lines of at most `max` characters. */
-export function wrapLines(text: string, max: number): string[] {
-  const lines: string[] = []
-  let line = ''
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && line.length + 1 + word.length > max) {
-      lines.push(line)
-      line = word
-    } else {
-      line = line ? `${line} ${word}` : word
+    let prevEnd = 0
+    for (const c of segmentCues(s, { maxLineChars })) {
+      const startMs = Math.max(0, prevEnd, Math.round(c.start * 1000))
+      const endMs = Math.max(startMs + 1, Math.round(c.end * 1000))
+      cues.push({ startMs, endMs, lines: c.lines })
+      prevEnd = endMs
     }
   }
-  if (line) lines.push(line)
-  return lines
+  return cues
 }
 
 /** `hh:mm:ss<sep>mmm`; hours grow past two digits rather than wrapping. */

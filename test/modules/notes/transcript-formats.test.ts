@@ -5,6 +5,7 @@ import { parseSync as parseSubtitles } from 'subtitle'
 import { createTestApp } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
+import { LIBRIVOX_HEARD } from '../../fixtures/librivox-heard'
 import { speechWav } from '../../fixtures/speech'
 
 // `GET /v1/notes/{id}/transcript?format=` on a note PocketSphinx transcribed from real LibriVox speech
@@ -31,6 +32,30 @@ async function waitDone(id: string) {
 }
 
 const get = (id: string, format?: string) => t.call('GET', `/v1/notes/${id}/transcript${format ? `?format=${format}` : ''}`, { token })
+
+/**
+ * Cues (ms) a screen can show, cut from `segments` (ms): at most 2 lines of 42 characters and 7 s,
+ * in order without overlap, each segment's first cue at its start and its last at its end, and the
+ * words of the cues those of the segments.
+ */
+function expectScreenSized(cues: Array<{ start: number; end: number; text: string }>, segments: Array<{ start: number; end: number; text: string }>) {
+  expect(cues.map(c => c.text.replaceAll('\n', ' ')).join(' ')).toBe(segments.map(s => s.text).join(' '))
+  let previousEnd = 0
+  for (const c of cues) {
+    const lines = c.text.split('\n')
+    expect(lines.length, c.text).toBeLessThanOrEqual(2)
+    for (const l of lines) expect(l.length, c.text).toBeLessThanOrEqual(42)
+    expect(c.end - c.start, c.text).toBeLessThanOrEqual(7000)
+    expect(c.start).toBeGreaterThanOrEqual(previousEnd)
+    previousEnd = c.end
+  }
+  const starts = new Set(cues.map(c => c.start))
+  const ends = new Set(cues.map(c => c.end))
+  for (const s of segments) {
+    expect(starts.has(s.start), `a cue starts at ${s.start}`).toBe(true)
+    expect(ends.has(s.end), `a cue ends at ${s.end}`).toBe(true)
+  }
+}
 
 beforeAll(async () => {
   // NOTESVC_ASR=auto with an empty models folder: PocketSphinx, installed on this machine
@@ -93,26 +118,25 @@ describe('a note transcribed by PocketSphinx', () => {
     }
   })
 
-  test('srt: application/x-subrip that the `subtitle` parser reads, one cue per segment at the segment\'s times', async () => {
+  test('srt: application/x-subrip that the `subtitle` parser reads, screen-sized cues holding the transcript\'s words in order', async () => {
     const segments = (await get(noteId, 'verbose_json')).body.segments
     const r = await get(noteId, 'srt')
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('application/x-subrip; charset=utf-8')
     const cues = parseSubtitles(r.text).flatMap(n => (n.type === 'cue' ? [n.data] : []))
-    expect(cues.map(c => ({ start: c.start, end: c.end, text: c.text.replaceAll('\n', ' ') })))
-      .toEqual(segments.map((s: any) => ({ start: Math.round(s.start * 1000), end: Math.round(s.end * 1000), text: s.text })))
+    expectScreenSized(cues, segments.map((s: any) => ({ start: Math.round(s.start * 1000), end: Math.round(s.end * 1000), text: s.text })))
     expect(r.text).toStartWith('1\n00:00:')
   })
 
-  test('vtt: text/vtt that node-webvtt validates strictly, one cue per segment at the segment\'s times', async () => {
-    const segments = (await get(noteId, 'verbose_json')).body.segments
+  test('vtt: text/vtt that node-webvtt validates strictly, the same cues as srt', async () => {
+    const srt = parseSubtitles((await get(noteId, 'srt')).text).flatMap(n => (n.type === 'cue' ? [n.data] : []))
     const r = await get(noteId, 'vtt')
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('text/vtt; charset=utf-8')
     const parsed = parseVtt(r.text, { strict: true })
     expect(parsed.valid).toBe(true)
-    expect(parsed.cues.map(c => ({ start: c.start, end: c.end, text: c.text.replaceAll('\n', ' ') })))
-      .toEqual(segments.map((s: any) => ({ start: s.start, end: s.end, text: s.text })))
+    expect(parsed.cues.map(c => ({ start: Math.round(c.start * 1000), end: Math.round(c.end * 1000), text: c.text })))
+      .toEqual(srt.map(c => ({ start: c.start, end: c.end, text: c.text })))
   })
 
   test('txt: text/plain, exactly the transcript and a final newline', async () => {
@@ -138,6 +162,44 @@ describe('a note transcribed by PocketSphinx', () => {
     const note = (await t.call('GET', `/v1/notes/${noteId}`, { token })).body
     expect(Object.keys(note.structuredContent)).toEqual(['note'])
     expect(JSON.stringify(note)).not.toContain('"segments"')
+  })
+})
+
+// The meeting of issue 23: one segment of 28 s and 84 words, 10 lines as one cue before cues were
+// cut. Its words and times are PocketSphinx's (test/fixtures/librivox-heard.ts: three utterances
+// heard one after another, as one segment).
+describe('a note whose transcript is one 28 s segment', () => {
+  const [a, b, c] = LIBRIVOX_HEARD.slice(2)
+  const words = [...a!.words, ...b!.words, ...c!.words.slice(0, 9)]
+  const segment = { start: words[0]!.start, end: words.at(-1)!.end, text: words.map(w => w.word).join(' '), words }
+  let id: string
+  beforeAll(async () => {
+    const accountId = (await t.store.get<{ account_id: string }>('SELECT account_id FROM notes WHERE id = ?', [noteId]))!.account_id
+    const pending = await t.services.notes.createPending({ accountId, sandbox: false }, { title: 'Meeting', type: 'audio', styleId: 'meeting', language: null, source: 'upload', stage: 'queued' })
+    await t.services.notes.finish(pending.id, { summary: 'S', transcript: segment.text, structuredContent: null, language: 'en', segments: [segment] })
+    id = pending.id
+  })
+
+  test('srt and vtt: screen-sized cues, cut at the pauses PocketSphinx heard, the same in both', async () => {
+    expect(segment.end - segment.start).toBeCloseTo(28, 6)
+    const r = await get(id, 'srt')
+    expect(r.status).toBe(200)
+    const cues = parseSubtitles(r.text).flatMap(n => (n.type === 'cue' ? [n.data] : []))
+    expectScreenSized(cues, [{ start: 10300, end: 38300, text: segment.text }])
+    expect(cues.map(c => [c.start, c.end, c.text])).toEqual([
+      [10300, 13850, 'less to be rather cold\nhearted and rather selfish is'],
+      [13860, 17770, 'to be oldest those happy\nmarried to more amiable woman'],
+      [17780, 20490, 'he might have been made still\nmore respectable that he'],
+      [20500, 24270, 'was he might even have been\nmade a real blow himself'], // 0.56 s pause after "himself"
+      [24830, 28060, 'at mr john guess would have\nbeen at leisure to consider'],
+      [28070, 31260, 'how much there might be\nprickly in his power to do for'], // 0.75 s pause after "for"
+      [32010, 35300, 'he was not until this blows young man less'],
+      [35310, 38300, 'to be rather cold hearted\nand rather selfish'],
+    ])
+    expect(r.text.split('\n').filter(l => /^\d+$/.test(l))).toEqual(cues.map((_, i) => String(i + 1)))
+    const vtt = parseVtt((await get(id, 'vtt')).text, { strict: true })
+    expect(vtt.valid).toBe(true)
+    expect(vtt.cues.map(c => [Math.round(c.start * 1000), Math.round(c.end * 1000), c.text])).toEqual(cues.map(c => [c.start, c.end, c.text]))
   })
 })
 
@@ -213,8 +275,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a sandbox upload on ${b.name}
     const srt = await s.call('GET', `/v1/notes/${up.noteId}/transcript?format=srt`, { token: sandbox })
     expect(srt.status).toBe(200)
     const cues = parseSubtitles(srt.text).flatMap(n => (n.type === 'cue' ? [n.data] : []))
-    expect(cues.map(c => [c.start, c.end])).toEqual([[0, 4200], [4200, 9800], [9800, 13100], [13100, 21600], [21600, 26000], [26000, 28400]])
-    expect(cues[0]!.text).toBe('Welcome everyone to the weekly planning\nmeeting.')
+    // the sample's 8.5 s segment (13.1-21.6 s, no word times) is two cues sharing its time by characters: a cue is at most 7 s
+    expect(cues.map(c => [c.start, c.end])).toEqual([[0, 4200], [4200, 9800], [9800, 13100], [13100, 16971], [16971, 21600], [21600, 26000], [26000, 28400]])
+    // two balanced lines, not one full and one of a word
+    expect(cues[0]!.text).toBe('Welcome everyone to the\nweekly planning meeting.')
     const note = (await s.call('GET', `/v1/notes/${up.noteId}`, { token: sandbox })).body
     expect(Object.keys(note.structuredContent)).toEqual(['meeting-notes'])
   })
