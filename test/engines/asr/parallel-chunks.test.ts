@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { quietChunks, transcribeMedia, type ChunkReport } from '../../../src/engines/asr/chunked'
+import { plannedChunkSeconds, quietChunks, transcribeMedia, type ChunkReport } from '../../../src/engines/asr/chunked'
 import { SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from '../../../src/engines/asr/engine'
 import { createPocketsphinxEngine } from '../../../src/engines/asr/pocketsphinx'
 import { createAsrScheduler } from '../../../src/engines/asr/scheduler'
 import { createWhisperEngine } from '../../../src/engines/asr/whisper'
 import { writeTinyWhisperModel } from '../../fixtures/ggml-model'
 import { speechWav } from '../../fixtures/speech'
-import { wavFromPcm } from '../../fixtures/wav'
+import { makeWav, wavFromPcm } from '../../fixtures/wav'
 import { tempDir } from '../../helpers/process'
 import { editDistance, words } from '../../helpers/wer'
 
@@ -127,4 +127,47 @@ describe('whisper.cpp on the tiny generated model: parallel contexts', () => {
     // the multilingual model detects a language (the random weights hear some language, not English)
     expect(out.language).toMatch(/^[a-z]{2,3}$/)
   }, 120_000)
+})
+
+describe('chunks planned for the slots', () => {
+  test('as many 45-s chunks, rounded up to whole rounds of the slots, never under 10 s', () => {
+    // [seconds, slots] -> [chunks, seconds each]
+    const table: [number, number, number, number][] = [
+      [120, 2, 4, 30], // was 45 + 45 + 30, the last alone
+      [601, 2, 14, 42.93],
+      [90, 2, 2, 45],
+      [45, 2, 2, 22.5],
+      [20, 2, 2, 10],
+      [15, 2, 1, 15], // two of 7.5 s would pay the engine's start twice for little
+      [600, 4, 16, 37.5],
+      [3600, 2, 80, 45],
+      [120, 1, 3, 40],
+    ]
+    expect(table.map(([d, s]) => { const c = plannedChunkSeconds(d, s); return [d, s, Math.round(d / c), Math.round(c * 100) / 100] })).toEqual(table)
+  })
+
+  test('a 120-s recording with its duration known goes to 2 slots as 4 chunks of about 30 s; without it, as 45-s chunks', async () => {
+    const d = tempDir('notesvc-plan-')
+    try {
+      const path = join(d.path, 'two-minutes.wav')
+      writeFileSync(path, makeWav({ seconds: 120 }))
+      const heard: number[] = []
+      const asr: AsrEngine = {
+        name: 'counting',
+        async ready() {},
+        async transcribeChunk(samples) {
+          heard.push(samples.length / SAMPLE_RATE)
+          return { segments: [], language: 'en' }
+        },
+      }
+      await transcribeMedia(path, { asr, tools, scheduler: createAsrScheduler(2) }, { language: null, onProgress: () => {} })
+      expect(heard.length).toBe(4)
+      for (const s of heard) expect(Math.abs(s - 30)).toBeLessThanOrEqual(2) // cut at a quiet point within 2 s
+      heard.length = 0
+      await transcribeMedia(path, { asr, tools, scheduler: createAsrScheduler(2) }, { language: null })
+      expect(heard.length).toBe(3)
+    } finally {
+      d.remove()
+    }
+  })
 })
