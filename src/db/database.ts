@@ -15,10 +15,12 @@ const CACHE_KIB = 64 * 1024
 export function openDatabase(path: string, migrations = MIGRATIONS): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { create: true, strict: true })
+  // The busy timeout first: switching to WAL, the first reads and the analysis below can meet another
+  // process's lock, and before it is set such a meeting is an immediate SQLITE_BUSY.
+  db.exec('PRAGMA busy_timeout = 5000')
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
-  db.exec('PRAGMA busy_timeout = 5000')
   // Reads of a large library touch pages all over its indexes: map the file (no read() call per page)
   // and keep up to 64 MB of pages in SQLite's own cache rather than the default 2 MB.
   db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`)
@@ -78,7 +80,7 @@ export function pinFullTextStatistics(db: Database): void {
       db.run('INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, NULL, ?)', [table, FTS_DATA_ROWS_STAT])
     }
   })
-  pin()
+  pin.immediate()
   db.exec('ANALYZE sqlite_schema') // reloads the statistics into the planner
 }
 

@@ -44,7 +44,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the credit ledger on ${b.name
       expect((await l.usage.balance(l.account.id)).totalRemaining).toBe(10)
       const results = await Promise.all(Array.from({ length: 5 }, () => run(['bun', 'run', 'test/fixtures/charge-worker.ts', target, l.account.id, '10'])))
       const counts = results.map(r => {
-        expect(r.code).toBe(0)
+        expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' })
         return JSON.parse(r.stdout) as { ok: number; refused: number }
       })
       expect(counts.reduce((n, c) => n + c.ok, 0)).toBe(10)
