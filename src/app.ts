@@ -72,7 +72,7 @@ export function createApp(deps: AppDeps) {
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
     .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), backend: services.backend }))
-    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing }))
+    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers }))
     .use(foldersRoutes({ guard, folders: services.folders }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))

@@ -35,6 +35,8 @@ import { createSqliteNotesRepo } from './modules/notes/repo.sqlite'
 import { createPostgresNotesRepo } from './modules/notes/repo.postgres'
 import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
+import { createSpeakersService } from './modules/notes/speakers'
+import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
 import { createOpenAiService } from './modules/openai/service'
 import { createCreditsRepo } from './modules/credits/repo'
@@ -98,12 +100,16 @@ export function createServices(deps: CoreDeps) {
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount })
+  const speakersRepo = createSpeakersRepo(store)
+  const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
   const notes = createNotesService({
-    repo: notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {}), clock, ids, store, folderExists: folderExistsIn(foldersRepo),
+    repo: notesRepo, clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
     onSettled: e => webhooks.noteSettled(e),
+    speakers: speakersRepo,
   })
+  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
@@ -164,7 +170,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { accounts, credits, usage, notes, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
+  return { accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -540,6 +540,45 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX webhook_outbox_ready ON webhook_outbox(status, run_after, created_at);
     `,
   },
+  {
+    version: 14,
+    name: 'speakers: who said what in a note, names, voice profiles, the submitter\'s count hint',
+    sql: `
+      -- How many people the submitter says speak ({"exact":2} or {"min":2,"max":4}, JSON), read by
+      -- the pipeline's diarization; null: let the engine tell.
+      ALTER TABLE uploads ADD COLUMN speakers_hint TEXT;
+
+      -- A voice named once, recognised in later recordings of the same library: the engine's voice
+      -- print (a JSON array of numbers, unit length) under the name given. Prints of different engines
+      -- are not comparable, so the engine is part of the key.
+      CREATE TABLE speaker_profiles (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        name TEXT NOT NULL,
+        engine TEXT NOT NULL,
+        embedding TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX speaker_profiles_by_name ON speaker_profiles(account_id, sandbox, engine, name);
+
+      -- The speakers of a note: the label its transcript segments carry ("A", "B", … in order of first
+      -- speech), the name given (null: shown as "Speaker A"), what they said (for search by speaker),
+      -- their voice print and the profile that named them.
+      CREATE TABLE note_speakers (
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        label TEXT NOT NULL,
+        name TEXT,
+        said TEXT NOT NULL DEFAULT '',
+        engine TEXT,
+        embedding TEXT,
+        profile_id TEXT REFERENCES speaker_profiles(id) ON DELETE SET NULL,
+        PRIMARY KEY (note_id, label)
+      );
+      CREATE INDEX note_speakers_profile ON note_speakers(profile_id);
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

@@ -38,6 +38,8 @@ export interface TimedSegment {
   text: string
   /** the segment's words with their times, when the engine gives them: cues are cut at them */
   words?: readonly CueWord[]
+  /** who said it (a name to show), when the recording was diarized */
+  speaker?: string
 }
 
 export interface CueOptions {
@@ -50,6 +52,8 @@ export interface Cue {
   startMs: number
   endMs: number
   lines: string[]
+  /** who said it, when the segment names a speaker */
+  speaker?: string
 }
 
 const DEFAULT_LINE_CHARS = MAX_LINE_CHARS
@@ -60,15 +64,17 @@ const DEFAULT_LINE_CHARS = MAX_LINE_CHARS
  * cue of its segment ends, and a cue ends at least 1 ms after it starts (both formats need end >
  * start; an engine may give a one-word segment no length).
  */
-export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptions = {}): Cue[] {
+export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptions & { namePrefix?: boolean } = {}): Cue[] {
   const maxLineChars = opts.maxLineChars ?? DEFAULT_LINE_CHARS
   const cues: Cue[] = []
   for (const s of segments) {
     let prevEnd = 0
-    for (const c of segmentCues(s, { maxLineChars })) {
+    // SRT shows the name in the text ("Maria: …"): the lines are wrapped short enough to hold it
+    const room = opts.namePrefix && s.speaker ? Math.max(12, maxLineChars - s.speaker.length - 2) : maxLineChars
+    for (const c of segmentCues(s, { maxLineChars: room })) {
       const startMs = Math.max(0, prevEnd, Math.round(c.start * 1000))
       const endMs = Math.max(startMs + 1, Math.round(c.end * 1000))
-      cues.push({ startMs, endMs, lines: c.lines })
+      cues.push({ startMs, endMs, lines: c.lines, ...(s.speaker ? { speaker: s.speaker } : {}) })
       prevEnd = endMs
     }
   }
@@ -90,18 +96,44 @@ const srtText = (line: string) => line.replaceAll('-->', '->')
 /** WebVTT cue text: `&`, `<` and `>` as character references (which also keeps `-->` out). */
 const vttText = (line: string) => line.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 
-/** SubRip: numbered cues from 1, `hh:mm:ss,mmm --> hh:mm:ss,mmm`, a blank line after each. */
+/** A cue's lines with the speaker's name before the first ("Maria: …"), as SubRip and plain text show speakers. */
+const named = (c: Cue) => (c.speaker ? [`${c.speaker}: ${c.lines[0] ?? ''}`, ...c.lines.slice(1)] : c.lines)
+
+/** SubRip: numbered cues from 1, `hh:mm:ss,mmm --> hh:mm:ss,mmm`, a blank line after each; each cue of a named speaker starts with the name. */
 export function toSrt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
-  return transcriptCues(segments, opts)
-    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ',')} --> ${timestamp(c.endMs, ',')}\n${c.lines.map(srtText).join('\n')}\n`)
+  return transcriptCues(segments, { ...opts, namePrefix: true })
+    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ',')} --> ${timestamp(c.endMs, ',')}\n${named(c).map(srtText).join('\n')}\n`)
     .join('\n')
 }
 
-/** WebVTT: the `WEBVTT` header, then numbered cues, `hh:mm:ss.mmm --> hh:mm:ss.mmm`. */
+/** A WebVTT voice span's annotation: no `>` or line break, `&` escaped. */
+const voice = (name: string) => name.replace(/[\r\n]+/g, ' ').replaceAll('&', '&amp;').replaceAll('>', '&gt;').replaceAll('<', '&lt;')
+
+/**
+ * WebVTT: the `WEBVTT` header, then numbered cues, `hh:mm:ss.mmm --> hh:mm:ss.mmm`; a cue of a named
+ * speaker in a voice span (`<v Maria>…</v>`), which players show or style as the speaker.
+ */
 export function toVtt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
-  const cues = transcriptCues(segments, opts)
-    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, '.')} --> ${timestamp(c.endMs, '.')}\n${c.lines.map(vttText).join('\n')}\n`)
+  const cues = transcriptCues(segments, opts).map((c, i) => {
+    const text = c.lines.map(vttText).join('\n')
+    return `${i + 1}\n${timestamp(c.startMs, '.')} --> ${timestamp(c.endMs, '.')}\n${c.speaker ? `<v ${voice(c.speaker)}>${text}</v>` : text}\n`
+  })
   return ['WEBVTT\n', ...cues].join('\n')
+}
+
+/** Plain text of a diarized transcript: one line per turn, "Maria: …", in order. */
+export function toSpeakerTxt(segments: readonly TimedSegment[]): string {
+  const lines: string[] = []
+  let current: string | undefined
+  for (const s of segments) {
+    const text = s.text.trim()
+    if (!text) continue
+    if (s.speaker !== current || !lines.length) {
+      lines.push(s.speaker ? `${s.speaker}: ${text}` : text)
+      current = s.speaker
+    } else lines[lines.length - 1] += ` ${text}`
+  }
+  return lines.length ? `${lines.join('\n')}\n` : ''
 }
 
 /** Plain text: the transcript as it is, ending in a newline. */
@@ -127,7 +159,7 @@ export function toJson(doc: TranscriptDocument): string {
     language: doc.language,
     duration: doc.duration === null ? null : round(doc.duration),
     transcript: doc.transcript,
-    segments: doc.segments.map(s => ({ start: round(s.start), end: round(s.end), text: s.text })),
+    segments: doc.segments.map(s => ({ start: round(s.start), end: round(s.end), text: s.text, ...(s.speaker ? { speaker: s.speaker } : {}) })),
     ...(doc.summary ? { summary: doc.summary } : {}),
   }
   return `${JSON.stringify(body, null, 2)}\n`
@@ -136,7 +168,7 @@ export function toJson(doc: TranscriptDocument): string {
 /** One writer per format, for callers that take the format as a value. */
 export function formatTranscript(format: TranscriptFormat, doc: TranscriptDocument, opts: CueOptions = {}): string {
   switch (format) {
-    case 'txt': return toTxt(doc.transcript)
+    case 'txt': return doc.segments.some(s => s.speaker) ? toSpeakerTxt(doc.segments) : toTxt(doc.transcript)
     case 'srt': return toSrt(doc.segments, opts)
     case 'vtt': return toVtt(doc.segments, opts)
     case 'json': return toJson(doc)

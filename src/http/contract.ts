@@ -17,6 +17,7 @@ export const TAGS = [
   { name: 'Folders', description: 'Folders group notes; deleting one keeps its notes at the top level.' },
   { name: 'Processing', description: 'Uploads, transcriptions and summaries: the operations that run a model and spend credits.' },
   { name: 'Usage', description: 'The credit balance, the monthly grant and the recent charges and refunds.' },
+  { name: 'Speakers', description: 'Who said what: the speakers of a diarized note, their names, and the voices remembered for later recordings.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed events when a note finishes processing or fails.' },
 ] as const
 

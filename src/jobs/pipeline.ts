@@ -6,6 +6,9 @@ import { summarizeLong } from '../engines/llm/summarize'
 import { MediaToolMissingError, MediaUnreadableError } from '../engines/media/errors'
 import type { MediaTools } from '../engines/media/ffmpeg'
 import type { MediaStorage } from '../storage/storage'
+import type { DiarizationEngine, Diarization, SpeakerHint } from '../engines/diarization/engine'
+import { labelSpeakers } from '../engines/diarization/assign'
+import { recognise } from '../engines/diarization/recognise'
 import type { JobRow } from './repo'
 import { PermanentJobError, type JobRun } from './worker'
 
@@ -15,13 +18,19 @@ export interface PipelineDeps {
   asr: () => AsrEngine
   llm: () => Promise<LlmEngine>
   notes: {
-    getById(id: string): Awaitable<{ id: string; account_id: string; style_id: string; language: string | null } | null>
+    getById(id: string): Awaitable<{ id: string; account_id: string; sandbox: number; style_id: string; language: string | null } | null>
     setStage(id: string, stage: string, progress?: number | null): Awaitable<unknown>
     setProgress(id: string, progress: number): Awaitable<unknown>
-    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[] }): Awaitable<unknown>
+    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[]; speakers?: PipelineSpeaker[] }): Awaitable<unknown>
     finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Awaitable<unknown>
   }
-  uploads: { byNote(noteId: string): Promise<{ storage_key: string } | null> }
+  uploads: { byNote(noteId: string): Promise<{ storage_key: string; speakers_hint?: string | null } | null> }
+  /** the diarization engine (NOTESVC_DIARIZATION), or null when off */
+  diarization?: () => DiarizationEngine | null
+  /** a stereo recording whose channels are different people, as speakers by channel; null otherwise */
+  channels?: (path: string, signal: AbortSignal) => Promise<Diarization | null>
+  /** the voices the note's library remembers, of that engine, to name speakers recognised */
+  speakerProfiles?: (accountId: string, sandbox: boolean, engine: string) => Promise<{ id: string; name: string; embedding: number[] }[]>
   chunkSeconds?: number
   /** the process's ASR chunk slots (NOTESVC_ASR_SLOTS), shared by its jobs; by default one per core */
   scheduler?: AsrScheduler
@@ -36,6 +45,28 @@ export interface PipelineDeps {
 const PROGRESS_EVERY_MS = 1000
 
 type Awaitable<T> = T | Promise<T>
+
+/** A speaker of the note as the pipeline found them (names from remembered voices). */
+export interface PipelineSpeaker {
+  label: string
+  name: string | null
+  engine: string | null
+  embedding: number[] | null
+  profileId: string | null
+}
+
+/** How alike a speaker's print must be to a remembered voice's to be given its name, per engine. */
+export const RECOGNITION_THRESHOLD: Record<string, number> = { builtin: 0.97, 'sherpa-onnx': 0.6 }
+
+/** The count the submitter gave, as stored with the upload (JSON), or undefined. */
+function hintOf(stored: string | null | undefined): SpeakerHint | undefined {
+  if (!stored) return undefined
+  try {
+    return JSON.parse(stored) as SpeakerHint
+  } catch {
+    return undefined
+  }
+}
 
 /** Why a stage failed, as the note's `errorCode`, for failures retrying cannot fix. */
 function permanent(err: unknown): never {
@@ -73,6 +104,16 @@ export function createUploadPipeline(deps: PipelineDeps) {
 
     const copy = await deps.storage.localCopy(upload.storage_key)
     let heard: Transcription
+    // Diarization beside transcription: the session is fed each chunk as it is decoded; a stereo call
+    // is split by channel instead when its channels are different people. A diarization that fails
+    // leaves the transcript without speakers (logged), never fails the note.
+    const diarizer = await readyDiarizer(deps, note.id)
+    const session = diarizer?.start() ?? null
+    let sessionFailed = false
+    const byChannel = diarizer && deps.channels ? deps.channels(copy.path, signal).catch(err => {
+      deps.log?.warn('diarization by channel failed', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
+      return null
+    }) : Promise.resolve(null)
     // Stage and progress writes run beside transcription, one at a time; the first failure (a lost
     // lease) is kept and thrown below, never left an unhandled rejection.
     let writes: Promise<void> = Promise.resolve()
@@ -106,6 +147,15 @@ export function createUploadPipeline(deps: PipelineDeps) {
         signal,
         report,
         onFirstChunk: () => background(() => deps.notes.setStage(note.id, 'transcribing', 0)),
+        onSamples: session ? samples => {
+          if (sessionFailed) return
+          try {
+            session.feed(samples)
+          } catch (err) {
+            sessionFailed = true
+            deps.log?.warn('diarization failed', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
+          }
+        } : undefined,
         onProgress: fraction => {
           latest = fraction
           if (timer) return
@@ -117,7 +167,12 @@ export function createUploadPipeline(deps: PipelineDeps) {
     } catch (err) {
       if (timer) clearTimeout(timer)
       await writes // a write under way ends before the run does
+      await byChannel
       permanent(err)
+    }
+    let diarized: Diarization | null
+    try {
+      diarized = (await byChannel) ?? (session && !sessionFailed ? await finishDiarization(session, hintOf(upload.speakers_hint), signal, deps, note.id) : null)
     } finally {
       await copy.release()
     }
@@ -125,13 +180,16 @@ export function createUploadPipeline(deps: PipelineDeps) {
     await writes
     if (writeFailed) throw (writeFailed as { error: unknown }).error
     if (report.loopsRetried || report.retried) deps.log?.warn('transcription: chunks decoded again', { noteId: note.id, ...report })
-    const { segments, transcript } = heard
+    const { transcript } = heard
     const language = heard.language
+    const { segments, speakers } = await withSpeakers(heard.segments, diarized, note, deps)
 
     // stored before summarizing, with its times: a summary that fails leaves the transcript readable
-    await run.write(() => deps.notes.saveTranscript(note.id, { transcript, language, segments }))
+    await run.write(() => deps.notes.saveTranscript(note.id, { transcript, language, segments, speakers }))
     let summary: Awaited<ReturnType<typeof summarizeLong>>
-    const input = { text: transcript, styleId: note.style_id as StyleId, segments, language }
+    // the summarizer reads the speakers' names (attendees, owners); an unnamed one is "Speaker A"
+    const names = new Map(speakers.map(s => [s.label, s.name ?? `Speaker ${s.label}`]))
+    const input = { text: transcript, styleId: note.style_id as StyleId, segments: segments.map(s => (s.speaker ? { ...s, speaker: names.get(s.speaker)! } : s)), language }
     try {
       try {
         summary = await summarizeLong(await deps.llm(), input, signal)
@@ -149,4 +207,47 @@ export function createUploadPipeline(deps: PipelineDeps) {
     // the transcript is on the note already (saveTranscript above)
     return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language, segments })
   }
+}
+
+/** The diarization engine when it can run; null when off or not ready (logged: the note goes on without speakers). */
+async function readyDiarizer(deps: PipelineDeps, noteId: string): Promise<DiarizationEngine | null> {
+  const engine = deps.diarization?.() ?? null
+  if (!engine) return null
+  try {
+    await engine.ready()
+    return engine
+  } catch (err) {
+    deps.log?.warn('diarization engine not ready; the transcript will have no speakers', { noteId, engine: engine.name, error: err instanceof Error ? err.message : String(err) })
+    return null
+  }
+}
+
+async function finishDiarization(session: ReturnType<DiarizationEngine['start']>, hint: SpeakerHint | undefined, signal: AbortSignal, deps: PipelineDeps, noteId: string): Promise<Diarization | null> {
+  try {
+    return await session.finish({ speakers: hint, signal })
+  } catch (err) {
+    if (signal.aborted) throw err
+    deps.log?.warn('diarization failed', { noteId, error: err instanceof Error ? err.message : String(err) })
+    return null
+  }
+}
+
+/** The segments labelled with speakers, and the speakers (named when a remembered voice is recognised). */
+async function withSpeakers(segments: TranscriptSegment[], d: Diarization | null, note: { account_id: string; sandbox: number }, deps: PipelineDeps): Promise<{ segments: TranscriptSegment[]; speakers: PipelineSpeaker[] }> {
+  if (!d || d.speakers === 0 || d.turns.length === 0) return { segments, speakers: [] }
+  const labelled = labelSpeakers(segments, d)
+  const speakers: PipelineSpeaker[] = [...labelled.labels].map(([index, label]) => {
+    const e = d.embeddings?.[index]
+    return { label, name: null, engine: d.engine, embedding: e ? Array.from(e) : null, profileId: null }
+  })
+  const threshold = RECOGNITION_THRESHOLD[d.engine]
+  if (deps.speakerProfiles && threshold !== undefined && speakers.some(s => s.embedding)) {
+    const profiles = (await deps.speakerProfiles(note.account_id, Number(note.sandbox) === 1, d.engine)).map(p => ({ id: p.id, name: p.name, embedding: p.embedding }))
+    const known = recognise(speakers, profiles, threshold)
+    for (const s of speakers) {
+      const p = known.get(s.label)
+      if (p) Object.assign(s, { name: p.name, profileId: p.id })
+    }
+  }
+  return { segments: labelled.segments, speakers }
 }

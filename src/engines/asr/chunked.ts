@@ -186,6 +186,11 @@ export async function transcribeMedia(
     onProgress?: (fraction: number) => void
     /** filled with what happened to the chunks */
     report?: ChunkReport
+    /**
+     * Each chunk's samples as they are decoded, in the recording's order, before they are transcribed:
+     * diarization is fed the same audio beside transcription (no second decode).
+     */
+    onSamples?: (samples: Float32Array) => void
   },
 ): Promise<Transcription> {
   const scheduler = deps.scheduler ?? sharedAsrScheduler()
@@ -268,6 +273,7 @@ export async function transcribeMedia(
       }
       if (failure) break
       opts.signal?.throwIfAborted()
+      opts.onSamples?.(chunk.samples)
       track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
       while (pending.size >= maxInFlight) await Promise.race(pending)
     }

@@ -19,6 +19,8 @@ export interface TranscriptSegment {
   text: string
   /** the segment's words with their times, when the engine gives them */
   words?: TimedWord[]
+  /** who said it: the note's speaker label ("A", "B", …), when the recording was diarized */
+  speaker?: string
 }
 
 export interface ChunkTranscription {

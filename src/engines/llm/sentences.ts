@@ -32,6 +32,8 @@ export interface TimedSentence {
   text: string
   start: number
   end: number
+  /** who said it, when the segments carry speakers */
+  speaker?: string
 }
 
 /** A segment as the pipeline stores it; `speaker` when the engine tells speakers apart. */
@@ -87,7 +89,30 @@ function cutLong(run: SpokenWord[]): SpokenWord[][] {
 
 function sentenceOf(run: SpokenWord[]): TimedSentence {
   const text = run.map(w => written(w.word)).join(' ')
-  return { text: `${text.charAt(0).toUpperCase()}${text.slice(1)}.`, start: run[0]!.start, end: run.at(-1)!.end }
+  const speaker = run[0]!.speaker
+  return { text: `${text.charAt(0).toUpperCase()}${text.slice(1)}.`, start: run[0]!.start, end: run.at(-1)!.end, ...(speaker ? { speaker } : {}) }
+}
+
+/**
+ * A diarized transcript as text with a label at each change of speaker ("Maria: … \nTom: …"), the
+ * form the summarizers read speakers from (attendees, who owns "I will …"): from the sentences when
+ * they were cut from word times, else from the segments' own text. Null when no segment has a speaker.
+ */
+export function speakerLabelledText(segments: readonly SpokenSegment[] | null | undefined, sentences: readonly TimedSentence[] | null): string | null {
+  if (!segments?.some(s => s.speaker)) return null
+  const parts: { speaker: string | null; text: string }[] = sentences
+    ? sentences.map(s => ({ speaker: s.speaker ?? null, text: s.text }))
+    : segments.map(s => ({ speaker: s.speaker ?? null, text: s.text.trim() }))
+  const lines: string[] = []
+  let current: string | null | undefined
+  for (const p of parts) {
+    if (!p.text) continue
+    if (p.speaker !== current || !lines.length) {
+      lines.push(p.speaker ? `${p.speaker}: ${p.text}` : p.text)
+      current = p.speaker
+    } else lines[lines.length - 1] += ` ${p.text}`
+  }
+  return lines.join('\n')
 }
 
 /** The words of timed segments cut into sentences (pauses, speaker changes, long runs). */

@@ -1,5 +1,5 @@
 import type { LlmEngine, SummaryInput, SummaryOutput } from './engine'
-import { sentencesText, timedSentences } from './sentences'
+import { sentencesText, speakerLabelledText, timedSentences } from './sentences'
 
 /** Splits text into parts of at most `max` characters, at sentence ends where it can. */
 export function splitForContext(text: string, max: number): string[] {
@@ -35,7 +35,9 @@ export async function summarizeLong(engine: LlmEngine, input: SummaryInput, sign
 function withSentences(input: SummaryInput): SummaryInput {
   if (input.styleId === 'transcript') return input
   const timed = timedSentences(input.text, input.segments)
-  return timed ? { ...input, text: sentencesText(timed), sentences: timed } : input
+  // with speakers (segments' `speaker` holds their names), each turn labelled with its speaker's name
+  const text = speakerLabelledText(input.segments, timed) ?? (timed ? sentencesText(timed) : input.text)
+  return timed ? { ...input, text, sentences: timed } : { ...input, text }
 }
 
 async function summarizeParts(engine: LlmEngine, input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> {

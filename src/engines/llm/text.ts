@@ -68,7 +68,7 @@ export function looksLikeName(candidate: string): boolean {
   return true
 }
 
-/** "[00:12:03] Maria Lopez: ..." / "Tom: ..." / "Speaker 1: ..." at the start of a sentence or line. */
+/** "[00:12:03] Maria Lopez: ..." / "Tom: ..." / "Speaker 1: ..." / "Speaker A: ..." at the start of a sentence or line. */
 const LABEL_RE =
   /^(?:[[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?[\])]?\s*(?:-\s*)?)?(\p{Lu}[\p{L}\p{M}'’.-]*(?: \p{Lu}[\p{L}\p{M}'’.-]*){0,2}(?: \d{1,2})?|SPEAKER_?\d{1,2})\s?:\s+/u
 const TIMESTAMP_RE = /^[[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?[\])]?\s*(?:-\s*)?/
@@ -77,7 +77,7 @@ function labelOf(s: string): { speaker: string; length: number } | null {
   const m = LABEL_RE.exec(s)
   if (!m) return null
   const speaker = m[1]!
-  if (/^(speaker|SPEAKER)[ _]?\d{1,2}$/.test(speaker)) return { speaker: speaker.replace('_', ' '), length: m[0].length }
+  if (/^(speaker|SPEAKER)[ _]?(\d{1,2}|[A-Z]{1,2})$/.test(speaker)) return { speaker: speaker.replace('_', ' '), length: m[0].length }
   if (!looksLikeName(speaker.replace(/ \d{1,2}$/, ''))) return null
   return { speaker, length: m[0].length }
 }

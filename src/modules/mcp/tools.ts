@@ -1,3 +1,4 @@
+import type { SpeakersService } from '../notes/speakers'
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { Config } from '../../config'
@@ -51,6 +52,7 @@ export interface Tool {
 /** The services the tools call (the composition root's, `src/services.ts`). */
 export interface ToolServices {
   notes: NotesService
+  speakers: SpeakersService
   folders: FoldersService
   uploads: UploadsService
   processing: ProcessingService
@@ -190,7 +192,7 @@ type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['i
 
 /** One tool per operation the contract offers to agents, in the table's order. */
 export function createTools(deps: { config: Config; services: ToolServices; operations: typeof OPERATIONS }): Tool[] {
-  const { notes, folders, uploads, processing, openai, usage } = deps.services
+  const { notes, folders, uploads, processing, openai, usage, speakers } = deps.services
   const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
   const runners: Runners = {
     getApiIndex: () => out(index),
@@ -211,6 +213,14 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
       return out(typeof t.body === 'string' ? { noteId: id, format, contentType: t.contentType, content: t.body } : t.body)
     },
     askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
+    listNoteSpeakers: async (p, { id }) => out({ data: await speakers.list(p, id) }),
+    updateNoteSpeaker: async (p, { id, speakerId, ...body }) => out(await speakers.update(p, id, speakerId, body)),
+    updateNoteSegment: async (p, { id, index, speaker }) => out({ data: await speakers.reassign(p, id, Number(index), speaker) }),
+    listSpeakerProfiles: async p => out({ data: await speakers.profiles(p) }),
+    deleteSpeakerProfile: async (p, { id }) => {
+      await speakers.deleteProfile(p, id)
+      return out({ id, deleted: true })
+    },
 
     listFolders: async p => out(await folders.list(p)),
     createFolder: async (p, body) => out(await folders.create(p, body)),

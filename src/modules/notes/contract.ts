@@ -1,7 +1,7 @@
 import { defineOperation } from '../../http/contract'
 import { IdParams } from '../../http/schemas'
 import { t } from 'elysia'
-import { Answer, CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer, CreateNoteRequest, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
@@ -85,4 +85,54 @@ export const askNoteQuestion = defineOperation({
   errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
 })
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion] as const
+export const listNoteSpeakers = defineOperation({
+  id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/:id/speakers', tag: 'Speakers',
+  summary: 'The speakers of a note',
+  description: 'Who speaks in the recording (diarized by NOTESVC_DIARIZATION), in order of first speech: the label the transcript segments carry, the name given, and how much they say. Empty for a note that was not diarized; 409 while the note is still processing.',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: NoteSpeakerList },
+  errors: ['not_found', 'conflict'],
+})
+
+export const updateNoteSpeaker = defineOperation({
+  id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/:id/speakers/:speakerId', tag: 'Speakers',
+  summary: 'Name a speaker, or merge them into another',
+  description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the name is remembered for later recordings of this library unless `remember` is false. `mergeInto` gives every segment of this speaker to another and removes this one.',
+  scopes: ['notes:write'], credits: 0,
+  params: SpeakerParams,
+  body: UpdateNoteSpeakerRequest,
+  responses: { 200: NoteSpeaker },
+  errors: ['not_found', 'conflict'],
+})
+
+export const updateNoteSegment = defineOperation({
+  id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
+  summary: 'Say who said one segment',
+  description: 'Gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note.',
+  scopes: ['notes:write'], credits: 0,
+  params: SegmentParams,
+  body: UpdateSegmentRequest,
+  responses: { 200: NoteSpeakerList },
+  errors: ['not_found', 'conflict'],
+})
+
+export const listSpeakerProfiles = defineOperation({
+  id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
+  summary: 'Remembered voices',
+  description: 'The voices named in notes of this library and recognised in its later recordings.',
+  scopes: ['notes:read'], credits: 0,
+  responses: { 200: SpeakerProfileList },
+})
+
+export const deleteSpeakerProfile = defineOperation({
+  id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/:id', tag: 'Speakers',
+  summary: 'Forget a voice',
+  description: 'Deletes the stored voice print; notes it named keep the name, later recordings are no longer matched with it.',
+  scopes: ['notes:write'], credits: 0,
+  params: IdParams,
+  responses: { 204: null },
+  errors: ['not_found'],
+})
+
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, deleteSpeakerProfile] as const

@@ -3,15 +3,16 @@ import { contractRoutes, queryReader, route, type Reply } from '../../http/contr
 import { attachment } from '../../http/download'
 import { jsonText, withCreditsRemaining } from '../../http/responses'
 import type { ProcessingService } from '../processing/service'
-import { askNoteQuestion, createNote, deleteNote, getNote, getNoteStatus, getNoteTranscript, listNotes, updateNote } from './contract'
+import { askNoteQuestion, createNote, deleteNote, deleteSpeakerProfile, getNote, getNoteStatus, getNoteTranscript, listNotes, listNoteSpeakers, listSpeakerProfiles, updateNote, updateNoteSegment, updateNoteSpeaker } from './contract'
+import type { SpeakersService } from './speakers'
 import type { NotesService } from './service'
 import { exportTranscript } from './transcript-export'
 
 const listQuery = queryReader(listNotes)
 const transcriptQuery = queryReader(getNoteTranscript)
 
-export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService }) {
-  const { notes, processing } = deps
+export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService; speakers: SpeakersService }) {
+  const { notes, processing, speakers } = deps
   return contractRoutes('notes-routes', deps.guard, [
     // `alongside`: the notes' revision counter as admission's rate-limit statement read it (PostgreSQL;
     // the composition root asks for it), with nothing written in between
@@ -43,5 +44,14 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
     }),
     // Answered by the processing service (it runs the model and charges), asked of a note.
     route(askNoteQuestion, async ({ principal, params, body, set }) => withCreditsRemaining(set, await processing.askNoteQuestion(principal, params.id, body.question))),
+    route(listNoteSpeakers, async ({ principal, params }) => ({ data: await speakers.list(principal, params.id) })),
+    route(updateNoteSpeaker, ({ principal, params, body }) => speakers.update(principal, params.id, params.speakerId, body)),
+    route(updateNoteSegment, async ({ principal, params, body }) => ({ data: await speakers.reassign(principal, params.id, Number(params.index), body.speaker) })),
+    route(listSpeakerProfiles, async ({ principal }) => ({ data: await speakers.profiles(principal) })),
+    route(deleteSpeakerProfile, async ({ principal, params, set }) => {
+      await speakers.deleteProfile(principal, params.id)
+      set.status = 204
+      return new Response(null, { status: 204 })
+    }),
   ])
 }

@@ -68,8 +68,22 @@ export const NoteStatus = t.Object(
   { title: 'NoteStatus', description: 'Where processing of a note stands.' },
 )
 
+/** A note's speaker as transcripts name them. */
+export const SpeakerRef = t.Object(
+  {
+    id: t.String({ description: 'the label the transcript segments carry: A, B, … in order of first speech' }),
+    name: t.String({ description: 'the name given, or "Speaker A" while unnamed' }),
+  },
+  { title: 'SpeakerRef' },
+)
+
 export const Transcript = t.Object(
-  { noteId: t.String(), transcript: t.String(), language: Nullable(t.String()) },
+  {
+    noteId: t.String(),
+    transcript: t.String(),
+    language: Nullable(t.String()),
+    speakers: t.Optional(t.Array(SpeakerRef, { description: 'who speaks in the recording, when it was diarized (NOTESVC_DIARIZATION)' })),
+  },
   { title: 'Transcript', description: 'The transcript of a note, without its summary.' },
 )
 
@@ -97,6 +111,7 @@ export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 export const MAX_QUERY_CHARS = 500
 
 export const ListNotesQuery = t.Object({
+  speaker: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'with `q`: only notes where the speaker of this name (or "Speaker A" while unnamed) said every word of `q`', error: 'must be a speaker\'s name of 1 to 100 characters, sent with q' })),
   q: t.Optional(t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'search text: only notes whose title, summary or transcript contain every word (the last one also as the start of a word), most relevant first, each with a `snippet`; any text is accepted and read as plain words (quotes and operators are not syntax), but U+0000 and lone surrogates, refused in every field', error: `must be search text of 1 to ${MAX_QUERY_CHARS} characters; omit q to list every note` })),
   updatedAfter: t.Optional(t.String({ format: 'date-time', error: 'must be an ISO 8601 date-time such as 2026-11-22T10:00:00Z' })),
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
@@ -165,9 +180,66 @@ export const TranscriptVerbose = t.Object(
     language: Nullable(t.String()),
     timed: t.Boolean({ description: 'false for a note created from text (or transcribed before times were kept): one segment per paragraph, times null' }),
     duration: Nullable(t.Number({ description: 'the end of the last segment, in seconds; null when untimed' })),
-    segments: t.Array(t.Object({ id: Integer(), start: Seconds, end: Seconds, text: t.String() }, { title: 'TranscriptSegment' })),
+    segments: t.Array(t.Object({
+      id: Integer(), start: Seconds, end: Seconds, text: t.String(),
+      speaker: t.Optional(t.String({ description: 'who said it (the name given, or "Speaker A"), when the recording was diarized' })),
+      speakerId: t.Optional(t.String({ description: 'the speaker\'s label (A, B, …), as GET /v1/notes/{id}/speakers lists them' })),
+    }, { title: 'TranscriptSegment' })),
+    speakers: t.Optional(t.Array(SpeakerRef)),
     words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }, { title: 'TranscriptWord' }), { description: 'every word with its times, when the speech engine gives them (PocketSphinx does, whisper.cpp does not)' })),
   },
   { title: 'TranscriptVerbose', description: 'The transcript with its timed segments (`format=verbose_json`).' },
 )
 export type TranscriptVerbose = Static<typeof TranscriptVerbose>
+
+const SpeakerName = t.String({ minLength: 1, maxLength: 100, error: 'must be a name of 1 to 100 characters' })
+
+export const NoteSpeaker = t.Object(
+  {
+    id: t.String({ description: 'the label the transcript segments carry (A, B, …)' }),
+    name: Nullable(t.String({ description: 'the name given; null while unnamed' })),
+    displayName: t.String({ description: 'the name, or "Speaker A" while unnamed: what transcripts and subtitles show' }),
+    segments: Integer({ description: 'how many transcript segments are theirs' }),
+    seconds: t.Number({ description: 'how long they speak, in seconds' }),
+    profileId: Nullable(t.String({ description: 'the stored voice (GET /v1/speakers) that named them, if any' })),
+  },
+  { title: 'NoteSpeaker' },
+)
+export type NoteSpeaker = Static<typeof NoteSpeaker>
+export const NoteSpeakerList = t.Object({ data: t.Array(NoteSpeaker) }, { title: 'NoteSpeakerList' })
+
+export const UpdateNoteSpeakerRequest = t.Object(
+  {
+    name: t.Optional(Nullable(SpeakerName)),
+    mergeInto: t.Optional(t.String({ minLength: 1, maxLength: 8, description: 'another speaker of the note (its id): every segment of this one becomes theirs and this one is removed' })),
+    remember: t.Optional(t.Boolean({ description: 'with `name`: store the voice under that name and recognise it in later recordings of this library (default true; needs an engine that gives voice prints)' })),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateNoteSpeakerRequest', error: 'send name or mergeInto (and optionally remember), and no other fields' },
+)
+export type UpdateNoteSpeakerRequest = Static<typeof UpdateNoteSpeakerRequest>
+
+export const SpeakerParams = t.Object({
+  id: t.String({ minLength: 1, maxLength: 200, description: 'the note id' }),
+  speakerId: t.String({ minLength: 1, maxLength: 8, description: 'the speaker\'s label (A, B, …)' }),
+})
+export const SegmentParams = t.Object({
+  id: t.String({ minLength: 1, maxLength: 200, description: 'the note id' }),
+  index: t.String({ pattern: '^[0-9]{1,6}$', description: 'the segment\'s position in verbose_json (its `id`), from 0', error: 'must be a segment number from 0' }),
+})
+export const UpdateSegmentRequest = t.Object(
+  { speaker: t.String({ minLength: 1, maxLength: 8, description: 'the id of the speaker (of this note) who said it' }) },
+  { additionalProperties: false, title: 'UpdateSegmentRequest' },
+)
+
+export const SpeakerProfile = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    engine: t.String({ description: 'the diarization engine whose voice print it is; voices are matched only with prints of the same engine' }),
+    createdAt: t.String({ format: 'date-time' }),
+    updatedAt: t.String({ format: 'date-time' }),
+  },
+  { title: 'SpeakerProfile', description: 'A voice named in a note, recognised in later recordings of the library.' },
+)
+export type SpeakerProfile = Static<typeof SpeakerProfile>
+export const SpeakerProfileList = t.Object({ data: t.Array(SpeakerProfile) }, { title: 'SpeakerProfileList' })

@@ -59,7 +59,7 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
    * A page of search results; the page's keys are found first, only its rows are given a snippet.
    */
   function searchRows(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
-    const eq = equalities(lib, filter, 's.')
+    const eq = equalities(lib, filter, 's.', 's.note_id')
     const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
     // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
     // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density

@@ -3,7 +3,7 @@ import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import type { PageBoundaries } from './page-boundaries'
 import type { RevisionCache } from './revision-cache'
-import type { SearchTerms } from './search-query'
+import { saidPatterns, type SearchTerms } from './search-query'
 
 export { filterKey, type NoteFilter }
 
@@ -102,7 +102,7 @@ export const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 8640
 export const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
 
 /** The equality filters of a list request as SQL terms (`?` placeholders, columns named `prefix.column`) and their values. */
-export function equalities(lib: Library, filter: NoteFilter, prefix = ''): { where: string; params: SqlValue[] } {
+export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColumn = `${prefix}id`): { where: string; params: SqlValue[] } {
   const terms = [`${prefix}account_id = ?`, `${prefix}sandbox = ?`]
   const params: SqlValue[] = [lib.accountId, lib.sandbox ? 1 : 0]
   if (filter.folderId === null) terms.push(`${prefix}folder_id IS NULL`)
@@ -117,6 +117,12 @@ export function equalities(lib: Library, filter: NoteFilter, prefix = ''): { whe
   if (filter.type !== undefined) {
     terms.push(`${prefix}type = ?`)
     params.push(filter.type)
+  }
+  if (filter.speaker !== undefined) {
+    // a speaker of the note by that name (or unnamed, by "Speaker <label>") who said every word
+    const patterns = saidPatterns(filter.speakerWords ?? [])
+    terms.push(`EXISTS (SELECT 1 FROM note_speakers sp WHERE sp.note_id = ${idColumn} AND lower(coalesce(sp.name, 'Speaker ' || sp.label)) = lower(?)${patterns.map(() => " AND ' ' || sp.said || ' ' LIKE ?").join('')})`)
+    params.push(filter.speaker, ...patterns)
   }
   return { where: terms.join(' AND '), params }
 }

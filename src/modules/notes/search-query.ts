@@ -62,3 +62,19 @@ export function tsqueryRankText(terms: SearchTerms): string {
   return terms.words.map((w, i) => (i === terms.words.length - 1 ? `'${w}':*` : `'${w}'`)).join(' | ')
 }
 
+
+/**
+ * What a speaker said, as note_speakers.said keeps it for search by speaker: the words (as `q` is cut
+ * into words), lower case, one space between them.
+ */
+export function saidText(text: string): string {
+  return (text.normalize('NFC').toLowerCase().match(WORD) ?? []).join(' ')
+}
+
+/**
+ * LIKE patterns over `' ' || said || ' '` (saidText), one per word: each word whole, the last also as
+ * the start of a longer word, as in the full-text search. A word holds no `%` or `_`.
+ */
+export function saidPatterns(words: readonly string[]): string[] {
+  return words.map((w, i) => (i === words.length - 1 ? `% ${w.normalize('NFC').toLowerCase()}%` : `% ${w.normalize('NFC').toLowerCase()} %`))
+}

@@ -9,6 +9,8 @@ import type { NoteFilter, NoteRow, NotesRepo } from './repo'
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { noteSegments } from './timing'
 import { searchTerms } from './search-query'
+import type { SpeakersRepo } from './speakers-repo'
+import { displayName, speakerRows, type NewNoteSpeaker } from './speakers'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -45,6 +47,8 @@ export function createNotesService(deps: {
   removeMedia?: (keys: string[]) => Promise<void>
   /** a note reached its final state (`Done` or `Error` after processing); called in the transaction that writes it */
   onSettled?: (e: { noteId: string; accountId: string; sandbox: boolean; status: 'Done' | 'Error'; errorCode: string | null }) => Promise<void>
+  /** the note's speakers (migration 14), stored with the transcript */
+  speakers?: SpeakersRepo
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -127,6 +131,9 @@ export function createNotesService(deps: {
 
   /** A list request's page and filters as the repository takes them. */
   function listArgs(q: ListNotesQuery): { limit: number; offset: number; filter: NoteFilter } {
+    if (q.speaker !== undefined && q.q === undefined) {
+      throw new ApiError('invalid_request', 'speaker filters a search: send q with the words that speaker said (GET /v1/notes?q=budget&speaker=Maria).', { details: [{ field: 'speaker', issue: 'sent without q' }] })
+    }
     return {
       limit: q.limit ?? 50,
       offset: q.offset ?? 0,
@@ -135,8 +142,15 @@ export function createNotesService(deps: {
         folderId: q.folderId === 'null' ? null : q.folderId,
         status: q.status,
         type: q.type,
+        ...(q.speaker !== undefined ? { speaker: q.speaker.trim(), speakerWords: searchTerms(q.q ?? '').words } : {}),
       },
     }
+  }
+
+  /** The labels and display names of a note's speakers; empty when it was not diarized. */
+  async function speakerNames(noteId: string): Promise<{ id: string; name: string }[]> {
+    if (!deps.speakers) return []
+    return (await deps.speakers.ofNote(noteId)).map(r => ({ id: r.label, name: displayName(r.label, r.name) }))
   }
 
   return {
@@ -241,15 +255,18 @@ export function createNotesService(deps: {
      * The transcript is complete: it is stored before summarizing starts, so a summary that fails
      * leaves it readable (`getNoteTranscript` answers for a note in `Error` with `summarization_failed`).
      */
-    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
-      return repo.write(id, {
-        original_transcription: result.transcript,
-        ...(result.segments ? { transcript_segments: JSON.stringify(result.segments) } : {}),
-        language: result.language,
-        status: 'Summarizing',
-        processing_stage: 'summarizing',
-        progress: 1,
-        updated_at: clock.now().toISOString(),
+    saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[]; speakers?: NewNoteSpeaker[] }): Promise<void> {
+      return store.transaction(async () => {
+        await repo.write(id, {
+          original_transcription: result.transcript,
+          ...(result.segments ? { transcript_segments: JSON.stringify(result.segments) } : {}),
+          language: result.language,
+          status: 'Summarizing',
+          processing_stage: 'summarizing',
+          progress: 1,
+          updated_at: clock.now().toISOString(),
+        })
+        if (deps.speakers) await deps.speakers.replace(id, speakerRows(result.segments ?? [], result.speakers ?? []))
       })
     },
 
@@ -321,14 +338,17 @@ export function createNotesService(deps: {
 
     async transcript(lib: Library, id: string) {
       const r = await readableTranscript(lib, id)
-      return { noteId: r.id, transcript: r.original_transcription, language: r.language }
+      const speakers = await speakerNames(r.id)
+      return { noteId: r.id, transcript: r.original_transcription, language: r.language, ...(speakers.length ? { speakers } : {}) }
     },
+
+    readableTranscript: (lib: Library, id: string) => readableTranscript(lib, id),
 
     /** What a transcript export needs (`getNoteTranscript?format=`): the note's title and the transcript's times, null when unknown. */
     async transcriptWithTimes(lib: Library, id: string) {
       const r = await readableTranscript(lib, id)
       const segments = noteSegments(r)
-      return { noteId: r.id, title: r.title, type: r.type, transcript: r.original_transcription, language: r.language, segments }
+      return { noteId: r.id, title: r.title, type: r.type, transcript: r.original_transcription, language: r.language, segments, speakers: await speakerNames(r.id) }
     },
 
     /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */

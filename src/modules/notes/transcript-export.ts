@@ -1,5 +1,5 @@
 import type { TranscriptSegment } from '../../engines/asr/engine'
-import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
+import { toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import { ApiError } from '../../http/errors'
 import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
 
@@ -12,6 +12,15 @@ export interface NoteTranscriptSource {
   language: string | null
   /** null: no times known (a note created from text, or transcribed before times were kept) */
   segments: TranscriptSegment[] | null
+  /** the note's speakers (label and the name shown), when it was diarized */
+  speakers?: { id: string; name: string }[]
+}
+
+/** The segments with each speaker label replaced by the name shown (for the text formats). */
+function named(t: NoteTranscriptSource): (TranscriptSegment & { speakerId?: string })[] | null {
+  if (!t.segments) return null
+  const names = new Map((t.speakers ?? []).map(s => [s.id, s.name]))
+  return t.segments.map(s => (s.speaker ? { ...s, speakerId: s.speaker, speaker: names.get(s.speaker) ?? `Speaker ${s.speaker}` } : s))
 }
 
 export interface TranscriptExport {
@@ -35,24 +44,28 @@ const round = (x: number) => Math.round(x * 1000) / 1000
  * null: none are made up. SubRip and WebVTT need times, so those formats are refused with 409.
  */
 export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscriptFormat): TranscriptExport {
+  const segments = named(t)
+  const speakers = t.speakers?.length ? { speakers: t.speakers } : {}
   switch (format) {
     case 'json':
-      return { body: { noteId: t.noteId, transcript: t.transcript, language: t.language }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+      return { body: { noteId: t.noteId, transcript: t.transcript, language: t.language, ...speakers }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
     case 'verbose_json':
-      return { body: verbose(t), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
-    case 'txt':
-      return { body: t.segments ? toTxt(t.transcript) : toTxt(paragraphs(t.transcript).join('\n\n')), contentType: TRANSCRIPT_CONTENT_TYPES.txt, extension: 'txt' }
+      return { body: verbose(t, segments), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+    case 'txt': {
+      const body = segments?.some(s => s.speaker) ? toSpeakerTxt(segments) : segments ? toTxt(t.transcript) : toTxt(paragraphs(t.transcript).join('\n\n'))
+      return { body, contentType: TRANSCRIPT_CONTENT_TYPES.txt, extension: 'txt' }
+    }
     case 'srt':
     case 'vtt': {
-      if (!t.segments) throw untimed(t, format)
+      if (!segments) throw untimed(t, format)
       return format === 'srt'
-        ? { body: toSrt(t.segments), contentType: TRANSCRIPT_CONTENT_TYPES.srt, extension: 'srt' }
-        : { body: toVtt(t.segments), contentType: TRANSCRIPT_CONTENT_TYPES.vtt, extension: 'vtt' }
+        ? { body: toSrt(segments), contentType: TRANSCRIPT_CONTENT_TYPES.srt, extension: 'srt' }
+        : { body: toVtt(segments), contentType: TRANSCRIPT_CONTENT_TYPES.vtt, extension: 'vtt' }
     }
   }
 }
 
-function verbose(t: NoteTranscriptSource): TranscriptVerbose {
+function verbose(t: NoteTranscriptSource, segments: (TranscriptSegment & { speakerId?: string })[] | null): TranscriptVerbose {
   if (!t.segments) {
     return {
       noteId: t.noteId, transcript: t.transcript, language: t.language, timed: false, duration: null,
@@ -64,7 +77,8 @@ function verbose(t: NoteTranscriptSource): TranscriptVerbose {
   return {
     noteId: t.noteId, transcript: t.transcript, language: t.language, timed: true,
     duration: last ? round(last.end) : null,
-    segments: t.segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text })),
+    segments: (segments ?? (t.segments as (TranscriptSegment & { speakerId?: string })[])).map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text, ...(s.speaker ? { speaker: s.speaker, speakerId: s.speakerId } : {}) })),
+    ...(t.speakers?.length ? { speakers: t.speakers } : {}),
     ...(words.length ? { words: words.map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
   }
 }

@@ -1,4 +1,5 @@
-import { t } from 'elysia'
+import { ApiError } from '../../http/errors'
+import { t, type Static } from 'elysia'
 import { STYLE_IDS } from '../../engines/llm/engine'
 import { Integer, Nullable } from '../../http/schemas'
 
@@ -12,6 +13,26 @@ export const StyleId = t.Union(STYLE_IDS.map(id => t.Literal(id)), {
 
 /** A language code such as en or pt-BR, or auto. */
 export const Language = t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$|^auto$', error: 'must be a language code such as en or pt-BR, or auto' })
+
+/** How many people speak, as the submitter knows it: a count, or bounds (each 1–32). */
+export const SpeakersHint = t.Union([
+  Integer({ minimum: 1, maximum: 32 }),
+  t.Object({ min: t.Optional(Integer({ minimum: 1, maximum: 32 })), max: t.Optional(Integer({ minimum: 1, maximum: 32 })) }, { additionalProperties: false }),
+], {
+  description: 'how many people speak, for speaker diarization: a count (2), or bounds ({"min":2,"max":4}); by default the engine estimates it',
+  error: 'must be a whole number from 1 to 32, or {"min":n,"max":m} with each from 1 to 32',
+})
+export type SpeakersHint = Static<typeof SpeakersHint>
+
+/** The hint as the diarization engines take it ({exact} or {min, max}), stored as JSON; null when none. */
+export function speakersHintJson(hint: SpeakersHint | undefined): string | null {
+  if (hint === undefined) return null
+  if (typeof hint === 'number') return JSON.stringify({ exact: hint })
+  if (hint.min !== undefined && hint.max !== undefined && hint.min > hint.max) {
+    throw new ApiError('invalid_request', `speakers.min (${hint.min}) is more than speakers.max (${hint.max}); send min at most max.`, { details: [{ field: 'speakers', issue: 'min above max' }] })
+  }
+  return JSON.stringify(hint)
+}
 
 export const TranscriptionRequest = t.Object(
   {

@@ -1,6 +1,6 @@
 import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
-import { Language, StyleId } from '../processing/model'
+import { Language, SpeakersHint, StyleId } from '../processing/model'
 
 /** 5 GB, read as 5 GiB: the largest upload accepted. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
@@ -12,6 +12,7 @@ export const CreateUploadRequest = t.Object(
     fileSize: t.Optional(Integer({ minimum: 0, description: `bytes; at most ${MAX_UPLOAD_BYTES} (5 GB)`, error: 'must be a whole number of bytes, sent as a JSON number' })),
     styleId: t.Optional(StyleId),
     language: t.Optional(Language),
+    speakers: t.Optional(SpeakersHint),
   },
   { additionalProperties: false, title: 'CreateUploadRequest' },
 )

@@ -17,6 +17,8 @@ export interface UploadRow {
   usage_id: string | null
   source: string
   created_at: string
+  /** JSON {"exact":n} or {"min":a,"max":b}, for diarization (migration 14); null: the engine estimates */
+  speakers_hint?: string | null
 }
 
 export type UploadsRepo = ReturnType<typeof createUploadsRepo>
@@ -34,9 +36,9 @@ const uploadRow = (r: UploadRow | null): UploadRow | null => r && {
 
 export function createUploadsRepo(store: Store) {
   return {
-    insert: async (row: Pick<UploadRow, 'note_id' | 'account_id' | 'sandbox' | 'storage_key' | 'file_name' | 'content_type' | 'declared_size' | 'source' | 'created_at'>): Promise<void> => {
-      await store.run(`INSERT INTO uploads (note_id, account_id, sandbox, storage_key, file_name, content_type, declared_size, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [row.note_id, row.account_id, row.sandbox, row.storage_key, row.file_name, row.content_type, row.declared_size, row.source, row.created_at])
+    insert: async (row: Pick<UploadRow, 'note_id' | 'account_id' | 'sandbox' | 'storage_key' | 'file_name' | 'content_type' | 'declared_size' | 'source' | 'created_at' | 'speakers_hint'>): Promise<void> => {
+      await store.run(`INSERT INTO uploads (note_id, account_id, sandbox, storage_key, file_name, content_type, declared_size, source, created_at, speakers_hint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [row.note_id, row.account_id, row.sandbox, row.storage_key, row.file_name, row.content_type, row.declared_size, row.source, row.created_at, row.speakers_hint ?? null])
     },
     get: async (lib: Library, noteId: string): Promise<UploadRow | null> =>
       uploadRow(await store.get<UploadRow>('SELECT * FROM uploads WHERE note_id = ? AND account_id = ? AND sandbox = ?', [noteId, lib.accountId, lib.sandbox ? 1 : 0])),

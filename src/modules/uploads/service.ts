@@ -1,3 +1,4 @@
+import { speakersHintJson } from '../processing/model'
 import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
@@ -83,6 +84,7 @@ export function createUploadsService(deps: {
           details: [{ field: 'fileSize', issue: `must be at most ${MAX_UPLOAD_BYTES}` }],
         })
       }
+      const hint = speakersHintJson(body.speakers)
       const note = await deps.transaction(async () => {
         const n = await notes.createPending(p, {
           title: body.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, ''),
@@ -95,7 +97,7 @@ export function createUploadsService(deps: {
         await repo.insert({
           note_id: n.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${n.id}`,
           file_name: body.fileName, content_type: body.contentType, declared_size: body.fileSize ?? null,
-          source: p.source, created_at: clock.now().toISOString(),
+          source: p.source, created_at: clock.now().toISOString(), speakers_hint: hint,
         })
         return n
       })

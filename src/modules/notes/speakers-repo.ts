@@ -1,0 +1,71 @@
+import type { Store } from '../../db/store'
+import type { Library } from '../library'
+
+/** A row of note_speakers (migration 14). */
+export interface NoteSpeakerRow {
+  note_id: string
+  label: string
+  name: string | null
+  said: string
+  engine: string | null
+  /** JSON array of numbers, unit length */
+  embedding: string | null
+  profile_id: string | null
+}
+
+export interface SpeakerProfileRow {
+  id: string
+  account_id: string
+  sandbox: number
+  name: string
+  engine: string
+  embedding: string
+  created_at: string
+  updated_at: string
+}
+
+export type SpeakersRepo = ReturnType<typeof createSpeakersRepo>
+
+/** Note speakers and remembered voices: the same SQL on both back ends. */
+export function createSpeakersRepo(store: Store) {
+  const sandbox = (lib: Library) => (lib.sandbox ? 1 : 0)
+  return {
+    ofNote: (noteId: string) => store.all<NoteSpeakerRow>('SELECT * FROM note_speakers WHERE note_id = ? ORDER BY length(label), label', [noteId]),
+
+    /** The note's speakers replaced by `rows` (the pipeline's, or after a merge). */
+    async replace(noteId: string, rows: Omit<NoteSpeakerRow, 'note_id'>[]) {
+      await store.run('DELETE FROM note_speakers WHERE note_id = ?', [noteId])
+      for (const r of rows) {
+        await store.run('INSERT INTO note_speakers (note_id, label, name, said, engine, embedding, profile_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [noteId, r.label, r.name, r.said, r.engine, r.embedding, r.profile_id])
+      }
+    },
+
+    setName: (noteId: string, label: string, name: string | null, profileId: string | null) =>
+      store.run('UPDATE note_speakers SET name = ?, profile_id = ? WHERE note_id = ? AND label = ?', [name, profileId, noteId, label]),
+
+    setSaid: (noteId: string, label: string, said: string) => store.run('UPDATE note_speakers SET said = ? WHERE note_id = ? AND label = ?', [said, noteId, label]),
+
+    remove: (noteId: string, label: string) => store.run('DELETE FROM note_speakers WHERE note_id = ? AND label = ?', [noteId, label]),
+
+    profiles: (lib: Library) => store.all<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE account_id = ? AND sandbox = ? ORDER BY name, id', [lib.accountId, sandbox(lib)]),
+
+    /** The voices of a library a new recording's speakers are compared with: those of the same engine. */
+    profilesFor: (accountId: string, isSandbox: boolean, engine: string) =>
+      store.all<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE account_id = ? AND sandbox = ? AND engine = ?', [accountId, isSandbox ? 1 : 0, engine]),
+
+    /** Stores the voice under the name (replacing the print of a voice of that name and engine); its id. */
+    async saveProfile(lib: Library, p: { id: string; name: string; engine: string; embedding: string; at: string }): Promise<string> {
+      const existing = await store.get<{ id: string }>('SELECT id FROM speaker_profiles WHERE account_id = ? AND sandbox = ? AND engine = ? AND name = ?', [lib.accountId, sandbox(lib), p.engine, p.name])
+      if (existing) {
+        await store.run('UPDATE speaker_profiles SET embedding = ?, updated_at = ? WHERE id = ?', [p.embedding, p.at, existing.id])
+        return existing.id
+      }
+      await store.run('INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [p.id, lib.accountId, sandbox(lib), p.name, p.engine, p.embedding, p.at, p.at])
+      return p.id
+    },
+
+    deleteProfile: async (lib: Library, id: string) => (await store.run('DELETE FROM speaker_profiles WHERE id = ? AND account_id = ? AND sandbox = ?', [id, lib.accountId, sandbox(lib)])) > 0,
+  }
+}
