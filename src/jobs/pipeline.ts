@@ -8,6 +8,7 @@ import type { MediaTools } from '../engines/media/ffmpeg'
 import type { MediaStorage } from '../storage/storage'
 import type { DiarizationEngine, Diarization, SpeakerHint } from '../engines/diarization/engine'
 import { labelSpeakers } from '../engines/diarization/assign'
+import { diarizeAlongside, readyEngine } from '../engines/diarization/alongside'
 import { recognise } from '../engines/diarization/recognise'
 import type { JobRow } from './repo'
 import { PermanentJobError, type JobRun } from './worker'
@@ -107,11 +108,11 @@ export function createUploadPipeline(deps: PipelineDeps) {
     // Diarization beside transcription: the session is fed each chunk as it is decoded; a stereo call
     // is split by channel instead when its channels are different people. A diarization that fails
     // leaves the transcript without speakers (logged), never fails the note.
-    const diarizer = await readyDiarizer(deps, note.id)
-    const session = diarizer?.start() ?? null
-    let sessionFailed = false
+    const warn = (msg: string, fields: Record<string, unknown>) => deps.log?.warn(msg, { noteId: note.id, ...fields })
+    const diarizer = await readyEngine(deps.diarization?.(), warn)
+    const beside = diarizeAlongside(diarizer, warn)
     const byChannel = diarizer && deps.channels ? deps.channels(copy.path, signal).catch(err => {
-      deps.log?.warn('diarization by channel failed', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
+      warn('diarization by channel failed', { error: err instanceof Error ? err.message : String(err) })
       return null
     }) : Promise.resolve(null)
     // Stage and progress writes run beside transcription, one at a time; the first failure (a lost
@@ -147,15 +148,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
         signal,
         report,
         onFirstChunk: () => background(() => deps.notes.setStage(note.id, 'transcribing', 0)),
-        onSamples: session ? samples => {
-          if (sessionFailed) return
-          try {
-            session.feed(samples)
-          } catch (err) {
-            sessionFailed = true
-            deps.log?.warn('diarization failed', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
-          }
-        } : undefined,
+        onSamples: beside.onSamples,
         onProgress: fraction => {
           latest = fraction
           if (timer) return
@@ -172,7 +165,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
     }
     let diarized: Diarization | null
     try {
-      diarized = (await byChannel) ?? (session && !sessionFailed ? await finishDiarization(session, hintOf(upload.speakers_hint), signal, deps, note.id) : null)
+      diarized = (await byChannel) ?? (await beside.finish(hintOf(upload.speakers_hint), signal))
     } finally {
       await copy.release()
     }
@@ -206,29 +199,6 @@ export function createUploadPipeline(deps: PipelineDeps) {
     }
     // the transcript is on the note already (saveTranscript above)
     return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language, segments })
-  }
-}
-
-/** The diarization engine when it can run; null when off or not ready (logged: the note goes on without speakers). */
-async function readyDiarizer(deps: PipelineDeps, noteId: string): Promise<DiarizationEngine | null> {
-  const engine = deps.diarization?.() ?? null
-  if (!engine) return null
-  try {
-    await engine.ready()
-    return engine
-  } catch (err) {
-    deps.log?.warn('diarization engine not ready; the transcript will have no speakers', { noteId, engine: engine.name, error: err instanceof Error ? err.message : String(err) })
-    return null
-  }
-}
-
-async function finishDiarization(session: ReturnType<DiarizationEngine['start']>, hint: SpeakerHint | undefined, signal: AbortSignal, deps: PipelineDeps, noteId: string): Promise<Diarization | null> {
-  try {
-    return await session.finish({ speakers: hint, signal })
-  } catch (err) {
-    if (signal.aborted) throw err
-    deps.log?.warn('diarization failed', { noteId, error: err instanceof Error ? err.message : String(err) })
-    return null
   }
 }
 

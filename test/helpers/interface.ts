@@ -67,6 +67,12 @@ export const SPEC_OPERATIONS: SpecOperation[] = [
 /** DECISIONS.md "Beyond the interface": operations added beside SPEC.md's, with the names fixed there. */
 export const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', scopes: ['transcriptions:write'], cost: '1 per started minute', errors: [402, 413, 502] },
+  // speakers (docs/decisions.md "Speakers")
+  { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

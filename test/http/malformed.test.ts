@@ -80,6 +80,12 @@ const OPS: Op[] = [
   { id: 'createWebhook', method: 'POST', path: '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/notesvc', events: ['note.completed', 'note.failed'], description: 'CRM sync' }) },
   { id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/{id}', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/{id}/deliveries', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  // speakers: the note is created from text (no speakers: 404 for speaker A once the input is valid)
+  { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', idOf: ids => ids.noteId },
+  { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
+  { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
+  { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers' },
+  { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
 ]

@@ -27,6 +27,12 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   createYoutubeSummary: { request: 'YoutubeSummaryRequest', responses: { 200: 'YoutubeSummaryResult' } },
   getUsage: { responses: { 200: 'Usage' } },
   createAudioTranscription: { request: 'OpenAiTranscriptionRequest', responses: { 200: 'OpenAiTranscriptionResponse' } },
+  // speakers (docs/decisions.md)
+  listNoteSpeakers: { responses: { 200: 'NoteSpeakerList' } },
+  updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
+  updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'NoteSpeakerList' } },
+  listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
+  deleteSpeakerProfile: { responses: { 204: null } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */

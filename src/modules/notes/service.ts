@@ -46,7 +46,7 @@ export function createNotesService(deps: {
   mediaOf?: (noteId: string) => Promise<string[]>
   removeMedia?: (keys: string[]) => Promise<void>
   /** a note reached its final state (`Done` or `Error` after processing); called in the transaction that writes it */
-  onSettled?: (e: { noteId: string; accountId: string; sandbox: boolean; status: 'Done' | 'Error'; errorCode: string | null }) => Promise<void>
+  onSettled?: (e: { noteId: string; accountId: string; sandbox: boolean; status: 'Done' | 'Error'; errorCode: string | null; speakers?: { id: string; name: string }[] }) => Promise<void>
   /** the note's speakers (migration 14), stored with the transcript */
   speakers?: SpeakersRepo
 }) {
@@ -72,7 +72,7 @@ export function createNotesService(deps: {
     return store.transaction(async () => {
       await repo.write(id, fields)
       const row = deps.onSettled ? await repo.getById(id) : null
-      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode })
+      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, ...(status === 'Done' ? { speakers: await speakerNames(id) } : {}) })
     })
   }
 

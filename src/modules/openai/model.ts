@@ -3,18 +3,21 @@ import { Integer } from '../../http/schemas'
 import { Language } from '../processing/model'
 
 /** OpenAI's `response_format` values. */
-export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const
+export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json', 'diarized_json'] as const
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number]
 export const GRANULARITIES = ['segment', 'word'] as const
 
-const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt` or `verbose_json` (segments, and words when asked for)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
+const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt`, `verbose_json` (segments, and words when asked for) or `diarized_json` (segments with their speaker, by the server\'s diarization engine)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
 const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g)), { error: 'each must be segment or word' }), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
 const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted for compatibility (`whisper-1`, `gpt-4o-transcribe`, …); the server\'s configured speech engine transcribes', error: 'must be a model name of 1 to 100 characters' })
 const Prompt = t.String({ maxLength: 4000, description: 'accepted for compatibility; neither engine uses it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
 const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })
 
+const KnownSpeakerNames = t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 4, description: 'names for the speakers of `diarized_json`, given in the order the speakers are first heard (up to 4, as OpenAI); the rest keep letters', error: 'must be up to 4 names of 1 to 100 characters' })
+
 /** OpenAI's options, the same on the multipart form and on the MCP tool. */
 const OPTIONS = {
+  known_speaker_names: t.Optional(KnownSpeakerNames),
   model: t.Optional(Model),
   language: t.Optional(Language),
   prompt: t.Optional(Prompt),
@@ -40,6 +43,7 @@ export const OpenAiTranscriptionForm = t.Object(
     response_format: t.Optional(ResponseFormatField),
     temperature: t.Optional(Temperature),
     'timestamp_granularities[]': t.Optional(Granularities),
+    'known_speaker_names[]': t.Optional(KnownSpeakerNames),
   },
   { title: 'OpenAiTranscriptionRequest', description: 'OpenAI\'s `POST /v1/audio/transcriptions` form.' },
 )
@@ -76,3 +80,21 @@ export const OpenAiTranscriptionToolArguments = t.Object(
   { additionalProperties: false },
 )
 export type OpenAiTranscriptionToolArguments = Static<typeof OpenAiTranscriptionToolArguments>
+
+export const OpenAiDiarizedTranscription = t.Object(
+  {
+    task: t.Literal('transcribe'),
+    duration: t.Number({ description: 'seconds' }),
+    text: t.String(),
+    segments: t.Array(t.Object({
+      type: t.Literal('transcript.text.segment'),
+      id: t.String(),
+      start: t.Number(),
+      end: t.Number(),
+      text: t.String(),
+      speaker: t.String({ description: 'A, B, … in order of first speech, or the name from known_speaker_names' }),
+    })),
+    usage: t.Object({ type: t.Literal('duration'), seconds: t.Number() }),
+  },
+  { title: 'OpenAiDiarizedTranscription', description: '`response_format=diarized_json`, as OpenAI answers.' },
+)

@@ -26,6 +26,8 @@ export interface OpenAiAnswer {
  */
 const IGNORED_FIELDS = new Set(['stream', 'include[]', 'include', 'chunking_strategy'])
 const GRANULARITY_FIELDS = ['timestamp_granularities[]', 'timestamp_granularities']
+const SPEAKER_NAME_FIELDS = ['known_speaker_names[]', 'known_speaker_names']
+const SPEAKER_REFERENCE_FIELDS = ['known_speaker_references[]', 'known_speaker_references']
 /** Longest text field (the prompt), in bytes. */
 const MAX_FIELD_BYTES = 16 * 1024
 /** The longest a request may take, upload and transcription together. */
@@ -47,6 +49,10 @@ export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionF
   for (const [name, values] of fields) {
     if (GRANULARITY_FIELDS.includes(name)) {
       options.timestamp_granularities = [...((options.timestamp_granularities as string[] | undefined) ?? []), ...values]
+    } else if (SPEAKER_NAME_FIELDS.includes(name)) {
+      options.known_speaker_names = [...((options.known_speaker_names as string[] | undefined) ?? []), ...values]
+    } else if (SPEAKER_REFERENCE_FIELDS.includes(name)) {
+      details.push({ field: 'known_speaker_references[]', issue: 'reference recordings are not matched here; send known_speaker_names[] alone: the names go to the speakers in the order they are first heard' })
     } else if (name === 'stream') {
       if (values.some(v => v !== 'false')) details.push({ field: 'stream', issue: 'streaming is not offered; send false or leave it out' })
     } else if (IGNORED_FIELDS.has(name)) {
@@ -61,7 +67,7 @@ export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionF
   }
   if (!fieldsCheck.Check(options)) {
     for (const d of detailsFromValueErrors('body', [...fieldsCheck.Errors(options)])) {
-      const field = d.field.replace(/^timestamp_granularities(\.\d+)?$/, 'timestamp_granularities[]')
+      const field = d.field.replace(/^timestamp_granularities(\.\d+)?$/, 'timestamp_granularities[]').replace(/^known_speaker_names(\.\d+)?$/, 'known_speaker_names[]')
       if (!details.some(x => x.field === field)) {
         details.push({ field, issue: d.issue.startsWith('Unexpected property') || /additional/i.test(d.issue) ? 'is not a field of this form' : d.issue })
       }
@@ -98,6 +104,25 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
       return { body: toSrt(heard.segments), contentType: TRANSCRIPT_CONTENT_TYPES.srt }
     case 'vtt':
       return { body: toVtt(heard.segments), contentType: TRANSCRIPT_CONTENT_TYPES.vtt }
+    case 'diarized_json': {
+      // labels in order of first speech; known names replace the first ones
+      const names = new Map<string, string>()
+      for (const s of heard.segments) {
+        const label = s.speaker ?? 'A'
+        if (!names.has(label)) names.set(label, o.known_speaker_names?.[names.size] ?? label)
+      }
+      const duration = round(heard.durationSeconds ?? heard.segments.at(-1)?.end ?? 0)
+      return {
+        contentType: TRANSCRIPT_CONTENT_TYPES.json,
+        body: {
+          task: 'transcribe',
+          duration,
+          text: heard.transcript,
+          segments: heard.segments.map((s, i) => ({ type: 'transcript.text.segment', id: `seg_${i}`, start: round(s.start), end: round(s.end), text: s.text, speaker: names.get(s.speaker ?? 'A')! })),
+          usage: { type: 'duration', seconds: duration },
+        },
+      }
+    }
     case 'verbose_json': {
       const granularities = o.timestamp_granularities?.length ? o.timestamp_granularities : ['segment']
       const last = heard.segments.at(-1)
@@ -137,7 +162,8 @@ export function createOpenAiService(deps: { processing: ProcessingService; dataD
   }
 
   async function transcribe(p: Principal, path: string, o: OpenAiTranscriptionFields, signal: AbortSignal): Promise<Charged<OpenAiAnswer>> {
-    const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal })
+    const speakers = o.response_format === 'diarized_json' ? { hint: o.known_speaker_names?.length ? { min: o.known_speaker_names.length } : undefined } : undefined
+    const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal, speakers })
     return { creditsRemaining, body: openAiAnswer(heard, o) }
   }
 

@@ -18,6 +18,9 @@ import type { MediaTools } from '../../engines/media/ffmpeg'
 import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
 import { YtdlpFailedError, YtdlpMissingError, type Ytdlp } from '../../engines/media/ytdlp'
 import { transcribeMedia } from '../../engines/asr/chunked'
+import { diarizeAlongside, readyEngine } from '../../engines/diarization/alongside'
+import { labelSpeakers } from '../../engines/diarization/assign'
+import type { Diarization, DiarizationEngine, SpeakerHint } from '../../engines/diarization/engine'
 import type { AsrScheduler } from '../../engines/asr/scheduler'
 import type { SummaryRequest, TranscriptionRequest, YoutubeSummaryRequest } from './model'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
@@ -115,6 +118,11 @@ export function createProcessingService(deps: {
   allowPrivateUrls: boolean
   /** the process's ASR chunk slots, shared with the upload jobs (NOTESVC_ASR_SLOTS) */
   scheduler?: AsrScheduler
+  /** the diarization engine (NOTESVC_DIARIZATION), or null when off: used when a caller asks for speakers */
+  diarization?: () => DiarizationEngine | null
+  /** a stereo call split by channel, when its channels are different people */
+  channels?: (path: string, signal: AbortSignal) => Promise<Diarization | null>
+  log?: { warn(msg: string, fields?: Record<string, unknown>): void }
 }) {
   const { notes, credits } = deps
   const remaining = async (p: Principal) => (await credits.balance(p.accountId)).totalRemaining
@@ -126,10 +134,18 @@ export function createProcessingService(deps: {
     return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId })).balance.totalRemaining
   }
 
-  async function transcribeFile(p: Principal, path: string, language: string | null, signal: AbortSignal) {
+  /** Transcribed; with `speakers`, diarized beside it and each segment labelled with its speaker (A, B, …). */
+  async function transcribeFile(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }) {
     const asr = deps.asr()
     await asr.ready()
-    return transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal })
+    const warn = (msg: string, fields: Record<string, unknown>) => deps.log?.warn(msg, fields)
+    const diarizer = speakers ? await readyEngine(deps.diarization?.(), warn) : null
+    const beside = diarizeAlongside(diarizer, warn)
+    const byChannel = diarizer && deps.channels ? deps.channels(path, signal).catch(() => null) : Promise.resolve(null)
+    const heard = await transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal, onSamples: beside.onSamples })
+    const d = (await byChannel) ?? (await beside.finish(speakers?.hint, signal))
+    if (!d || d.turns.length === 0) return heard
+    return { ...heard, segments: labelSpeakers(heard.segments, d).segments }
   }
 
   /**
@@ -137,12 +153,12 @@ export function createProcessingService(deps: {
    * started minute: the balance is checked when the duration is known (402 before any decoding) and
    * charged, as `createTranscription`, only once the transcript is there.
    */
-  async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal): Promise<Charged<HeardRecording>> {
+  async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }): Promise<Charged<HeardRecording>> {
     try {
       const duration = await mediaDuration(path, deps.tools)
       const cost = credits.quote(p, 'createTranscription', duration)
       await ensureBalance(p, 'createTranscription', cost)
-      const heard = await transcribeFile(p, path, language, signal)
+      const heard = await transcribeFile(p, path, language, signal, speakers)
       const left = await charge(p, 'createTranscription', cost)
       return { creditsRemaining: left, body: { transcript: heard.transcript, segments: heard.segments, language: heard.language ?? language, durationSeconds: duration, creditsCharged: cost } }
     } catch (err) {
@@ -211,14 +227,14 @@ export function createProcessingService(deps: {
      * as `createTranscription`; sandbox keys get the fixed recording when the file is audio, and
      * the live refusal when it is not. 502 before any work when no speech engine is installed.
      */
-    async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal }): Promise<Charged<HeardRecording>> {
+    async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal; speakers?: { hint?: SpeakerHint } }): Promise<Charged<HeardRecording>> {
       if (p.sandbox) {
         await readLikeLive(path, opts.signal)
         return sandboxRecording(p, opts.language)
       }
       await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
       requireSpeechEngine(deps.asr())
-      return transcribeAndCharge(p, path, opts.language, opts.signal)
+      return transcribeAndCharge(p, path, opts.language, opts.signal, opts.speakers)
     },
 
     transcribeUrl,

@@ -62,5 +62,6 @@ export const WebhookDeliveryList = t.Object({ data: t.Array(WebhookDelivery) }, 
 export interface WebhookPayload {
   type: WebhookEvent
   timestamp: string
-  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null }
+  /** `speakers`: on note.completed of a diarized recording, who speaks in it (label and name shown) */
+  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: { id: string; name: string }[] }
 }

@@ -48,6 +48,8 @@ export interface NoteSettled {
   sandbox: boolean
   status: 'Done' | 'Error'
   errorCode: string | null
+  /** the note's speakers when it was diarized */
+  speakers?: { id: string; name: string }[]
 }
 
 export interface WebhooksDeps {
@@ -330,7 +332,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const hooks = (await repo.enabled({ accountId: e.accountId, sandbox: e.sandbox })).filter(h => (JSON.parse(h.events) as string[]).includes(type))
       if (!hooks.length) return
       const at = clock.now().toISOString()
-      const payload: WebhookPayload = { type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null } }
+      const payload: WebhookPayload = { type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null, ...(e.speakers?.length ? { speakers: e.speakers } : {}) } }
       const text = JSON.stringify(payload)
       for (const h of hooks) await repo.enqueue({ id: ids.next('msg'), webhook_id: h.id, event_type: type, payload: text, created_at: at })
     },
