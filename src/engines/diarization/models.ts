@@ -10,7 +10,7 @@
  * process on a file that is not ONNX or lacks a metadata key (see onnx.ts), so the checks here are the
  * ones it would otherwise die on.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { commandLine } from '../../command-name'
 import { OnnxFormatError, readOnnxSummary } from './onnx'
@@ -26,6 +26,13 @@ export function diarizationModelPath(modelsDir: string, role: DiarizationModelRo
 
 export function diarizationModelPaths(modelsDir: string): Record<DiarizationModelRole, string> {
   return { segmentation: diarizationModelPath(modelsDir, 'segmentation'), embedding: diarizationModelPath(modelsDir, 'embedding') }
+}
+
+/** The diarization model files present, named `diarization/<role>` (for `models list`). */
+export function listDiarizationModels(modelsDir: string): { name: string; path: string; sizeBytes: number }[] {
+  return DIARIZATION_ROLES.map(role => ({ role, path: diarizationModelPath(modelsDir, role) }))
+    .filter(m => existsSync(m.path))
+    .map(m => ({ name: `${DIARIZATION_DIR}/${m.role}`, path: m.path, sizeBytes: statSync(m.path).size }))
 }
 
 /** What `doctor` and the engine say when a file is missing. */
