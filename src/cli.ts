@@ -56,7 +56,8 @@ Usage: ${commandName()} <command> [flags]
                                           \`models pull diarization\`: sherpa-onnx's two diarization models
   models import FILE [--as segmentation|embedding]
                                           copy a diarization model file brought from another machine into
-                                          the models folder, after checking it is ONNX with the metadata sherpa-onnx reads
+                                          the models folder, once checked: ONNX, with the metadata
+                                          sherpa-onnx reads (the role comes from it when --as is absent)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
