@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DiarizationUnavailableError, diarizeSamples, SAMPLE_RATE, type Diarization } from '../../../src/engines/diarization/engine'
 import { diarizationModelPaths, sherpaModelsPresent } from '../../../src/engines/diarization/models'
@@ -278,6 +278,8 @@ describe('inside a compiled binary', () => {
     const ok = await run([binary, modelsDir, samples], { cwd: work.path, env: { TMPDIR: tmp } })
     expect(JSON.parse(ok.stdout)).toEqual({ speakers: 2, turns: expect.any(Number) })
     // the libraries were written out to the binary's temporary folder
-    expect(readdirSync(join(tmp, 'notesvc-sherpa-onnx-1.13.8')).sort()).toEqual(['libonnxruntime.so', 'libsherpa-onnx-c-api.so'])
+    const extracted = join(tmp, `notesvc-sherpa-onnx-1.13.8-${process.getuid!()}`)
+    expect(readdirSync(extracted).sort()).toEqual(['libonnxruntime.so', 'libsherpa-onnx-c-api.so'])
+    expect(statSync(extracted).mode & 0o777).toBe(0o700)
   }, 120_000)
 })
