@@ -127,6 +127,11 @@ function clusteringFor(hint: SpeakerHint | undefined, threshold: number): { numC
   return { numClusters: hint?.exact ?? -1, threshold }
 }
 
+/**
+ * Nothing is loaded until needed: `ready()` checks both model files and loads the addon (not the
+ * models); the first `finish` loads the models. `sherpaModelsPresent(modelsDir)` says whether the
+ * files are there without loading anything (for `doctor` and a description of the engines).
+ */
 export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions): DiarizationEngine {
   const threads = Math.max(1, options.threads ?? Math.floor(availableParallelism() / 2))
   const threshold = options.threshold ?? 0.5

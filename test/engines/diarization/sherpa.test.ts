@@ -76,6 +76,16 @@ describe('the sherpa-onnx engine on generated models', () => {
     expect(d.speakers).toBe(2)
   })
 
+  test('two sessions finishing at once each get their own count (runs are one at a time: the clustering setting is shared)', async () => {
+    const [two, three, free] = await Promise.all([
+      diarizeSamples(engine, speech, { speakers: { exact: 2 } }),
+      diarizeSamples(engine, speech, { speakers: { exact: 3 } }),
+      diarizeSamples(engine, speech),
+    ])
+    expect([two.speakers, three.speakers]).toEqual([2, 3])
+    expect(free).toEqual(await diarizeSamples(engine, speech))
+  })
+
   test('samples fed in small pieces give what the whole recording gives', async () => {
     const session = engine.start()
     for (let i = 0; i < 20 * SAMPLE_RATE; i += 1234) session.feed(speech.subarray(i, Math.min(i + 1234, 20 * SAMPLE_RATE)))
