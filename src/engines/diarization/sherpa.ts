@@ -18,9 +18,10 @@
  * - Its segments may overlap and are numbered by cluster; the interface wants turns without overlaps,
  *   numbered by first speech (turns.ts).
  * - It gives no voice prints in its result. Each speaker's is computed here with the same embedding
- *   model (a SpeakerEmbeddingExtractor, a second copy of that model in memory): one print per turn of
- *   at least 1 s (all turns when none is that long), the longest turns first up to 120 s of speech,
- *   averaged weighted by length, unit length.
+ *   model (a SpeakerEmbeddingExtractor, a second copy of that model in memory, run on the JavaScript
+ *   thread): one print per piece of at most 10 s of the speaker's turns of at least 1 s (all turns
+ *   when none is that long), longest turns first, up to 60 s of speech, averaged weighted by length,
+ *   unit length.
  * - A bad model file ends the process (see onnx.ts): both files are checked before loading.
  * - Its logs go to stderr ("No speakers found in the audio samples" for silence); there is no
  *   callback to route them.
@@ -101,24 +102,41 @@ interface Loaded {
   extractor: Handle
 }
 
-/** A speaker's voice print from its turns, or null when the turns are too short for the model. */
-function voicePrint(native: SherpaAddon, extractor: Handle, samples: Float32Array, turns: RawSegment[]): Float32Array | null {
+/** Speech used for one speaker's voice print, and the longest piece embedded at once (seconds). */
+const PRINT_SECONDS = 60
+const PRINT_PIECE_SECONDS = 10
+
+/**
+ * A speaker's voice print from its turns, or null when they are too short for the model. The
+ * extractor runs on the JavaScript thread, so the speech goes in pieces of at most 10 s with a turn of
+ * the event loop between them.
+ */
+async function voicePrint(native: SherpaAddon, extractor: Handle, samples: Float32Array, turns: RawSegment[], signal?: AbortSignal): Promise<Float32Array | null> {
   const long = turns.filter(t => t.end - t.start >= 1)
   const chosen = (long.length > 0 ? long : turns).toSorted((a, b) => b.end - b.start - (a.end - a.start))
-  let sum: Float32Array | null = null
-  let used = 0
+  const pieces: RawSegment[] = []
+  let planned = 0
   for (const t of chosen) {
-    if (used >= 120) break
+    for (let start = t.start; start < t.end && planned < PRINT_SECONDS; start += PRINT_PIECE_SECONDS) {
+      const end = Math.min(t.end, start + PRINT_PIECE_SECONDS, start + PRINT_SECONDS - planned)
+      pieces.push({ start, end, speaker: t.speaker })
+      planned += end - start
+    }
+  }
+  let sum: Float32Array | null = null
+  for (const p of pieces) {
+    signal?.throwIfAborted()
     const stream = native.speakerEmbeddingExtractorCreateStream(extractor)
-    native.acceptWaveformOnline(stream, { samples: samples.subarray(Math.floor(t.start * SAMPLE_RATE), Math.ceil(t.end * SAMPLE_RATE)), sampleRate: SAMPLE_RATE })
+    native.acceptWaveformOnline(stream, { samples: samples.subarray(Math.floor(p.start * SAMPLE_RATE), Math.ceil(p.end * SAMPLE_RATE)), sampleRate: SAMPLE_RATE })
     native.inputFinished(stream)
-    if (!native.speakerEmbeddingExtractorIsReady(extractor, stream)) continue
-    const print = unitLength(native.speakerEmbeddingExtractorComputeEmbedding(extractor, stream, false))
-    if (print.some(Number.isNaN)) continue
-    const weight = t.end - t.start
-    sum ??= new Float32Array(print.length)
-    for (let i = 0; i < print.length; i++) sum[i]! += print[i]! * weight
-    used += weight
+    if (native.speakerEmbeddingExtractorIsReady(extractor, stream)) {
+      const print = unitLength(native.speakerEmbeddingExtractorComputeEmbedding(extractor, stream, false))
+      if (!print.some(Number.isNaN)) {
+        sum ??= new Float32Array(print.length)
+        for (let i = 0; i < print.length; i++) sum[i]! += print[i]! * (p.end - p.start)
+      }
+    }
+    await new Promise(resolve => setImmediate(resolve))
   }
   return sum ? unitLength(sum) : null
 }
@@ -195,10 +213,8 @@ export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions)
     }
     let prints = new Map<number, Float32Array>()
     for (const speaker of new Set(segments.map(s => s.speaker))) {
-      opts.signal?.throwIfAborted()
-      const print = voicePrint(m.native, m.extractor, samples, segments.filter(s => s.speaker === speaker))
+      const print = await voicePrint(m.native, m.extractor, samples, segments.filter(s => s.speaker === speaker), opts.signal)
       if (print) prints.set(speaker, print)
-      await new Promise(resolve => setImmediate(resolve)) // one speaker at a time, not one long block of the event loop
     }
     const most = hint?.exact ?? hint?.max
     if (most !== undefined && found > most) ({ segments, prints } = mergeSpeakers(segments, prints, most))
