@@ -14,7 +14,8 @@
  *   diarizer object (`setConfig`) and read while it processes; so runs are one at a time per engine.
  * - A recording of one window (10 s or less) is not clustered at all: it gets up to 3 speakers
  *   whatever was asked. An exact count or a maximum is then reached by joining the most alike
- *   speakers by their voice prints (turns.ts); a minimum is asked of the clustering again.
+ *   speakers by their voice prints (turns.ts); a minimum is asked of the clustering again. A count
+ *   above the number of window voice prints gives one speaker (see `finish`).
  * - Its segments may overlap and are numbered by cluster; the interface wants turns without overlaps,
  *   numbered by first speech (turns.ts).
  * - It gives no voice prints in its result. Each speaker's is computed here with the same embedding
@@ -205,12 +206,19 @@ export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions)
     const hint = opts.speakers
     if (samples.length === 0) return { turns: [], speakers: 0, engine: 'sherpa-onnx' }
     const started = performance.now()
+    const count = (segs: RawSegment[]) => new Set(segs.map(s => s.speaker)).size
     let segments = withoutOverlaps(await diarize(m, samples, clusteringFor(hint, threshold), opts.signal), duration)
-    let found = new Set(segments.map(s => s.speaker)).size
-    if (hint?.exact === undefined && hint?.min !== undefined && found > 0 && found < hint.min) {
-      segments = withoutOverlaps(await diarize(m, samples, { numClusters: hint.min, threshold }, opts.signal), duration)
-      found = new Set(segments.map(s => s.speaker)).size
+    // Fewer speakers than asked: a minimum is asked of the clustering; an exact count is retried with
+    // the threshold, because sherpa-onnx puts everything in one cluster when asked for more clusters
+    // than it has window voice prints (fastcluster's cutree_k), as in a short recording. The run that
+    // finds more speakers is kept.
+    const wanted = hint?.exact ?? hint?.min
+    if (wanted !== undefined && count(segments) > 0 && count(segments) < wanted) {
+      const clustering = hint?.exact !== undefined ? { numClusters: -1, threshold } : { numClusters: wanted, threshold }
+      const other = withoutOverlaps(await diarize(m, samples, clustering, opts.signal), duration)
+      if (count(other) > count(segments)) segments = other
     }
+    const found = count(segments)
     let prints = new Map<number, Float32Array>()
     for (const speaker of new Set(segments.map(s => s.speaker))) {
       const print = await voicePrint(m.native, m.extractor, samples, segments.filter(s => s.speaker === speaker), opts.signal)

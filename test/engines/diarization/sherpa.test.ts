@@ -76,6 +76,17 @@ describe('the sherpa-onnx engine on generated models', () => {
     expect(d.speakers).toBe(2)
   })
 
+  test('a count above what sherpa-onnx can cluster (20 in 12 s) gives what it finds without a count, not everyone as one', async () => {
+    // a threshold this low makes the generated model's voice prints several speakers
+    const fine = createSherpaDiarizationEngine({ modelsDir, threads: 1, threshold: 0.001 })
+    const twelve = speech.subarray(0, 12 * SAMPLE_RATE)
+    const free = await diarizeSamples(fine, twelve)
+    expect(free.speakers).toBeGreaterThan(1)
+    const d = await diarizeSamples(fine, twelve, { speakers: { exact: 20 } })
+    expectWellFormed(d, 12)
+    expect(d.speakers).toBe(free.speakers)
+  })
+
   test('two sessions finishing at once each get their own count (runs are one at a time: the clustering setting is shared)', async () => {
     const [two, three, free] = await Promise.all([
       diarizeSamples(engine, speech, { speakers: { exact: 2 } }),
