@@ -11,6 +11,8 @@ import { AccountError, parseScopes, type Plan } from './modules/accounts/service
 import { runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
+import { DIARIZATION_ROLES, listDiarizationModels, type DiarizationModelRole } from './engines/diarization/models'
+import { DiarizationPullError, importDiarizationModel, pullDiarizationModels, type InstalledModel } from './engines/diarization/pull'
 import { createProgressBar } from './progress'
 import { copyToPostgres, CopyRefused, describeCopy } from './db/copy'
 import { VERSION } from './version'
@@ -48,8 +50,14 @@ Usage: ${commandName()} <command> [flags]
                                           (default txt), progress on stderr; --summary adds a summary
                                           (txt, json), in style S (note, bulletpoints, meeting-notes,
                                           transcript; default note; --style alone implies --summary)
-  models list                             list the Whisper models in the models folder
-  models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable
+  models list                             list the Whisper models in the models folder (and the
+                                          diarization models, when present)
+  models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable;
+                                          \`models pull diarization\`: sherpa-onnx's two diarization models
+  models import FILE [--as segmentation|embedding]
+                                          copy a diarization model file brought from another machine into
+                                          the models folder, once checked: ONNX, with the metadata
+                                          sherpa-onnx reads (the role comes from it when --as is absent)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
@@ -378,10 +386,33 @@ async function run(argv: string[], env: Env): Promise<number> {
         const models = listModels(config.modelsDir)
         if (models.length === 0) process.stderr.write(`no models in ${config.modelsDir}; get one with: ${commandLine('models pull base.en')}\n`)
         for (const m of models) out(`${m.name}\t${m.sizeBytes}\t${m.path}`)
+        for (const m of listDiarizationModels(config.modelsDir)) out(`${m.name}\t${m.sizeBytes}\t${m.path}`)
+        return 0
+      }
+      // Diarization models: a failed download exits 1 (the README keeps 2 for a wrong command or input).
+      const installed = (m: InstalledModel & { kept?: boolean }) => {
+        process.stderr.write(`${m.role}: ${m.kept ? 'already there' : `${(m.bytes / 1e6).toFixed(1)} MB, an ONNX model with the metadata sherpa-onnx reads`}; SHA-256 ${m.sha256}\n`)
+        out(m.path)
+      }
+      if (sub === 'pull' && arg === 'diarization') {
+        const done = await pullDiarizationModels({ modelsDir: config.modelsDir, onFile: (role, url) => process.stderr.write(`${role}: downloading ${url}\n`) })
+        for (const m of done) installed(m)
+        return 0
+      }
+      if (sub === 'import') {
+        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import model.onnx --as segmentation')}`)
+        const as = stringFlag(p, 'as')
+        if (as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--as must be ${DIARIZATION_ROLES.join(' or ')}`)
+        try {
+          installed(await importDiarizationModel({ file: arg, modelsDir: config.modelsDir, as: as as DiarizationModelRole | undefined }))
+        } catch (err) {
+          if (err instanceof DiarizationPullError) throw new InputError(err.message)
+          throw err
+        }
         return 0
       }
       if (sub === 'pull') {
-        if (!arg) throw new UsageError(`name the model to pull, for example: ${commandLine('models pull base.en')}`)
+        if (!arg) throw new UsageError(`name the model to pull, for example: ${commandLine('models pull base.en')} (or diarization)`)
         const progress = createProgressBar(`ggml-${arg}.bin`)
         try {
           const r = await pullModel({ name: arg, modelsDir: config.modelsDir, baseUrl: config.modelsUrl, onProgress: progress.update })
@@ -395,7 +426,7 @@ async function run(argv: string[], env: Env): Promise<number> {
           throw err
         }
       }
-      throw new UsageError('models needs a subcommand: list or pull')
+      throw new UsageError('models needs a subcommand: list, pull or import')
     }
     case 'db': {
       if (sub !== 'copy') throw new UsageError('db needs a subcommand: copy')
