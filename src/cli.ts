@@ -54,10 +54,10 @@ Usage: ${commandName()} <command> [flags]
                                           diarization models, when present)
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable;
                                           \`models pull diarization\`: sherpa-onnx's two diarization models
-  models import FILE [--as segmentation|embedding]
+  models import FILE [--name segmentation|embedding]
                                           copy a diarization model file brought from another machine into
                                           the models folder, once checked: ONNX, with the metadata
-                                          sherpa-onnx reads (the role comes from it when --as is absent)
+                                          sherpa-onnx reads (the role comes from it when --name is absent)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
@@ -400,9 +400,10 @@ async function run(argv: string[], env: Env): Promise<number> {
         return 0
       }
       if (sub === 'import') {
-        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import model.onnx --as segmentation')}`)
-        const as = stringFlag(p, 'as')
-        if (as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--as must be ${DIARIZATION_ROLES.join(' or ')}`)
+        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import model.onnx --name segmentation')}`)
+        // --name (shared/DECISIONS.md); --as, its first spelling, is still read
+        const as = stringFlag(p, 'name') ?? stringFlag(p, 'as')
+        if (as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--name must be ${DIARIZATION_ROLES.join(' or ')}`)
         try {
           installed(await importDiarizationModel({ file: arg, modelsDir: config.modelsDir, as: as as DiarizationModelRole | undefined }))
         } catch (err) {

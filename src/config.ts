@@ -28,6 +28,8 @@ export interface Config {
   /** where PocketSphinx is looked for: the Debian packages' program and model (not an environment variable) */
   pocketsphinx: PocketsphinxOptions
   llm: LlmKind
+  /** speaker diarization: `auto` sherpa-onnx when its model files are present, else the builtin engine; `off` none */
+  diarization: 'auto' | 'builtin' | 'sherpa-onnx' | 'off'
   ollamaHost: string
   ollamaModel: string
   /** job workers this process runs: `serve` runs the API beside them (0: API only), `worker` runs only them */
@@ -68,7 +70,7 @@ const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, p
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
-  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'OLLAMA_HOST',
+  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET',
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
     pocketsphinx: { ...POCKETSPHINX_DEFAULTS },
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),
+    diarization: oneOf('NOTESVC_DIARIZATION', env.NOTESVC_DIARIZATION, ['auto', 'builtin', 'sherpa-onnx', 'off'] as const, 'auto'),
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
     // twice the chunk slots for `serve` (shared/DECISIONS.md), so a short recording's chunks are in

@@ -59,7 +59,7 @@ export function missingModelsMessage(missing: string[]): string {
   return (
     `the sherpa-onnx diarization model${missing.length > 1 ? 's are' : ' is'} missing: ${missing.join(', ')}; ` +
     `download them with \`${pullDiarizationCommand()}\`, or on a host without internet copy the files from another machine ` +
-    `and run \`${commandLine('models import FILE --as segmentation')}\` (or \`--as embedding\`)`
+    `and run \`${commandLine('models import FILE --name segmentation')}\` (or \`--name embedding\`)`
   )
 }
 
@@ -95,7 +95,7 @@ export function checkDiarizationModel(path: string, role?: DiarizationModelRole)
   }
   const found = role ?? roleOf(metadata)
   if (!found) {
-    throw new DiarizationModelError(`${path} is an ONNX model, but not one for sherpa-onnx diarization (no pyannote or speaker-embedding metadata); say which it is with --as segmentation or --as embedding`)
+    throw new DiarizationModelError(`${path} is an ONNX model, but not one for sherpa-onnx diarization (no pyannote or speaker-embedding metadata); say which it is with --name segmentation or --name embedding`)
   }
   const problems: string[] = []
   for (const key of REQUIRED_INTEGERS[found]) {

@@ -1,7 +1,7 @@
 /**
  * Getting the diarization model files into `<modelsDir>/diarization/`: downloaded from sherpa-onnx's
  * GitHub releases (`notesvc models pull diarization`), or copied in from a file brought from another
- * machine (`notesvc models import FILE [--as segmentation|embedding]`).
+ * machine (`notesvc models import FILE [--name segmentation|embedding]`).
  *
  * Every file is checked as sherpa-onnx would read it (checkDiarizationModel: an ONNX model with the
  * metadata its role needs) before it takes the final name, and written to a temporary name in the same
@@ -84,7 +84,7 @@ function offlineAdvice(): string {
   return (
     `on a host without internet, download ${urls.join(' and ')} on another machine ` +
     `(take model.onnx out of the .tar.bz2), copy them here and run ` +
-    `\`${commandLine('models import model.onnx --as segmentation')}\` and \`${commandLine(`models import ${DIARIZATION_DOWNLOADS.embedding.path.split('/').pop()} --as embedding`)}\``
+    `\`${commandLine('models import model.onnx --name segmentation')}\` and \`${commandLine(`models import ${DIARIZATION_DOWNLOADS.embedding.path.split('/').pop()} --name embedding`)}\``
   )
 }
 
