@@ -96,3 +96,35 @@ describe('txt and json', () => {
     expect(JSON.parse(formatTranscript('json', { ...doc, summary })).summary).toEqual(summary)
   })
 })
+
+describe('speakers in the formats', () => {
+  const dialogue: TimedSegment[] = [
+    { start: 0, end: 2, text: 'shall we start with the budget', speaker: 'Maria' },
+    { start: 2.5, end: 6, text: 'yes the budget is ten thousand dollars for this quarter and we agreed on two servers', speaker: 'Tom & Co' },
+    { start: 6.2, end: 7, text: 'good', speaker: 'Maria' },
+  ]
+
+  test('WebVTT: each cue in a voice span with the name, which a real parser reads back with the text intact', () => {
+    const vtt = toVtt(dialogue)
+    expect(vtt).toContain('<v Maria>shall we start with the budget</v>')
+    expect(vtt).toContain('<v Tom &amp; Co>')
+    const parsed = parseVtt(vtt)
+    expect(parsed.valid).toBe(true)
+    expect(parsed.cues.map(c => c.text.replace(/<v [^>]*>|<\/v>/g, '').replaceAll('\n', ' ')).join(' ')).toBe(dialogue.map(s => s.text).join(' '))
+  })
+
+  test('SRT: every cue starts with the name, and the named line still fits in 42 characters', () => {
+    const cuesRead = srtCues(toSrt(dialogue))
+    expect(cuesRead.map(c => c.text.split(':')[0])).toEqual(['Maria', 'Tom & Co', 'Tom & Co', 'Maria'])
+    for (const c of cuesRead) for (const line of c.text.split('\n')) expect(line.length).toBeLessThanOrEqual(42)
+  })
+
+  test('txt: one line per turn, the name first', () => {
+    expect(formatTranscript('txt', { language: 'en', duration: 7, transcript: 'ignored when speakers are known', segments: dialogue })).toBe(
+      'Maria: shall we start with the budget\nTom & Co: yes the budget is ten thousand dollars for this quarter and we agreed on two servers\nMaria: good\n')
+  })
+
+  test('JSON: each segment names its speaker', () => {
+    expect(JSON.parse(toJson({ language: 'en', duration: 7, transcript: '', segments: dialogue })).segments.map((s: { speaker: string }) => s.speaker)).toEqual(['Maria', 'Tom & Co', 'Maria'])
+  })
+})
