@@ -26,18 +26,18 @@ describe('GET /v1', () => {
   test('health needs no credential and reports the version', async () => {
     // no Whisper model in the app's models folder; the test machine has PocketSphinx's Debian packages
     const t = createTestApp()
-    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } })
+    expect((await t.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin', diarization: 'builtin' } })
   })
 
   test('health reports the speech engine NOTESVC_ASR=auto found: whisper with a model, none with neither (status stays ok)', async () => {
     const withModel = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/pocketsphinx_continuous' } } })
     mkdirSync(withModel.config.modelsDir, { recursive: true })
     writeTinyWhisperModel(join(withModel.config.modelsDir, 'ggml-base.en.bin'), { multilingual: false })
-    expect((await withModel.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper', llm: 'builtin' } })
+    expect((await withModel.call('GET', '/v1/health')).body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper', llm: 'builtin', diarization: 'builtin' } })
     const neither = createTestApp({ config: { pocketsphinx: { program: '/nonexistent/pocketsphinx_continuous' } } })
     const r = await neither.call('GET', '/v1/health')
     expect(r.status).toBe(200)
-    expect(r.body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin' } })
+    expect(r.body).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin', diarization: 'builtin' } })
   })
 })
 
@@ -111,7 +111,7 @@ describe('GET /v1/health while the database does not answer', () => {
   test('says degraded with the reason, still 200 and never refused; ok again, as before, once it answers', async () => {
     let answers = false
     const t = createTestApp({ alter: s => { s.backend.reachable = async () => answers } })
-    const ok = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } }
+    const ok = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin', diarization: 'builtin' } }
     const down = await t.call('GET', '/v1/health')
     expect(down.status).toBe(200)
     expect(down.body).toEqual({ ...ok, status: 'degraded', reason: 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back' })
@@ -131,7 +131,7 @@ describe('GET /v1/health while the database does not answer', () => {
 describe('GET /v1/health?detail', () => {
   test('adds the database back end and the live job worker processes; without detail (or detail=0) the body is as before; no value is refused', async () => {
     const t = createTestApp()
-    const plain = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin' } }
+    const plain = { status: 'ok', version: '1.1.0', engines: { asr: 'pocketsphinx', llm: 'builtin', diarization: 'builtin' } }
     expect((await t.call('GET', '/v1/health?detail')).body).toEqual({ ...plain, database: 'sqlite', workers: 0 })
     await t.services.workers.start()
     try {

@@ -59,7 +59,7 @@ function expectScreenSized(cues: Array<{ start: number; end: number; text: strin
 
 beforeAll(async () => {
   // NOTESVC_ASR=auto with an empty models folder: PocketSphinx, installed on this machine
-  t = createTestApp({ env: { NOTESVC_WORKERS: '1', NOTESVC_RATE_LIMITS: 'read=100000,write=1000,processing=1000' } })
+  t = createTestApp({ env: { NOTESVC_WORKERS: '1', NOTESVC_DIARIZATION: 'off', NOTESVC_RATE_LIMITS: 'read=100000,write=1000,processing=1000' } })
   await t.services.workers.start()
   token = await t.key()
   // 12 s of real speech: several clips one after another, so PocketSphinx hears several utterances

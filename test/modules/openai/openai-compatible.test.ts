@@ -249,7 +249,7 @@ describe('the form', () => {
 
   test.each([
     ['no file', (() => { const f = new FormData(); f.append('model', 'whisper-1'); return f })(), 'file', 'is required'],
-    ['an unknown response_format', withFile({ response_format: 'xml' }), 'response_format', 'must be one of json, text, srt, vtt, verbose_json'],
+    ['an unknown response_format', withFile({ response_format: 'xml' }), 'response_format', 'must be one of json, text, srt, vtt, verbose_json, diarized_json'],
     ['a temperature above 1', withFile({ temperature: '1.5' }), 'temperature', 'must be a number from 0 to 1'],
     ['a temperature that is no number', withFile({ temperature: 'warm' }), 'temperature', 'must be a number from 0 to 1'],
     ['an unknown granularity', withFile({ response_format: 'verbose_json', 'timestamp_granularities[]': 'sentence' }), 'timestamp_granularities[]', 'each must be segment or word'],
@@ -370,7 +370,7 @@ describe('the OpenAPI document and MCP', () => {
     expect(op.security).toEqual([{ apiKey: ['transcriptions:write'] }, { oauth2: ['transcriptions:write'] }])
     expect(Object.keys(op.requestBody.content)).toEqual(['multipart/form-data'])
     const form = doc.components.schemas.OpenAiTranscriptionRequest
-    expect(Object.keys(form.properties)).toEqual(['file', 'model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]'])
+    expect(Object.keys(form.properties)).toEqual(['file', 'model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]', 'known_speaker_names[]'])
     expect(form.required).toEqual(['file'])
     expect(Object.keys(op.responses['200'].content)).toEqual(['application/json', 'text/plain', 'application/x-subrip', 'text/vtt'])
     const transcript = doc.paths['/v1/notes/{id}/transcript'].get

@@ -15,7 +15,7 @@ describe('kill -9 after a note is done, before its webhook is delivered', () => 
     const port = await freePort()
     const receiverPort = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const env = { NOTESVC_DATA_DIR: dir.path, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_RATE_LIMITS: 'read=100000', PORT: String(port) }
+    const env = { NOTESVC_DATA_DIR: dir.path, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_DIARIZATION: 'off', NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_RATE_LIMITS: 'read=100000', PORT: String(port) }
     const start = () => startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${base}/v1/health`, { env })
     const received: { headers: Record<string, string>; body: string }[] = []
     let receiver: ReturnType<typeof Bun.serve> | null = null
