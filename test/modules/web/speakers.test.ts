@@ -150,6 +150,10 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
     // and the page's download is that file
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('a[data-format=srt]')])
     expect(readFileSync((await download.path())!, 'utf8')).toBe(subtitles)
+    const [vtt] = await Promise.all([page.waitForEvent('download'), page.click('a[data-format=vtt]')])
+    const webvtt = readFileSync((await vtt.path())!, 'utf8')
+    expect(webvtt).toContain(`<v Maria>${A_SAID[1]}`)
+    expect(webvtt).toContain(`<v Speaker B>${B_SAID[1]}`)
 
     step('filter to one speaker')
     await page.selectOption('#speaker-filter', { label: 'Maria' })

@@ -50,9 +50,9 @@ export function renderSpeakerFilter(speakers, selected, onChange) {
   return value
 }
 
-/** Shows only the turns of speaker `id` ('' for everyone), and says how many are shown. */
+/** Shows only the segments of speaker `id` ('' for everyone; a segment of no speaker shows only then), and says how many are shown. */
 export function applySpeakerFilter(id, speakers) {
-  const items = [...$('segments').querySelectorAll('li[data-speaker]')]
+  const items = [...$('segments').children]
   let shown = 0
   for (const li of items) {
     li.hidden = id !== '' && li.dataset.speaker !== id
