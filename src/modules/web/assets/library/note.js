@@ -63,8 +63,15 @@ function filterSpeaker(id) {
  * title too), without reloading the page; focus back on the speaker's name.
  */
 async function reloadAfterRename(id, speakerId, said) {
-  await loadNote(id, false)
-  $('action-status').textContent = said
+  try {
+    const note = await api('GET', `/v1/notes/${encodeURIComponent(id)}`)
+    renderNote(note)
+    await showTranscript(note)
+    $('action-status').textContent = said
+  } catch (err) {
+    $('action-status').textContent = `${said} The page could not show it: ${explain(err)} Reload the page.`
+    return
+  }
   const name = $('segments').querySelector(`button.speaker-name[data-speaker="${CSS.escape(speakerId)}"]`)
   if (name) name.focus()
 }
@@ -170,6 +177,13 @@ async function setUpPlayer(note) {
   $('player-section').hidden = false
 }
 
+async function showTranscript(note) {
+  const { segments, speakers } = note.status === 'Done' ? await segmentsOf(note) : { segments: [], speakers: [] }
+  noteState.segments = segments
+  noteState.speakers = speakers
+  renderTranscript(note, segments)
+}
+
 /** Loads and shows the note; `first`: the page's first load. */
 async function loadNote(id, first) {
   let note
@@ -185,10 +199,7 @@ async function loadNote(id, first) {
   }
   renderNote(note)
   if (!noteState.player && (first || note.status === 'Done') && note.processingStage !== 'awaiting_upload') await setUpPlayer(note)
-  const { segments, speakers } = note.status === 'Done' ? await segmentsOf(note) : { segments: [], speakers: [] }
-  noteState.segments = segments
-  noteState.speakers = speakers
-  renderTranscript(note, noteState.segments)
+  await showTranscript(note)
   showCost(note)
   if (note.status === 'Summarizing') followNote(id)
 }
