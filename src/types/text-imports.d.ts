@@ -15,5 +15,6 @@ declare module '*/assets/library/folders.js' { const text: string; export defaul
 declare module '*/assets/library/list.js' { const text: string; export default text }
 declare module '*/assets/library/main.js' { const text: string; export default text }
 declare module '*/assets/library/note.js' { const text: string; export default text }
+declare module '*/assets/library/speakers.js' { const text: string; export default text }
 declare module '*/assets/library/status.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }

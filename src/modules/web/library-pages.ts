@@ -110,6 +110,7 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 <section class="card" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2><div id="summary" class="summary"><p class="placeholder">Loading…</p></div></section>
 <section class="card" aria-labelledby="transcript-title"><h2 id="transcript-title">Transcript</h2>
 <div id="exports" class="exports"></div>
+<div id="speaker-tools" class="speaker-tools" hidden><div id="speaker-filter-box" class="speaker-filter"></div><p id="speaker-shown" class="hint" role="status" aria-live="polite"></p></div>
 <ol id="segments" class="segments"></ol></section>
 <section class="card" aria-labelledby="ask-title"><h2 id="ask-title">Ask a question</h2>
 <form id="ask-form"><label for="question">Question about this note</label><span class="searchrow"><input id="question" maxlength="2000" required autocomplete="off"><button type="submit">Ask (1 credit)</button></span></form>

@@ -13,6 +13,7 @@ import folders from './assets/library/folders.js' with { type: 'text' }
 import list from './assets/library/list.js' with { type: 'text' }
 import main from './assets/library/main.js' with { type: 'text' }
 import note from './assets/library/note.js' with { type: 'text' }
+import speakers from './assets/library/speakers.js' with { type: 'text' }
 import status from './assets/library/status.js' with { type: 'text' }
 import summary from './assets/library/summary.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
@@ -21,7 +22,7 @@ const version = (text: string) => Bun.hash(text).toString(36)
 /** The script's modules by path; they import one another by relative URL (`./api.js`). */
 const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
-  '/library/main.js': main, '/library/note.js': note, '/library/status.js': status, '/library/summary.js': summary,
+  '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 

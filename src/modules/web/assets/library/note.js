@@ -1,11 +1,12 @@
 // A note's page (`/notes/{id}`): the note with its summary, transcript (timed where it can be),
 // recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
-// processing, its stage, then the whole note once it is done.
+// processing, its stage, then the whole note once it is done. A diarized note's speakers: speakers.js.
 import { api, ApiFailure, explain, library, sessionHeaders, setLibrary } from './api.js'
 import { $, charged, clock, credits, el, typeText, when } from './dom.js'
 import { folderName, folders, loadFolders } from './folders.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
+import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
 
 const FORMATS = [
   ['srt', 'SRT subtitles', 'srt'],
@@ -15,18 +16,20 @@ const FORMATS = [
   ['verbose_json', 'JSON with segments', 'verbose.json'],
 ]
 
-const noteState = { note: null, segments: [], player: null, current: -1 }
+const noteState = { note: null, segments: [], speakers: [], speakerFilter: '', player: null, current: -1 }
 
+/** The note's timed segments and its speakers (`{ id, name }`; none when it was not diarized). */
 async function segmentsOf(note) {
   const t = note.structuredContent && note.structuredContent.transcript
-  if (t && Array.isArray(t.segments) && t.segments.length) return t.segments
-  // Notes in other styles: the timestamped segments of the transcript formats, where the server has them.
-  try {
-    const v = await api('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`)
-    // text notes and notes transcribed before times were kept have none (`timed: false`): no invented 00:00
-    if (v && v.timed && Array.isArray(v.segments) && v.segments.length) return v.segments
-  } catch { /* plain transcript below */ }
-  return []
+  const styled = t && Array.isArray(t.segments) && t.segments.length ? t.segments : []
+  // The timestamped segments of the transcript formats, where the server has them: they carry the speakers.
+  let v = null
+  try { v = await api('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`) } catch { /* plain transcript below */ }
+  // text notes and notes transcribed before times were kept have none (`timed: false`): no invented 00:00
+  const timed = v && v.timed && Array.isArray(v.segments) && v.segments.length ? v.segments : []
+  const speakers = timed.length && Array.isArray(v.speakers) ? v.speakers : []
+  if (styled.length && !speakers.length) return { segments: styled, speakers: [] }
+  return { segments: timed, speakers }
 }
 
 function renderTranscript(note, segments) {
@@ -36,13 +39,41 @@ function renderTranscript(note, segments) {
     if (!ol.childNodes.length) ol.replaceChildren(el('li', { class: 'hint', text: note.status === 'Done' ? 'This note has no transcript.' : 'The transcript appears here when processing is done.' }))
     return
   }
-  ol.replaceChildren(...segments.map((s, i) => {
-    const btn = el('button', {
-      type: 'button', class: 'segment', 'data-start': String(s.start), title: 'Play from here',
-      onclick: () => seek(i),
-    }, el('span', { class: 'ts', text: clock(s.start) }), el('span', { class: 'text', text: String(s.text).trim() }))
-    return el('li', {}, btn)
-  }))
+  const segmentButton = (s, i) => el('button', {
+    type: 'button', class: 'segment', 'data-start': String(s.start), title: 'Play from here',
+    onclick: () => seek(i),
+  }, el('span', { class: 'ts', text: clock(s.start) }), el('span', { class: 'text', text: String(s.text).trim() }))
+  const speakers = noteState.speakers
+  noteState.current = -1
+  ol.classList.toggle('with-speakers', speakers.length > 0)
+  ol.replaceChildren(...(speakers.length
+    ? speakerItems(segments, speakers, segmentButton, (button, id, name) => openRename(button, note.id, id, name, (_, said) => reloadAfterRename(note.id, id, said)))
+    : segments.map((s, i) => el('li', {}, segmentButton(s, i)))))
+  noteState.speakerFilter = renderSpeakerFilter(speakers, noteState.speakerFilter, filterSpeaker)
+  applySpeakerFilter(noteState.speakerFilter, speakers)
+}
+
+function filterSpeaker(id) {
+  noteState.speakerFilter = id
+  applySpeakerFilter(id, noteState.speakers)
+}
+
+/**
+ * After a rename: the note and its transcript again (the server renamed the speaker in the summary and
+ * title too), without reloading the page; focus back on the speaker's name.
+ */
+async function reloadAfterRename(id, speakerId, said) {
+  try {
+    const note = await api('GET', `/v1/notes/${encodeURIComponent(id)}`)
+    renderNote(note)
+    await showTranscript(note)
+    $('action-status').textContent = said
+  } catch (err) {
+    $('action-status').textContent = `${said} The page could not show it: ${explain(err)} Reload the page.`
+    return
+  }
+  const name = $('segments').querySelector(`button.speaker-name[data-speaker="${CSS.escape(speakerId)}"]`)
+  if (name) name.focus()
 }
 
 function seek(i) {
@@ -146,6 +177,13 @@ async function setUpPlayer(note) {
   $('player-section').hidden = false
 }
 
+async function showTranscript(note) {
+  const { segments, speakers } = note.status === 'Done' ? await segmentsOf(note) : { segments: [], speakers: [] }
+  noteState.segments = segments
+  noteState.speakers = speakers
+  renderTranscript(note, segments)
+}
+
 /** Loads and shows the note; `first`: the page's first load. */
 async function loadNote(id, first) {
   let note
@@ -161,8 +199,7 @@ async function loadNote(id, first) {
   }
   renderNote(note)
   if (!noteState.player && (first || note.status === 'Done') && note.processingStage !== 'awaiting_upload') await setUpPlayer(note)
-  noteState.segments = note.status === 'Done' ? await segmentsOf(note) : []
-  renderTranscript(note, noteState.segments)
+  await showTranscript(note)
   showCost(note)
   if (note.status === 'Summarizing') followNote(id)
 }
