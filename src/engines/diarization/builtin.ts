@@ -1,0 +1,512 @@
+import { determinant, inverse, Matrix } from 'ml-matrix'
+import { agglomerate, dot, unit } from './cluster'
+import type { Diarization, DiarizationEngine, DiarizationSession, DiarizeOptions, SpeakerHint, SpeakerTurn } from './engine'
+import { CEPSTRA, FRAMES_PER_SECOND, FrameFeatures } from './features'
+
+/**
+ * The default speaker diarization: no model to download, plain arithmetic on the spectrum, so it runs
+ * wherever notesvc runs (about 0.01× real time on one core).
+ *
+ * How: MFCCs every 10 ms as samples arrive (features.ts); speech found by loudness; windows of 1.5 s
+ * every 0.25 s summarised as the mean and spread of their cepstra (normalised over the recording);
+ * the windows clustered by cosine similarity (cluster.ts), the count of speakers from a similarity
+ * threshold unless the submitter gave it; then every frame re-labelled by a Gaussian model of each
+ * speaker's frames, smoothed, and turns shorter than half a second folded into their neighbours.
+ *
+ * What it can do: tell apart voices that sound different — a man and a woman, two people recorded on
+ * different microphones, synthetic voices — in a conversation of clean-ish speech, turns of a second
+ * or more. What it cannot: voices that sound alike (it has no learned model of speakers, as
+ * sherpa-onnx's neural embeddings do), overlapped speech (one speaker per moment, the louder one
+ * mostly), music or loud noise (taken for speech), more than about six speakers, and its count of
+ * speakers is a guess that a hint from the submitter beats. Its voice prints are the mean and spread
+ * of the speaker's cepstra: good enough to match a voice on the same kind of microphone, not a
+ * biometric.
+ */
+export function createBuiltinDiarizationEngine(): DiarizationEngine {
+  return {
+    name: 'builtin',
+    async ready() {},
+    start: () => new BuiltinSession(),
+  }
+}
+
+/** Loudness below which nothing is speech: -50 dBFS mean power (log10 units). */
+const ABSOLUTE_FLOOR = -5
+/** Where between the noise floor (10th percentile) and the loud speech (95th) speech starts. */
+const RELATIVE_THRESHOLD = 0.3
+/** Pauses shorter than this inside speech count as speech; bursts shorter than MIN_SPEECH are noise. */
+const FILL_GAP = 0.3
+const MIN_SPEECH = 0.12
+const WINDOW = 1.5
+const STEP = 0.25
+/** A window needs this share of speech frames to describe a voice. */
+const MIN_WINDOW_SPEECH = 0.4
+/** Windows clustered at most; the others are assigned to the nearest cluster. */
+const MAX_CLUSTERED = 500
+/** The most speakers counted without a hint. */
+const MAX_ESTIMATED = 8
+/** Frame scores are averaged over this long before choosing the speaker of a frame. */
+const SMOOTH = 0.3
+/** Shortest turn: shorter runs are folded into their neighbours. */
+const MIN_TURN = 0.5
+/** Pauses of one speaker shorter than this stay inside the turn. */
+const JOIN_GAP = 0.5
+
+class BuiltinSession implements DiarizationSession {
+  private readonly features = new FrameFeatures()
+
+  feed(samples: Float32Array): void {
+    this.features.push(samples)
+  }
+
+  async finish(opts: DiarizeOptions = {}): Promise<Diarization> {
+    opts.signal?.throwIfAborted()
+    const f = this.features
+    const speech = findSpeech(f.energy.subarray(0, f.frames))
+    const speechFrames = speech.reduce((n, s) => n + s, 0)
+    if (speechFrames < MIN_TURN * FRAMES_PER_SECOND) return { turns: [], speakers: 0, embeddings: [], engine: 'builtin' }
+    const cepstra = normalise(f.cepstra, f.frames, speech)
+    const windows = describeWindows(cepstra, f.pitch, speech, f.frames)
+    const bounds = speakerBounds(opts.speakers)
+    const labels = windows.length < 2 || bounds.max === 1 ? new Int32Array(f.frames) : speakerLabels(cepstra, speech, windows, bounds)
+    opts.signal?.throwIfAborted()
+    const turns = toTurns(labels, speech)
+    const order = firstHeard(turns)
+    const numbered = turns.map(t => ({ ...t, speaker: order.get(t.speaker)! }))
+    return {
+      turns: numbered,
+      speakers: order.size,
+      embeddings: voicePrints(f, labels, speech, order),
+      engine: 'builtin',
+    }
+  }
+}
+
+/** 1 for frames of speech, 0 for the rest. */
+export function findSpeech(energy: Float32Array): Uint8Array {
+  const sorted = Float32Array.from(energy).sort()
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? ABSOLUTE_FLOOR
+  const noise = at(0.1)
+  const loud = at(0.95)
+  const threshold = Math.max(ABSOLUTE_FLOOR, noise + RELATIVE_THRESHOLD * (loud - noise))
+  const speech = new Uint8Array(energy.length)
+  for (let i = 0; i < energy.length; i++) speech[i] = energy[i]! > threshold ? 1 : 0
+  fillRuns(speech, 0, Math.round(FILL_GAP * FRAMES_PER_SECOND), 1)
+  fillRuns(speech, 1, Math.round(MIN_SPEECH * FRAMES_PER_SECOND), 0)
+  return speech
+}
+
+/** Sets runs of `value` shorter than `shorter` frames, between other values, to `to`. */
+function fillRuns(mask: Uint8Array, value: number, shorter: number, to: number): void {
+  let i = 0
+  while (i < mask.length) {
+    if (mask[i] !== value) {
+      i++
+      continue
+    }
+    let j = i
+    while (j < mask.length && mask[j] === value) j++
+    const inside = value === 0 ? i > 0 && j < mask.length : true
+    if (j - i < shorter && inside) mask.fill(to, i, j)
+    i = j
+  }
+}
+
+/** Cepstra with the recording's mean removed and unit variance over its speech (the microphone's colour removed). */
+function normalise(cepstra: Float32Array, frames: number, speech: Uint8Array): Float32Array {
+  const mean = new Float64Array(CEPSTRA)
+  const square = new Float64Array(CEPSTRA)
+  let n = 0
+  for (let t = 0; t < frames; t++) {
+    if (!speech[t]) continue
+    n++
+    for (let c = 0; c < CEPSTRA; c++) {
+      const x = cepstra[t * CEPSTRA + c]!
+      mean[c]! += x
+      square[c]! += x * x
+    }
+  }
+  const out = new Float32Array(frames * CEPSTRA)
+  for (let c = 0; c < CEPSTRA; c++) {
+    mean[c]! /= n
+    const sd = Math.sqrt(Math.max(1e-9, square[c]! / n - mean[c]! ** 2))
+    for (let t = 0; t < frames; t++) out[t * CEPSTRA + c] = (cepstra[t * CEPSTRA + c]! - mean[c]!) / sd
+  }
+  return out
+}
+
+interface Window {
+  /** first and one-past-last frame */
+  from: number
+  to: number
+  vector: Float32Array
+}
+
+/** Dimensions of a window's vector: mean and spread of the cepstra, mean and spread of the pitch. */
+const DIMS = 2 * CEPSTRA + 2
+/** Weight of the two pitch dimensions against the 24 cepstral ones (each scaled to unit spread first). */
+const PITCH_WEIGHT = 2
+
+/** Windows of WINDOW seconds every STEP seconds that hold enough speech, each as a unit vector. */
+function describeWindows(cepstra: Float32Array, pitch: Float32Array, speech: Uint8Array, frames: number): Window[] {
+  const length = Math.round(WINDOW * FRAMES_PER_SECOND)
+  const step = Math.round(STEP * FRAMES_PER_SECOND)
+  const windows: (Window & { voiced: number })[] = []
+  let pitchSum = 0
+  let voicedTotal = 0
+  for (let from = 0; from < frames; from += step) {
+    const to = Math.min(frames, from + length)
+    const v = new Float32Array(DIMS)
+    let n = 0
+    let voiced = 0
+    for (let t = from; t < to; t++) {
+      if (!speech[t]) continue
+      n++
+      for (let c = 0; c < CEPSTRA; c++) {
+        const x = cepstra[t * CEPSTRA + c]!
+        v[c]! += x
+        v[CEPSTRA + c]! += x * x
+      }
+      const p = pitch[t]!
+      if (p > 0) {
+        voiced++
+        v[2 * CEPSTRA]! += p
+        v[2 * CEPSTRA + 1]! += p * p
+      }
+    }
+    if (n < MIN_WINDOW_SPEECH * length) {
+      if (to === frames) break
+      continue
+    }
+    for (let c = 0; c < CEPSTRA; c++) {
+      v[c]! /= n
+      v[CEPSTRA + c] = Math.sqrt(Math.max(0, v[CEPSTRA + c]! / n - v[c]! ** 2))
+    }
+    if (voiced) {
+      pitchSum += v[2 * CEPSTRA]!
+      voicedTotal += voiced
+      v[2 * CEPSTRA]! /= voiced
+      v[2 * CEPSTRA + 1] = Math.sqrt(Math.max(0, v[2 * CEPSTRA + 1]! / voiced - v[2 * CEPSTRA]! ** 2))
+    }
+    windows.push({ from, to, vector: v, voiced })
+    if (to === frames) break
+  }
+  // a window with hardly any voiced frames says nothing of pitch: it gets the recording's average
+  const averagePitch = voicedTotal ? pitchSum / voicedTotal : 0
+  for (const w of windows) {
+    if (w.voiced >= MIN_VOICED) continue
+    w.vector[2 * CEPSTRA] = averagePitch
+    w.vector[2 * CEPSTRA + 1] = 0
+  }
+  // each dimension centred and scaled over the windows, so that cosine compares deviations from the recording's average voice
+  for (let d = 0; d < DIMS; d++) {
+    let sum = 0
+    let square = 0
+    for (const w of windows) {
+      sum += w.vector[d]!
+      square += w.vector[d]! ** 2
+    }
+    const mean = sum / windows.length
+    const sd = Math.sqrt(Math.max(1e-9, square / windows.length - mean * mean))
+    const weight = d >= 2 * CEPSTRA ? PITCH_WEIGHT : 1
+    for (const w of windows) w.vector[d] = ((w.vector[d]! - mean) / sd) * weight
+  }
+  for (const w of windows) unit(w.vector)
+  return windows
+}
+
+/** Voiced frames a window needs for its pitch to count. */
+const MIN_VOICED = 10
+
+function speakerBounds(hint: SpeakerHint | undefined): { min: number; max: number } {
+  if (hint?.exact) return { min: hint.exact, max: hint.exact }
+  const min = Math.max(1, hint?.min ?? 1)
+  return { min, max: Math.max(min, hint?.max ?? 32) }
+}
+
+/**
+ * Each frame's speaker (-1 outside speech). The windows are clustered (a sample of at most
+ * MAX_CLUSTERED agglomerated, then every window given its nearest centroid) and the frames
+ * resegmented from that. Without an exact count, every count in the bounds is tried and the one with
+ * the best BIC kept: a full-covariance Gaussian of each speaker's frames, penalised for its parameters.
+ */
+function speakerLabels(cepstra: Float32Array, speech: Uint8Array, windows: Window[], bounds: { min: number; max: number }): Int32Array {
+  const vectors = windows.map(w => w.vector)
+  const every = Math.ceil(vectors.length / MAX_CLUSTERED)
+  const sample = vectors.filter((_, i) => i % every === 0)
+  const exact = bounds.min === bounds.max
+  const max = Math.min(bounds.max, sample.length, exact ? Infinity : MAX_ESTIMATED)
+  const min = Math.min(bounds.min, max)
+  let best: number[] = []
+  let bestScore = -Infinity
+  for (let k = min; k <= max; k++) {
+    const windowLabels = refine(vectors, centroidsOf(sample, agglomerate(sample, k)))
+    if (exact) {
+      best = windowLabels
+      break
+    }
+    const clusters = Math.max(...windowLabels) + 1
+    const score = bic(cepstra, middleLabels(speech, windows, windowLabels), clusters)
+    if (score > bestScore) [best, bestScore] = [windowLabels, score]
+  }
+  const clusters = Math.max(...best) + 1
+  return clusters === 1 ? Int32Array.from(speech, s => (s ? 0 : -1)) : relabelFrames(cepstra, speech, windows, best, clusters)
+}
+
+/** The speech frames of the middle STEP of each window labelled with the window's cluster; the rest -1. */
+function middleLabels(speech: Uint8Array, windows: Window[], windowLabels: number[]): Int32Array {
+  const labels = new Int32Array(speech.length).fill(-1)
+  const step = Math.round(STEP * FRAMES_PER_SECOND)
+  windows.forEach((w, i) => {
+    const middle = Math.floor((w.from + w.to) / 2)
+    for (let t = middle - Math.floor(step / 2); t < middle + Math.ceil(step / 2); t++) if (speech[t]) labels[t] = windowLabels[i]!
+  })
+  return labels
+}
+
+/** A few rounds of k-means over all windows from the given centroids; labels without gaps. */
+function refine(vectors: Float32Array[], centroids: Float32Array[]): number[] {
+  let labels: number[] = []
+  for (let round = 0; round < 3; round++) {
+    labels = vectors.map(v => nearest(v, centroids))
+    centroids = centroidsOf(vectors, labels, centroids)
+  }
+  return compact(labels)
+}
+
+/** Weight of the BIC penalty (tuned on bench/diarization.ts: 4 under-counts 4 speakers, 2.5 over-counts 2). */
+const BIC_PENALTY = 3
+/** The length every recording's BIC is scaled to (about 60 s of speech). */
+const BIC_FRAMES = 4000
+
+/** The log-likelihood of the speech frames under a full Gaussian per speaker, less the BIC penalty for its parameters. */
+function bic(cepstra: Float32Array, labels: Int32Array, k: number): number {
+  const d = CEPSTRA
+  const counts = new Float64Array(k)
+  for (const l of labels) if (l >= 0) counts[l]!++
+  const models = fitGaussians(cepstra, labels, k)
+  let total = 0
+  let n = 0
+  let used = 0
+  models.forEach((m, c) => {
+    if (!m) return
+    used++
+    n += counts[c]!
+    total -= (counts[c]! / 2) * m.logDet
+  })
+  // as if every recording had BIC_FRAMES frames: a long recording's likelihood gains grow with its
+  // length while the penalty grows with its logarithm, so plain BIC finds more speakers the longer it is
+  return (total * BIC_FRAMES) / n - BIC_PENALTY * 0.5 * used * (d + (d * (d + 1)) / 2) * Math.log(BIC_FRAMES)
+}
+
+function centroidsOf(vectors: Float32Array[], labels: number[], previous?: Float32Array[]): Float32Array[] {
+  const k = previous?.length ?? Math.max(...labels) + 1
+  const sums = Array.from({ length: k }, () => new Float32Array(vectors[0]!.length))
+  const counts = new Int32Array(k)
+  vectors.forEach((v, i) => {
+    counts[labels[i]!]!++
+    const s = sums[labels[i]!]!
+    for (let d = 0; d < v.length; d++) s[d]! += v[d]!
+  })
+  return sums.map((s, c) => (counts[c] ? unit(s) : previous![c]!))
+}
+
+function nearest(v: Float32Array, centroids: Float32Array[]): number {
+  let best = 0
+  let bestSim = -Infinity
+  centroids.forEach((c, i) => {
+    const s = dot(v, c)
+    if (s > bestSim) [best, bestSim] = [i, s]
+  })
+  return best
+}
+
+/** Labels renumbered 0… without gaps (a centroid that lost all its windows disappears). */
+function compact(labels: number[]): number[] {
+  const ids = new Map<number, number>()
+  return labels.map(l => {
+    if (!ids.has(l)) ids.set(l, ids.size)
+    return ids.get(l)!
+  })
+}
+
+/**
+ * Every speech frame's speaker, by resegmentation: a full-covariance Gaussian of each speaker's
+ * frames (at first the frames in the middle of its windows, then the frames it was given), each
+ * frame's log-likelihoods averaged over SMOOTH seconds of speech, the best taken, runs shorter than
+ * MIN_TURN (counted in speech frames) folded into a neighbour; RESEGMENT rounds.
+ */
+function relabelFrames(cepstra: Float32Array, speech: Uint8Array, windows: Window[], windowLabels: number[], k: number): Int32Array {
+  const frames = speech.length
+  const speechIndex: number[] = []
+  for (let t = 0; t < frames; t++) if (speech[t]) speechIndex.push(t)
+  let labels = middleLabels(speech, windows, windowLabels)
+  for (let round = 0; round < RESEGMENT; round++) {
+    const models = fitGaussians(cepstra, labels, k)
+    const next = new Int32Array(frames).fill(-1)
+    const score = new Float32Array(speechIndex.length * k)
+    const x = new Float64Array(CEPSTRA)
+    speechIndex.forEach((t, i) => {
+      models.forEach((m, c) => {
+        if (!m) {
+          score[i * k + c] = -1e9
+          return
+        }
+        for (let d = 0; d < CEPSTRA; d++) x[d] = cepstra[t * CEPSTRA + d]! - m.mean[d]!
+        let q = 0
+        for (let a = 0; a < CEPSTRA; a++) {
+          let row = 0
+          for (let b = 0; b < CEPSTRA; b++) row += m.precision[a * CEPSTRA + b]! * x[b]!
+          q += x[a]! * row
+        }
+        score[i * k + c] = -0.5 * (q + m.logDet)
+      })
+    })
+    // running mean over the speech frames only, so silences do not dilute it
+    const half = Math.round((SMOOTH * FRAMES_PER_SECOND) / 2)
+    const sums = new Float64Array(k)
+    let lo = 0
+    let hi = 0
+    for (let i = 0; i < speechIndex.length; i++) {
+      while (hi < speechIndex.length && hi <= i + half) {
+        for (let c = 0; c < k; c++) sums[c]! += score[hi * k + c]!
+        hi++
+      }
+      while (lo < i - half) {
+        for (let c = 0; c < k; c++) sums[c]! -= score[lo * k + c]!
+        lo++
+      }
+      let best = 0
+      for (let c = 1; c < k; c++) if (sums[c]! > sums[best]!) best = c
+      next[speechIndex[i]!] = best
+    }
+    foldShortRuns(next, speechIndex, Math.round(MIN_TURN * FRAMES_PER_SECOND))
+    labels = next
+  }
+  return labels
+}
+
+/** Rounds of resegmentation. */
+const RESEGMENT = 4
+
+interface Gaussian {
+  mean: Float64Array
+  /** the inverse covariance, row after row */
+  precision: Float64Array
+  logDet: number
+}
+
+/** A full-covariance Gaussian of the frames of each label (null for a label with too few frames). */
+function fitGaussians(cepstra: Float32Array, labels: Int32Array, k: number): (Gaussian | null)[] {
+  const d = CEPSTRA
+  const sums = Array.from({ length: k }, () => new Float64Array(d))
+  const products = Array.from({ length: k }, () => new Float64Array(d * d))
+  const counts = new Float64Array(k)
+  for (let t = 0; t < labels.length; t++) {
+    const c = labels[t]!
+    if (c < 0) continue
+    counts[c]!++
+    for (let a = 0; a < d; a++) {
+      const x = cepstra[t * d + a]!
+      sums[c]![a]! += x
+      for (let b = 0; b <= a; b++) products[c]![a * d + b]! += x * cepstra[t * d + b]!
+    }
+  }
+  return sums.map((sum, c) => {
+    const m = counts[c]!
+    if (m < 2 * d) return null
+    const mean = sum.map(x => x / m)
+    const cov = Matrix.zeros(d, d)
+    for (let a = 0; a < d; a++) {
+      for (let b = 0; b <= a; b++) {
+        const v = products[c]![a * d + b]! / m - mean[a]! * mean[b]! + (a === b ? 0.01 : 0)
+        cov.set(a, b, v)
+        cov.set(b, a, v)
+      }
+    }
+    const precision = Float64Array.from(inverse(cov).to1DArray())
+    return { mean, precision, logDet: Math.log(Math.max(1e-300, determinant(cov))) }
+  })
+}
+
+/** Runs of one label shorter than `shortest` speech frames take the label of the longer neighbour run. */
+function foldShortRuns(labels: Int32Array, speechIndex: number[], shortest: number): void {
+  for (let pass = 0; pass < 4; pass++) {
+    const runs: { from: number; to: number; label: number }[] = []
+    for (let i = 0; i < speechIndex.length; i++) {
+      const l = labels[speechIndex[i]!]!
+      if (runs.length && runs.at(-1)!.label === l) runs.at(-1)!.to = i + 1
+      else runs.push({ from: i, to: i + 1, label: l })
+    }
+    let changed = false
+    // shortest runs first, so a flicker joins a real turn rather than another flicker
+    const order = runs.map((_, i) => i).sort((a, b) => runs[a]!.to - runs[a]!.from - (runs[b]!.to - runs[b]!.from))
+    for (const r of order) {
+      const run = runs[r]!
+      if (run.to - run.from >= shortest || runs.length < 2) break
+      const before = runs[r - 1]
+      const after = runs[r + 1]
+      const into = !before ? after! : !after ? before : before.to - before.from >= after.to - after.from ? before : after
+      if (into.label === run.label) continue
+      for (let i = run.from; i < run.to; i++) labels[speechIndex[i]!] = into.label
+      run.label = into.label
+      changed = true
+    }
+    if (!changed) break
+  }
+}
+
+/** Turns from frame labels: runs of one speaker over speech, joined across short pauses. */
+function toTurns(labels: Int32Array, speech: Uint8Array): SpeakerTurn[] {
+  const turns: SpeakerTurn[] = []
+  const joinFrames = Math.round(JOIN_GAP * FRAMES_PER_SECOND)
+  let t = 0
+  while (t < speech.length) {
+    if (!speech[t]) {
+      t++
+      continue
+    }
+    const speaker = labels[t]!
+    let end = t
+    while (end < speech.length && speech[end] && labels[end] === speaker) end++
+    const last = turns.at(-1)
+    const start = t / FRAMES_PER_SECOND
+    if (last && last.speaker === speaker && t - last.end * FRAMES_PER_SECOND <= joinFrames) last.end = end / FRAMES_PER_SECOND
+    else turns.push({ start, end: end / FRAMES_PER_SECOND, speaker })
+    t = end
+  }
+  return turns.map(x => ({ start: round(x.start), end: round(x.end), speaker: x.speaker }))
+}
+
+function firstHeard(turns: SpeakerTurn[]): Map<number, number> {
+  const order = new Map<number, number>()
+  for (const t of turns) if (!order.has(t.speaker)) order.set(t.speaker, order.size)
+  return order
+}
+
+/** Per speaker: the mean and spread of its raw cepstra, unit length (raw, so prints of different recordings compare). */
+function voicePrints(f: FrameFeatures, labels: Int32Array, speech: Uint8Array, order: Map<number, number>): Float32Array[] {
+  const prints = Array.from({ length: order.size }, () => new Float32Array(2 * CEPSTRA))
+  const counts = new Float64Array(order.size)
+  for (let t = 0; t < f.frames; t++) {
+    const s = speech[t] ? order.get(labels[t]!) : undefined
+    if (s === undefined) continue
+    counts[s]!++
+    for (let c = 0; c < CEPSTRA; c++) {
+      const x = f.cepstra[t * CEPSTRA + c]!
+      prints[s]![c]! += x
+      prints[s]![CEPSTRA + c]! += x * x
+    }
+  }
+  return prints.map((p, s) => {
+    for (let c = 0; c < CEPSTRA; c++) {
+      p[c]! /= counts[s]!
+      p[CEPSTRA + c] = Math.sqrt(Math.max(0, p[CEPSTRA + c]! / counts[s]! - p[c]! ** 2))
+    }
+    return unit(p)
+  })
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100
+}
