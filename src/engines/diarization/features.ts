@@ -49,6 +49,8 @@ export class FrameFeatures {
   private readonly logMel = new Float64Array(MEL_BANDS)
   private pending = new Float32Array(FRAME_SAMPLES + 16_384)
   private pendingLength = 0
+  /** the sample before pending[0], for the pre-emphasis of the first frame there */
+  private before = 0
 
   constructor() {
     this.spectrum = this.fft.createComplexArray()
@@ -68,6 +70,7 @@ export class FrameFeatures {
         this.frame(this.pending, at)
         at += HOP_SAMPLES
       }
+      if (at > 0) this.before = this.pending[at - 1]!
       this.pending.copyWithin(0, at, this.pendingLength)
       this.pendingLength -= at
     }
@@ -80,7 +83,7 @@ export class FrameFeatures {
   private frame(samples: Float32Array, at: number): void {
     this.grow()
     let power = 0
-    let previous = at > 0 ? samples[at - 1]! : samples[at]!
+    let previous = at > 0 ? samples[at - 1]! : this.before
     for (let i = 0; i < FRAME_SAMPLES; i++) {
       const x = samples[at + i]!
       power += x * x
