@@ -8,16 +8,17 @@ import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './tur
 /**
  * Diarization of a call recorded in stereo with one person per channel (phone and meeting recorders
  * often do this): who speaks is which channel is louder. Fed interleaved 16 kHz stereo samples in any
- * pieces, it keeps per 10-ms frame the two channels' loudness and their correlation (3 floats), and
- * at the end decides whether the channels are different people: in most speech one channel is
- * clearly louder (DOMINANCE), each channel leads a fair share of it (MIN_SHARE), and the two are not
- * the same signal (a mono recording copied to both channels, or two microphones in one room,
- * correlate). If so, a speaker per channel; if not, null, and the caller diarizes the mixed-down mono.
+ * pieces, it keeps per 10-ms frame the two channels' loudness (2 floats), and at the end decides
+ * whether the channels are different people: in most speech one channel is clearly louder
+ * (DOMINANCE), and each channel leads a fair share of it (MIN_SHARE). A mono recording copied to both
+ * channels is never louder on one side; two microphones in one room seldom by 10 dB. (Correlating the
+ * channels does not tell: one line's faint echo on the other is the same sound, as correlated as a
+ * copy.) If they are different people, a speaker per channel; if not, null, and the caller diarizes
+ * the mixed-down mono.
  */
 export class ChannelSplitter {
   private left = new Float32Array(1024)
   private right = new Float32Array(1024)
-  private correlation = new Float32Array(1024)
   private frames = 0
   private readonly pending = new Float32Array(2 * HOP_SAMPLES)
   private pendingLength = 0
@@ -42,14 +43,12 @@ export class ChannelSplitter {
     let speechFrames = 0
     let dominated = 0
     let leftLeads = 0
-    let correlation = 0
     const labels = new Int32Array(frames).fill(-1)
     const speechIndex: number[] = []
     for (let t = 0; t < frames; t++) {
       if (!speech[t]) continue
       speechFrames++
       speechIndex.push(t)
-      correlation += Math.abs(this.correlation[t]!)
       const difference = left[t]! - right[t]!
       labels[t] = difference >= 0 ? 0 : 1
       if (Math.abs(difference) >= DOMINANCE) {
@@ -61,8 +60,7 @@ export class ChannelSplitter {
     const leftShare = leftLeads / Math.max(1, dominated)
     const separate =
       dominated / speechFrames >= MIN_DOMINATED &&
-      Math.min(leftShare, 1 - leftShare) >= MIN_SHARE &&
-      correlation / speechFrames <= MAX_CORRELATION
+      Math.min(leftShare, 1 - leftShare) >= MIN_SHARE
     if (!separate) return null
     foldShortRuns(labels, speechIndex, Math.round(MIN_TURN * FRAMES_PER_SECOND))
     const { turns, order } = numberTurns(toTurns(labels, speech))
@@ -73,21 +71,17 @@ export class ChannelSplitter {
     if (this.frames === this.left.length) {
       this.left = grown(this.left)
       this.right = grown(this.right)
-      this.correlation = grown(this.correlation)
     }
     let ll = 0
     let rr = 0
-    let lr = 0
     for (let i = 0; i < this.pending.length; i += 2) {
       const l = this.pending[i]!
       const r = this.pending[i + 1]!
       ll += l * l
       rr += r * r
-      lr += l * r
     }
     this.left[this.frames] = Math.log10(ll / HOP_SAMPLES + 1e-12)
     this.right[this.frames] = Math.log10(rr / HOP_SAMPLES + 1e-12)
-    this.correlation[this.frames] = ll > 0 && rr > 0 ? lr / Math.sqrt(ll * rr) : 0
     this.frames++
   }
 }
@@ -98,8 +92,6 @@ const DOMINANCE = 1
 const MIN_DOMINATED = 0.6
 /** Share of the led frames the quieter side must lead, so that both channels hold a speaker. */
 const MIN_SHARE = 0.1
-/** Mean absolute correlation of the channels over speech above which they carry the same sound. */
-const MAX_CORRELATION = 0.5
 
 function grown(a: Float32Array): Float32Array<ArrayBuffer> {
   const b = new Float32Array(a.length * 2)
