@@ -1,7 +1,8 @@
 /**
  * Speaker diarization on labelled made-up conversations: a 2-speaker set and a 4-speaker set, each a
  * few recordings of BENCH_SECONDS (default 60) with turns of 1–2 s, pauses of 0.1–0.5 s and 10 % of
- * turns overlapping the previous one (test/fixtures/conversation.ts). The voices are real people from
+ * turns overlapping the previous one, over a steady hiss 30 dB below the voices
+ * (test/fixtures/conversation.ts). The voices are real people from
  * Debian's pocketsphinx-testdata (the LibriVox reader, the cards speaker, the commands speaker) and
  * espeak-ng voices of different variants, pitches and speeds.
  *
@@ -25,6 +26,8 @@ import { LECTURE } from '../test/fixtures/lecture'
 import { diarizationError } from './lib/der'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 60)
+/** RMS of the hiss under each recording (the voices at 0.08: about 30 dB below them); BENCH_NOISE=0 for none */
+const NOISE = Number(process.env.BENCH_NOISE ?? 0.0025)
 
 /** espeak-ng voices, each reading the lecture: variant, pitch (-p), speed (-s). */
 const SYNTHETIC: Record<string, string[]> = {
@@ -103,11 +106,11 @@ try {
   if (typeof other === 'string') console.log(`sherpa-onnx: not available (${other})`)
   else engines.push({ name: 'sherpa-onnx', engine: other, options: () => ({}) }, { name: 'sherpa-onnx, told the count', engine: other, options: n => ({ speakers: { exact: n } }) })
 
-  console.log(`${navigator.hardwareConcurrency} cores, bun ${Bun.version}; recordings of ${seconds} s, turns of 1-2 s, 10 % overlapping`)
+  console.log(`${navigator.hardwareConcurrency} cores, bun ${Bun.version}; recordings of ${seconds} s, turns of 1-2 s, 10 % overlapping, hiss of RMS ${NOISE}`)
   for (const set of SETS) {
     const recordings: (Conversation & { voices: string[] })[] = set.recordings.map((names, i) => ({
       voices: names,
-      ...conversation(names.map(n => voices[n]!), { seconds, seed: 100 + i, overlap: 0.1 }),
+      ...conversation(names.map(n => voices[n]!), { seconds, seed: 100 + i, overlap: 0.1, noise: NOISE }),
     }))
     const audio = recordings.reduce((s, r) => s + r.samples.length / 16_000, 0)
     console.log(`\n${set.name}: ${recordings.length} recordings, ${audio.toFixed(0)} s`)

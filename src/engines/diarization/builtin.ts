@@ -53,21 +53,38 @@ class BuiltinSession implements DiarizationSession {
     opts.signal?.throwIfAborted()
     const f = this.features
     const speech = findSpeech(f.energy.subarray(0, f.frames))
-    const speechFrames = speech.reduce((n, s) => n + s, 0)
-    if (speechFrames < MIN_TURN * FRAMES_PER_SECOND) return { turns: [], speakers: 0, embeddings: [], engine: 'builtin' }
-    const cepstra = normalise(f.cepstra, f.frames, speech)
-    const windows = describeWindows(cepstra, f.pitch, speech, f.frames)
+    // the voice is described by the loud frames only: the pauses between words are the room's
+    const loud = Uint8Array.from(speech, s => (s === 2 ? 1 : 0))
+    const loudFrames = loud.reduce((n, s) => n + s, 0)
+    if (loudFrames < MIN_TURN * FRAMES_PER_SECOND) return { turns: [], speakers: 0, embeddings: [], engine: 'builtin' }
+    const cepstra = normalise(f.cepstra, f.frames, loud)
+    const windows = describeWindows(cepstra, f.pitch, loud, f.frames)
     const bounds = speakerBounds(opts.speakers)
-    const labels = windows.length < 2 || bounds.max === 1 ? new Int32Array(f.frames) : speakerLabels(cepstra, speech, windows, bounds)
+    const labels = windows.length < 2 || bounds.max === 1 ? new Int32Array(f.frames) : spread(speakerLabels(cepstra, loud, windows, bounds), speech)
     opts.signal?.throwIfAborted()
     const { turns, order } = numberTurns(toTurns(labels, speech))
     return {
       turns,
       speakers: order.size,
-      embeddings: voicePrints(f, labels, speech, order),
+      embeddings: voicePrints(f, labels, loud, order),
       engine: 'builtin',
     }
   }
+}
+
+/** Labels of the loud frames carried into the pauses of speech after them (before them at the start). */
+function spread(labels: Int32Array, speech: Uint8Array): Int32Array {
+  let last = -1
+  for (let t = 0; t < labels.length; t++) {
+    if (labels[t]! >= 0) last = labels[t]!
+    else if (speech[t]) labels[t] = last
+  }
+  let next = -1
+  for (let t = labels.length - 1; t >= 0; t--) {
+    if (labels[t]! >= 0) next = labels[t]!
+    else if (speech[t]) labels[t] = next
+  }
+  return labels
 }
 
 /** Cepstra with the recording's mean removed and unit variance over its speech (the microphone's colour removed). */
@@ -232,8 +249,8 @@ function refine(vectors: Float32Array[], centroids: Float32Array[]): number[] {
   return compact(labels)
 }
 
-/** Weight of the BIC penalty (tuned on bench/diarization.ts: 4 under-counts 4 speakers, 2.5 over-counts 2). */
-const BIC_PENALTY = 3
+/** Weight of the BIC penalty (tuned on bench/diarization.ts: 2 over-counts 2 speakers, 3 and more under-count 4). */
+const BIC_PENALTY = Number(process.env.LAMBDA ?? 2.5)
 /** The length every recording's BIC is scaled to (about 60 s of speech). */
 const BIC_FRAMES = 4000
 

@@ -19,7 +19,10 @@ export const MIN_TURN = 0.5
 /** Pauses of one speaker shorter than this stay inside the turn. */
 const JOIN_GAP = 0.5
 
-/** 1 for frames of speech, 0 for the rest. */
+/**
+ * Each frame: 2 loud enough to be speech, 1 a short pause inside speech (counted as speech in turns,
+ * but it says nothing of the voice), 0 the rest.
+ */
 export function findSpeech(energy: Float32Array): Uint8Array {
   const sorted = Float32Array.from(energy).sort()
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? ABSOLUTE_FLOOR
@@ -27,9 +30,16 @@ export function findSpeech(energy: Float32Array): Uint8Array {
   const loud = at(0.95)
   const threshold = Math.max(ABSOLUTE_FLOOR, noise + RELATIVE_THRESHOLD * (loud - noise))
   const speech = new Uint8Array(energy.length)
-  for (let i = 0; i < energy.length; i++) speech[i] = energy[i]! > threshold ? 1 : 0
+  for (let i = 0; i < energy.length; i++) speech[i] = energy[i]! > threshold ? 2 : 0
   fillRuns(speech, 0, Math.round(FILL_GAP * FRAMES_PER_SECOND), 1)
-  fillRuns(speech, 1, Math.round(MIN_SPEECH * FRAMES_PER_SECOND), 0)
+  // bursts too short to be speech (a click, a knock), pauses included
+  const shortest = Math.round(MIN_SPEECH * FRAMES_PER_SECOND)
+  for (let i = 0; i < speech.length;) {
+    let j = i
+    while (j < speech.length && speech[j]) j++
+    if (j - i < shortest) speech.fill(0, i, j)
+    i = j + 1
+  }
   return speech
 }
 
