@@ -18,7 +18,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createBuiltinDiarizationEngine } from '../src/engines/diarization/builtin'
 import { diarizeSamples, type DiarizationEngine, type DiarizeOptions } from '../src/engines/diarization/engine'
 import { conversation, pcmOfRaw, realVoices, type Conversation } from '../test/fixtures/conversation'
@@ -78,12 +78,13 @@ interface Engine {
   options: (speakers: number) => DiarizeOptions
 }
 
+/** The sherpa-onnx engine, loaded only if its file is there (written beside this one), with the models of NOTESVC_MODELS_DIR or ./models. */
 async function sherpa(): Promise<DiarizationEngine | string> {
   const path = '../src/engines/diarization/sherpa.ts'
   try {
     const mod = await import(path)
     if (typeof mod.createSherpaDiarizationEngine !== 'function') return 'sherpa.ts exports no createSherpaDiarizationEngine'
-    const engine: DiarizationEngine = mod.createSherpaDiarizationEngine()
+    const engine: DiarizationEngine = mod.createSherpaDiarizationEngine({ modelsDir: resolve(process.env.NOTESVC_MODELS_DIR || 'models') })
     await engine.ready()
     return engine
   } catch (err) {

@@ -2,15 +2,15 @@ import { determinant, inverse, Matrix } from 'ml-matrix'
 import { agglomerate, dot, unit } from './cluster'
 import type { Diarization, DiarizationEngine, DiarizationSession, DiarizeOptions, SpeakerHint } from './engine'
 import { CEPSTRA, FRAMES_PER_SECOND, FrameFeatures } from './features'
-import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './turns'
+import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './speech-frames'
 
 /**
  * The default speaker diarization: no model to download, plain arithmetic on the spectrum, so it runs
  * wherever notesvc runs (about 0.01× real time on one core of this 2-core machine).
  *
  * How: MFCCs and pitch every 10 ms as samples arrive (features.ts); speech found by loudness
- * (turns.ts); windows of 1.5 s every 0.25 s summarised as the mean and spread of their cepstra and
- * pitch (normalised over the recording); the windows clustered by cosine similarity (cluster.ts) into
+ * (speech-frames.ts); windows of 1.5 s every 0.25 s summarised as the mean and spread of their
+ * cepstra and pitch (normalised over the recording); the windows clustered by cosine similarity (cluster.ts) into
  * the count of speakers that BIC prefers (or the count the submitter gave); every frame re-labelled by
  * a full-covariance Gaussian of each speaker's frames, smoothed over 0.3 s, turns shorter than half a
  * second folded into their neighbours; then speakers merged while BIC says one Gaussian explains two.

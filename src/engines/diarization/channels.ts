@@ -3,7 +3,7 @@ import { MediaToolMissingError, MediaUnreadableError } from '../media/errors'
 import type { MediaTools } from '../media/ffmpeg'
 import { SAMPLE_RATE, type Diarization } from './engine'
 import { FRAMES_PER_SECOND, HOP_SAMPLES } from './features'
-import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './turns'
+import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './speech-frames'
 
 /**
  * Diarization of a call recorded in stereo with one person per channel (phone and meeting recorders
