@@ -7,6 +7,8 @@ import type { Store } from './db/store'
 import { modelPath } from './engines/asr/models'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
+import { createDiarizationSelector } from './engines/diarization'
+import { sherpaModelsPresent } from './engines/diarization/models'
 import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 import { commandLine } from './command-name'
 import { systemClock } from './clock'
@@ -118,6 +120,15 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   }
   const speech = createAsrSelector(config).describe()
   checks.push({ name: 'speech engine', ok: speech.engine !== 'none', detail: speech.detail })
+
+  {
+    const d = createDiarizationSelector(config).describe()
+    const models = sherpaModelsPresent(config.modelsDir)
+    checks.push({
+      name: 'diarization', ok: true, detail: d.detail,
+      fix: d.engine === 'builtin' && !models.ready ? `for the neural engine: ${commandLine('models pull diarization')} (or models import FILE --name segmentation|embedding offline)` : undefined,
+    })
+  }
 
   const llm = await createLlmSelector(config).describe()
   const ollamaWanted = config.llm === 'ollama'

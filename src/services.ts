@@ -8,6 +8,9 @@ import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
 import { createAsrSelector } from './engines/asr'
+import { createDiarizationSelector } from './engines/diarization'
+import type { DiarizationEngine } from './engines/diarization/engine'
+import { diarizeChannels } from './engines/diarization/channels'
 import type { LlmEngine } from './engines/llm/engine'
 import { createLlmSelector } from './engines/llm'
 import { createYtdlp } from './engines/media/ytdlp'
@@ -59,7 +62,7 @@ export interface CoreDeps {
   ids: IdGenerator
   log?: Logger
   /** the engines; by default the ones the configuration names (tests pass their own) */
-  engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine | Promise<LlmEngine> }
+  engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine | Promise<LlmEngine>; diarization?: () => DiarizationEngine | null }
   storage?: MediaStorage
 }
 
@@ -118,6 +121,11 @@ export function createServices(deps: CoreDeps) {
   const jobClock = databaseClock(jobsRepo, clock)
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
+  const diarizationSelector = createDiarizationSelector(config, log)
+  const diarization = deps.engines?.diarization ?? (() => diarizationSelector.current())
+  const channels = (path: string, signal: AbortSignal) => diarizeChannels(path, tools, signal)
+  const speakerProfiles = async (accountId: string, sandbox: boolean, engine: string) =>
+    (await speakersRepo.profilesFor(accountId, sandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] }))
   const engines = {
     asr: deps.engines?.asr ?? (() => asrSelector.current()),
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
@@ -127,6 +135,7 @@ export function createServices(deps: CoreDeps) {
   const processing = createProcessingService({
     notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
+    diarization, channels, log,
   })
   const openai = createOpenAiService({ processing, dataDir: config.dataDir, log })
   const wakeup = createJobWakeup()
@@ -143,7 +152,7 @@ export function createServices(deps: CoreDeps) {
   const identity = thisProcess(ids.next('wrk'))
   const pool = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log }) },
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
   // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
@@ -170,7 +179,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, web, oauth, rateLimiter, webhooks }
+  return { accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -73,11 +73,14 @@ const LABEL_RE =
   /^(?:[[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?[\])]?\s*(?:-\s*)?)?(\p{Lu}[\p{L}\p{M}'’.-]*(?: \p{Lu}[\p{L}\p{M}'’.-]*){0,2}(?: \d{1,2})?|SPEAKER_?\d{1,2})\s?:\s+/u
 const TIMESTAMP_RE = /^[[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?[\])]?\s*(?:-\s*)?/
 
+/** A label diarization gives an unnamed speaker ("Speaker A", "Speaker 1", "SPEAKER_01"): a person, whose name is not known. */
+export const GENERIC_SPEAKER_RE = /^(?:Speaker|SPEAKER)[ _]?(?:\d{1,2}|[A-Z]{1,2})$/
+
 function labelOf(s: string): { speaker: string; length: number } | null {
   const m = LABEL_RE.exec(s)
   if (!m) return null
   const speaker = m[1]!
-  if (/^(speaker|SPEAKER)[ _]?(\d{1,2}|[A-Z]{1,2})$/.test(speaker)) return { speaker: speaker.replace('_', ' '), length: m[0].length }
+  if (GENERIC_SPEAKER_RE.test(speaker)) return { speaker: speaker.replace('_', ' '), length: m[0].length }
   if (!looksLikeName(speaker.replace(/ \d{1,2}$/, ''))) return null
   return { speaker, length: m[0].length }
 }

@@ -96,6 +96,8 @@ export function apiIndex(config: Config, catalogue: Catalogue) {
 export interface HealthSources {
   asrEngine(): string
   llmEngine(): string
+  /** the diarization engine in use: builtin, sherpa-onnx or off (absent: not reported) */
+  diarizationEngine?(): string
   /** the database: its back end, whether it answers now, and the live job worker processes */
   backend: {
     readonly database: string
@@ -122,7 +124,7 @@ export async function health(s: HealthSources, detail: unknown) {
   return {
     status: up ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
-    engines: { asr: s.asrEngine(), llm: s.llmEngine() },
+    engines: { asr: s.asrEngine(), llm: s.llmEngine(), ...(s.diarizationEngine ? { diarization: s.diarizationEngine() } : {}) },
     ...(up ? {} : { reason: DATABASE_UNREACHABLE }),
     ...(wanted ? { database: s.backend.database, ...(up ? { workers: await s.backend.workers() } : {}) } : {}),
   }

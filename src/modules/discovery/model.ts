@@ -27,6 +27,7 @@ export const Health = t.Object(
     engines: t.Optional(t.Object({
       asr: t.String({ description: 'the speech engine in use: whisper, pocketsphinx, or none when neither is installed (speech routes then answer 502 before charging)' }),
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
+      diarization: t.Optional(t.String({ description: 'the speaker diarization engine in use: builtin, sherpa-onnx, or off (NOTESVC_DIARIZATION)' })),
     })),
     reason: t.Optional(t.String({ description: 'when `degraded`: what is wrong' })),
     database: t.Optional(t.String({ description: 'asked for with `detail`: the database back end (sqlite)' })),

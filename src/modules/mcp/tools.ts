@@ -1,3 +1,4 @@
+import type { DiarizationSelector } from '../../engines/diarization'
 import type { SpeakersService } from '../notes/speakers'
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
@@ -61,6 +62,7 @@ export interface ToolServices {
   credits: CreditsService
   asr: () => AsrEngine
   llmSelector: Pick<LlmSelector, 'lastKnown'>
+  diarizationSelector: Pick<DiarizationSelector, 'describe'>
   backend: HealthSources['backend']
 }
 
@@ -196,7 +198,7 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
   const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
   const runners: Runners = {
     getApiIndex: () => out(index),
-    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), backend: deps.services.backend }, q.detail)),
+    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), diarizationEngine: () => deps.services.diarizationSelector.describe().engine, backend: deps.services.backend }, q.detail)),
 
     listNotes: async (p, q) => out(JSON.parse(await notes.listJson(p, q))),
     createNote: async (p, body) => out(await notes.create(p, body)),

@@ -4,7 +4,7 @@
  * items ("action item:", "todo", "Tom will", "I'll", "needs to"), with the owner and the due date when
  * stated.
  */
-import { looksLikeName } from '../text'
+import { GENERIC_SPEAKER_RE, looksLikeName } from '../text'
 import { cleanSentence, stripEnd, type Unit } from './analysis'
 
 const DEPARTMENTS = new Set(
@@ -94,7 +94,8 @@ function findAttendees(units: Unit[]): { attendees: string[]; known: Set<string>
   }
   for (const u of units) {
     const body = u.s.body
-    if (u.s.speaker && looksLikeName(u.s.speaker)) note(labels, u.s.speaker, u.i)
+    // a labelled speaker attended, named ("Maria") or not yet ("Speaker A", renamed later)
+    if (u.s.speaker && (looksLikeName(u.s.speaker) || GENERIC_SPEAKER_RE.test(u.s.speaker)) && !labels.has(u.s.speaker)) labels.set(u.s.speaker, u.i)
     const list = LIST_RE.exec(body)
     if (list) for (const p of list[1]!.split(/\s*(?:,|;|\band\b|&)\s*/)) note(strong, stripEnd(p.trim()), u.i)
     for (const m of body.matchAll(VOCATIVE_RE)) note(strong, (m[1] ?? m[2] ?? m[3])!, u.i)
@@ -144,7 +145,7 @@ function ownerOk(name: string, known: Set<string>, mid: Set<string>): boolean {
 
 function actionOf(u: Unit, known: Set<string>, mid: Set<string>): ActionItem | null {
   const body = cleanSentence(u.s.body)
-  const speakerOwner = u.s.speaker && looksLikeName(u.s.speaker) ? u.s.speaker : null
+  const speakerOwner = u.s.speaker && (looksLikeName(u.s.speaker) || GENERIC_SPEAKER_RE.test(u.s.speaker)) ? u.s.speaker : null
   const labelled = ACTION_LABEL_RE.exec(body)
   if (labelled) {
     let owner: string | null = labelled[1] && ownerOk(labelled[1], known, mid) ? labelled[1] : null

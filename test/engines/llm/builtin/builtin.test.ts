@@ -342,3 +342,15 @@ describe('builtin engine: answers', () => {
     expect(notes.actionItems.length).toBeGreaterThan(5)
   })
 })
+
+describe('builtin engine: speakers from diarization', () => {
+  test('unnamed speakers ("Speaker A") attend, and own what they say they will do; their labels stay out of the summary', async () => {
+    const text = 'Speaker A: Good morning. The budget is ready for the new servers.\nSpeaker B: I will order the servers by Monday.\nSpeaker A: Thanks. We decided to buy two servers in March.'
+    const out = await engine.summarize({ text, styleId: 'meeting-notes' })
+    const m = out.structuredContent['meeting-notes'] as { attendees: string[]; actionItems: { task: string; owner: string | null; due: string | null }[] }
+    expect(m.attendees).toEqual(['Speaker A', 'Speaker B'])
+    expect(m.actionItems).toContainEqual({ task: 'Order the servers', owner: 'Speaker B', due: 'Monday' })
+    expect(out.summary).not.toContain('Speaker A:')
+    expect(out.title).not.toContain('Speaker')
+  })
+})
