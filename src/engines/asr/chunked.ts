@@ -189,9 +189,18 @@ export async function transcribeMedia(
   },
 ): Promise<Transcription> {
   const scheduler = deps.scheduler ?? sharedAsrScheduler()
-  const owner = deps.owner ?? { job: `local-${++anonymous}`, account: 'local' }
   const report = opts.report ?? { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
   const duration = opts.onProgress ? await mediaDuration(path, deps.tools).catch(() => null) : null
+  // What is left to start, for the scheduler's shortest-remaining-first: the whole recording's length
+  // once decoded (or from its header), unknown before, less the chunks already given a slot.
+  let decodedSeconds = 0
+  let decoded = false
+  let startedSeconds = 0
+  const remainingSeconds = () => {
+    const total = decoded ? decodedSeconds : duration && Number.isFinite(duration) ? Math.max(duration, decodedSeconds) : Infinity
+    return Math.max(0, total - startedSeconds)
+  }
+  const owner: SlotOwner = { ...(deps.owner ?? { job: `local-${++anonymous}`, account: 'local' }), remainingSeconds }
   // with the duration known (the upload pipeline asks it for progress), chunks planned for the slots
   const chunkSeconds = deps.chunkSeconds ?? (duration ? plannedChunkSeconds(duration, scheduler.slots) : CHUNK_SECONDS)
   const chunkSamples = Math.round(chunkSeconds * SAMPLE_RATE)
@@ -209,6 +218,7 @@ export async function transcribeMedia(
 
   async function transcribeOne(samples: Float32Array, retry: boolean) {
     const release = await scheduler.acquire(owner, signal)
+    if (!retry) startedSeconds += samples.length / SAMPLE_RATE
     try {
       let r
       try {
@@ -268,9 +278,11 @@ export async function transcribeMedia(
       }
       if (failure) break
       opts.signal?.throwIfAborted()
+      decodedSeconds += chunk.samples.length / SAMPLE_RATE
       track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
       while (pending.size >= maxInFlight) await Promise.race(pending)
     }
+    decoded = true
     await Promise.all(pending)
   } catch (err) {
     stop.abort(err)
