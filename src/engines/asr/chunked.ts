@@ -107,9 +107,9 @@ export function quietestPoint(samples: Float32Array, from: number, to: number): 
 /**
  * Groups a stream of sample blocks into chunks of about `size` samples, each cut at the quietest
  * point within `search` samples of its nominal end (so a chunk is `size ± search` long; the last one
- * is what remains). Memory: one chunk and the search margin.
+ * is what remains, marked `last`). Memory: one chunk and the search margin.
  */
-export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number }> {
+export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number; last?: true }> {
   // grown as blocks arrive (a recording shorter than one chunk never allocates a whole chunk)
   let buffer = new Float32Array(Math.min(size + search + 16_384, 60 * SAMPLE_RATE))
   let filled = 0
@@ -130,7 +130,7 @@ export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: nu
       offset += cut
     }
   }
-  if (filled > 0) yield { samples: buffer.slice(0, filled), offsetSamples: offset }
+  if (filled > 0) yield { samples: buffer.slice(0, filled), offsetSamples: offset, last: true }
 }
 
 export interface Transcription {
@@ -279,6 +279,7 @@ export async function transcribeMedia(
       if (failure) break
       opts.signal?.throwIfAborted()
       decodedSeconds += chunk.samples.length / SAMPLE_RATE
+      if (chunk.last) decoded = true
       track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
       while (pending.size >= maxInFlight) await Promise.race(pending)
     }
