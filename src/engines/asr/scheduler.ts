@@ -8,11 +8,12 @@ import { availableParallelism } from 'node:os'
  * now, then whose job has the least audio left to start (shortest remaining first, when the jobs say),
  * then whose job holds the fewest, then the one whose account and job were served longest ago
  * (round-robin). So a 20-second memo submitted while a two-hour meeting holds every slot gets the next
- * free one and the one after it (its last chunk goes before the meeting's next, though the memo holds a
- * slot and the meeting none: the memo is done one chunk sooner, the meeting later by a memo's chunk),
- * and one account running many jobs cannot keep the slots while another account waits (the account's
- * share comes before the job's remaining audio). A slot is held for one chunk only, so a long job gives
- * its slots back between chunks.
+ * free one and the one after it (its second chunk goes before the meeting's next, though the memo then
+ * holds a slot and the meeting none: the memo no longer waits for its own first chunk, the meeting waits
+ * one memo chunk), and one account running many jobs cannot keep the slots while another account waits
+ * (the account's share comes before the job's remaining audio). Within one account a steady stream of
+ * shorter jobs can hold a long one back; never another account's. A slot is held for one chunk only, so
+ * a long job gives its slots back between chunks.
  *
  * Written here rather than taken from a library: the npm limiters (p-limit, p-queue, bottleneck) are
  * FIFO or priority queues; none picks the next waiter by what the other waiters' owners hold now.
