@@ -272,14 +272,14 @@ export async function transcribeMedia(
   try {
     let index = 0
     for await (const chunk of quietChunks(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples, search)) {
+      decodedSeconds += chunk.samples.length / SAMPLE_RATE
+      if (chunk.last) decoded = true
       if (!started) {
         await opts.onFirstChunk?.()
         started = true
       }
       if (failure) break
       opts.signal?.throwIfAborted()
-      decodedSeconds += chunk.samples.length / SAMPLE_RATE
-      if (chunk.last) decoded = true
       track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
       while (pending.size >= maxInFlight) await Promise.race(pending)
     }
