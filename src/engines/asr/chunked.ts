@@ -107,9 +107,9 @@ export function quietestPoint(samples: Float32Array, from: number, to: number): 
 /**
  * Groups a stream of sample blocks into chunks of about `size` samples, each cut at the quietest
  * point within `search` samples of its nominal end (so a chunk is `size ± search` long; the last one
- * is what remains). Memory: one chunk and the search margin.
+ * is what remains, marked `last`). Memory: one chunk and the search margin.
  */
-export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number }> {
+export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: number, search: number): AsyncGenerator<{ samples: Float32Array; offsetSamples: number; last?: true }> {
   // grown as blocks arrive (a recording shorter than one chunk never allocates a whole chunk)
   let buffer = new Float32Array(Math.min(size + search + 16_384, 60 * SAMPLE_RATE))
   let filled = 0
@@ -130,7 +130,7 @@ export async function* quietChunks(blocks: AsyncIterable<Float32Array>, size: nu
       offset += cut
     }
   }
-  if (filled > 0) yield { samples: buffer.slice(0, filled), offsetSamples: offset }
+  if (filled > 0) yield { samples: buffer.slice(0, filled), offsetSamples: offset, last: true }
 }
 
 export interface Transcription {
@@ -194,9 +194,18 @@ export async function transcribeMedia(
   },
 ): Promise<Transcription> {
   const scheduler = deps.scheduler ?? sharedAsrScheduler()
-  const owner = deps.owner ?? { job: `local-${++anonymous}`, account: 'local' }
   const report = opts.report ?? { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
   const duration = opts.onProgress ? await mediaDuration(path, deps.tools).catch(() => null) : null
+  // What is left to start, for the scheduler's shortest-remaining-first: the whole recording's length
+  // once decoded (or from its header), unknown before, less the chunks already given a slot.
+  let decodedSeconds = 0
+  let decoded = false
+  let startedSeconds = 0
+  const remainingSeconds = () => {
+    const total = decoded ? decodedSeconds : duration && Number.isFinite(duration) ? Math.max(duration, decodedSeconds) : Infinity
+    return Math.max(0, total - startedSeconds)
+  }
+  const owner: SlotOwner = { ...(deps.owner ?? { job: `local-${++anonymous}`, account: 'local' }), remainingSeconds }
   // with the duration known (the upload pipeline asks it for progress), chunks planned for the slots
   const chunkSeconds = deps.chunkSeconds ?? (duration ? plannedChunkSeconds(duration, scheduler.slots) : CHUNK_SECONDS)
   const chunkSamples = Math.round(chunkSeconds * SAMPLE_RATE)
@@ -214,6 +223,7 @@ export async function transcribeMedia(
 
   async function transcribeOne(samples: Float32Array, retry: boolean) {
     const release = await scheduler.acquire(owner, signal)
+    if (!retry) startedSeconds += samples.length / SAMPLE_RATE
     try {
       let r
       try {
@@ -267,6 +277,8 @@ export async function transcribeMedia(
   try {
     let index = 0
     for await (const chunk of quietChunks(decodeMedia(path, SAMPLE_RATE, deps.tools, opts.signal), chunkSamples, search)) {
+      decodedSeconds += chunk.samples.length / SAMPLE_RATE
+      if (chunk.last) decoded = true
       if (!started) {
         await opts.onFirstChunk?.()
         started = true
@@ -277,6 +289,7 @@ export async function transcribeMedia(
       track(runChunk(index++, chunk.samples, chunk.offsetSamples / SAMPLE_RATE))
       while (pending.size >= maxInFlight) await Promise.race(pending)
     }
+    decoded = true
     await Promise.all(pending)
   } catch (err) {
     stop.abort(err)

@@ -5,10 +5,15 @@ import { availableParallelism } from 'node:os'
  * most `slots` chunks are transcribed at once, whichever jobs they belong to.
  *
  * Fair: when a slot frees, the waiting request chosen is the one whose account holds the fewest slots
- * now, then whose job holds the fewest, then the one whose account and job were served longest ago
+ * now, then whose job has the least audio left to start (shortest remaining first, when the jobs say),
+ * then whose job holds the fewest, then the one whose account and job were served longest ago
  * (round-robin). So a 20-second memo submitted while a two-hour meeting holds every slot gets the next
- * free one (its job holds none), and one account running many jobs cannot keep the slots while another
- * account waits. A slot is held for one chunk only, so a long job gives its slots back between chunks.
+ * free one and the one after it (its second chunk goes before the meeting's next, though the memo then
+ * holds a slot and the meeting none: the memo no longer waits for its own first chunk, the meeting waits
+ * one memo chunk), and one account running many jobs cannot keep the slots while another account waits
+ * (the account's share comes before the job's remaining audio). Within one account a steady stream of
+ * shorter jobs can hold a long one back; never another account's. A slot is held for one chunk only, so
+ * a long job gives its slots back between chunks.
  *
  * Written here rather than taken from a library: the npm limiters (p-limit, p-queue, bottleneck) are
  * FIFO or priority queues; none picks the next waiter by what the other waiters' owners hold now.
@@ -24,6 +29,11 @@ export interface AsrScheduler {
 export interface SlotOwner {
   job: string
   account: string
+  /**
+   * Seconds of the job's audio not yet given a slot, the waiting request's chunk included; asked when a
+   * slot frees. Without it (or Infinity: not yet known) the job counts as longer than any that says.
+   */
+  remainingSeconds?: () => number
 }
 
 interface Waiter {
@@ -55,11 +65,15 @@ export function createAsrScheduler(slots: number = defaultAsrSlots()): AsrSchedu
     else m.set(k, n)
   }
 
-  /** The fairest waiter: fewest slots held by its account, then by its job, then served longest ago, then oldest. */
+  /**
+   * The fairest waiter: fewest slots held by its account, then least audio left in its job, then fewest
+   * slots held by its job, then served longest ago, then oldest.
+   */
   function pick(): number {
     let best = 0
     const key = (w: Waiter) => [
       held(heldByAccount, w.owner.account),
+      w.owner.remainingSeconds?.() ?? Infinity,
       held(heldByJob, w.owner.job),
       lastServed.get(`a:${w.owner.account}`) ?? -1,
       lastServed.get(`j:${w.owner.job}`) ?? -1,

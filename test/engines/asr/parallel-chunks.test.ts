@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { plannedChunkSeconds, quietChunks, transcribeMedia, type ChunkReport } from '../../../src/engines/asr/chunked'
 import { SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from '../../../src/engines/asr/engine'
 import { createPocketsphinxEngine } from '../../../src/engines/asr/pocketsphinx'
-import { createAsrScheduler } from '../../../src/engines/asr/scheduler'
+import { createAsrScheduler, type AsrScheduler } from '../../../src/engines/asr/scheduler'
 import { createWhisperEngine } from '../../../src/engines/asr/whisper'
 import { writeTinyWhisperModel } from '../../fixtures/ggml-model'
 import { speechWav } from '../../fixtures/speech'
@@ -166,6 +166,36 @@ describe('chunks planned for the slots', () => {
       heard.length = 0
       await transcribeMedia(path, { asr, tools, scheduler: createAsrScheduler(2) }, { language: null })
       expect(heard.length).toBe(3)
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('each chunk asks for its slot saying how much of the recording is left to start (for shortest remaining first)', async () => {
+    const d = tempDir('notesvc-left-')
+    try {
+      const path = join(d.path, 'two-minutes.wav')
+      writeFileSync(path, makeWav({ seconds: 120 }))
+      const asr: AsrEngine = { name: 'silent', async ready() {}, async transcribeChunk() { return { segments: [], language: 'en' } } }
+      const slots = createAsrScheduler(1)
+      const left: number[] = []
+      const scheduler: AsrScheduler = {
+        ...slots,
+        async acquire(owner, signal) {
+          const release = await slots.acquire(owner, signal)
+          left.push(owner.remainingSeconds?.() ?? Number.NaN)
+          return release
+        },
+      }
+      // the duration known: 3 chunks of 40 s on 1 slot, each granted with its own and the later ones left
+      await transcribeMedia(path, { asr, tools, scheduler }, { language: null, onProgress: () => {} })
+      expect(left.length).toBe(3)
+      left.forEach((l, i) => expect(Math.abs(l - (120 - 40 * i))).toBeLessThanOrEqual(2))
+      // unknown: as long as any, until the whole file is decoded; the last chunk then knows it is the last
+      left.length = 0
+      await transcribeMedia(path, { asr, tools, scheduler }, { language: null })
+      expect(left[0]).toBe(Infinity)
+      expect(Math.abs(left.at(-1)! - 30)).toBeLessThanOrEqual(2)
     } finally {
       d.remove()
     }

@@ -45,6 +45,66 @@ describe('ASR chunk slots', () => {
     expect(s.stats()).toEqual({ running: 0, waiting: 0 })
   })
 
+  test("a memo's last chunk goes before a long job's next one, though the memo holds a slot and the long job none", async () => {
+    // the pipeline's case: a 601-s recording in chunks of 42.9 s holds both slots, one more chunk
+    // decoded and waiting; a 21-s memo of the same account comes in as two chunks of 10.5 s
+    const s = createAsrScheduler(2)
+    let meetingLeft = 601
+    let memoLeft = 21
+    const meeting = { job: 'meeting', account: 'a', remainingSeconds: () => meetingLeft }
+    const memo = { job: 'memo', account: 'a', remainingSeconds: () => memoLeft }
+    const order: string[] = []
+    const grant = (owner: typeof meeting, seconds: number) => s.acquire(owner).then(release => {
+      order.push(owner.job)
+      if (owner === meeting) meetingLeft -= seconds
+      else memoLeft -= seconds
+      return release
+    })
+    const meeting1 = await grant(meeting, 42.9)
+    const meeting2 = await grant(meeting, 42.9)
+    const meeting3 = grant(meeting, 42.9)
+    const memo1 = grant(memo, 10.5)
+    const memo2 = grant(memo, 10.5)
+    await Bun.sleep(0)
+    expect(order).toEqual(['meeting', 'meeting'])
+
+    meeting1()
+    await Bun.sleep(0)
+    expect(order.slice(2)).toEqual(['memo'])
+    // the meeting's chunk done, its next one decoded and waiting beside its third
+    const meeting4 = grant(meeting, 42.9)
+    meeting2()
+    await Bun.sleep(0)
+    expect(order.slice(2)).toEqual(['memo', 'memo'])
+    ;(await memo1)()
+    await Bun.sleep(0)
+    expect(order.slice(2)).toEqual(['memo', 'memo', 'meeting'])
+    ;(await memo2)()
+    for (const w of [meeting3, meeting4]) (await w)()
+    expect(s.stats()).toEqual({ running: 0, waiting: 0 })
+  })
+
+  test("another account's share comes before a shorter job: the account holding fewer slots is served first", async () => {
+    const s = createAsrScheduler(2)
+    const memo = { job: 'memo', account: 'alice', remainingSeconds: () => 10 }
+    const meeting = { job: 'meeting', account: 'bob', remainingSeconds: () => 3600 }
+    const held = [await s.acquire(memo), await s.acquire(meeting)]
+    const order: string[] = []
+    const waits = [
+      s.acquire(memo).then(r => { order.push('memo'); return r }),
+      s.acquire(meeting).then(r => { order.push('meeting'); return r }),
+    ]
+    held[1]!()
+    await Bun.sleep(0)
+    // bob now holds none, alice one: bob's long job goes before alice's short one
+    expect(order).toEqual(['meeting'])
+    held[0]!()
+    await Bun.sleep(0)
+    expect(order).toEqual(['meeting', 'memo'])
+    for (const w of waits) (await w)()
+    expect(s.stats()).toEqual({ running: 0, waiting: 0 })
+  })
+
   test('a waiting request that is aborted leaves the queue', async () => {
     const s = createAsrScheduler(1)
     const release = await s.acquire({ job: 'j', account: 'a' })
