@@ -89,7 +89,7 @@ describe('a recording of two people', () => {
 
   test('renamed once: the name is in the SRT, the summary\'s attendees, and search by speaker finds what they said', async () => {
     const verbose = (await t.call('GET', `/v1/notes/${noteId}/transcript?format=verbose_json`, { token })).body
-    const saidBy = (id: string) => new Set(verbose.segments.filter((s: { speakerId: string }) => s.speakerId === id).flatMap((s: { text: string }) => s.text.split(' ')))
+    const saidBy = (id: string) => new Set<string>(verbose.segments.filter((s: { speakerId: string }) => s.speakerId === id).flatMap((s: { text: string }) => s.text.split(' ')))
     const aWords = saidBy('A')
     const bWords = saidBy('B')
     const onlyA = [...aWords].find(w => w.length >= 5 && !bWords.has(w))!
