@@ -40,6 +40,11 @@ const SYNTHETIC: Record<string, string[]> = {
 
 const SETS: { name: string; recordings: string[][] }[] = [
   {
+    // one person: a memo or a lecture; every speaker found past the first is an error a reader sees
+    name: '1 speaker',
+    recordings: [['librivox'], ['cards'], ['commands'], ['en-us+m3'], ['en+f3']],
+  },
+  {
     name: '2 speakers',
     recordings: [
       ['librivox', 'cards'],
