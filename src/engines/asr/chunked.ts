@@ -191,6 +191,8 @@ export async function transcribeMedia(
      * diarization is fed the same audio beside transcription (no second decode).
      */
     onSamples?: (samples: Float32Array) => void
+    /** whisper.cpp's initial prompt and translate task, passed to every chunk */
+    decoding?: { prompt?: string; translate?: boolean }
   },
 ): Promise<Transcription> {
   const scheduler = deps.scheduler ?? sharedAsrScheduler()
@@ -227,11 +229,11 @@ export async function transcribeMedia(
     try {
       let r
       try {
-        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry })
+        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry, ...opts.decoding })
       } catch (err) {
         if (signal.aborted || err instanceof AsrUnavailableError) throw err
         report.retried++
-        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry })
+        r = await deps.asr.transcribeChunk(samples, { language: opts.language, signal, fallback: retry, ...opts.decoding })
       }
       return r
     } finally {
@@ -254,6 +256,9 @@ export async function transcribeMedia(
         start: round(s.start + offsetSeconds),
         end: round(s.end + offsetSeconds),
         text: s.text.trim(),
+        seek: Math.round(offsetSeconds * 100),
+        ...(s.avgLogprob !== undefined ? { avgLogprob: s.avgLogprob } : {}),
+        ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
         ...(s.words ? { words: s.words.map(w => ({ word: w.word, start: round(w.start + offsetSeconds), end: round(w.end + offsetSeconds) })) } : {}),
       })),
       language: r.language,

@@ -21,6 +21,12 @@ export interface TranscriptSegment {
   words?: TimedWord[]
   /** who said it: the note's speaker label ("A", "B", …), when the recording was diarized */
   speaker?: string
+  /** where the chunk that holds it starts, in 10 ms frames from the start of the recording (OpenAI's `seek`) */
+  seek?: number
+  /** mean natural log of the words' probabilities, when the engine gives them (PocketSphinx's word posteriors) */
+  avgLogprob?: number
+  /** the sampling temperature it was decoded at: 0 for greedy decoding (whisper.cpp) */
+  temperature?: number
 }
 
 export interface ChunkTranscription {
@@ -40,12 +46,20 @@ export interface TranscribeOptions {
    * else to try decodes as before.
    */
   fallback?: boolean
+  /** text the recording is expected to resemble (names, spelling): whisper.cpp's initial prompt */
+  prompt?: string
+  /** translate the speech into English instead of transcribing it (whisper's translate task) */
+  translate?: boolean
 }
 
 export interface AsrEngine {
   readonly name: string
   /** gives each segment's `words` with their times */
   readonly wordTimes?: boolean
+  /** can translate speech into English (`TranscribeOptions.translate`) */
+  readonly translates?: boolean
+  /** true when the engine (or its model) hears English only, so another language cannot be asked for */
+  englishOnly?(): boolean
   /** Throws AsrUnavailableError when the engine cannot run here (missing model or program). */
   ready(): Promise<void>
   /** `samples`: 16 kHz mono, float32 in [-1, 1]. */

@@ -81,6 +81,8 @@ export function createPocketsphinxEngine(opts: PocketsphinxOptions = {}): AsrEng
   return {
     name: 'pocketsphinx',
     wordTimes: true,
+    translates: false,
+    englishOnly: () => true,
 
     async ready() {
       check()
@@ -219,6 +221,8 @@ interface Word {
   word: string
   start: number
   end: number
+  /** posterior probability, 0 to 1 */
+  prob?: number
 }
 
 /**
@@ -244,7 +248,7 @@ export function parseOutput(stdout: string, duration: number): TranscriptSegment
       utterances.push(current)
     }
     if (FILLER.test(token)) continue
-    current.push({ word: token.replace(/\(\d+\)$/, ''), start: Number(m[2]), end: Number(m[3]) })
+    current.push({ word: token.replace(/\(\d+\)$/, ''), start: Number(m[2]), end: Number(m[3]), prob: Number(m[4]) })
   }
 
   const segments: TranscriptSegment[] = []
@@ -257,7 +261,10 @@ export function parseOutput(stdout: string, duration: number): TranscriptSegment
       const ws = round(clamp(Math.max(w.start, start), start, end))
       return { word: w.word, start: ws, end: round(clamp(w.end, ws, end)) }
     })
-    segments.push({ start: round(start), end: round(end), text: words.map(w => w.word).join(' '), words: timed })
+    // the fourth column is the word's posterior probability (0 to 1): their mean log is OpenAI's avg_logprob
+    const logs = words.map(w => Math.log(Math.max(Number.isFinite(w.prob) ? w.prob! : 1, 1e-10)))
+    const avgLogprob = Math.round((logs.reduce((a, b) => a + b, 0) / logs.length) * 1e4) / 1e4
+    segments.push({ start: round(start), end: round(end), text: words.map(w => w.word).join(' '), words: timed, avgLogprob })
     floor = end
   }
   for (const words of utterances) {

@@ -18,7 +18,10 @@
  * - `transcribeData` takes 16-bit PCM, so the float samples are converted.
  * - Segment times come in milliseconds; whisper decodes 30-second windows, so a segment can claim
  *   time past the end of a short chunk. Times are clamped to the chunk.
- * - The binding returns segment times only, no per-word times.
+ * - The binding returns segment times only, no per-word times, and no token ids or probabilities
+ *   (its segments are `{text, t0, t1}`): OpenAI's `avg_logprob`, `no_speech_prob` and `tokens`
+ *   cannot be filled from whisper.cpp here (docs/decisions.md, "OpenAI's transcription fields").
+ * - Options: `prompt` is whisper.cpp's initial prompt, `translate` its translate task (to English).
  * - `stop()` takes effect only when whisper.cpp finishes the chunk: an abort rejects at once, but the
  *   native work runs on in the background (and holds the model) until the chunk is done.
  * - Loading the model (`new WhisperContext`) is synchronous on the JavaScript thread.
@@ -302,6 +305,15 @@ export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
 
   return {
     name: 'whisper',
+    translates: true,
+
+    englishOnly() {
+      try {
+        return !readModelHeader(modelPath).multilingual
+      } catch {
+        return false // no model yet: ready() says what is missing
+      }
+    },
 
     async ready() {
       loadAddon()
@@ -320,7 +332,14 @@ export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
       const release = routeNativeLogs(model.native, log)
       let job: NativeJob
       try {
-        job = model.context.transcribeData(toPcm16(samples).buffer, { language, maxThreads: threads, ...(opts.fallback ? FALLBACK_DECODING : {}) })
+        job = model.context.transcribeData(toPcm16(samples).buffer, {
+          language,
+          maxThreads: threads,
+          ...(opts.fallback ? FALLBACK_DECODING : {}),
+          // the binding's names for whisper.cpp's `initial_prompt` and `translate`
+          ...(opts.prompt ? { prompt: opts.prompt } : {}),
+          ...(opts.translate ? { translate: true } : {}),
+        })
       } catch (err) {
         release()
         giveBack(model)
@@ -339,7 +358,7 @@ export function createWhisperEngine(options: WhisperEngineOptions): AsrEngine {
       const result = await settle(job, opts.signal, back)
       if (result.isAborted) throw opts.signal?.reason ?? new Error('whisper: transcription was stopped')
       return {
-        segments: toSegments(result.segments, samples.length / SAMPLE_RATE),
+        segments: toSegments(result.segments, samples.length / SAMPLE_RATE).map(s => ({ ...s, temperature: opts.fallback ? FALLBACK_DECODING.temperature : 0 })),
         language: model.multilingual ? result.language || null : 'en',
       }
     },

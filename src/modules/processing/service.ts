@@ -36,6 +36,9 @@ export interface Charged<T> {
 export type ProcessingService = ReturnType<typeof createProcessingService>
 
 /** A recording transcribed and charged: what createTranscription and the OpenAI-compatible route answer from. */
+/** whisper.cpp's initial prompt and translate task (OpenAI's `prompt` and translations route) */
+export type Decoding = { prompt?: string; translate?: boolean }
+
 export interface HeardRecording {
   transcript: string
   /** timed segments (seconds), with words when the engine gives them */
@@ -135,14 +138,14 @@ export function createProcessingService(deps: {
   }
 
   /** Transcribed; with `speakers`, diarized beside it and each segment labelled with its speaker (A, B, …). */
-  async function transcribeFile(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }) {
+  async function transcribeFile(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }, decoding?: Decoding) {
     const asr = deps.asr()
     await asr.ready()
     const warn = (msg: string, fields: Record<string, unknown>) => deps.log?.warn(msg, fields)
     const diarizer = speakers ? await readyEngine(deps.diarization?.(), warn) : null
     const beside = diarizeAlongside(diarizer, warn)
     const byChannel = diarizer && deps.channels ? deps.channels(path, signal).catch(() => null) : Promise.resolve(null)
-    const heard = await transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal, onSamples: beside.onSamples })
+    const heard = await transcribeMedia(path, { asr, tools: deps.tools, scheduler: deps.scheduler, owner: { job: `req_${crypto.randomUUID()}`, account: p.accountId } }, { language, signal, onSamples: beside.onSamples, decoding })
     const d = (await byChannel) ?? (await beside.finish(speakers?.hint, signal))
     if (!d || d.turns.length === 0) return heard
     return { ...heard, segments: labelSpeakers(heard.segments, d).segments }
@@ -153,12 +156,12 @@ export function createProcessingService(deps: {
    * started minute: the balance is checked when the duration is known (402 before any decoding) and
    * charged, as `createTranscription`, only once the transcript is there.
    */
-  async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }): Promise<Charged<HeardRecording>> {
+  async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }, decoding?: Decoding): Promise<Charged<HeardRecording>> {
     try {
       const duration = await mediaDuration(path, deps.tools)
       const cost = credits.quote(p, 'createTranscription', duration)
       await ensureBalance(p, 'createTranscription', cost)
-      const heard = await transcribeFile(p, path, language, signal, speakers)
+      const heard = await transcribeFile(p, path, language, signal, speakers, decoding)
       const left = await charge(p, 'createTranscription', cost)
       return { creditsRemaining: left, body: { transcript: heard.transcript, segments: heard.segments, language: heard.language ?? language, durationSeconds: duration, creditsCharged: cost } }
     } catch (err) {
@@ -227,14 +230,14 @@ export function createProcessingService(deps: {
      * as `createTranscription`; sandbox keys get the fixed recording when the file is audio, and
      * the live refusal when it is not. 502 before any work when no speech engine is installed.
      */
-    async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal; speakers?: { hint?: SpeakerHint } }): Promise<Charged<HeardRecording>> {
+    async transcribeLocalFile(p: Principal, path: string, opts: { language: string | null; signal: AbortSignal; speakers?: { hint?: SpeakerHint }; decoding?: Decoding }): Promise<Charged<HeardRecording>> {
       if (p.sandbox) {
         await readLikeLive(path, opts.signal)
         return sandboxRecording(p, opts.language)
       }
       await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
       requireSpeechEngine(deps.asr())
-      return transcribeAndCharge(p, path, opts.language, opts.signal, opts.speakers)
+      return transcribeAndCharge(p, path, opts.language, opts.signal, opts.speakers, opts.decoding)
     },
 
     transcribeUrl,
