@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs'
+import { listModels } from './engines/asr/models'
 import type { Config } from './config'
 import type { Clock } from './clock'
 import type { Store } from './db/store'
@@ -137,7 +139,14 @@ export function createServices(deps: CoreDeps) {
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
     diarization, channels, log,
   })
-  const openai = createOpenAiService({ processing, dataDir: config.dataDir, log })
+  const openai = createOpenAiService({
+    processing, dataDir: config.dataDir, log,
+    catalog: () => ({
+      engine: engines.asr().name,
+      whisperModels: listModels(config.modelsDir).map(m => ({ name: m.name, created: Math.floor(statSync(m.path).mtimeMs / 1000) })),
+      diarization: config.diarization !== 'off',
+    }),
+  })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,

@@ -1,11 +1,11 @@
 import { t } from 'elysia'
 import { defineOperation } from '../../http/contract'
-import { OpenAiDiarizedTranscription, OpenAiTranscription, OpenAiTranscriptionForm, OpenAiTranscriptionToolArguments, OpenAiVerboseTranscription } from './model'
+import { OpenAiDiarizedTranscription, OpenAiModelList, OpenAiTranscription, OpenAiTranscriptionForm, OpenAiTranscriptionToolArguments, OpenAiTranslationForm, OpenAiVerboseTranscription, OpenAiVerboseTranslation } from './model'
 
 export const createAudioTranscription = defineOperation({
   id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', tag: 'Processing',
   summary: 'Transcribe an uploaded recording (OpenAI-compatible)',
-  description: 'OpenAI\'s audio transcription API: a multipart form with the recording as `file` (streamed to disk, at most 5 GB), `model` (accepted; the configured engine transcribes), `language`, `prompt`, `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`, `diarized_json`), `temperature`, `timestamp_granularities[]` (`segment`, `word`; `word` needs `verbose_json`) and `known_speaker_names[]` (with `diarized_json`: names for the speakers in the order they are first heard). Charged as createTranscription: 1 credit per started minute (usage operation `createTranscription`); sandbox keys get the fixed sample transcript. Errors use the envelope, whose `error.message` and `error.type` OpenAI clients show.',
+  description: 'OpenAI\'s audio transcription API: a multipart form with the recording as `file` (streamed to disk, at most 5 GB), `model` (accepted; the configured engine transcribes), `language` (400 for a language other than English when the engine hears English only), `prompt` (whisper.cpp\'s initial prompt), `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`, `diarized_json`), `temperature`, `timestamp_granularities[]` (`segment`, `word`; `word` needs `verbose_json`) and `known_speaker_names[]` (with `diarized_json`: names for the speakers in the order they are first heard); `include[]=logprobs` is refused (400: neither engine gives token probabilities). A file that is not audio is a 400 naming `file`. Charged as createTranscription: 1 credit per started minute (usage operation `createTranscription`); sandbox keys get the fixed sample transcript. Errors use the envelope, whose `error.message` and `error.type` OpenAI clients show.',
   scopes: ['transcriptions:write'], credits: '1 per started minute',
   multipartBody: OpenAiTranscriptionForm,
   responses: { 200: t.Union([OpenAiTranscription, OpenAiVerboseTranscription, OpenAiDiarizedTranscription], { title: 'OpenAiTranscriptionResponse', description: 'The transcript as OpenAI answers: `{"text"}` for json, OpenAiVerboseTranscription for verbose_json, OpenAiDiarizedTranscription for diarized_json' }) },
@@ -15,4 +15,26 @@ export const createAudioTranscription = defineOperation({
   mcp: { openWorld: true, arguments: OpenAiTranscriptionToolArguments },
 })
 
-export const openAiOperations = [createAudioTranscription] as const
+export const createAudioTranslation = defineOperation({
+  id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', tag: 'Processing',
+  summary: 'Translate an uploaded recording into English (OpenAI-compatible)',
+  description: 'OpenAI\'s audio translation API: whisper\'s translate task, speech in any language whisper knows written in English. The multipart form of createAudioTranscription without `language`, granularities or speakers: `file`, `model` (accepted), `prompt` (whisper.cpp\'s initial prompt), `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`) and `temperature`. Needs the whisper engine: with PocketSphinx (English only, no translate task) a 400 says so before anything is read or charged. Charged as createTranscription: 1 credit per started minute.',
+  scopes: ['transcriptions:write'], credits: '1 per started minute',
+  multipartBody: OpenAiTranslationForm,
+  responses: { 200: t.Union([OpenAiTranscription, OpenAiVerboseTranslation], { title: 'OpenAiTranslationResponse', description: 'The English text as OpenAI answers: `{"text"}` for json, OpenAiVerboseTranslation for verbose_json' }) },
+  textResponses: ['text/plain', 'application/x-subrip', 'text/vtt'],
+  errors: ['insufficient_credits', 'payload_too_large', 'upstream_failure'],
+  // for now, agents translate with createAudioTranscription's tool and their own model (docs/decisions.md)
+  mcp: { tool: false },
+})
+
+export const listModels = defineOperation({
+  id: 'listModels', method: 'GET', path: '/v1/models', tag: 'Processing',
+  summary: 'The speech models this server runs (OpenAI-compatible)',
+  description: 'OpenAI\'s model list: `whisper-1` (the configured speech engine, which every `model` value on the audio routes uses), each installed whisper.cpp model by name, `pocketsphinx` when it is the engine, and `gpt-4o-transcribe-diarize` when diarization is on. Needs a credential that may transcribe. Free.',
+  scopes: ['transcriptions:write'], credits: 0,
+  responses: { 200: OpenAiModelList },
+  errors: [],
+})
+
+export const openAiOperations = [createAudioTranscription, createAudioTranslation, listModels] as const

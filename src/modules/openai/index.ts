@@ -1,7 +1,7 @@
 import type { authGuard } from '../../http/auth'
 import { contractRoutes, route, type Reply } from '../../http/contract'
 import { withCreditsRemaining } from '../../http/responses'
-import { createAudioTranscription } from './contract'
+import { createAudioTranscription, createAudioTranslation, listModels } from './contract'
 import type { OpenAiService } from './service'
 
 export function openAiRoutes(deps: { guard: ReturnType<typeof authGuard>; openai: OpenAiService }) {
@@ -13,5 +13,11 @@ export function openAiRoutes(deps: { guard: ReturnType<typeof authGuard>; openai
       set.headers['content-type'] = answer.contentType
       return answer.body as Reply<typeof createAudioTranscription>
     }),
+    route(createAudioTranslation, async ({ principal, request, set }) => {
+      const answer = withCreditsRemaining(set, await openai.translateUpload(principal, request))
+      set.headers['content-type'] = answer.contentType
+      return answer.body as Reply<typeof createAudioTranslation>
+    }),
+    route(listModels, () => openai.listModels()),
   ])
 }

@@ -10,8 +10,11 @@ export const GRANULARITIES = ['segment', 'word'] as const
 const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt`, `verbose_json` (segments, and words when asked for) or `diarized_json` (segments with their speaker, by the server\'s diarization engine)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
 const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g)), { error: 'each must be segment or word' }), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
 const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted for compatibility (`whisper-1`, `gpt-4o-transcribe`, …); the server\'s configured speech engine transcribes', error: 'must be a model name of 1 to 100 characters' })
-const Prompt = t.String({ maxLength: 4000, description: 'accepted for compatibility; neither engine uses it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
+const Prompt = t.String({ maxLength: 4000, description: 'text the recording resembles (names, spelling): whisper.cpp\'s initial prompt; PocketSphinx does not use it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
 const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })
+/** OpenAI's translations take no `diarized_json`. */
+export const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const
+const TranslationFormatField = t.Union(TRANSLATION_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt` or `verbose_json` (segments)', error: `must be one of ${TRANSLATION_FORMATS.join(', ')}` })
 
 const KnownSpeakerNames = t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 4, description: 'names for the speakers of `diarized_json`, given in the order the speakers are first heard (up to 4, as OpenAI); the rest keep letters', error: 'must be up to 4 names of 1 to 100 characters' })
 
@@ -33,6 +36,23 @@ export const OpenAiTranscriptionFields = t.Object(
 )
 export type OpenAiTranscriptionFields = Static<typeof OpenAiTranscriptionFields>
 
+/** The text fields of the translations form (OpenAI's: no language, no granularities). */
+export const OpenAiTranslationFields = t.Object(
+  { model: t.Optional(Model), prompt: t.Optional(Prompt), response_format: t.Optional(TranslationFormatField), temperature: t.Optional(Temperature) },
+  { additionalProperties: false },
+)
+
+export const OpenAiTranslationForm = t.Object(
+  {
+    file: t.String({ format: 'binary', description: 'the recording (any audio or video ffmpeg reads), at most 5 GB; streamed to disk' }),
+    model: t.Optional(Model),
+    prompt: t.Optional(Prompt),
+    response_format: t.Optional(TranslationFormatField),
+    temperature: t.Optional(Temperature),
+  },
+  { title: 'OpenAiTranslationRequest', description: 'OpenAI\'s `POST /v1/audio/translations` form: the speech, in any language whisper knows, translated into English.' },
+)
+
 /** The multipart body as the OpenAPI document publishes it. */
 export const OpenAiTranscriptionForm = t.Object(
   {
@@ -48,10 +68,29 @@ export const OpenAiTranscriptionForm = t.Object(
   { title: 'OpenAiTranscriptionRequest', description: 'OpenAI\'s `POST /v1/audio/transcriptions` form.' },
 )
 
+const DurationUsage = t.Object(
+  { type: t.Literal('duration'), seconds: t.Number({ description: 'the recording\'s duration, in seconds rounded up (what the request was charged for)' }) },
+  { description: 'as OpenAI reports it for whisper-1' },
+)
+
 export const OpenAiTranscription = t.Object(
-  { text: t.String() },
+  { text: t.String(), usage: t.Optional(DurationUsage) },
   { title: 'OpenAiTranscription', description: '`response_format=json`: the transcript, as OpenAI answers.' },
 )
+
+/** A segment of verbose_json, every field of OpenAI's TranscriptionSegment (docs/decisions.md says where each comes from). */
+const VerboseSegment = t.Object({
+  id: Integer(),
+  seek: Integer({ description: 'start of the audio chunk the segment was heard in, in 10 ms frames' }),
+  start: t.Number(),
+  end: t.Number(),
+  text: t.String(),
+  tokens: t.Array(Integer(), { description: 'always empty: neither engine exposes its token ids' }),
+  temperature: t.Number({ description: 'the decoding temperature: 0 (greedy), 0.4 when whisper decoded the chunk again after a repetition loop' }),
+  avg_logprob: t.Number({ description: 'PocketSphinx: mean natural log of its word posteriors; whisper: 0 (the binding gives no token probabilities)' }),
+  compression_ratio: t.Number({ description: 'the text\'s UTF-8 bytes divided by its zlib-compressed bytes, as whisper computes it' }),
+  no_speech_prob: t.Number({ description: '0: neither engine gives it, and a segment exists only where speech was heard' }),
+})
 
 export const OpenAiVerboseTranscription = t.Object(
   {
@@ -59,10 +98,38 @@ export const OpenAiVerboseTranscription = t.Object(
     language: t.String({ description: 'ISO 639-1 code of the language heard or given (`und` when unknown)' }),
     duration: t.Number({ description: 'seconds' }),
     text: t.String(),
-    segments: t.Optional(t.Array(t.Object({ id: Integer(), start: t.Number(), end: t.Number(), text: t.String() }), { description: 'with granularity `segment` (the default)' })),
+    segments: t.Optional(t.Array(VerboseSegment, { description: 'with granularity `segment` (the default)' })),
     words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }), { description: 'with granularity `word`' })),
+    usage: DurationUsage,
   },
   { title: 'OpenAiVerboseTranscription', description: '`response_format=verbose_json`, as OpenAI answers.' },
+)
+
+export const OpenAiVerboseTranslation = t.Object(
+  {
+    task: t.Literal('translate'),
+    language: t.String({ description: 'ISO 639-1 code of the language heard (`und` when unknown)' }),
+    duration: t.Number({ description: 'seconds' }),
+    text: t.String({ description: 'the English translation' }),
+    segments: t.Array(VerboseSegment),
+    usage: DurationUsage,
+  },
+  { title: 'OpenAiVerboseTranslation', description: '`response_format=verbose_json` on translations, as OpenAI answers.' },
+)
+
+export const OpenAiModel = t.Object(
+  {
+    id: t.String({ description: '`whisper-1` (the configured speech engine), each installed whisper.cpp model by its name (`base.en`), `pocketsphinx` when it is the engine, `gpt-4o-transcribe-diarize` when diarization is on' }),
+    object: t.Literal('model'),
+    created: Integer({ description: 'Unix seconds: the model file\'s time, else when this server started' }),
+    owned_by: t.String({ description: '`notesvc`' }),
+  },
+  { title: 'OpenAiModel' },
+)
+
+export const OpenAiModelList = t.Object(
+  { object: t.Literal('list'), data: t.Array(OpenAiModel) },
+  { title: 'OpenAiModelList', description: 'The models this server can run, in OpenAI\'s list shape; any `model` value is accepted by the audio routes, which use the configured engine.' },
 )
 
 /**

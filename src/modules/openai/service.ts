@@ -1,13 +1,15 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { deflateSync } from 'node:zlib'
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Principal } from '../../http/admission'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
 import { textDetails } from '../../http/text-check'
 import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
-import type { Charged, HeardRecording, ProcessingService } from '../processing/service'
+import type { Charged, Decoding, HeardRecording, ProcessingService } from '../processing/service'
+import type { AsrEngine, TranscriptSegment } from '../../engines/asr/engine'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
-import { MAX_MCP_AUDIO_BYTES, OpenAiTranscriptionFields, type OpenAiTranscriptionToolArguments, type ResponseFormat } from './model'
+import { MAX_MCP_AUDIO_BYTES, OpenAiTranscriptionFields, OpenAiTranslationFields, type OpenAiTranscriptionToolArguments, type ResponseFormat } from './model'
 import { receiveMultipart } from './multipart'
 
 export type OpenAiService = ReturnType<typeof createOpenAiService>
@@ -19,12 +21,13 @@ export interface OpenAiAnswer {
 }
 
 /**
- * Fields OpenAI's form has that change nothing here: `stream` (only false: the answer comes whole),
- * `include[]` (log probabilities, which neither engine gives) and `chunking_strategy` (notesvc
- * always cuts long recordings at quiet points). Any other unknown field is refused, so a misspelt
- * `response_format` is not silently ignored.
+ * Fields OpenAI's form has that change nothing here: `stream` (only false: the answer comes whole)
+ * and `chunking_strategy` (notesvc always cuts long recordings at quiet points). `include[]` asks for
+ * token log probabilities, which neither engine gives here: refused with a 400, not ignored. Any
+ * other unknown field is refused, so a misspelt `response_format` is not silently ignored.
  */
-const IGNORED_FIELDS = new Set(['stream', 'include[]', 'include', 'chunking_strategy'])
+const IGNORED_FIELDS = new Set(['stream', 'chunking_strategy'])
+const INCLUDE_FIELDS = ['include[]', 'include']
 const GRANULARITY_FIELDS = ['timestamp_granularities[]', 'timestamp_granularities']
 const SPEAKER_NAME_FIELDS = ['known_speaker_names[]', 'known_speaker_names']
 const SPEAKER_REFERENCE_FIELDS = ['known_speaker_references[]', 'known_speaker_references']
@@ -36,14 +39,17 @@ const REQUEST_TIMEOUT_MS = 3 * 3600 * 1000
 const STALE_TEMP_MS = 24 * 3600 * 1000
 
 const fieldsCheck = TypeCompiler.Compile(OpenAiTranscriptionFields)
+const translationCheck = TypeCompiler.Compile(OpenAiTranslationFields)
 const round = (x: number) => Math.round(x * 1000) / 1000
+/** how the processing service's message for unreadable media begins (src/modules/processing/service.ts) */
+const NOT_AUDIO = 'The media could not be read as audio'
 
 function invalid(details: ErrorDetail[], hint = ''): ApiError {
   return new ApiError('invalid_request', `The form failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.${hint}`, { details })
 }
 
 /** The checked options of a request, from the multipart fields (each field's text as sent). */
-export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionFields {
+export function formOptions(fields: Map<string, string[]>, check: typeof fieldsCheck | typeof translationCheck = fieldsCheck): OpenAiTranscriptionFields {
   const options: Record<string, unknown> = {}
   const details: ErrorDetail[] = []
   for (const [name, values] of fields) {
@@ -55,6 +61,8 @@ export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionF
       details.push({ field: 'known_speaker_references[]', issue: 'reference recordings are not matched here; send known_speaker_names[] alone: the names go to the speakers in the order they are first heard' })
     } else if (name === 'stream') {
       if (values.some(v => v !== 'false')) details.push({ field: 'stream', issue: 'streaming is not offered; send false or leave it out' })
+    } else if (INCLUDE_FIELDS.includes(name)) {
+      details.push({ field: 'include[]', issue: values.every(v => v === 'logprobs') ? 'logprobs are not available: neither speech engine here (whisper.cpp through its Node binding, PocketSphinx) gives token log probabilities; leave include[] out' : 'only logprobs exists, and it is not available here; leave include[] out' })
     } else if (IGNORED_FIELDS.has(name)) {
       continue
     } else if (values.length > 1) {
@@ -65,8 +73,8 @@ export function formOptions(fields: Map<string, string[]>): OpenAiTranscriptionF
       options[name] = values[0]
     }
   }
-  if (!fieldsCheck.Check(options)) {
-    for (const d of detailsFromValueErrors('body', [...fieldsCheck.Errors(options)])) {
+  if (!check.Check(options)) {
+    for (const d of detailsFromValueErrors('body', [...check.Errors(options)])) {
       const field = d.field.replace(/^timestamp_granularities(\.\d+)?$/, 'timestamp_granularities[]').replace(/^known_speaker_names(\.\d+)?$/, 'known_speaker_names[]')
       if (!details.some(x => x.field === field)) {
         details.push({ field, issue: d.issue.startsWith('Unexpected property') || /additional/i.test(d.issue) ? 'is not a field of this form' : d.issue })
@@ -92,12 +100,56 @@ function checkGranularities(o: OpenAiTranscriptionFields, engine: { name: string
   }
 }
 
-/** The answer OpenAI's API gives for `response_format`. */
-export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields): OpenAiAnswer {
+/** UTF-8 bytes over zlib-compressed bytes, as whisper computes it (`len(b) / len(zlib.compress(b))`); high for repetitive text. */
+export function compressionRatio(text: string): number {
+  const bytes = Buffer.from(text, 'utf8')
+  return bytes.length === 0 ? 0 : round(bytes.length / deflateSync(bytes).length)
+}
+
+/** A segment with every field of OpenAI's TranscriptionSegment (docs/decisions.md says where each comes from). */
+function verboseSegment(s: TranscriptSegment, id: number) {
+  return {
+    id,
+    seek: s.seek ?? 0,
+    start: round(s.start),
+    end: round(s.end),
+    text: s.text,
+    tokens: [] as number[],
+    temperature: s.temperature ?? 0,
+    avg_logprob: s.avgLogprob ?? 0,
+    compression_ratio: compressionRatio(s.text),
+    no_speech_prob: 0,
+  }
+}
+
+/** A language other than English, asked of an engine that hears English only: 400 before anything is charged. */
+function checkLanguage(o: OpenAiTranscriptionFields, engine: AsrEngine, sandbox: boolean) {
+  const language = o.language?.toLowerCase()
+  if (sandbox || !language || language === 'auto' || /^en(-|$)/.test(language) || !engine.englishOnly?.()) return
+  throw invalid(
+    [{ field: 'language', issue: `this server's speech engine (${engine.name}) hears English only` }],
+    ` Leave language out or send en; for ${o.language} the operator runs whisper with a multilingual model (NOTESVC_ASR=whisper NOTESVC_WHISPER_MODEL=base, not a .en model). Nothing was charged.`,
+  )
+}
+
+/** What `GET /v1/models` lists. */
+export interface ModelCatalog {
+  /** the configured speech engine's name */
+  engine: string
+  /** installed whisper.cpp models: name and the file's time (Unix seconds) */
+  whisperModels: { name: string; created: number }[]
+  diarization: boolean
+}
+
+/** The answer OpenAI's API gives for `response_format`; `translate` for the translations route. */
+export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields, task: 'transcribe' | 'translate' = 'transcribe'): OpenAiAnswer {
   const format: ResponseFormat = o.response_format ?? 'json'
+  const duration = round(heard.durationSeconds ?? heard.segments.at(-1)?.end ?? 0)
+  // whisper-1's usage: the recording's duration in whole seconds
+  const usage = { type: 'duration', seconds: Math.ceil(duration) }
   switch (format) {
     case 'json':
-      return { body: { text: heard.transcript }, contentType: TRANSCRIPT_CONTENT_TYPES.json }
+      return { body: task === 'translate' ? { text: heard.transcript } : { text: heard.transcript, usage }, contentType: TRANSCRIPT_CONTENT_TYPES.json }
     case 'text':
       return { body: toTxt(heard.transcript), contentType: TRANSCRIPT_CONTENT_TYPES.txt }
     case 'srt':
@@ -111,7 +163,6 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
         const label = s.speaker ?? 'A'
         if (!names.has(label)) names.set(label, o.known_speaker_names?.[names.size] ?? label)
       }
-      const duration = round(heard.durationSeconds ?? heard.segments.at(-1)?.end ?? 0)
       return {
         contentType: TRANSCRIPT_CONTENT_TYPES.json,
         body: {
@@ -125,16 +176,16 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
     }
     case 'verbose_json': {
       const granularities = o.timestamp_granularities?.length ? o.timestamp_granularities : ['segment']
-      const last = heard.segments.at(-1)
       return {
         contentType: TRANSCRIPT_CONTENT_TYPES.json,
         body: {
-          task: 'transcribe',
+          task,
           language: heard.language ?? 'und',
-          duration: round(heard.durationSeconds ?? last?.end ?? 0),
+          duration,
           text: heard.transcript,
-          ...(granularities.includes('segment') ? { segments: heard.segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text })) } : {}),
+          ...(granularities.includes('segment') ? { segments: heard.segments.map(verboseSegment) } : {}),
           ...(granularities.includes('word') ? { words: heard.segments.flatMap(s => s.words ?? []).map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
+          usage,
         },
       }
     }
@@ -147,8 +198,15 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
  * process left it), then transcribed and charged exactly as `createTranscription` (the processing
  * service's charging, ASR slots and sandbox), the answer in the requested `response_format`.
  */
-export function createOpenAiService(deps: { processing: ProcessingService; dataDir: string; log?: { info(msg: string, fields?: Record<string, unknown>): void } }) {
+export function createOpenAiService(deps: {
+  processing: ProcessingService
+  dataDir: string
+  log?: { info(msg: string, fields?: Record<string, unknown>): void }
+  /** what `GET /v1/models` lists: the configured engine, the installed whisper.cpp models, diarization on or off */
+  catalog?: () => ModelCatalog
+}) {
   const root = join(deps.dataDir, 'tmp')
+  const startedAt = Math.floor(Date.now() / 1000)
 
   /** A temporary folder for one request, named after this process (`openai-<pid>-…`) so a sweep can tell whose it is. */
   async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -161,10 +219,33 @@ export function createOpenAiService(deps: { processing: ProcessingService; dataD
     }
   }
 
-  async function transcribe(p: Principal, path: string, o: OpenAiTranscriptionFields, signal: AbortSignal): Promise<Charged<OpenAiAnswer>> {
+  async function transcribe(p: Principal, path: string, o: OpenAiTranscriptionFields, signal: AbortSignal, task: 'transcribe' | 'translate' = 'transcribe'): Promise<Charged<OpenAiAnswer>> {
     const speakers = o.response_format === 'diarized_json' ? { hint: o.known_speaker_names?.length ? { min: o.known_speaker_names.length } : undefined } : undefined
-    const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal, speakers })
-    return { creditsRemaining, body: openAiAnswer(heard, o) }
+    const decoding: Decoding = { ...(o.prompt ? { prompt: o.prompt } : {}), ...(task === 'translate' ? { translate: true } : {}) }
+    try {
+      const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal, speakers, decoding })
+      return { creditsRemaining, body: openAiAnswer(heard, o, task) }
+    } catch (err) {
+      // OpenAI answers 400 for a file that is not audio; the processing service's 502 is for its other routes
+      if (err instanceof ApiError && err.code === 'upstream_failure' && err.message.startsWith(NOT_AUDIO)) {
+        throw invalid([{ field: 'file', issue: 'is not audio or video that ffmpeg can read' }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as the \`file\` part. Nothing was charged.`)
+      }
+      throw err
+    }
+  }
+
+  /** The upload streamed to a temporary file, its fields checked, then `task` run on it. */
+  async function receiveAndRun(p: Principal, request: Request, engine: AsrEngine, task: 'transcribe' | 'translate'): Promise<Charged<OpenAiAnswer>> {
+    return withTempDir(async dir => {
+      const path = join(dir, 'upload')
+      const form = await receiveMultipart(request, path, { fileField: 'file', maxFileBytes: MAX_UPLOAD_BYTES, maxFieldBytes: MAX_FIELD_BYTES, maxFields: 32 })
+      const o = formOptions(form.fields, task === 'translate' ? translationCheck : fieldsCheck)
+      if (!form.file) throw invalid([{ field: 'file', issue: 'is required' }], ' Send the recording as the `file` part (curl -F file=@recording.wav).')
+      if (form.file.bytes === 0) throw invalid([{ field: 'file', issue: 'is empty' }], ' The file part holds no bytes.')
+      checkGranularities(o, engine, p.sandbox)
+      checkLanguage(o, engine, p.sandbox)
+      return transcribe(p, path, o, AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]), task)
+    })
   }
 
   return {
@@ -174,15 +255,38 @@ export function createOpenAiService(deps: { processing: ProcessingService; dataD
      */
     async transcribeUpload(p: Principal, request: Request): Promise<Charged<OpenAiAnswer>> {
       const engine = await deps.processing.admitTranscription(p)
-      return withTempDir(async dir => {
-        const path = join(dir, 'upload')
-        const form = await receiveMultipart(request, path, { fileField: 'file', maxFileBytes: MAX_UPLOAD_BYTES, maxFieldBytes: MAX_FIELD_BYTES, maxFields: 32 })
-        const o = formOptions(form.fields)
-        if (!form.file) throw invalid([{ field: 'file', issue: 'is required' }], ' Send the recording as the `file` part (curl -F file=@recording.wav).')
-        if (form.file.bytes === 0) throw invalid([{ field: 'file', issue: 'is empty' }], ' The file part holds no bytes.')
-        checkGranularities(o, engine, p.sandbox)
-        return transcribe(p, path, o, AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]))
-      })
+      return receiveAndRun(p, request, engine, 'transcribe')
+    },
+
+    /**
+     * OpenAI's translations: whisper's translate task (speech in any language it knows, written in
+     * English), charged as a transcription. An engine that cannot translate is refused before the
+     * body is read.
+     */
+    async translateUpload(p: Principal, request: Request): Promise<Charged<OpenAiAnswer>> {
+      const engine = await deps.processing.admitTranscription(p)
+      if (!p.sandbox && !engine.translates) {
+        throw invalid(
+          [{ field: 'model', issue: `this server's speech engine (${engine.name}) cannot translate` }],
+          ` ${engine.name} hears English only and has no translate task; have the operator run whisper with a multilingual model (NOTESVC_ASR=whisper NOTESVC_WHISPER_MODEL=base), or use POST /v1/audio/transcriptions for English speech. Nothing was charged.`,
+        )
+      }
+      return receiveAndRun(p, request, engine, 'translate')
+    },
+
+    /** `GET /v1/models`: what this server can run, in OpenAI's list shape. */
+    listModels() {
+      const c = deps.catalog?.() ?? { engine: 'unknown', whisperModels: [], diarization: false }
+      const model = (id: string, created = startedAt) => ({ id, object: 'model' as const, created, owned_by: 'notesvc' })
+      return {
+        object: 'list' as const,
+        data: [
+          model('whisper-1'),
+          ...(c.engine === 'pocketsphinx' ? [model('pocketsphinx')] : []),
+          ...c.whisperModels.map(m => model(m.name, m.created)),
+          ...(c.diarization ? [model('gpt-4o-transcribe-diarize')] : []),
+        ],
+      }
     },
 
     /** The MCP tool: base64 `audio` written to a temporary file, or `audioUrl` fetched as createTranscription fetches it. */
@@ -194,6 +298,7 @@ export function createOpenAiService(deps: { processing: ProcessingService; dataD
       }
       const engine = await deps.processing.admitTranscription(p)
       checkGranularities(o, engine, p.sandbox)
+      checkLanguage(o, engine, p.sandbox)
       if (audioUrl !== undefined) {
         const { body: heard, creditsRemaining } = await deps.processing.transcribeUrl(p, { audioUrl, ...(o.language ? { language: o.language } : {}) })
         return { creditsRemaining, body: openAiAnswer(heard, o) }
