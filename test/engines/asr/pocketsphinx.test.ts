@@ -206,8 +206,9 @@ describe('pocketsphinx output parsing', () => {
       '',
     ].join('\n')
     expect(parseOutput(out, 8)).toEqual([
-      { start: 0.21, end: 0.97, text: 'he was not', words: [{ word: 'he', start: 0.21, end: 0.32 }, { word: 'was', start: 0.33, end: 0.54 }, { word: 'not', start: 0.61, end: 0.97 }] },
-      { start: 7.27, end: 8, text: 'himself', words: [{ word: 'himself', start: 7.27, end: 8 }] },
+      // avgLogprob: the mean natural log of the words' posteriors (the fourth column), fillers left out
+      { start: 0.21, end: 0.97, text: 'he was not', words: [{ word: 'he', start: 0.21, end: 0.32 }, { word: 'was', start: 0.33, end: 0.54 }, { word: 'not', start: 0.61, end: 0.97 }], avgLogprob: -0.0009 },
+      { start: 7.27, end: 8, text: 'himself', words: [{ word: 'himself', start: 7.27, end: 8 }], avgLogprob: -0.1789 },
     ])
   })
 
