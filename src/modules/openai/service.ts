@@ -107,7 +107,7 @@ export function compressionRatio(text: string): number {
 }
 
 /** A segment with every field of OpenAI's TranscriptionSegment (docs/decisions.md says where each comes from). */
-function verboseSegment(s: TranscriptSegment, id: number) {
+export function verboseSegment(s: TranscriptSegment, id: number) {
   return {
     id,
     seek: s.seek ?? 0,

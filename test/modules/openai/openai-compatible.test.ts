@@ -129,6 +129,30 @@ describe('timestamp granularities', () => {
   })
 })
 
+describe('what PocketSphinx cannot do: 400s before anything is read or charged', () => {
+  test('language=de: 400 naming language and the engine, nothing charged', async () => {
+    const key = await t.key({ email: 'german@example.com' })
+    const e = await failure(new OpenAI({ baseURL, apiKey: key, maxRetries: 0 }).audio.transcriptions.create({ file: await recording(), model: 'whisper-1', language: 'de' }))
+    expect(e.status).toBe(400)
+    expect(e.code).toBe('invalid_request')
+    expect(e.message).toStartWith('400 The form failed validation: language: this server\'s speech engine (pocketsphinx) hears English only. Leave language out or send en;')
+    expect((await t.call('GET', '/v1/usage', { token: key })).body.balance.totalRemaining).toBe(60)
+  })
+
+  test('translations: 400 naming the engine and what to run instead, nothing charged', async () => {
+    const key = await t.key({ email: 'translate@example.com' })
+    const e = await failure(new OpenAI({ baseURL, apiKey: key, maxRetries: 0 }).audio.translations.create({ file: await recording(), model: 'whisper-1' }))
+    expect(e.status).toBe(400)
+    expect(e.message).toContain('this server\'s speech engine (pocketsphinx) cannot translate')
+    expect(e.message).toContain('NOTESVC_ASR=whisper')
+    expect((await t.call('GET', '/v1/usage', { token: key })).body.balance.totalRemaining).toBe(60)
+  })
+
+  test('the models list names PocketSphinx beside whisper-1', async () => {
+    expect((await openai.models.list()).data.map(m => m.id)).toEqual(['whisper-1', 'pocketsphinx', 'gpt-4o-transcribe-diarize'])
+  })
+})
+
 describe('keys and credits', () => {
   test('a sandbox key: the fixed sample transcript, nothing charged', async () => {
     const sandbox = new OpenAI({ baseURL, apiKey: await t.key({ email: 'live@example.com', sandbox: true }), maxRetries: 0 })
