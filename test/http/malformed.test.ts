@@ -88,6 +88,8 @@ const OPS: Op[] = [
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
+  { id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
+  { id: 'listModels', method: 'GET', path: '/v1/models' },
 ]
 
 /** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */

@@ -27,6 +27,8 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   createYoutubeSummary: { request: 'YoutubeSummaryRequest', responses: { 200: 'YoutubeSummaryResult' } },
   getUsage: { responses: { 200: 'Usage' } },
   createAudioTranscription: { request: 'OpenAiTranscriptionRequest', responses: { 200: 'OpenAiTranscriptionResponse' } },
+  createAudioTranslation: { request: 'OpenAiTranslationRequest', responses: { 200: 'OpenAiTranslationResponse' } },
+  listModels: { responses: { 200: 'OpenAiModelList' } },
   // speakers (docs/decisions.md)
   listNoteSpeakers: { responses: { 200: 'NoteSpeakerList' } },
   updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
