@@ -243,6 +243,11 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
       const body = r.body.body
       return { creditsRemaining: r.creditsRemaining, result: typeof body === 'string' ? { format: args.response_format, contentType: r.body.contentType, content: body } : body }
     },
+    createAudioTranslation: async (p, args) => {
+      const r = await openai.transcribeToolCall(p, args, 'translate')
+      const body = r.body.body
+      return { creditsRemaining: r.creditsRemaining, result: typeof body === 'string' ? { format: args.response_format, contentType: r.body.contentType, content: body } : body }
+    },
     listModels: () => out(openai.listModels()),
 
     getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { defineOperation } from '../../http/contract'
-import { OpenAiDiarizedTranscription, OpenAiModelList, OpenAiTranscription, OpenAiTranscriptionForm, OpenAiTranscriptionToolArguments, OpenAiTranslationForm, OpenAiVerboseTranscription, OpenAiVerboseTranslation } from './model'
+import { OpenAiDiarizedTranscription, OpenAiModelList, OpenAiTranscription, OpenAiTranscriptionForm, OpenAiTranscriptionToolArguments, OpenAiTranslationForm, OpenAiTranslationToolArguments, OpenAiVerboseTranscription, OpenAiVerboseTranslation } from './model'
 
 export const createAudioTranscription = defineOperation({
   id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', tag: 'Processing',
@@ -24,8 +24,8 @@ export const createAudioTranslation = defineOperation({
   responses: { 200: t.Union([OpenAiTranscription, OpenAiVerboseTranslation], { title: 'OpenAiTranslationResponse', description: 'The English text as OpenAI answers: `{"text"}` for json, OpenAiVerboseTranslation for verbose_json' }) },
   textResponses: ['text/plain', 'application/x-subrip', 'text/vtt'],
   errors: ['insufficient_credits', 'payload_too_large', 'upstream_failure'],
-  // for now, agents translate with createAudioTranscription's tool and their own model (docs/decisions.md)
-  mcp: { tool: false },
+  // as createAudioTranscription's tool: base64 `audio` or an https `audioUrl`
+  mcp: { openWorld: true, arguments: OpenAiTranslationToolArguments },
 })
 
 export const listModels = defineOperation({

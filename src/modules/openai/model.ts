@@ -148,6 +148,16 @@ export const OpenAiTranscriptionToolArguments = t.Object(
 )
 export type OpenAiTranscriptionToolArguments = Static<typeof OpenAiTranscriptionToolArguments>
 
+/** The translation tool's arguments: the recording as the transcription tool takes it, and OpenAI's translation options. */
+export const OpenAiTranslationToolArguments = t.Object(
+  {
+    audio: OpenAiTranscriptionToolArguments.properties.audio,
+    audioUrl: OpenAiTranscriptionToolArguments.properties.audioUrl,
+    ...OpenAiTranslationFields.properties,
+  },
+  { additionalProperties: false },
+)
+
 export const OpenAiDiarizedTranscription = t.Object(
   {
     task: t.Literal('transcribe'),

@@ -132,6 +132,8 @@ function checkLanguage(o: OpenAiTranscriptionFields, engine: AsrEngine, sandbox:
   )
 }
 
+type Task = 'transcribe' | 'translate'
+
 /** What `GET /v1/models` lists. */
 export interface ModelCatalog {
   /** the configured speech engine's name */
@@ -219,23 +221,39 @@ export function createOpenAiService(deps: {
     }
   }
 
-  async function transcribe(p: Principal, path: string, o: OpenAiTranscriptionFields, signal: AbortSignal, task: 'transcribe' | 'translate' = 'transcribe'): Promise<Charged<OpenAiAnswer>> {
+  /**
+   * `path` (or, with `audioUrl`, the recording fetched as createTranscription fetches it) transcribed
+   * or translated; `field` is where the recording came in, named when it is not audio.
+   */
+  async function transcribe(p: Principal, source: { path: string } | { audioUrl: string }, o: OpenAiTranscriptionFields, signal: AbortSignal, task: Task, field: string): Promise<Charged<OpenAiAnswer>> {
     const speakers = o.response_format === 'diarized_json' ? { hint: o.known_speaker_names?.length ? { min: o.known_speaker_names.length } : undefined } : undefined
     const decoding: Decoding = { ...(o.prompt ? { prompt: o.prompt } : {}), ...(task === 'translate' ? { translate: true } : {}) }
+    const language = o.language && o.language !== 'auto' ? o.language : null
     try {
-      const { body: heard, creditsRemaining } = await deps.processing.transcribeLocalFile(p, path, { language: o.language && o.language !== 'auto' ? o.language : null, signal, speakers, decoding })
+      const { body: heard, creditsRemaining } = 'path' in source
+        ? await deps.processing.transcribeLocalFile(p, source.path, { language, signal, speakers, decoding })
+        : await deps.processing.transcribeUrl(p, { audioUrl: source.audioUrl, ...(language ? { language } : {}) }, decoding)
       return { creditsRemaining, body: openAiAnswer(heard, o, task) }
     } catch (err) {
       // OpenAI answers 400 for a file that is not audio; the processing service's 502 is for its other routes
       if (err instanceof ApiError && err.code === 'upstream_failure' && err.message.startsWith(NOT_AUDIO)) {
-        throw invalid([{ field: 'file', issue: 'is not audio or video that ffmpeg can read' }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as the \`file\` part. Nothing was charged.`)
+        throw invalid([{ field, issue: 'is not audio or video that ffmpeg can read' }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as \`${field}\`. Nothing was charged.`)
       }
       throw err
     }
   }
 
+  /** 400 before the body is read when the engine has no translate task. */
+  function checkTranslates(p: Principal, engine: AsrEngine) {
+    if (p.sandbox || engine.translates) return
+    throw invalid(
+      [{ field: 'model', issue: `this server's speech engine (${engine.name}) cannot translate` }],
+      ` ${engine.name} hears English only and has no translate task; have the operator run whisper with a multilingual model (NOTESVC_ASR=whisper NOTESVC_WHISPER_MODEL=base), or transcribe English speech with POST /v1/audio/transcriptions. Nothing was charged.`,
+    )
+  }
+
   /** The upload streamed to a temporary file, its fields checked, then `task` run on it. */
-  async function receiveAndRun(p: Principal, request: Request, engine: AsrEngine, task: 'transcribe' | 'translate'): Promise<Charged<OpenAiAnswer>> {
+  async function receiveAndRun(p: Principal, request: Request, engine: AsrEngine, task: Task): Promise<Charged<OpenAiAnswer>> {
     return withTempDir(async dir => {
       const path = join(dir, 'upload')
       const form = await receiveMultipart(request, path, { fileField: 'file', maxFileBytes: MAX_UPLOAD_BYTES, maxFieldBytes: MAX_FIELD_BYTES, maxFields: 32 })
@@ -244,7 +262,7 @@ export function createOpenAiService(deps: {
       if (form.file.bytes === 0) throw invalid([{ field: 'file', issue: 'is empty' }], ' The file part holds no bytes.')
       checkGranularities(o, engine, p.sandbox)
       checkLanguage(o, engine, p.sandbox)
-      return transcribe(p, path, o, AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]), task)
+      return transcribe(p, { path }, o, AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]), task, 'file')
     })
   }
 
@@ -265,12 +283,7 @@ export function createOpenAiService(deps: {
      */
     async translateUpload(p: Principal, request: Request): Promise<Charged<OpenAiAnswer>> {
       const engine = await deps.processing.admitTranscription(p)
-      if (!p.sandbox && !engine.translates) {
-        throw invalid(
-          [{ field: 'model', issue: `this server's speech engine (${engine.name}) cannot translate` }],
-          ` ${engine.name} hears English only and has no translate task; have the operator run whisper with a multilingual model (NOTESVC_ASR=whisper NOTESVC_WHISPER_MODEL=base), or use POST /v1/audio/transcriptions for English speech. Nothing was charged.`,
-        )
-      }
+      checkTranslates(p, engine)
       return receiveAndRun(p, request, engine, 'translate')
     },
 
@@ -289,27 +302,28 @@ export function createOpenAiService(deps: {
       }
     },
 
-    /** The MCP tool: base64 `audio` written to a temporary file, or `audioUrl` fetched as createTranscription fetches it. */
-    async transcribeToolCall(p: Principal, args: OpenAiTranscriptionToolArguments): Promise<Charged<OpenAiAnswer>> {
+    /**
+     * The MCP tools (createAudioTranscription, createAudioTranslation): base64 `audio` written to a
+     * temporary file, or `audioUrl` fetched as createTranscription fetches it.
+     */
+    async transcribeToolCall(p: Principal, args: OpenAiTranscriptionToolArguments, task: Task = 'transcribe'): Promise<Charged<OpenAiAnswer>> {
       const { audio, audioUrl, model: _model, ...rest } = args
       const o: OpenAiTranscriptionFields = rest
       if ((audio === undefined) === (audioUrl === undefined)) {
         throw invalid([{ field: 'arguments', issue: 'give exactly one of audio (base64) and audioUrl' }])
       }
       const engine = await deps.processing.admitTranscription(p)
+      if (task === 'translate') checkTranslates(p, engine)
       checkGranularities(o, engine, p.sandbox)
       checkLanguage(o, engine, p.sandbox)
-      if (audioUrl !== undefined) {
-        const { body: heard, creditsRemaining } = await deps.processing.transcribeUrl(p, { audioUrl, ...(o.language ? { language: o.language } : {}) })
-        return { creditsRemaining, body: openAiAnswer(heard, o) }
-      }
+      if (audioUrl !== undefined) return transcribe(p, { audioUrl }, o, AbortSignal.timeout(REQUEST_TIMEOUT_MS), task, 'audioUrl')
       const bytes = Buffer.from(audio!, 'base64')
       if (bytes.length === 0) throw invalid([{ field: 'audio', issue: 'is empty or not base64' }])
       if (bytes.length > MAX_MCP_AUDIO_BYTES) throw invalid([{ field: 'audio', issue: 'must be at most 25 MB decoded; give audioUrl for larger recordings' }])
       return withTempDir(async dir => {
         const path = join(dir, 'upload')
         await writeFile(path, bytes)
-        return transcribe(p, path, o, AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+        return transcribe(p, { path }, o, AbortSignal.timeout(REQUEST_TIMEOUT_MS), task, 'audio')
       })
     },
 

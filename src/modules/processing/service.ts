@@ -192,7 +192,7 @@ export function createProcessingService(deps: {
   })
 
   /** A publicly reachable https media URL, fetched under the SSRF rules, transcribed and charged as `createTranscription`. */
-  async function transcribeUrl(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<HeardRecording>> {
+  async function transcribeUrl(p: Principal, body: Static<typeof TranscriptionRequest>, decoding?: Decoding): Promise<Charged<HeardRecording>> {
     const language = body.language && body.language !== 'auto' ? body.language : null
     if (p.sandbox) return sandboxRecording(p, language)
     await ensureBalance(p, 'createTranscription', credits.quote(p, 'createTranscription'))
@@ -204,7 +204,7 @@ export function createProcessingService(deps: {
       return await inTempDir(async dir => {
         const dest = join(dir, 'media')
         await downloadUrl(body.audioUrl, { dest, maxBytes: MAX_UPLOAD_BYTES, timeoutMs, allowPrivate: deps.allowPrivateUrls, signal })
-        return transcribeAndCharge(p, dest, language, signal)
+        return transcribeAndCharge(p, dest, language, signal, undefined, decoding)
       })
     } catch (err) {
       asApiError(err)

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import OpenAI, { toFile } from 'openai'
 import type { TranslationVerbose } from 'openai/resources/audio/translations'
 import type { AsrEngine, TranscribeOptions } from '../../../src/engines/asr/engine'
@@ -191,5 +193,29 @@ describe('POST /v1/audio/translations', () => {
     expect(e.status).toBe(400)
     expect(e.message).toContain('file: is not audio or video that ffmpeg can read')
     expect((await m.app.call('GET', '/v1/usage', { token: key })).body.balance.totalRemaining).toBe(60)
+  })
+})
+
+describe('MCP tools', () => {
+  test('createAudioTranslation takes base64 audio and runs whisper\'s translate task; listModels lists; a non-audio file names `audio`', async () => {
+    const key = await m.app.key({ email: 'agent@example.com' })
+    const mcp = new Client({ name: 'notesvc-test', version: '1.0.0' })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${m.server.port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+    try {
+      multi.calls.length = 0
+      const r = await mcp.callTool({ name: 'createAudioTranslation', arguments: { audio: readFileSync(RECORDING).toString('base64'), response_format: 'verbose_json', prompt: 'Elinor' } }) as any
+      expect(r.isError).toBeFalsy()
+      expect((r.structuredContent ?? JSON.parse(r.content[0].text)).task).toBe('translate')
+      expect(multi.calls.map(c => [c.translate, c.prompt])).toEqual([[true, 'Elinor']])
+      const list = await mcp.callTool({ name: 'listModels', arguments: {} }) as any
+      expect((list.structuredContent ?? JSON.parse(list.content[0].text)).data.map((x: any) => x.id)).toContain('tiny-random')
+      const text = await mcp.callTool({ name: 'createAudioTranscription', arguments: { audio: Buffer.from('not a recording\n'.repeat(50)).toString('base64') } }) as any
+      expect(text.isError).toBe(true)
+      expect(JSON.stringify(text.content)).toContain('audio: is not audio or video that ffmpeg can read')
+    } finally {
+      await mcp.close()
+    }
+    const usage = (await m.app.call('GET', '/v1/usage', { token: key })).body
+    expect(usage.recent.map((u: any) => [u.operation, u.credits, u.source])).toEqual([['createTranscription', 1, 'mcp']])
   })
 })
