@@ -124,6 +124,12 @@ describe('whisper.cpp on the tiny generated model: parallel contexts', () => {
     const order = [...new Set(out.segments.map(s => s.text))]
     expect(order).toEqual(['chunk1', 'chunk2', 'chunk3', 'chunk4', 'chunk5', 'chunk6'])
     inOrderWithin(out.segments, 60)
+    // each segment's seek is where its chunk starts, in 10 ms frames (OpenAI's verbose_json `seek`):
+    // the first segment of a chunk starts there; whisper's own segments say they were decoded greedily
+    const firsts = out.segments.filter((s, i) => i === 0 || s.text !== out.segments[i - 1]!.text)
+    expect(firsts.map(s => s.seek)).toEqual(firsts.map(s => Math.round(s.start * 100)))
+    expect(new Set(out.segments.map(s => s.seek)).size).toBe(6)
+    expect(out.segments.filter(s => s.temperature !== undefined).every(s => s.temperature === 0)).toBe(true)
     // the multilingual model detects a language (the random weights hear some language, not English)
     expect(out.language).toMatch(/^[a-z]{2,3}$/)
   }, 120_000)

@@ -63,6 +63,23 @@ describe('whisper engine (whisper.cpp in-process)', () => {
     expectInside(result.segments, 3)
   })
 
+  test('says which models hear English only, and that it translates; segments carry their decoding temperature', async () => {
+    const en = createWhisperEngine({ modelPath: english, threads: 2 })
+    const multi = createWhisperEngine({ modelPath: multilingual, threads: 2 })
+    expect(en.englishOnly!()).toBe(true)
+    expect(multi.englishOnly!()).toBe(false)
+    expect(multi.translates).toBe(true)
+    // not there yet: not called English-only (ready() says what is missing)
+    expect(createWhisperEngine({ modelPath: join(dir.path, 'ggml-none.bin') }).englishOnly!()).toBe(false)
+    const greedy = await multi.transcribeChunk(audio(3), { language: 'de', prompt: 'Marianne Dashwood', translate: true })
+    expectInside(greedy.segments, 3)
+    expect(greedy.segments.length).toBeGreaterThan(0)
+    expect(greedy.segments.map(s => s.temperature)).toEqual(greedy.segments.map(() => 0))
+    const again = await multi.transcribeChunk(audio(3), { language: 'de', fallback: true })
+    expect(again.segments.length).toBeGreaterThan(0)
+    expect(again.segments.map(s => s.temperature)).toEqual(again.segments.map(() => 0.4))
+  })
+
   test('the model is loaded lazily and once: the engine keeps it after the file is gone', async () => {
     const path = join(dir.path, 'ggml-later.bin')
     const engine = createWhisperEngine({ modelPath: path, threads: 2 })
