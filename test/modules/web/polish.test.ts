@@ -48,7 +48,7 @@ beforeAll(async () => {
   ids.waiting = waiting.body.noteId
   const up = await call('POST', '/v1/uploads', { fileName: 'short-call.wav', contentType: 'audio/wav' })
   ids.recording = up.body.noteId
-  const put = await fetch(up.body.uploadUrl, { method: 'PUT', headers: up.body.headers, body: speechWav(3) })
+  const put = await fetch(up.body.uploadUrl, { method: 'PUT', headers: up.body.headers, body: Buffer.from(speechWav(3)) })
   expect(put.status).toBeLessThan(300)
   await put.arrayBuffer()
   expect((await call('POST', `/v1/uploads/${ids.recording}/complete`)).status).toBe(202)
