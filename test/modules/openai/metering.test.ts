@@ -43,7 +43,7 @@ async function freshInstall(b: (typeof backEnds)[number], metering: 'on' | 'off'
     return statuses
   }
   const usage = async () => (await t.call('GET', '/v1/usage', { token: keys.live })).body
-  return { t, keys, usage, transcribeMany, retryAfter, baseURL: `http://127.0.0.1:${server.port}/v1`, close: async () => { server.stop(true); await t.store.close() } }
+  return { t, keys, openai, usage, transcribeMany, retryAfter, baseURL: `http://127.0.0.1:${server.port}/v1`, close: async () => { server.stop(true); await t.store.close() } }
 }
 
 for (const b of backEnds) describe.skipIf(b.skip)(`the operator and metering on ${b.name}`, () => {
@@ -78,9 +78,12 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the operator and metering on 
     try {
       const statuses = await install.transcribeMany()
       expect(statuses).toEqual(Array(CALLS).fill(200))
+      // not counted, so no limit to report
+      const { response } = await install.openai.audio.transcriptions.create({ file: await toFile(WAV, 'talk.wav', { type: 'audio/wav' }), model: 'whisper-1' }).withResponse()
+      expect([response.status, response.headers.get('x-ratelimit-limit')]).toEqual([200, null])
       const u = await install.usage()
       expect(u.balance.totalRemaining).toBe(2000)
-      expect(u.recent).toHaveLength(CALLS)
+      expect(u.recent).toHaveLength(CALLS + 1)
       expect(new Set(u.recent.map((r: { operation: string; credits: number }) => `${r.operation} ${r.credits}`))).toEqual(new Set(['createTranscription 0']))
     } finally {
       await install.close()
