@@ -200,16 +200,17 @@ function describeMetering(config: Config): string {
 
 /**
  * The first start's message: the keys alone on stdout (shown this once), then on stderr where the
- * browser is, how to set the owner's password, the data folder and whether metering is on.
+ * browser is, how to set the owner's password and whether metering is on (serve has already said
+ * which data folder it uses).
  */
 function printFirstStart(config: Config, keys: { live: string; sandbox: string }, browser: string) {
   process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} (plan pro) and two API keys.\n` +
     'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
   out(`live key:    ${keys.live}`)
   out(`sandbox key: ${keys.sandbox}`)
-  process.stderr.write(`\nbrowser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
+  process.stderr.write(`browser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
     `             ${commandLine(`accounts password --email ${config.ownerEmail}`)})\n` +
-    `${describeDataDir(config)}\n${describeMetering(config)}\n\n`)
+    `${describeMetering(config)}\n\n`)
 }
 
 async function serve(config: Config, log: Logger) {
