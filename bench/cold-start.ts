@@ -18,12 +18,12 @@ async function freePort(): Promise<number> {
   return port
 }
 
-/** Milliseconds from spawn to the first byte of /v1/health, on a fresh empty data folder. */
+/** Milliseconds from spawn to the first byte of /v1/health, on a fresh empty data folder (the default one of an empty home). */
 async function coldStart(cmd: string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'notesvc-cold-'))
   const port = await freePort()
   const started = performance.now()
-  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '' }, stdout: 'ignore', stderr: 'pipe' })
+  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '', HOME: dir, XDG_DATA_HOME: '' }, stdout: 'ignore', stderr: 'pipe' })
   try {
     for (;;) {
       try {

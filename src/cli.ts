@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import { listen, type Fetching } from './http/listen'
-import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './config'
+import { applyFlags, ConfigError, describeDataDir, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
@@ -8,7 +8,7 @@ import { openConfiguredStore } from './db/open'
 import { createServices, type Services } from './services'
 import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
-import { runDoctor } from './doctor'
+import { noDatabaseYet, runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
 import { pullModel, PullError } from './engines/asr/pull'
 import { DIARIZATION_ROLES, listDiarizationModels, type DiarizationModelRole } from './engines/diarization/models'
@@ -25,6 +25,7 @@ import { findMediaTools } from './engines/media/ffmpeg'
 import { formatTranscript, TRANSCRIPT_FORMATS, type TranscriptDocument, type TranscriptFormat } from './formats/transcript'
 import { LocalTranscribeError, transcribeFile } from './local/transcribe'
 import { basename } from 'node:path'
+import { existsSync } from 'node:fs'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -107,7 +108,14 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
   return v
 }
 
-async function openServices(config: Config): Promise<{ services: Services; close(): Promise<void> }> {
+/**
+ * The services on the data folder's database, for the commands that manage accounts and keys. Says on
+ * stderr which data folder it is; a command that only reads or changes what exists (`mayCreate`
+ * false) is refused rather than creating an empty database where the server's is not.
+ */
+async function openServices(config: Config, mayCreate: boolean): Promise<{ services: Services; close(): Promise<void> }> {
+  process.stderr.write(`${describeDataDir(config)}\n`)
+  if (!mayCreate && !config.databaseUrl && !existsSync(config.databasePath)) throw new AccountError(noDatabaseYet(config))
   const store = await openConfiguredStore(config, { poolSize: 2 })
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
   return { services, close: () => store.close() }
@@ -169,6 +177,7 @@ function onStopSignal(log: Logger, stop: () => Promise<void>) {
  */
 async function worker(config: Config, log: Logger) {
   if (config.workers === 0) throw new UsageError('NOTESVC_WORKERS=0 runs no job workers; `worker` needs 1 to 64 (for the API alone, run serve with NOTESVC_WORKERS=0)')
+  process.stderr.write(`${describeDataDir(config)}\n`)
   const store = await openConfiguredStore(config)
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
@@ -182,19 +191,34 @@ async function worker(config: Config, log: Logger) {
   })
 }
 
+/** What `metering` in force means, and how to change it: one line of the first start. */
+function describeMetering(config: Config): string {
+  return config.metering
+    ? 'metering: on (credits per minute of media, 10 processing calls a minute per key); for a single-user install start with NOTESVC_METERING=off'
+    : 'metering: off (NOTESVC_METERING=off): nothing is charged and processing calls are not rate-limited; unset it to meter again'
+}
+
+/**
+ * The first start's message: the keys alone on stdout (shown this once), then on stderr where the
+ * browser is, how to set the owner's password and whether metering is on (serve has already said
+ * which data folder it uses).
+ */
+function printFirstStart(config: Config, keys: { live: string; sandbox: string }, browser: string) {
+  process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} (plan pro) and two API keys.\n` +
+    'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
+  out(`live key:    ${keys.live}`)
+  out(`sandbox key: ${keys.sandbox}`)
+  process.stderr.write(`browser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
+    `             ${commandLine(`accounts password --email ${config.ownerEmail}`)})\n` +
+    `${describeMetering(config)}\n\n`)
+}
+
 async function serve(config: Config, log: Logger) {
+  process.stderr.write(`${describeDataDir(config)}\n`)
   const store = await openConfiguredStore(config)
   const ids = createIdGenerator()
   const services = createServices({ config, store, clock: systemClock, ids, log })
-  if (await services.accounts.isEmpty()) {
-    const live = await services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
-    const sandbox = await services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
-    process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} and two API keys.\n` +
-      'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
-    out(`live key:    ${live.key}`)
-    out(`sandbox key: ${sandbox.key}`)
-    process.stderr.write('\n')
-  }
+  const firstStart = await services.accounts.createFirstStartOwner(config.ownerEmail)
   // Before serving, so that no upload of this process is under way.
   const reclaimed = await services.uploads.reclaimInterruptedUploads().catch((err: unknown) => {
     log.warn('could not remove the temporary files of interrupted uploads (check that this user may write the media folder); starting anyway', { error: err })
@@ -208,7 +232,10 @@ async function serve(config: Config, log: Logger) {
   await services.workers.start()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
-  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, version: VERSION })
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
+  // PORT=0 (any free port): the public URL's port is not the one listened on
+  if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
+  log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
@@ -318,7 +345,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       await worker(withFlags.NOTESVC_WORKERS ? config : { ...config, workers: 1 }, log)
       return -1
     case 'keys': {
-      const { services, close } = await openServices(config)
+      const { services, close } = await openServices(config, sub === 'create')
       try {
         if (sub === 'create') {
           const plan = stringFlag(p, 'plan') as Plan | undefined
@@ -350,7 +377,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       }
     }
     case 'accounts': {
-      const { services, close } = await openServices(config)
+      const { services, close } = await openServices(config, sub === 'password')
       try {
         const email = stringFlag(p, 'email', true)
         if (sub === 'credit') {
@@ -431,6 +458,7 @@ async function run(argv: string[], env: Env): Promise<number> {
     }
     case 'db': {
       if (sub !== 'copy') throw new UsageError('db needs a subcommand: copy')
+      process.stderr.write(`${describeDataDir(config)}\n`)
       const report = await copyToPostgres({
         sqlitePath: config.databasePath,
         targetUrl: stringFlag(p, 'to', true),

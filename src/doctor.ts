@@ -1,5 +1,6 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
-import type { Config } from './config'
+import { accessSync, constants, existsSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { describeDataDir, type Config } from './config'
 import { openConfiguredStore } from './db/open'
 import { storeSchemaVersion } from './db/migrate-store'
 import { withoutPassword } from './db/copy'
@@ -49,20 +50,36 @@ async function describeWorkers(store: Store, leaseMs: number): Promise<string> {
   return `${live.length} live: ${live.map(one).join('; ')}`
 }
 
-/** One line per check: what is ready, what is missing, and the command that fixes it. */
+/** What a command that needs the server's database says when the data folder has none. */
+export function noDatabaseYet(config: Pick<Config, 'databasePath'>): string {
+  return `no database yet at ${config.databasePath}; start \`${commandLine('serve')}\` first, or set NOTESVC_DATA_DIR (or --data-dir) to the folder the server uses`
+}
+
+/** The folder itself when it exists, else the nearest folder above it that does (where it would be created). */
+function nearestExisting(path: string): string {
+  let p = path
+  while (!existsSync(p) && dirname(p) !== p) p = dirname(p)
+  return p
+}
+
+/** One line per check: what is ready, what is missing, and the command that fixes it. Creates nothing. */
 export async function runDoctor(config: Config, out: (line: string) => void): Promise<boolean> {
   const checks: Check[] = []
 
+  // Checked without creating it: serve creates it, doctor only looks.
+  const existing = nearestExisting(config.dataDir)
   try {
-    mkdirSync(config.dataDir, { recursive: true })
-    accessSync(config.dataDir, constants.W_OK)
-    checks.push({ name: 'data dir', ok: true, essential: true, detail: config.dataDir })
+    accessSync(existing, constants.W_OK)
+    checks.push({ name: 'data dir', ok: true, essential: true, detail: `${describeDataDir(config).replace(/^data folder: /, '')}${existing === config.dataDir ? '' : ', not created yet'}` })
   } catch (err) {
     checks.push({ name: 'data dir', ok: false, essential: true, detail: `${config.dataDir} is not writable (${(err as Error).message})`, fix: 'set NOTESVC_DATA_DIR to a folder this user can write' })
   }
 
-  // The store the server would open (PostgreSQL when NOTESVC_DATABASE_URL is set, migrations included).
-  try {
+  // The store the server would open (PostgreSQL when NOTESVC_DATABASE_URL is set, migrations included);
+  // never an empty SQLite database where there is none.
+  if (!config.databaseUrl && !existsSync(config.databasePath)) {
+    checks.push({ name: 'database', ok: false, detail: noDatabaseYet(config) })
+  } else try {
     const store = await openConfiguredStore(config, { poolSize: 1 })
     try {
       const v = await storeSchemaVersion(store)
