@@ -165,7 +165,7 @@ describe('serve', () => {
       } finally {
         await server.stop()
       }
-      expect(health).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin' } })
+      expect(health).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin', diarization: 'builtin' } })
       const logs = (await new Response(server.proc.stderr).text()).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l))
       const warnings = logs.filter(l => l.level === 'warn')
       expect(warnings).toHaveLength(1)
