@@ -40,7 +40,7 @@ function answerFrom(text: string, q: Set<string>): { sentences: string[]; hits: 
 }
 
 /**
- * "[0:41–0:44] We decided…": the times of the timed sentence the answer's sentence is, or of the run
+ * "[0:41–0:44] We decided…" (with "Maria: " before it when speakers are known): the times of the timed sentence the answer's sentence is, or of the run
  * of consecutive ones it joins (the text splitter keeps "…through a. Survey…" together).
  */
 function withTimes(sentences: string[], timed: readonly TimedSentence[] | undefined): string[] {
@@ -54,7 +54,9 @@ function withTimes(sentences: string[], timed: readonly TimedSentence[] | undefi
         let joined = timed[i]!.text
         let j = i
         while (joined.length < s.length && j + 1 < timed.length) joined += ` ${timed[++j]!.text}`
-        if (joined === s) return `[${clockTime(timed[i]!.start)}–${clockTime(timed[j]!.end)}] ${s}`
+        // who said it, when the transcript was diarized ("[0:41–0:44] Maria: We decided…")
+        const who = timed[i]!.speaker ? `${timed[i]!.speaker}: ` : ''
+        if (joined === s) return `[${clockTime(timed[i]!.start)}–${clockTime(timed[j]!.end)}] ${who}${s}`
       }
     }
     return s
