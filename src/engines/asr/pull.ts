@@ -4,9 +4,11 @@ import { copyFile, mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { commandLine } from '../../command-name'
 import { checkGgmlModel, GgmlModelError } from './ggml-file'
+import { DEFAULT_MODELS_URL } from './models'
 import { loadsInWhisper } from './whisper'
 
-export const DEFAULT_MODELS_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main'
+export { DEFAULT_MODELS_URL }
+
 
 /**
  * SHA-1 of the published ggml models, from whisper.cpp's models/README.md (commit f0d2bfb, April 2025).
