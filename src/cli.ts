@@ -26,6 +26,7 @@ import { formatTranscript, TRANSCRIPT_FORMATS, type TranscriptDocument, type Tra
 import { LocalTranscribeError, transcribeFile } from './local/transcribe'
 import { basename } from 'node:path'
 import { existsSync } from 'node:fs'
+import { startupMark, startupReport } from './startup-timing'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -216,10 +217,14 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
 
 async function serve(config: Config, log: Logger) {
   process.stderr.write(`${describeDataDir(config)}\n`)
+  startupMark('config')
   const store = await openConfiguredStore(config)
+  startupMark('database: read thread')
   const ids = createIdGenerator()
   const services = createServices({ config, store, clock: systemClock, ids, log })
+  startupMark('services')
   const firstStart = await services.accounts.createFirstStartOwner(config.ownerEmail)
+  if (firstStart) startupMark('first start: owner and keys')
   // Before serving, so that no upload of this process is under way.
   const reclaimed = await services.uploads.reclaimInterruptedUploads().catch((err: unknown) => {
     log.warn('could not remove the temporary files of interrupted uploads (check that this user may write the media folder); starting anyway', { error: err })
@@ -227,10 +232,16 @@ async function serve(config: Config, log: Logger) {
   })
   if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
   await services.openai.sweepTemporaryFiles().catch((err: unknown) => log.warn('could not remove the temporary files of interrupted OpenAI-compatible transcriptions; starting anyway', { error: err }))
+  startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
+  startupMark('speech engine check')
   const app = createApp({ config, clock: systemClock, ids, log, services })
+  startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
+  startupMark('listen')
   await services.workers.start()
+  startupMark('workers')
+  startupReport()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
@@ -327,6 +338,7 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
 }
 
 async function run(argv: string[], env: Env): Promise<number> {
+  startupMark('runtime and modules')
   const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
   if (refusal) throw new RuntimeError(refusal)
   const { env: withFlags, rest } = applyFlags(env, argv)
