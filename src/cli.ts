@@ -10,7 +10,7 @@ import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
 import { noDatabaseYet, runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
-import { pullModel, PullError } from './engines/asr/pull'
+import { importModel, pullModel, PullError } from './engines/asr/pull'
 import { DIARIZATION_ROLES, listDiarizationModels, type DiarizationModelRole } from './engines/diarization/models'
 import { DiarizationPullError, importDiarizationModel, pullDiarizationModels, type InstalledModel } from './engines/diarization/pull'
 import { createProgressBar } from './progress'
@@ -26,6 +26,7 @@ import { formatTranscript, TRANSCRIPT_FORMATS, type TranscriptDocument, type Tra
 import { LocalTranscribeError, transcribeFile } from './local/transcribe'
 import { basename } from 'node:path'
 import { existsSync } from 'node:fs'
+import { startupMark, startupReport } from './startup-timing'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -55,10 +56,11 @@ Usage: ${commandName()} <command> [flags]
                                           diarization models, when present)
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable;
                                           \`models pull diarization\`: sherpa-onnx's two diarization models
-  models import FILE [--name segmentation|embedding]
-                                          copy a diarization model file brought from another machine into
-                                          the models folder, once checked: ONNX, with the metadata
-                                          sherpa-onnx reads (the role comes from it when --name is absent)
+  models import FILE [--name N]           copy a model file brought from another machine into the models
+                                          folder, once checked. A Whisper ggml file (ggml-base.en.bin, or
+                                          --name base.en): read through, loaded by whisper.cpp, its SHA-1
+                                          compared with whisper.cpp's list. A diarization .onnx file
+                                          (--name segmentation|embedding, else read from its metadata)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
@@ -215,10 +217,14 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
 
 async function serve(config: Config, log: Logger) {
   process.stderr.write(`${describeDataDir(config)}\n`)
+  startupMark('config')
   const store = await openConfiguredStore(config)
+  startupMark('database: read thread')
   const ids = createIdGenerator()
   const services = createServices({ config, store, clock: systemClock, ids, log })
+  startupMark('services')
   const firstStart = await services.accounts.createFirstStartOwner(config.ownerEmail)
+  if (firstStart) startupMark('first start: owner and keys')
   // Before serving, so that no upload of this process is under way.
   const reclaimed = await services.uploads.reclaimInterruptedUploads().catch((err: unknown) => {
     log.warn('could not remove the temporary files of interrupted uploads (check that this user may write the media folder); starting anyway', { error: err })
@@ -226,10 +232,16 @@ async function serve(config: Config, log: Logger) {
   })
   if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
   await services.openai.sweepTemporaryFiles().catch((err: unknown) => log.warn('could not remove the temporary files of interrupted OpenAI-compatible transcriptions; starting anyway', { error: err }))
+  startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
+  startupMark('speech engine check')
   const app = createApp({ config, clock: systemClock, ids, log, services })
+  startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
+  startupMark('listen')
   await services.workers.start()
+  startupMark('workers')
+  startupReport()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
@@ -326,6 +338,7 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
 }
 
 async function run(argv: string[], env: Env): Promise<number> {
+  startupMark('runtime and modules')
   const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
   if (refusal) throw new RuntimeError(refusal)
   const { env: withFlags, rest } = applyFlags(env, argv)
@@ -427,14 +440,25 @@ async function run(argv: string[], env: Env): Promise<number> {
         return 0
       }
       if (sub === 'import') {
-        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import model.onnx --name segmentation')}`)
-        // --name (shared/DECISIONS.md); --as, its first spelling, is still read
+        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import ggml-base.en.bin')} or ${commandLine('models import model.onnx --name segmentation')}`)
+        // --name (shared/DECISIONS.md); --as, its first spelling, is still read for diarization models
         const as = stringFlag(p, 'name') ?? stringFlag(p, 'as')
-        if (as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--name must be ${DIARIZATION_ROLES.join(' or ')}`)
+        const diarization = as !== undefined ? DIARIZATION_ROLES.includes(as as DiarizationModelRole) : arg.endsWith('.onnx')
         try {
+          if (!diarization) {
+            const r = await importModel({ file: arg, modelsDir: config.modelsDir, name: as })
+            process.stderr.write(
+              `${r.name}: ${(r.bytes / 1e6).toFixed(1)} MB, ${r.tensors} tensors read through; ` +
+                `${r.loaded === 'loaded' ? 'loaded by whisper.cpp' : 'not loaded (whisper.cpp cannot run on this host)'}; ` +
+                `${r.verified === 'sha1' ? "SHA-1 matches whisper.cpp's published one" : 'no published checksum for this name, not compared'}; SHA-256 ${r.sha256}\n`,
+            )
+            out(r.path)
+            return 0
+          }
           installed(await importDiarizationModel({ file: arg, modelsDir: config.modelsDir, as: as as DiarizationModelRole | undefined }))
         } catch (err) {
           if (err instanceof DiarizationPullError) throw new InputError(err.message)
+          if (err instanceof PullError) throw err.kind === 'input' ? new InputError(err.message) : new Error(err.message)
           throw err
         }
         return 0
@@ -450,7 +474,8 @@ async function run(argv: string[], env: Env): Promise<number> {
           return 0
         } catch (err) {
           progress.done()
-          if (err instanceof PullError) throw new AccountError(err.message)
+          // a wrong name exits 2; an unreachable host or a failed check exits 1 (README, exit status)
+          if (err instanceof PullError) throw err.kind === 'input' ? new InputError(err.message) : new Error(err.message)
           throw err
         }
       }

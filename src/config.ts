@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
-import { DEFAULT_MODELS_URL } from './engines/asr/pull'
+import { DEFAULT_MODELS_URL } from './engines/asr/models'
 import { defaultAsrSlots } from './engines/asr/scheduler'
 import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
 

@@ -71,8 +71,11 @@ describe('keys and accounts', () => {
 
 describe('doctor and models', () => {
   test('doctor prints one line per check, and the command that fixes what is missing', async () => {
+    // a model host that answers: a missing model is fixed with `models pull`
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null, { status: 302 }) })
+    const host = { url: `http://127.0.0.1:${server.port}` }
     const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], {
-      env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_FFMPEG: '/nonexistent/ffmpeg', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_LLM: 'auto' },
+      env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_FFMPEG: '/nonexistent/ffmpeg', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_LLM: 'auto', NOTESVC_MODELS_URL: host.url },
     })
     expect(r.code).toBe(0)
     const lines = r.stdout.trim().split('\n')
@@ -83,9 +86,23 @@ describe('doctor and models', () => {
     expect(line('whisper model')).toContain('fix: bun run cli models pull base.en')
     // both speech engines, and the one NOTESVC_ASR=auto uses (PocketSphinx's Debian packages are installed here)
     expect(line('pocketsphinx')).toStartWith('ok')
-    expect(line('speech engine')).toStartWith('ok')
-    expect(line('speech engine')).toContain('PocketSphinx')
+    // PocketSphinx works, but is said plainly to be far less accurate, with figures and the way to Whisper
+    expect(line('speech engine')).toStartWith('warn')
+    expect(line('speech engine')).toContain('PocketSphinx is far less accurate than Whisper')
+    expect(line('speech engine')).toContain('37% word error rate')
+    expect(line('speech engine')).toContain('bun run cli models import ggml-base.en.bin')
     expect(line('llm engine')).toContain('builtin; Ollama not reachable at http://127.0.0.1:9')
+    server.stop(true)
+  })
+
+  test('doctor recommends models import when the model host cannot be reached', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_LLM: 'builtin', NOTESVC_MODELS_URL: 'http://127.0.0.1:9' } })
+    const line = r.stdout.split('\n').find(l => l.includes(' whisper model ')) ?? ''
+    expect(line).toStartWith('missing')
+    expect(line).toContain('127.0.0.1:9 cannot be reached')
+    expect(line).toContain('fix: on a host without internet, download http://127.0.0.1:9/ggml-base.en.bin on another machine')
+    expect(line).toContain('bun run cli models import ggml-base.en.bin')
+    expect(line).not.toContain('models pull')
   })
 
   test('doctor says when there is no speech engine at all, with both fixes', async () => {
