@@ -66,7 +66,7 @@ Usage: ${commandName()} <command> [flags]
   doctor                                  check what is ready and what is missing
   version                                 print the version
 
-Configuration comes from environment variables (see the README); a flag of the same name in kebab
+Configuration comes from environment variables (see docs/configuration.md); a flag of the same name in kebab
 case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
 
 /** A mistake in how the command was called; printed with a hint, exit code 2. */
