@@ -443,7 +443,9 @@ async function run(argv: string[], env: Env): Promise<number> {
         if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import ggml-base.en.bin')} or ${commandLine('models import model.onnx --name segmentation')}`)
         // --name (shared/DECISIONS.md); --as, its first spelling, is still read for diarization models
         const as = stringFlag(p, 'name') ?? stringFlag(p, 'as')
-        const diarization = as !== undefined ? DIARIZATION_ROLES.includes(as as DiarizationModelRole) : arg.endsWith('.onnx')
+        // an ONNX file is a diarization model whatever it is named; a role name marks one too
+        const diarization = arg.endsWith('.onnx') || (as !== undefined && DIARIZATION_ROLES.includes(as as DiarizationModelRole))
+        if (diarization && as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--name must be ${DIARIZATION_ROLES.join(' or ')} for a diarization model (.onnx)`)
         try {
           if (!diarization) {
             const r = await importModel({ file: arg, modelsDir: config.modelsDir, name: as })
