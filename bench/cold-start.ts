@@ -1,6 +1,9 @@
 /**
  * Binary size and cold start: time from spawning `dist/notesvc serve` in an empty folder to the first
- * byte of GET /v1/health, over several runs, beside the same for `bun run src/cli.ts serve`.
+ * byte of GET /v1/health, over several runs, beside the same for `bun run src/cli.ts serve`; then the
+ * median of each phase the server reports with NOTESVC_STARTUP_TIMING=1 (src/startup-timing.ts).
+ * BASELINE=path/to/an/older/notesvc runs that binary too, interleaved with dist/notesvc, so that a
+ * busy machine slows both alike.
  * Run: bun run build && bun run bench/cold-start.ts   (RUNS=10 by default)
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -18,12 +21,23 @@ async function freePort(): Promise<number> {
   return port
 }
 
-/** Milliseconds from spawn to the first byte of /v1/health, on a fresh empty data folder. */
-async function coldStart(cmd: string[]): Promise<number> {
+/** phase → the times it took in each run, from the `startup: <phase> <ms> ms` lines */
+const phases = new Map<string, number[]>()
+
+function notePhases(stderr: string): void {
+  for (const m of stderr.matchAll(/^startup: (.+?) ([\d.]+) ms \(at/gm)) {
+    const list = phases.get(m[1]!) ?? []
+    list.push(Number(m[2]))
+    phases.set(m[1]!, list)
+  }
+}
+
+/** Milliseconds from spawn to the first byte of /v1/health, on a fresh empty data folder (the default one of an empty home). */
+async function coldStart(cmd: string[], timing = false): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'notesvc-cold-'))
   const port = await freePort()
   const started = performance.now()
-  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '' }, stdout: 'ignore', stderr: 'pipe' })
+  const proc = Bun.spawn(cmd, { cwd: dir, env: { ...process.env, PORT: String(port), NOTESVC_DATA_DIR: '', HOME: dir, XDG_DATA_HOME: '', ...(timing ? { NOTESVC_STARTUP_TIMING: '1' } : {}) }, stdout: 'ignore', stderr: 'pipe' })
   try {
     for (;;) {
       try {
@@ -42,6 +56,7 @@ async function coldStart(cmd: string[]): Promise<number> {
   } finally {
     proc.kill()
     await proc.exited
+    if (timing) notePhases(await new Response(proc.stderr).text())
     rmSync(dir, { recursive: true, force: true })
   }
 }
@@ -56,13 +71,23 @@ if (!existsSync(BINARY)) {
   console.error('dist/notesvc is missing; run: bun run build')
   process.exit(1)
 }
+const BASELINE = process.env.BASELINE
 const binaryTimes: number[] = []
+const baselineTimes: number[] = []
 const sourceTimes: number[] = []
 for (let i = 0; i < RUNS; i++) {
   binaryTimes.push(await coldStart([BINARY, 'serve']))
+  if (BASELINE) baselineTimes.push(await coldStart([BASELINE, 'serve']))
   sourceTimes.push(await coldStart(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve']))
 }
+// The phases come from separate runs, so that writing them is not in the times above.
+for (let i = 0; i < RUNS; i++) await coldStart([BINARY, 'serve'], true)
 console.log(`binary size:                  ${(statSync(BINARY).size / 1024 / 1024).toFixed(1)} MB (${statSync(BINARY).size} bytes)`)
 console.log(`cold start, dist/notesvc:     ${summary(binaryTimes)}`)
+if (BASELINE) console.log(`cold start, ${BASELINE}: ${summary(baselineTimes)}`)
 console.log(`cold start, bun run (source): ${summary(sourceTimes)}`)
+console.log('\nwhere dist/notesvc spends its start (median of each phase; the rest of the time to the first byte is the request itself):')
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+for (const [phase, times] of phases) console.log(`  ${phase.padEnd(30)} ${median(times).toFixed(1).padStart(6)} ms`)
+if (phases.size === 0) console.log('  (the binary printed no startup: lines; it predates NOTESVC_STARTUP_TIMING)')
 console.log('(each run: a new empty data folder, so the time includes creating the database, migrating it and making the first keys)')

@@ -12,6 +12,8 @@
 import { createTestApp } from '../test/helpers/app'
 import { MEETING_TRUTH, meetingWav } from '../test/fixtures/meeting-voices'
 import { diarizationError } from './lib/der'
+import { before, report } from './lib/cues'
+import { transcriptCues } from '../src/formats/transcript'
 
 const diarization = process.env.NOTESVC_DIARIZATION ?? 'auto'
 const t = createTestApp({ env: { NOTESVC_WORKERS: '2', NOTESVC_DIARIZATION: diarization, NOTESVC_METERING: 'off', NOTESVC_RATE_LIMITS: 'read=100000,write=1000,processing=1000' } })
@@ -49,10 +51,15 @@ if (speakers.length) {
   // the transcript's segments: what a reader sees (PocketSphinx's times, not the engine's turns)
   console.log(`diarization error of the transcript's speakers against the script (0.25 s collar): ${(100 * diarizationError(ref, hyp).der).toFixed(1)} %`)
 }
+// the subtitles of this meeting: one cue per engine segment (before issue 23) and as notesvc cuts them
+const timed = verbose.segments.map((s: { start: number; end: number; text: string; speaker?: string }) => ({ start: s.start, end: s.end, text: s.text, ...(s.speaker ? { speaker: s.speaker } : {}) }))
+console.log()
+report('cues: one per segment (before)', before(timed))
+report('cues: as the SRT export cuts them', transcriptCues(timed, { namePrefix: true }))
 const txt = (await t.call('GET', `/v1/notes/${up.noteId}/transcript?format=txt`, { token })).text
 console.log(`\ntranscript (txt):\n${txt}`)
 
-for (const question of ['Who will order the servers?', 'When will Tom finish the release notes?']) {
+for (const question of ['Who will order the servers?', 'Who will do the release?']) {
   const a = (await t.call('POST', `/v1/notes/${up.noteId}/questions`, { token, body: { question } })).body
   const sentences = (a.answer.match(/[.!?](\s|$)/g) ?? []).length
   console.log(`Q: ${question}\nA: ${a.answer}   (${sentences} sentence${sentences === 1 ? '' : 's'})`)

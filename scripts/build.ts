@@ -19,7 +19,7 @@ const started = performance.now()
 // src/db/read-thread.ts: the search thread's entry point (db/read-worker.ts), and
 // src/engines/diarization/diarize-thread.ts: a builtin diarization session's (engines/diarization/thread.ts),
 // carried in the binary
-const proc = Bun.spawn(['bun', 'build', '--compile', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', 'src/cli.ts', 'src/db/read-thread.ts', 'src/engines/diarization/diarize-thread.ts', '--outfile', outfile], {
+const proc = Bun.spawn(['bun', 'build', '--compile', '--bytecode', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', 'src/cli.ts', 'src/db/read-thread.ts', 'src/engines/diarization/diarize-thread.ts', '--outfile', outfile], {
   stdout: 'inherit',
   stderr: 'inherit',
 })

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import { listen, type Fetching } from './http/listen'
-import { applyFlags, ConfigError, loadConfig, type Config, type Env } from './config'
+import { applyFlags, ConfigError, describeDataDir, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
 import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
@@ -8,9 +8,9 @@ import { openConfiguredStore } from './db/open'
 import { createServices, type Services } from './services'
 import { createApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
-import { runDoctor } from './doctor'
+import { noDatabaseYet, runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
-import { pullModel, PullError } from './engines/asr/pull'
+import { importModel, pullModel, PullError } from './engines/asr/pull'
 import { DIARIZATION_ROLES, listDiarizationModels, type DiarizationModelRole } from './engines/diarization/models'
 import { DiarizationPullError, importDiarizationModel, pullDiarizationModels, type InstalledModel } from './engines/diarization/pull'
 import { createProgressBar } from './progress'
@@ -25,6 +25,8 @@ import { findMediaTools } from './engines/media/ffmpeg'
 import { formatTranscript, TRANSCRIPT_FORMATS, type TranscriptDocument, type TranscriptFormat } from './formats/transcript'
 import { LocalTranscribeError, transcribeFile } from './local/transcribe'
 import { basename } from 'node:path'
+import { existsSync } from 'node:fs'
+import { startupMark, startupReport } from './startup-timing'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -54,16 +56,17 @@ Usage: ${commandName()} <command> [flags]
                                           diarization models, when present)
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable;
                                           \`models pull diarization\`: sherpa-onnx's two diarization models
-  models import FILE [--name segmentation|embedding]
-                                          copy a diarization model file brought from another machine into
-                                          the models folder, once checked: ONNX, with the metadata
-                                          sherpa-onnx reads (the role comes from it when --name is absent)
+  models import FILE [--name N]           copy a model file brought from another machine into the models
+                                          folder, once checked. A Whisper ggml file (ggml-base.en.bin, or
+                                          --name base.en): read through, loaded by whisper.cpp, its SHA-1
+                                          compared with whisper.cpp's list. A diarization .onnx file
+                                          (--name segmentation|embedding, else read from its metadata)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   doctor                                  check what is ready and what is missing
   version                                 print the version
 
-Configuration comes from environment variables (see the README); a flag of the same name in kebab
+Configuration comes from environment variables (see docs/configuration.md); a flag of the same name in kebab
 case overrides one, e.g. --port 9000 or --data-dir /srv/notesvc.`
 
 /** A mistake in how the command was called; printed with a hint, exit code 2. */
@@ -107,7 +110,14 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
   return v
 }
 
-async function openServices(config: Config): Promise<{ services: Services; close(): Promise<void> }> {
+/**
+ * The services on the data folder's database, for the commands that manage accounts and keys. Says on
+ * stderr which data folder it is; a command that only reads or changes what exists (`mayCreate`
+ * false) is refused rather than creating an empty database where the server's is not.
+ */
+async function openServices(config: Config, mayCreate: boolean): Promise<{ services: Services; close(): Promise<void> }> {
+  process.stderr.write(`${describeDataDir(config)}\n`)
+  if (!mayCreate && !config.databaseUrl && !existsSync(config.databasePath)) throw new AccountError(noDatabaseYet(config))
   const store = await openConfiguredStore(config, { poolSize: 2 })
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
   return { services, close: () => store.close() }
@@ -169,6 +179,7 @@ function onStopSignal(log: Logger, stop: () => Promise<void>) {
  */
 async function worker(config: Config, log: Logger) {
   if (config.workers === 0) throw new UsageError('NOTESVC_WORKERS=0 runs no job workers; `worker` needs 1 to 64 (for the API alone, run serve with NOTESVC_WORKERS=0)')
+  process.stderr.write(`${describeDataDir(config)}\n`)
   const store = await openConfiguredStore(config)
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
@@ -182,19 +193,38 @@ async function worker(config: Config, log: Logger) {
   })
 }
 
+/** What `metering` in force means, and how to change it: one line of the first start. */
+function describeMetering(config: Config): string {
+  return config.metering
+    ? 'metering: on (credits per minute of media, 10 processing calls a minute per key); for a single-user install start with NOTESVC_METERING=off'
+    : 'metering: off (NOTESVC_METERING=off): nothing is charged and processing calls are not rate-limited; unset it to meter again'
+}
+
+/**
+ * The first start's message: the keys alone on stdout (shown this once), then on stderr where the
+ * browser is, how to set the owner's password and whether metering is on (serve has already said
+ * which data folder it uses).
+ */
+function printFirstStart(config: Config, keys: { live: string; sandbox: string }, browser: string) {
+  process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} (plan pro) and two API keys.\n` +
+    'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
+  out(`live key:    ${keys.live}`)
+  out(`sandbox key: ${keys.sandbox}`)
+  process.stderr.write(`browser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
+    `             ${commandLine(`accounts password --email ${config.ownerEmail}`)})\n` +
+    `${describeMetering(config)}\n\n`)
+}
+
 async function serve(config: Config, log: Logger) {
+  process.stderr.write(`${describeDataDir(config)}\n`)
+  startupMark('config')
   const store = await openConfiguredStore(config)
+  startupMark('database: read thread')
   const ids = createIdGenerator()
   const services = createServices({ config, store, clock: systemClock, ids, log })
-  if (await services.accounts.isEmpty()) {
-    const live = await services.accounts.createKey({ email: config.ownerEmail, name: 'first start (live)' })
-    const sandbox = await services.accounts.createKey({ email: config.ownerEmail, sandbox: true, name: 'first start (sandbox)' })
-    process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} and two API keys.\n` +
-      'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
-    out(`live key:    ${live.key}`)
-    out(`sandbox key: ${sandbox.key}`)
-    process.stderr.write('\n')
-  }
+  startupMark('services')
+  const firstStart = await services.accounts.createFirstStartOwner(config.ownerEmail)
+  if (firstStart) startupMark('first start: owner and keys')
   // Before serving, so that no upload of this process is under way.
   const reclaimed = await services.uploads.reclaimInterruptedUploads().catch((err: unknown) => {
     log.warn('could not remove the temporary files of interrupted uploads (check that this user may write the media folder); starting anyway', { error: err })
@@ -202,13 +232,22 @@ async function serve(config: Config, log: Logger) {
   })
   if (reclaimed.files > 0) log.info('removed the temporary files of interrupted uploads', reclaimed)
   await services.openai.sweepTemporaryFiles().catch((err: unknown) => log.warn('could not remove the temporary files of interrupted OpenAI-compatible transcriptions; starting anyway', { error: err }))
+  startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
+  startupMark('speech engine check')
   const app = createApp({ config, clock: systemClock, ids, log, services })
+  startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
+  startupMark('listen')
   await services.workers.start()
+  startupMark('workers')
+  startupReport()
   // Find out now which summary engine answers, so health can say so from the first request.
   void services.llmSelector.describe().catch(() => {})
-  log.info('notesvc listening', { url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, version: VERSION })
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`
+  // PORT=0 (any free port): the public URL's port is not the one listened on
+  if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
+  log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
@@ -299,6 +338,7 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
 }
 
 async function run(argv: string[], env: Env): Promise<number> {
+  startupMark('runtime and modules')
   const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
   if (refusal) throw new RuntimeError(refusal)
   const { env: withFlags, rest } = applyFlags(env, argv)
@@ -318,7 +358,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       await worker(withFlags.NOTESVC_WORKERS ? config : { ...config, workers: 1 }, log)
       return -1
     case 'keys': {
-      const { services, close } = await openServices(config)
+      const { services, close } = await openServices(config, sub === 'create')
       try {
         if (sub === 'create') {
           const plan = stringFlag(p, 'plan') as Plan | undefined
@@ -350,7 +390,7 @@ async function run(argv: string[], env: Env): Promise<number> {
       }
     }
     case 'accounts': {
-      const { services, close } = await openServices(config)
+      const { services, close } = await openServices(config, sub === 'password')
       try {
         const email = stringFlag(p, 'email', true)
         if (sub === 'credit') {
@@ -400,14 +440,27 @@ async function run(argv: string[], env: Env): Promise<number> {
         return 0
       }
       if (sub === 'import') {
-        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import model.onnx --name segmentation')}`)
-        // --name (shared/DECISIONS.md); --as, its first spelling, is still read
+        if (!arg) throw new UsageError(`name the file to import, for example: ${commandLine('models import ggml-base.en.bin')} or ${commandLine('models import model.onnx --name segmentation')}`)
+        // --name (shared/DECISIONS.md); --as, its first spelling, is still read for diarization models
         const as = stringFlag(p, 'name') ?? stringFlag(p, 'as')
-        if (as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--name must be ${DIARIZATION_ROLES.join(' or ')}`)
+        // an ONNX file is a diarization model whatever it is named; a role name marks one too
+        const diarization = arg.endsWith('.onnx') || (as !== undefined && DIARIZATION_ROLES.includes(as as DiarizationModelRole))
+        if (diarization && as !== undefined && !DIARIZATION_ROLES.includes(as as DiarizationModelRole)) throw new UsageError(`--name must be ${DIARIZATION_ROLES.join(' or ')} for a diarization model (.onnx)`)
         try {
+          if (!diarization) {
+            const r = await importModel({ file: arg, modelsDir: config.modelsDir, name: as })
+            process.stderr.write(
+              `${r.name}: ${(r.bytes / 1e6).toFixed(1)} MB, ${r.tensors} tensors read through; ` +
+                `${r.loaded === 'loaded' ? 'loaded by whisper.cpp' : 'not loaded (whisper.cpp cannot run on this host)'}; ` +
+                `${r.verified === 'sha1' ? "SHA-1 matches whisper.cpp's published one" : 'no published checksum for this name, not compared'}; SHA-256 ${r.sha256}\n`,
+            )
+            out(r.path)
+            return 0
+          }
           installed(await importDiarizationModel({ file: arg, modelsDir: config.modelsDir, as: as as DiarizationModelRole | undefined }))
         } catch (err) {
           if (err instanceof DiarizationPullError) throw new InputError(err.message)
+          if (err instanceof PullError) throw err.kind === 'input' ? new InputError(err.message) : new Error(err.message)
           throw err
         }
         return 0
@@ -423,7 +476,8 @@ async function run(argv: string[], env: Env): Promise<number> {
           return 0
         } catch (err) {
           progress.done()
-          if (err instanceof PullError) throw new AccountError(err.message)
+          // a wrong name exits 2; an unreachable host or a failed check exits 1 (README, exit status)
+          if (err instanceof PullError) throw err.kind === 'input' ? new InputError(err.message) : new Error(err.message)
           throw err
         }
       }
@@ -431,6 +485,7 @@ async function run(argv: string[], env: Env): Promise<number> {
     }
     case 'db': {
       if (sub !== 'copy') throw new UsageError('db needs a subcommand: copy')
+      process.stderr.write(`${describeDataDir(config)}\n`)
       const report = await copyToPostgres({
         sqlitePath: config.databasePath,
         targetUrl: stringFlag(p, 'to', true),

@@ -19,8 +19,12 @@ export interface Started {
   which(name: string): string | null
 }
 
-/** The compiled binary's modules live under Bun's embedded file system. */
-export const isCompiled = import.meta.path.startsWith('/$bunfs/') || import.meta.path.includes('~BUN')
+/**
+ * The compiled binary's entry point lives under Bun's embedded file system. Bun.main, not
+ * import.meta: a binary built with --bytecode (scripts/build.ts) keeps the source's build-time path
+ * in import.meta.
+ */
+export const isCompiled = Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BUN')
 
 function thisProcess(): Started {
   return { compiled: isCompiled, execPath: process.execPath, projectDir: resolve(import.meta.dir, '..'), cwd: process.cwd(), which: name => Bun.which(name) }

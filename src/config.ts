@@ -1,5 +1,7 @@
-import { resolve } from 'node:path'
-import { DEFAULT_MODELS_URL } from './engines/asr/pull'
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { isAbsolute, join, resolve } from 'node:path'
+import { DEFAULT_MODELS_URL } from './engines/asr/models'
 import { defaultAsrSlots } from './engines/asr/scheduler'
 import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
 
@@ -14,6 +16,8 @@ export interface Config {
   publicUrl: string
   docsUrl: string
   dataDir: string
+  /** how `dataDir` was found (resolveDataDir), for the line commands print when they create anything */
+  dataDirSource: DataDirSource
   databasePath: string
   /** `postgres://…`: all state in that PostgreSQL database; unset: embedded SQLite at `databasePath` */
   databaseUrl?: string
@@ -41,6 +45,8 @@ export interface Config {
   /** how many times a job's worker may die under it (lease run out, process gone) before the job fails instead of running again */
   jobMaxTakeovers: number
   rateLimits: Record<RateClass, number>
+  /** NOTESVC_METERING: on (the interface's credits and processing rate limit) or off (charges record 0, no 402, no processing limit) */
+  metering: boolean
   allowPrivateUrls: boolean
   /** webhook endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT) */
   maxWebhooksPerAccount: number
@@ -73,8 +79,35 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
-  'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET',
+  'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
 ] as const
+
+/** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
+export type DataDirSource = 'set' | 'legacy' | 'default'
+
+/**
+ * The data folder every command uses, found the same way by each: NOTESVC_DATA_DIR when set (relative
+ * to `cwd`); else `./data` when it already holds a notesvc.db (installations from before the per-user
+ * default); else `$XDG_DATA_HOME/notesvc`, i.e. `~/.local/share/notesvc` (a relative XDG_DATA_HOME is
+ * ignored, as the XDG Base Directory specification says).
+ */
+export function resolveDataDir(env: Env, cwd: string): { path: string; source: DataDirSource } {
+  if (env.NOTESVC_DATA_DIR) return { path: resolve(cwd, env.NOTESVC_DATA_DIR), source: 'set' }
+  const legacy = resolve(cwd, 'data')
+  if (existsSync(join(legacy, 'notesvc.db'))) return { path: legacy, source: 'legacy' }
+  const xdg = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(env.HOME || homedir(), '.local', 'share')
+  return { path: join(xdg, 'notesvc'), source: 'default' }
+}
+
+/** The line a command prints (on stderr) when it uses the data folder: where, and why that one. */
+export function describeDataDir(config: Pick<Config, 'dataDir' | 'dataDirSource'>): string {
+  const why = {
+    set: 'set by NOTESVC_DATA_DIR or --data-dir',
+    legacy: './data of this folder holds a notesvc.db, so it is kept; NOTESVC_DATA_DIR overrides',
+    default: 'default; NOTESVC_DATA_DIR overrides',
+  }[config.dataDirSource]
+  return `data folder: ${config.dataDir} (${why})`
+}
 
 /**
  * Flags override variables: `--port 9000`, `--data-dir ./x` and `--notesvc-data-dir ./x` all work.
@@ -181,7 +214,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   } catch {
     throw new ConfigError(`NOTESVC_PUBLIC_URL=${publicUrl} is not a URL; set it to the address clients use, e.g. https://notes.example.com`)
   }
-  const dataDir = resolve(cwd, env.NOTESVC_DATA_DIR || './data')
+  const data = resolveDataDir(env, cwd)
+  const dataDir = data.path
   const asrSlots = integer('NOTESVC_ASR_SLOTS', env.NOTESVC_ASR_SLOTS, defaultAsrSlots(), 1, 64)
   return {
     port,
@@ -189,6 +223,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicUrl,
     docsUrl: trimSlash(env.NOTESVC_DOCS_URL || `${publicUrl}/docs`),
     dataDir,
+    dataDirSource: data.source,
     databasePath: resolve(dataDir, 'notesvc.db'),
     databaseUrl: databaseUrl(env.NOTESVC_DATABASE_URL),
     storage: oneOf('NOTESVC_STORAGE', env.NOTESVC_STORAGE, ['disk', 's3'] as const, 'disk'),
@@ -214,6 +249,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     jobLeaseSeconds: integer('NOTESVC_JOB_LEASE_SECONDS', env.NOTESVC_JOB_LEASE_SECONDS, 60, 2, 3600),
     jobMaxTakeovers: integer('NOTESVC_JOB_MAX_TAKEOVERS', env.NOTESVC_JOB_MAX_TAKEOVERS, 3, 1, 100),
     rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),
+    metering: oneOf('NOTESVC_METERING', env.NOTESVC_METERING, ['on', 'off'] as const, 'on') === 'on',
     allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
     // 25: DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT of modules/webhooks/service.ts
     maxWebhooksPerAccount: integer('NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT', env.NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT, 25, 1, 1000),

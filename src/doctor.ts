@@ -1,10 +1,12 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
-import type { Config } from './config'
+import { accessSync, constants, existsSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import { describeDataDir, type Config } from './config'
 import { openConfiguredStore } from './db/open'
 import { storeSchemaVersion } from './db/migrate-store'
 import { withoutPassword } from './db/copy'
 import type { Store } from './db/store'
 import { modelPath } from './engines/asr/models'
+import { offlineAdvice } from './engines/asr/pull'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
 import { createDiarizationSelector } from './engines/diarization'
@@ -49,20 +51,53 @@ async function describeWorkers(store: Store, leaseMs: number): Promise<string> {
   return `${live.length} live: ${live.map(one).join('; ')}`
 }
 
-/** One line per check: what is ready, what is missing, and the command that fixes it. */
+/** What a command that needs the server's database says when the data folder has none. */
+export function noDatabaseYet(config: Pick<Config, 'databasePath'>): string {
+  return `no database yet at ${config.databasePath}; start \`${commandLine('serve')}\` first, or set NOTESVC_DATA_DIR (or --data-dir) to the folder the server uses`
+}
+
+/** The folder itself when it exists, else the nearest folder above it that does (where it would be created). */
+function nearestExisting(path: string): string {
+  let p = path
+  while (!existsSync(p) && dirname(p) !== p) p = dirname(p)
+  return p
+}
+
+/**
+ * What PocketSphinx's accuracy is, in figures: measured for issue 24 on main 8abbfa2 with the
+ * en-us model Debian packages (word error rate against the reference text).
+ */
+const POCKETSPHINX_ACCURACY =
+  'PocketSphinx is far less accurate than Whisper: a third to a half of the words wrong (37% word error rate on the Debian audiobook clips, 48% on the cards set, measured in issue 24)'
+
+/** Whether the model host answers at all (any HTTP status), within 3 seconds. */
+async function modelHostReachable(url: string): Promise<{ ok: boolean; detail: string }> {
+  try {
+    await fetch(url, { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(3000) })
+    return { ok: true, detail: `${new URL(url).host} reachable` }
+  } catch (err) {
+    return { ok: false, detail: `${new URL(url).host} cannot be reached from here (${(err as Error).message})` }
+  }
+}
+
+/** One line per check: what is ready, what is missing, and the command that fixes it. Creates nothing. */
 export async function runDoctor(config: Config, out: (line: string) => void): Promise<boolean> {
   const checks: Check[] = []
 
+  // Checked without creating it: serve creates it, doctor only looks.
+  const existing = nearestExisting(config.dataDir)
   try {
-    mkdirSync(config.dataDir, { recursive: true })
-    accessSync(config.dataDir, constants.W_OK)
-    checks.push({ name: 'data dir', ok: true, essential: true, detail: config.dataDir })
+    accessSync(existing, constants.W_OK)
+    checks.push({ name: 'data dir', ok: true, essential: true, detail: `${describeDataDir(config).replace(/^data folder: /, '')}${existing === config.dataDir ? '' : ', not created yet'}` })
   } catch (err) {
     checks.push({ name: 'data dir', ok: false, essential: true, detail: `${config.dataDir} is not writable (${(err as Error).message})`, fix: 'set NOTESVC_DATA_DIR to a folder this user can write' })
   }
 
-  // The store the server would open (PostgreSQL when NOTESVC_DATABASE_URL is set, migrations included).
-  try {
+  // The store the server would open (PostgreSQL when NOTESVC_DATABASE_URL is set, migrations included);
+  // never an empty SQLite database where there is none.
+  if (!config.databaseUrl && !existsSync(config.databasePath)) {
+    checks.push({ name: 'database', ok: false, detail: noDatabaseYet(config) })
+  } else try {
     const store = await openConfiguredStore(config, { poolSize: 1 })
     try {
       const v = await storeSchemaVersion(store)
@@ -107,7 +142,13 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   {
     const path = modelPath(config.modelsDir, config.whisperModel)
     const ok = existsSync(path)
-    checks.push({ name: 'whisper model', ok, detail: ok ? path : `${config.whisperModel} is missing (${path})`, fix: ok ? undefined : commandLine(`models pull ${config.whisperModel}`) })
+    // A missing model: `models pull` when its host answers, else the offline way, `models import`.
+    const reach = ok ? null : await modelHostReachable(`${config.modelsUrl}/${basename(path)}`)
+    checks.push({
+      name: 'whisper model', ok,
+      detail: ok ? path : `${config.whisperModel} is missing (${path})${reach && !reach.ok ? `; ${reach.detail}` : ''}`,
+      fix: ok ? undefined : reach?.ok ? commandLine(`models pull ${config.whisperModel}`) : offlineAdvice(config.whisperModel, config.modelsUrl),
+    })
   }
   {
     const found = findPocketsphinx(config.pocketsphinx)
@@ -119,7 +160,11 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     })
   }
   const speech = createAsrSelector(config).describe()
-  checks.push({ name: 'speech engine', ok: speech.engine !== 'none', detail: speech.detail })
+  checks.push({
+    name: 'speech engine', ok: speech.engine !== 'none', warn: speech.engine === 'pocketsphinx',
+    detail: speech.engine === 'pocketsphinx' ? `${speech.detail}; ${POCKETSPHINX_ACCURACY}` : speech.detail,
+    fix: speech.engine === 'pocketsphinx' ? `for Whisper's accuracy, get a Whisper model: ${commandLine(`models pull ${config.whisperModel}`)}, or offline ${commandLine(`models import ggml-${config.whisperModel}.bin`)}` : undefined,
+  })
 
   {
     const d = createDiarizationSelector(config).describe()

@@ -48,7 +48,7 @@ import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
 import { createUsageService } from './modules/usage/service'
 import { commandLine } from './command-name'
-import { MemoryRateLimiter, SharedRateLimiter, type RateLimiter } from './http/rate-limit'
+import { MemoryRateLimiter, SharedRateLimiter, withUnlimitedClasses, type RateLimiter } from './http/rate-limit'
 import type { RateClass } from './config'
 import { createWebhooksRepo } from './modules/webhooks/repo'
 import { createWebhooksService } from './modules/webhooks/service'
@@ -90,10 +90,15 @@ export function rateLimiterFor(store: Store, limits: Record<RateClass, number>, 
   return new SharedRateLimiter(limits, clock, createRateWindowsRepo(store, alongside))
 }
 
+/** The limiter of `rateLimiterFor`, without the processing class when metering is off (NOTESVC_METERING=off). */
+function configuredRateLimiter(store: Store, config: Pick<Config, 'rateLimits' | 'metering'>, clock: Clock, alongside?: string): RateLimiter {
+  return withUnlimitedClasses(rateLimiterFor(store, config.rateLimits, clock, alongside), config.metering ? [] : ['processing'])
+}
+
 /** The services behind the routes and the CLI, built once from what varies (store, clock, ids, config). */
 export function createServices(deps: CoreDeps) {
   const { store, clock, ids, config } = deps
-  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, operations: OPERATION_TABLE, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
+  const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, operations: OPERATION_TABLE, metering: config.metering, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
@@ -181,7 +186,7 @@ export function createServices(deps: CoreDeps) {
   const oauth = createOAuthService({ store, clock, ids, config })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
-  const rateLimiter = rateLimiterFor(store, config.rateLimits, clock, 'SELECT n FROM note_revision_counter')
+  const rateLimiter = configuredRateLimiter(store, config, clock, 'SELECT n FROM note_revision_counter')
   /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it (within two leases), less those of this machine that are gone */
   const backend = {
     database: store.sql.name,

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { freePort, ROOT, run, startServer, tempDir } from './helpers/process'
+import { existsSync, mkdirSync } from 'node:fs'
+import { firstStartKey, freePort, ROOT, run, startServer, tempDir } from './helpers/process'
 
 const dir = tempDir('notesvc-cli-')
 afterAll(() => dir.remove())
@@ -70,8 +71,11 @@ describe('keys and accounts', () => {
 
 describe('doctor and models', () => {
   test('doctor prints one line per check, and the command that fixes what is missing', async () => {
+    // a model host that answers: a missing model is fixed with `models pull`
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null, { status: 302 }) })
+    const host = { url: `http://127.0.0.1:${server.port}` }
     const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], {
-      env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_FFMPEG: '/nonexistent/ffmpeg', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_LLM: 'auto' },
+      env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_FFMPEG: '/nonexistent/ffmpeg', OLLAMA_HOST: 'http://127.0.0.1:9', NOTESVC_LLM: 'auto', NOTESVC_MODELS_URL: host.url },
     })
     expect(r.code).toBe(0)
     const lines = r.stdout.trim().split('\n')
@@ -82,9 +86,23 @@ describe('doctor and models', () => {
     expect(line('whisper model')).toContain('fix: bun run cli models pull base.en')
     // both speech engines, and the one NOTESVC_ASR=auto uses (PocketSphinx's Debian packages are installed here)
     expect(line('pocketsphinx')).toStartWith('ok')
-    expect(line('speech engine')).toStartWith('ok')
-    expect(line('speech engine')).toContain('PocketSphinx')
+    // PocketSphinx works, but is said plainly to be far less accurate, with figures and the way to Whisper
+    expect(line('speech engine')).toStartWith('warn')
+    expect(line('speech engine')).toContain('PocketSphinx is far less accurate than Whisper')
+    expect(line('speech engine')).toContain('37% word error rate')
+    expect(line('speech engine')).toContain('bun run cli models import ggml-base.en.bin')
     expect(line('llm engine')).toContain('builtin; Ollama not reachable at http://127.0.0.1:9')
+    server.stop(true)
+  })
+
+  test('doctor recommends models import when the model host cannot be reached', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { ...env, NOTESVC_MODELS_DIR: dir.path, NOTESVC_LLM: 'builtin', NOTESVC_MODELS_URL: 'http://127.0.0.1:9' } })
+    const line = r.stdout.split('\n').find(l => l.includes(' whisper model ')) ?? ''
+    expect(line).toStartWith('missing')
+    expect(line).toContain('127.0.0.1:9 cannot be reached')
+    expect(line).toContain('fix: on a host without internet, download http://127.0.0.1:9/ggml-base.en.bin on another machine')
+    expect(line).toContain('bun run cli models import ggml-base.en.bin')
+    expect(line).not.toContain('models pull')
   })
 
   test('doctor says when there is no speech engine at all, with both fixes', async () => {
@@ -164,7 +182,7 @@ describe('serve', () => {
       } finally {
         await server.stop()
       }
-      expect(health).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin' } })
+      expect(health).toEqual({ status: 'ok', version: '1.1.0', engines: { asr: 'none', llm: 'builtin', diarization: 'builtin' } })
       const logs = (await new Response(server.proc.stderr).text()).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l))
       const warnings = logs.filter(l => l.level === 'warn')
       expect(warnings).toHaveLength(1)
@@ -269,4 +287,87 @@ describe('worker', () => {
       d.remove()
     }
   }, 30_000)
+})
+
+describe('one data folder every command finds', () => {
+  /** A user with an empty home folder: no NOTESVC_DATA_DIR, no XDG_DATA_HOME (empty is unset). */
+  const homeEnv = (home: string) => ({ HOME: home, XDG_DATA_HOME: '', NOTESVC_DATA_DIR: '', NOTESVC_LLM: 'builtin' })
+  const cliIn = (cwd: string, env: Record<string, string>, ...args: string[]) => run(['bun', 'run', `${ROOT}/src/cli.ts`, ...args], { cwd, env })
+
+  test('from an empty home: serve in one folder, then doctor and keys list in another find its database', async () => {
+    const home = tempDir('notesvc-home-')
+    try {
+      const folder = `${home.path}/.local/share/notesvc`
+      const [checkout, elsewhere] = [`${home.path}/checkout`, `${home.path}/elsewhere`]
+      mkdirSync(checkout)
+      mkdirSync(elsewhere)
+      const port = await freePort()
+      const env = { ...homeEnv(home.path), PORT: String(port) }
+      const server = await startServer(['bun', 'run', `${ROOT}/src/cli.ts`, 'serve'], `http://127.0.0.1:${port}/v1/health`, { cwd: checkout, env })
+      let live = ''
+      try {
+        live = await firstStartKey(server.proc.stdout)
+        const doctor = await cliIn(elsewhere, homeEnv(home.path), 'doctor')
+        expect(doctor.stdout).toContain(`data dir       ${folder} (default; NOTESVC_DATA_DIR overrides)\n`)
+        expect(doctor.stdout).toContain(`database       sqlite, ${folder}/notesvc.db (schema `)
+        // the running server's workers heartbeat in that database
+        expect(doctor.stdout).toMatch(/job workers +1 live: /)
+        const keys = await cliIn(elsewhere, homeEnv(home.path), 'keys', 'list', '--email', 'owner@localhost')
+        expect(keys.code).toBe(0)
+        expect(keys.stderr).toBe(`data folder: ${folder} (default; NOTESVC_DATA_DIR overrides)\n`)
+        expect(keys.stdout.split('\n').filter(Boolean).map(l => l.split('\t').slice(1, 5))).toEqual([
+          [`${live.slice(0, 17)}…`, 'live', 'active', 'first start (live)'],
+          [expect.stringMatching(/^svc_test_\w{8}…$/), 'sandbox', 'active', 'first start (sandbox)'],
+        ])
+      } finally {
+        await server.stop()
+      }
+      const said = await new Response(server.proc.stderr).text()
+      for (const line of [
+        `data folder: ${folder} (default; NOTESVC_DATA_DIR overrides)`,
+        `First start: created the owner account owner@localhost (plan pro) and two API keys.`,
+        `browser:     http://127.0.0.1:${port}/ (sign in as owner@localhost once it has a password:`,
+        `accounts password --email owner@localhost)`,
+        'metering: on (credits per minute of media, 10 processing calls a minute per key); for a single-user install start with NOTESVC_METERING=off',
+      ]) expect(said).toContain(line)
+      // no second database anywhere else
+      expect([existsSync(`${checkout}/data`), existsSync(`${elsewhere}/data`)]).toEqual([false, false])
+    } finally {
+      home.remove()
+    }
+  })
+
+  test('before any serve: doctor says there is no database yet and creates none; keys list refuses (exit 2)', async () => {
+    const home = tempDir('notesvc-home-')
+    try {
+      const folder = `${home.path}/.local/share/notesvc`
+      const doctor = await cliIn(home.path, homeEnv(home.path), 'doctor')
+      expect(doctor.stdout).toContain(`data dir       ${folder} (default; NOTESVC_DATA_DIR overrides), not created yet\n`)
+      expect(doctor.stdout).toContain(`database       no database yet at ${folder}/notesvc.db; start \`bun ${ROOT}/src/cli.ts serve\` first`)
+      const keys = await cliIn(home.path, homeEnv(home.path), 'keys', 'list', '--email', 'owner@localhost')
+      expect(keys.code).toBe(2)
+      expect(keys.stderr).toContain(`no database yet at ${folder}/notesvc.db`)
+      expect(existsSync(folder)).toBe(false)
+      expect(existsSync(`${home.path}/.local`)).toBe(false)
+    } finally {
+      home.remove()
+    }
+  })
+
+  test('./data holding a notesvc.db in the current folder is still used, and the command says why', async () => {
+    const home = tempDir('notesvc-home-')
+    try {
+      const project = `${home.path}/project`
+      mkdirSync(project)
+      const created = await cliIn(project, { ...homeEnv(home.path), NOTESVC_DATA_DIR: `${project}/data` }, 'keys', 'create', '--email', 'old@example.com')
+      expect(created.code).toBe(0)
+      const listed = await cliIn(project, homeEnv(home.path), 'keys', 'list', '--email', 'old@example.com')
+      expect(listed.code).toBe(0)
+      expect(listed.stdout).toContain(`${created.stdout.trim().slice(0, 17)}…`)
+      expect(listed.stderr).toBe(`data folder: ${project}/data (./data of this folder holds a notesvc.db, so it is kept; NOTESVC_DATA_DIR overrides)\n`)
+      expect(existsSync(`${home.path}/.local`)).toBe(false)
+    } finally {
+      home.remove()
+    }
+  })
 })

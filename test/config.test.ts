@@ -1,5 +1,7 @@
-import { describe, expect, test } from 'bun:test'
-import { applyFlags, ConfigError, loadConfig } from '../src/config'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { applyFlags, ConfigError, describeDataDir, loadConfig } from '../src/config'
+import { tempDir } from './helpers/process'
 
 describe('job workers and leases in the configuration', () => {
   test.each([
@@ -37,5 +39,45 @@ describe('job workers and leases in the configuration', () => {
     const { env, rest } = applyFlags({}, ['serve', '--workers', '0', '--job-lease-seconds', '5'])
     expect(rest).toEqual(['serve'])
     expect(loadConfig(env)).toMatchObject({ workers: 0, jobLeaseSeconds: 5 })
+  })
+})
+
+describe('the data folder: one rule for every command', () => {
+  const cwd = tempDir('notesvc-cwd-')
+  const withData = tempDir('notesvc-legacy-')
+  mkdirSync(`${withData.path}/data`)
+  writeFileSync(`${withData.path}/data/notesvc.db`, '')
+  const emptyData = tempDir('notesvc-emptydata-')
+  mkdirSync(`${emptyData.path}/data`)
+  afterAll(() => { for (const d of [cwd, withData, emptyData]) d.remove() })
+
+  test.each([
+    ['nothing set: ~/.local/share/notesvc', {}, cwd.path, '/home/ann/.local/share/notesvc', 'default; NOTESVC_DATA_DIR overrides'],
+    ['XDG_DATA_HOME', { XDG_DATA_HOME: '/srv/xdg' }, cwd.path, '/srv/xdg/notesvc', 'default; NOTESVC_DATA_DIR overrides'],
+    ['a relative XDG_DATA_HOME is ignored (XDG spec)', { XDG_DATA_HOME: 'xdg' }, cwd.path, '/home/ann/.local/share/notesvc', 'default; NOTESVC_DATA_DIR overrides'],
+    ['an empty XDG_DATA_HOME is unset', { XDG_DATA_HOME: '' }, cwd.path, '/home/ann/.local/share/notesvc', 'default; NOTESVC_DATA_DIR overrides'],
+    ['NOTESVC_DATA_DIR, relative to the current folder', { NOTESVC_DATA_DIR: 'here', XDG_DATA_HOME: '/srv/xdg' }, '/opt/x', '/opt/x/here', 'set by NOTESVC_DATA_DIR or --data-dir'],
+    ['./data holding notesvc.db is kept', { XDG_DATA_HOME: '/srv/xdg' }, withData.path, `${withData.path}/data`, './data of this folder holds a notesvc.db, so it is kept; NOTESVC_DATA_DIR overrides'],
+    ['./data without a database is not', {}, emptyData.path, '/home/ann/.local/share/notesvc', 'default; NOTESVC_DATA_DIR overrides'],
+    ['NOTESVC_DATA_DIR wins over ./data', { NOTESVC_DATA_DIR: '/srv/notesvc' }, withData.path, '/srv/notesvc', 'set by NOTESVC_DATA_DIR or --data-dir'],
+  ])('%s', (_, env: Record<string, string>, dir, folder, why) => {
+    const c = loadConfig({ HOME: '/home/ann', ...env }, dir)
+    expect(c.dataDir).toBe(folder)
+    expect(c.databasePath).toBe(`${folder}/notesvc.db`)
+    expect(describeDataDir(c)).toBe(`data folder: ${folder} (${why})`)
+  })
+})
+
+describe('NOTESVC_METERING', () => {
+  test.each([
+    [{}, true],
+    [{ NOTESVC_METERING: 'on' }, true],
+    [{ NOTESVC_METERING: 'off' }, false],
+  ])('%p → metering %p', (env, metering) => {
+    expect(loadConfig(env).metering).toBe(metering)
+  })
+
+  test('anything else is refused, naming the values', () => {
+    expect(() => loadConfig({ NOTESVC_METERING: 'false' })).toThrow('NOTESVC_METERING=false is not valid; use one of: on, off')
   })
 })

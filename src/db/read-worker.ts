@@ -17,8 +17,10 @@ import { DatabaseUnavailableError, ReadThreadUnavailableError, type ReadThread }
  * every module is bundled into one file at the root of its file system and each extra entry point
  * keeps its path under src/, at db/read-thread.ts from that root.
  */
-const THREAD_ENTRY = import.meta.url.includes('/$bunfs/')
-  ? new URL('./db/read-thread.ts', import.meta.url).href
+// In the binary, beside the entry point in Bun's embedded file system (Bun.main: with --bytecode,
+// import.meta holds the path the source had at build time, not the embedded one).
+const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
+  ? new URL('./db/read-thread.ts', Bun.pathToFileURL(Bun.main)).href
   : new URL('./read-thread.ts', import.meta.url).href
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }

@@ -18,7 +18,7 @@
  * A single word longer than a line stays whole.
  */
 
-import { MAX_LINE_CHARS, segmentCues, type CueWord } from './cues'
+import { MAX_LINE_CHARS, MIN_CUE_SECONDS, segmentCues, type CueWord } from './cues'
 
 export const TRANSCRIPT_FORMATS = ['txt', 'srt', 'vtt', 'json'] as const
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
@@ -78,8 +78,19 @@ export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptio
       prevEnd = endMs
     }
   }
+  // A cue shorter than a second (a one-word turn of a diarized transcript, a segment the engine gave
+  // no length) stays up until a second has passed or the next cue starts, whichever is first.
+  for (let i = 0; i < cues.length; i++) {
+    const c = cues[i]!
+    if (c.endMs - c.startMs >= MIN_CUE_MS) continue
+    const next = cues[i + 1]
+    c.endMs = Math.max(c.endMs, Math.min(c.startMs + MIN_CUE_MS, next ? next.startMs : Infinity))
+  }
   return cues
 }
+
+/** The shortest a cue is shown when the next one leaves room (cues.ts MIN_CUE_SECONDS). */
+const MIN_CUE_MS = MIN_CUE_SECONDS * 1000
 
 /** `hh:mm:ss<sep>mmm`; hours grow past two digits rather than wrapping. */
 function timestamp(ms: number, separator: ',' | '.'): string {

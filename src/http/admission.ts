@@ -58,6 +58,7 @@ export function rateHeadersOn(headers: Headers): (d: RateDecision) => void {
   let limit = -1
   let reset = -1
   return d => {
+    if (d.unlimited) return
     if (d.limit !== limit) headers.set('x-ratelimit-limit', String((limit = d.limit)))
     headers.set('x-ratelimit-remaining', String(d.remaining))
     if (d.resetSeconds !== reset) headers.set('x-ratelimit-reset', String((reset = d.resetSeconds)))
@@ -71,6 +72,7 @@ export function rateHeadersOn(headers: Headers): (d: RateDecision) => void {
 export type CachedVerifier = (token: string) => Principal | undefined
 
 function setRateHeaders(headers: Record<string, unknown>, d: RateDecision) {
+  if (d.unlimited) return
   headers['x-ratelimit-limit'] = String(d.limit)
   headers['x-ratelimit-remaining'] = String(d.remaining)
   headers['x-ratelimit-reset'] = String(d.resetSeconds)

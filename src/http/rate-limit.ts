@@ -14,6 +14,8 @@ export interface RateDecision {
    * (the composition root says which: the notes' revision counter, saving the list a round trip)
    */
   alongside?: string
+  /** the class is not limited here (NOTESVC_METERING=off for processing): no X-RateLimit headers */
+  unlimited?: boolean
 }
 
 /**
@@ -104,4 +106,21 @@ export class SharedRateLimiter implements RateLimiter {
     const w = await this.windows.hit(key, cls, new Date(now).toISOString(), over, limit + 1)
     return { ...decision(limit, w.count, Date.parse(w.windowStart), now), alongside: w.alongside }
   }
+}
+
+/**
+ * A limiter with some classes not limited at all (NOTESVC_METERING=off: the processing class): their
+ * requests are allowed and not counted; every other class is `inner`'s.
+ */
+export function withUnlimitedClasses(inner: RateLimiter, unlimited: readonly RateClass[]): RateLimiter {
+  if (unlimited.length === 0) return inner
+  const free: RateDecision = { limit: 0, remaining: 0, resetSeconds: 0, allowed: true, unlimited: true }
+  const limited: RateLimiter = {
+    hit: (key, cls) => (unlimited.includes(cls) ? Promise.resolve(free) : inner.hit(key, cls)),
+  }
+  if (inner.hitNow) {
+    const hitNow = inner.hitNow.bind(inner)
+    limited.hitNow = (key, cls) => (unlimited.includes(cls) ? free : hitNow(key, cls))
+  }
+  return limited
 }

@@ -43,6 +43,14 @@ describe('database', () => {
     expect(db.query<{ v: number }, []>('SELECT max(version) AS v FROM schema_migrations').get()!.v).toBe(MIGRATIONS.at(-1)!.version)
   })
 
+  test('pending migrations apply together: a failing one leaves the earlier pending ones unapplied too', () => {
+    const db = openDatabase(':memory:', MIGRATIONS.slice(0, 3))
+    const bad = [...MIGRATIONS, { version: 999, name: 'broken', sql: 'SELECT * FROM no_such_table;' }]
+    expect(() => migrate(db, bad)).toThrow()
+    expect(db.query<{ v: number }, []>('SELECT max(version) AS v FROM schema_migrations').get()!.v).toBe(3)
+    expect(migrate(db)).toBe(MIGRATIONS.length - 3)
+  })
+
   test('a database from a newer build is refused with a clear message', () => {
     const db = openDatabase(':memory:')
     db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1000, ?, ?)').run('future', new Date().toISOString())

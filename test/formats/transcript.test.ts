@@ -55,8 +55,18 @@ describe('SRT', () => {
   test('times past 24 hours keep counting hours; float seconds round to the nearest millisecond', () => {
     const srt = toSrt([{ start: 90001.2345, end: 90002.0006, text: 'late' }, { start: 2.345, end: 2.345, text: 'no length' }])
     expect(srt).toContain('25:00:01,235 --> 25:00:02,001')
-    // an end equal to the start becomes 1 ms later: both formats need end > start
-    expect(srt).toContain('00:00:02,345 --> 00:00:02,346')
+    // a cue with no length (nothing after it) is shown for a second
+    expect(srt).toContain('00:00:02,345 --> 00:00:03,345')
+  })
+
+  test('a cue under a second stays up for a second, or until the next cue starts', () => {
+    const cuesRead = srtCues(toSrt([
+      { start: 0, end: 2, text: 'shall we start', speaker: 'Maria' },
+      { start: 2.1, end: 2.3, text: 'yes', speaker: 'Tom' },
+      { start: 2.8, end: 4, text: 'good the budget first', speaker: 'Maria' },
+      { start: 10, end: 10.2, text: 'bye', speaker: 'Tom' },
+    ]))
+    expect(cuesRead.map(c => [c.start, c.end])).toEqual([[0, 2000], [2100, 2800], [2800, 4000], [10000, 11000]])
   })
 })
 

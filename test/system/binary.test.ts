@@ -25,12 +25,15 @@ describe('dist/notesvc', () => {
     writeTinyWhisperModel(join(work.path, 'models', 'ggml-base.en.bin'), { multilingual: false })
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: '' } })
+    // no NOTESVC_DATA_DIR: the per-user default, $XDG_DATA_HOME/notesvc
+    const xdg = join(work.path, 'xdg')
+    const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: '', XDG_DATA_HOME: xdg } })
     try {
       expect(await (await fetch(`${base}/v1/health`)).json()).toMatchObject({ status: 'ok', version: '1.1.0', engines: { asr: 'whisper' } })
-      expect(existsSync(join(work.path, 'data', 'notesvc.db'))).toBe(true)
+      expect(existsSync(join(xdg, 'notesvc', 'notesvc.db'))).toBe(true)
+      expect(existsSync(join(work.path, 'data'))).toBe(false)
       // validation survives compilation (plain --minify breaks it)
-      const key = (await run([binary, 'keys', 'create', '--email', 'bin@example.com'], { cwd: work.path, env: { NOTESVC_DATA_DIR: '' } })).stdout.trim()
+      const key = (await run([binary, 'keys', 'create', '--email', 'bin@example.com'], { cwd: work.path, env: { NOTESVC_DATA_DIR: '', XDG_DATA_HOME: xdg } })).stdout.trim()
       expect(key).toMatch(/^svc_live_/)
       const bad = await fetch(`${base}/v1/notes?limit=101`, { headers: { authorization: `Bearer ${key}` } })
       expect(bad.status).toBe(400)
@@ -59,7 +62,7 @@ describe('dist/notesvc', () => {
       // started by its path from another folder, the binary names itself by that path
       expect(await signin.text()).toContain(`<code>${binary} accounts password --email you@example.com</code>`)
       // the web library: `/` signed in, its script and style embedded in the binary
-      const setPassword = Bun.spawn([binary, 'accounts', 'password', '--email', 'bin@example.com'], { cwd: work.path, env: { ...process.env, NOTESVC_DATA_DIR: '' }, stdin: new TextEncoder().encode('binary passphrase\n'), stdout: 'ignore', stderr: 'ignore' })
+      const setPassword = Bun.spawn([binary, 'accounts', 'password', '--email', 'bin@example.com'], { cwd: work.path, env: { ...process.env, NOTESVC_DATA_DIR: '', XDG_DATA_HOME: xdg }, stdin: new TextEncoder().encode('binary passphrase\n'), stdout: 'ignore', stderr: 'ignore' })
       expect(await setPassword.exited).toBe(0)
       const session = await sessionCookie(base, request => fetch(request), 'bin@example.com', 'binary passphrase', '/')
       const library = await fetch(`${base}/`, { headers: { cookie: session } })

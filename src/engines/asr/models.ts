@@ -1,6 +1,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 
+/** Where `models pull` downloads whisper.cpp's ggml models from (NOTESVC_MODELS_URL overrides it). */
+export const DEFAULT_MODELS_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main'
+
 export interface ModelFile {
   name: string
   path: string

@@ -77,6 +77,7 @@ interface NativeJob {
 }
 
 interface NativeContext {
+  release?(): Promise<void> | void
   transcribeData(pcm16: ArrayBuffer, options: Record<string, unknown>): NativeJob
 }
 
@@ -111,6 +112,27 @@ function loadAddon(): NativeAddon {
       `whisper.cpp could not be loaded on ${process.platform}-${process.arch} (${(err as Error).message}); ` +
         'the prebuilt addon needs linux-x64 and libgomp1. Use NOTESVC_ASR=pocketsphinx instead',
     )
+  }
+}
+
+/**
+ * Loads a model file with whisper.cpp and frees it again, to check that it loads; whisper.cpp's own
+ * messages are kept off the terminal. 'unavailable' when the addon cannot load on this host.
+ */
+export async function loadsInWhisper(path: string): Promise<'loaded' | 'unavailable'> {
+  let native: NativeAddon
+  try {
+    native = loadAddon()
+  } catch {
+    return 'unavailable'
+  }
+  native.WhisperContext.toggleNativeLog(true, () => {})
+  try {
+    const context = new native.WhisperContext({ filePath: path })
+    await context.release?.()
+    return 'loaded'
+  } finally {
+    native.WhisperContext.toggleNativeLog(false)
   }
 }
 

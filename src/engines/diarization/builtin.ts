@@ -60,7 +60,7 @@ class BuiltinSession implements DiarizationSession {
     if (loudFrames < MIN_TURN * FRAMES_PER_SECOND) return { turns: [], speakers: 0, embeddings: [], engine: 'builtin' }
     const cepstra = normalise(f.cepstra, f.frames, loud)
     const windows = describeWindows(cepstra, f.pitch, loud, f.frames)
-    const bounds = speakerBounds(opts.speakers)
+    const bounds = speakerBounds(opts.speakers, loudFrames / FRAMES_PER_SECOND)
     const labels = windows.length < 2 || bounds.max === 1 ? new Int32Array(f.frames) : spread(speakerLabels(cepstra, loud, windows, bounds), speech)
     opts.signal?.throwIfAborted()
     const { turns, order } = numberTurns(toTurns(labels, speech))
@@ -194,11 +194,17 @@ function describeWindows(cepstra: Float32Array, pitch: Float32Array, speech: Uin
 /** Voiced frames a window needs for its pitch to count. */
 const MIN_VOICED = 10
 
-function speakerBounds(hint: SpeakerHint | undefined): { min: number; max: number } {
+function speakerBounds(hint: SpeakerHint | undefined, loudSeconds: number): { min: number; max: number } {
   if (hint?.exact) return { min: hint.exact, max: hint.exact }
   const min = Math.max(1, hint?.min ?? 1)
-  return { min, max: Math.max(min, hint?.max ?? 32) }
+  // Without a count, each speaker found must have about SPEECH_PER_SPEAKER seconds of loud speech to
+  // be told apart: a 6-s memo of one voice was found as 3 speakers of 2 s each (docs/examples/hello.wav)
+  const supported = Math.max(1, Math.floor(loudSeconds / SPEECH_PER_SPEAKER))
+  return { min, max: Math.max(min, Math.min(hint?.max ?? 32, supported)) }
 }
+
+/** Seconds of loud speech each speaker needs for the engine to count them unasked (see speakerBounds). */
+const SPEECH_PER_SPEAKER = 4
 
 /**
  * Each frame's speaker (-1 outside speech). The windows are clustered (a sample of at most

@@ -8,7 +8,6 @@
  */
 import type { Config } from '../../config'
 import type { Logger } from '../../log'
-import { createBuiltinDiarizationEngine } from './builtin'
 import type { DiarizationEngine } from './engine'
 import { createSherpaDiarizationEngine, sherpaModelsPresent } from './sherpa'
 import { threadedEngine } from './thread'
@@ -26,7 +25,7 @@ export function createDiarizationSelector(config: Pick<Config, 'diarization' | '
   let builtin: DiarizationEngine | undefined
   let sherpa: DiarizationEngine | undefined
   const engines = {
-    builtin: () => (builtin ??= threadedEngine(createBuiltinDiarizationEngine())),
+    builtin: () => (builtin ??= threadedEngine('builtin')),
     'sherpa-onnx': () => (sherpa ??= createSherpaDiarizationEngine({ modelsDir: config.modelsDir, log })),
   }
 

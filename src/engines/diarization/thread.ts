@@ -8,21 +8,25 @@
  */
 import { DiarizationUnavailableError, type Diarization, type DiarizationEngine, type DiarizationSession, type DiarizeOptions } from './engine'
 
-const THREAD_ENTRY = import.meta.url.includes('/$bunfs/')
-  ? new URL('./engines/diarization/diarize-thread.ts', import.meta.url).href
+// In the binary, beside the entry point in Bun's embedded file system (see db/read-worker.ts).
+const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
+  ? new URL('./engines/diarization/diarize-thread.ts', Bun.pathToFileURL(Bun.main)).href
   : new URL('./diarize-thread.ts', import.meta.url).href
 
 /** What the thread answers: the diarization, or why it failed. */
 export type ThreadAnswer = { diarization: Omit<Diarization, 'embeddings'> & { embeddings?: number[][] } } | { error: string }
 
-/** `engine` (by name: the thread builds it) run in a thread per session. */
-export function threadedEngine(engine: DiarizationEngine): DiarizationEngine {
+/**
+ * The engine named `name`, run in a thread per session: the thread builds it, so this thread never
+ * loads its code (the builtin engine's ml-matrix and FFT are not on the start-up path).
+ */
+export function threadedEngine(name: 'builtin'): DiarizationEngine {
   return {
-    name: engine.name,
-    ready: () => engine.ready(),
+    name,
+    ready: async () => {},
     start(): DiarizationSession {
       let worker: Worker | null = new Worker(THREAD_ENTRY)
-      worker.postMessage({ type: 'start', engine: engine.name })
+      worker.postMessage({ type: 'start', engine: name })
       const { promise, resolve } = Promise.withResolvers<ThreadAnswer>()
       worker.onmessage = (e: MessageEvent<ThreadAnswer>) => resolve(e.data)
       worker.onerror = e => resolve({ error: e.message || 'the diarization thread failed' })

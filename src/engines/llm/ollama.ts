@@ -1,4 +1,4 @@
-import { Ollama } from 'ollama'
+import type { Ollama } from 'ollama'
 import type { ChatResponse, Message, Options } from 'ollama'
 import type { AnswerInput, AnswerOutput, LlmEngine, Passage, StyleId, SummaryInput, SummaryOutput } from './engine'
 import { LlmRefusalError, LlmUnavailableError } from './engine'
@@ -132,10 +132,15 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
   const log = opts.log ?? silentLogger
 
   let info: OllamaModelInfo | undefined
+  let ollamaPackage: Promise<typeof import('ollama')> | undefined
   let maxInputChars = maxInputCharsFor(Math.min(DEFAULT_CONTEXT_TOKENS, maxContextTokens))
 
-  /** A client whose every request carries `signal` (the client itself passes none for non-streamed calls). */
-  function clientWith(signal: AbortSignal): Ollama {
+  /**
+   * A client whose every request carries `signal` (the client itself passes none for non-streamed
+   * calls). The `ollama` package is loaded with the first call, not at start-up.
+   */
+  async function clientWith(signal: AbortSignal): Promise<Ollama> {
+    const { Ollama } = await (ollamaPackage ??= import('ollama'))
     const f = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
       baseFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal })) as typeof fetch
     return new Ollama({ host, fetch: f })
@@ -185,7 +190,7 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
       const timeout = AbortSignal.timeout(limitMs)
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
       try {
-        return await fn(clientWith(combined))
+        return await fn(await clientWith(combined))
       } catch (err) {
         if (signal?.aborted) throw signal.reason
         const failure = classify(err, timeout.aborted, limitMs)

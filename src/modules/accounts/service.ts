@@ -122,10 +122,22 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     }
   }
 
-  return {
+  const service = {
     ensureAccount,
     requireAccount,
     isEmpty: async () => (await repo.countAccounts()) === 0,
+
+    /**
+     * First start (an empty database): the owner account, on the `pro` plan (the operator is not held
+     * to the free grant by their own server), with one live and one sandbox key. Null when the
+     * database already has accounts.
+     */
+    async createFirstStartOwner(email: string): Promise<{ live: string; sandbox: string } | null> {
+      if ((await repo.countAccounts()) > 0) return null
+      const live = await service.createKey({ email, plan: 'pro', name: 'first start (live)' })
+      const sandbox = await service.createKey({ email, plan: 'pro', sandbox: true, name: 'first start (sandbox)' })
+      return { live: live.key, sandbox: sandbox.key }
+    },
 
     /** Creates a key (and the account if needed). The returned `key` is the only time it is visible. */
     async createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
@@ -277,4 +289,5 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
   }
+  return service
 }

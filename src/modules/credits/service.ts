@@ -56,7 +56,11 @@ export interface Payer {
   sandbox: boolean
 }
 
-export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string; operations: Pick<OperationTable, 'byId'> }) {
+/**
+ * `metering: false` (NOTESVC_METERING=off, for single-user installs): every operation is quoted at 0
+ * credits, so charges still write their usage rows, with 0, and no balance ever answers 402.
+ */
+export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; ids: IdGenerator; topUpCommand: string; operations: Pick<OperationTable, 'byId'>; metering?: boolean }) {
   const { repo, clock, ids } = deps
   const prices = priceList(deps.operations)
 
@@ -98,10 +102,11 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
 
     /**
      * What `payer` is charged for `operationId`: its price, or nothing for a sandbox library, whose
-     * keys answer every processing route with fixed sample output (DECISIONS.md "Sandbox").
+     * keys answer every processing route with fixed sample output (DECISIONS.md "Sandbox"), and
+     * nothing for anyone when metering is off.
      */
     quote: (payer: Payer, operationId: string, durationSeconds: number | null = null): number =>
-      payer.sandbox ? 0 : prices.creditsFor(operationId, durationSeconds),
+      payer.sandbox || deps.metering === false ? 0 : prices.creditsFor(operationId, durationSeconds),
 
     /** The cost table `getUsage` and `GET /v1` publish. */
     publishedCosts: prices.publishedCosts,

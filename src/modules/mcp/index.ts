@@ -1,8 +1,7 @@
 import { BodyTooLargeError, MAX_MCP_BODY_BYTES, readTextLimited } from '../../http/body-limit'
 import { Elysia } from 'elysia'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Config } from '../../config'
 import type { Admission, Principal } from '../../http/admission'
 import type { OPERATIONS } from '../../operations'
@@ -77,9 +76,18 @@ function toolError(err: unknown, config: Config, log: Logger, tool: string): Cal
   }
 }
 
+/** The MCP SDK, loaded with the first MCP request rather than at start-up (it is a tenth of a cold start's module loading). */
+let sdkLoading: Promise<[typeof import('@modelcontextprotocol/sdk/server/index.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('@modelcontextprotocol/sdk/types.js')]> | undefined
+const mcpSdk = () => (sdkLoading ??= Promise.all([
+  import('@modelcontextprotocol/sdk/server/index.js'),
+  import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  import('@modelcontextprotocol/sdk/types.js'),
+]))
+
 /** A server for one request, acting for one principal (stateless: nothing outlives the request). */
-function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool>, deps: McpDeps): Server {
+async function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool>, deps: McpDeps): Promise<Server> {
   const log = deps.log ?? silentLogger
+  const [{ Server }, , { CallToolRequestSchema, ErrorCode: McpErrorCode, ListToolsRequestSchema, McpError }] = await mcpSdk()
   const server = new Server(
     { name: 'notesvc', version: VERSION, title: 'notesvc' },
     { capabilities: { tools: { listChanged: false } }, instructions: `${DESCRIPTION} Each tool is one operation of the HTTP API (${deps.config.publicUrl}/v1), with the same arguments, results, scopes and credits.` },
@@ -144,7 +152,8 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
       if (err instanceof BodyTooLargeError) return jsonRpcError(413, `${err.message} Give audioUrl for recordings larger than 25 MB.`)
       throw err
     }
-    const server = serverFor(principal, tools, byName, deps)
+    const server = await serverFor(principal, tools, byName, deps)
+    const { WebStandardStreamableHTTPServerTransport } = (await mcpSdk())[1]
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
       await server.connect(transport)

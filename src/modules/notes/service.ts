@@ -344,6 +344,14 @@ export function createNotesService(deps: {
 
     readableTranscript: (lib: Library, id: string) => readableTranscript(lib, id),
 
+    /** A note's segments with each speaker label replaced by the name shown (for answers that say who said what). */
+    async namedSegmentsOf(row: NoteRow): Promise<TranscriptSegment[] | null> {
+      const segments = noteSegments(row)
+      if (!segments?.some(s => s.speaker)) return segments
+      const names = new Map((await speakerNames(row.id)).map(s => [s.id, s.name]))
+      return segments.map(s => (s.speaker ? { ...s, speaker: names.get(s.speaker) ?? `Speaker ${s.speaker}` } : s))
+    },
+
     /** What a transcript export needs (`getNoteTranscript?format=`): the note's title and the transcript's times, null when unknown. */
     async transcriptWithTimes(lib: Library, id: string) {
       const r = await readableTranscript(lib, id)

@@ -319,7 +319,7 @@ export function createProcessingService(deps: {
       await ensureBalance(p, 'askNoteQuestion', cost)
       try {
         // A transcript without punctuation is asked as sentences cut from its word times, with their times.
-        const sentences = timedSentences(note.original_transcription, notes.segmentsOf(note)) ?? undefined
+        const sentences = timedSentences(note.original_transcription, await notes.namedSegmentsOf(note)) ?? undefined
         const text = sentences ? sentencesText(sentences) : note.original_transcription
         // Only the passages most relevant to the question go to the model, so a two-hour transcript works.
         const passages = retrievePassages(text, question, PASSAGES_FOR_A_QUESTION)

@@ -158,17 +158,20 @@ describe('inside a compiled binary', () => {
     writeFileSync(entry, `
       import { AsrUnavailableError } from ${JSON.stringify(join(ROOT, 'src/engines/asr/engine.ts'))}
       import { createWhisperEngine } from ${JSON.stringify(join(ROOT, 'src/engines/asr/whisper.ts'))}
-      const engine = createWhisperEngine({ modelPath: process.argv[2]!, threads: 2 })
-      try {
-        await engine.ready()
-        const samples = new Float32Array(3 * 16000).map((_, i) => 0.5 * Math.sin((2 * Math.PI * 220 * i) / 16000))
-        console.log(JSON.stringify(await engine.transcribeChunk(samples, { language: null })))
-      } catch (err) {
-        console.log(JSON.stringify({ unavailable: err instanceof AsrUnavailableError, message: (err as Error).message }))
-      }
+      // in a function: a binary built with --bytecode (scripts/build.ts) cannot have top-level await
+      void (async () => {
+        const engine = createWhisperEngine({ modelPath: process.argv[2]!, threads: 2 })
+        try {
+          await engine.ready()
+          const samples = new Float32Array(3 * 16000).map((_, i) => 0.5 * Math.sin((2 * Math.PI * 220 * i) / 16000))
+          console.log(JSON.stringify(await engine.transcribeChunk(samples, { language: null })))
+        } catch (err) {
+          console.log(JSON.stringify({ unavailable: err instanceof AsrUnavailableError, message: (err as Error).message }))
+        }
+      })()
     `)
     // the flags of scripts/build.ts
-    const built = await run(['bun', 'build', '--compile', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', entry, '--outfile', binary])
+    const built = await run(['bun', 'build', '--compile', '--bytecode', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', entry, '--outfile', binary])
     expect(built.code).toBe(0)
     // the addon travels inside the binary, not as a path into this checkout's node_modules
     const bytes = readFileSync(binary)

@@ -278,17 +278,20 @@ describe('inside a compiled binary', () => {
     writeFileSync(entry, `
       import { diarizeSamples } from ${JSON.stringify(join(ROOT, 'src/engines/diarization/engine.ts'))}
       import { createSherpaDiarizationEngine } from ${JSON.stringify(join(ROOT, 'src/engines/diarization/sherpa.ts'))}
-      const engine = createSherpaDiarizationEngine({ modelsDir: process.argv[2]!, threads: 1 })
-      try {
-        const samples = new Float32Array(await Bun.file(process.argv[3]!).arrayBuffer())
-        const d = await diarizeSamples(engine, samples, { speakers: { exact: 2 } })
-        console.log(JSON.stringify({ speakers: d.speakers, turns: d.turns.length }))
-      } catch (err) {
-        console.log(JSON.stringify({ error: (err as Error).message }))
-      }
+      // in a function: a binary built with --bytecode (scripts/build.ts) cannot have top-level await
+      void (async () => {
+        const engine = createSherpaDiarizationEngine({ modelsDir: process.argv[2]!, threads: 1 })
+        try {
+          const samples = new Float32Array(await Bun.file(process.argv[3]!).arrayBuffer())
+          const d = await diarizeSamples(engine, samples, { speakers: { exact: 2 } })
+          console.log(JSON.stringify({ speakers: d.speakers, turns: d.turns.length }))
+        } catch (err) {
+          console.log(JSON.stringify({ error: (err as Error).message }))
+        }
+      })()
     `)
     // the flags of scripts/build.ts
-    const built = await run(['bun', 'build', '--compile', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', entry, '--outfile', binary])
+    const built = await run(['bun', 'build', '--compile', '--bytecode', '--minify-whitespace', '--minify-syntax', '--sourcemap=none', entry, '--outfile', binary])
     expect(built.code).toBe(0)
     const bytes = readFileSync(binary)
     expect(bytes.includes(join(ROOT, 'node_modules/sherpa-onnx-linux-x64'))).toBe(false)

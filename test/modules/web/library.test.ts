@@ -12,7 +12,7 @@ import { sessionCookie } from '../../helpers/web'
  * The web library in headless Chromium (Debian's `chromium`) against a real server process with
  * PocketSphinx and the built-in summarizer: sign in, upload a recording through the file input, follow
  * it to Done, read the note, seek the player from the transcript, file it in a folder and delete the
- * folder, ask a question, sign out; at a desktop size and at 360 px. axe-core scans the library, a
+ * folder, ask a question, sign out; at a desktop size (1280×800) and a phone's (390×844). axe-core scans the library, a
  * note and the add dialog; no console errors, no request to any other host (every request is watched). Screenshots go to
  * docs/screenshots/ (named in the README).
  */
@@ -192,6 +192,7 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   await expect(row.locator('.badge').textContent()).resolves.toBe('Done')
   // the summarizer titled it; type and length of the recording (about 15 s) beside it
   await expect(row.locator('.meta').textContent()).resolves.toMatch(/^Audio0:1\d/)
+  if (!o.screenshots) await page.screenshot({ path: join(SHOTS, 'library-390px-light.png') })
 
   if (o.screenshots) {
     // a note from pasted text, so the library shows more than one kind
@@ -254,8 +255,8 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
   expect(at).toBeLessThan(start + 1)
   await expect(last.getAttribute('class')).resolves.toContain('current')
   await page.evaluate(() => (document.getElementById('player') as HTMLMediaElement).pause())
-  if (!o.screenshots) await page.screenshot({ path: join(SHOTS, 'note-360px-light.png'), fullPage: true })
-  await textIs(page, '#note-cost', 'This note has cost 1 credit (completeUpload 1).')
+  if (!o.screenshots) await page.screenshot({ path: join(SHOTS, 'note-390px-light.png'), fullPage: true })
+  await textIs(page, '#note-cost', 'This note has cost 1 credit (Recording upload 1 credit).')
   await scan(page, `note page (${o.label})`)
 
   // Export: the JSON transcript downloads as a file (the interface's Transcript).
@@ -369,7 +370,7 @@ async function flow(s: Session, o: { label: string; screenshots: boolean }) {
 }
 
 test('the library at a desktop size: upload, follow, read, seek, export, search, file, ask, sign out', async () => {
-  const s = await open({ width: 1280, height: 860 })
+  const s = await open({ width: 1280, height: 800 })
   await flow(s, { label: 'desktop', screenshots: true })
   // the deliberately unsupported file and the recording too long for the credits are the failed requests the console reports
   expect(s.errors.filter(e => !/status of 4(02|15)|^\(response 415 POST \/v1\/uploads\)$|^\(response 402 POST \/v1\/uploads\/[^/]+\/complete\)$/.test(e))).toEqual([])
@@ -377,9 +378,9 @@ test('the library at a desktop size: upload, follow, read, seek, export, search,
   await s.context.close()
 }, 180_000)
 
-test('the same at 360 px wide', async () => {
-  const s = await open({ width: 360, height: 740 })
-  await flow(s, { label: '360 px', screenshots: false })
+test('the same at 390 px wide', async () => {
+  const s = await open({ width: 390, height: 844 })
+  await flow(s, { label: '390 px', screenshots: false })
   expect(s.errors).toEqual([])
   expect(s.foreign).toEqual([])
   await s.context.close()

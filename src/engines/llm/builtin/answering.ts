@@ -40,7 +40,7 @@ function answerFrom(text: string, q: Set<string>): { sentences: string[]; hits: 
 }
 
 /**
- * "[0:41–0:44] We decided…": the times of the timed sentence the answer's sentence is, or of the run
+ * "[0:41–0:44] We decided…" (with "Maria: " before it when speakers are known): the times of the timed sentence the answer's sentence is, or of the run
  * of consecutive ones it joins (the text splitter keeps "…through a. Survey…" together).
  */
 function withTimes(sentences: string[], timed: readonly TimedSentence[] | undefined): string[] {
@@ -54,7 +54,16 @@ function withTimes(sentences: string[], timed: readonly TimedSentence[] | undefi
         let joined = timed[i]!.text
         let j = i
         while (joined.length < s.length && j + 1 < timed.length) joined += ` ${timed[++j]!.text}`
-        if (joined === s) return `[${clockTime(timed[i]!.start)}–${clockTime(timed[j]!.end)}] ${s}`
+        if (joined !== s) continue
+        // who said it, when the transcript was diarized ("[0:41–0:44] Maria: We decided…"); a run
+        // that two people said names each before their part
+        const run = timed.slice(i, j + 1)
+        const said = run.every(t => !t.speaker)
+          ? s
+          : run.every(t => t.speaker === run[0]!.speaker)
+            ? `${run[0]!.speaker}: ${s}`
+            : run.map(t => (t.speaker ? `${t.speaker}: ${t.text}` : t.text)).join(' ')
+        return `[${clockTime(timed[i]!.start)}–${clockTime(timed[j]!.end)}] ${said}`
       }
     }
     return s

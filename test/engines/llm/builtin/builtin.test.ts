@@ -353,4 +353,15 @@ describe('builtin engine: speakers from diarization', () => {
     expect(out.summary).not.toContain('Speaker A:')
     expect(out.title).not.toContain('Speaker')
   })
+
+  test('an answer from a diarized transcript says who said it, with when', async () => {
+    const sentences = [
+      { text: 'Good morning everyone.', start: 0, end: 1.2, speaker: 'Maria' },
+      { text: 'I will order the servers by Monday.', start: 2, end: 4.5, speaker: 'Lars' },
+      { text: 'The budget is ten thousand dollars.', start: 5, end: 7, speaker: 'Maria' },
+    ]
+    const text = sentences.map(x => x.text).join(' ')
+    const out = await engine.answer({ question: 'Who will order the servers?', passages: retrievePassages(text, 'Who will order the servers?', 5), sentences })
+    expect(out.answer).toStartWith('[0:02–0:04] Lars: I will order the servers by Monday.')
+  })
 })

@@ -20,6 +20,21 @@ export const $ = id => document.getElementById(id)
 const TYPES = { audio: 'Audio', video: 'Video', youtube: 'Video link', import: 'Text', pdf: 'PDF' }
 export const typeText = type => TYPES[type] || type
 
+/**
+ * What a charge was for, as a reader names it: the usage rows carry the operation's id (`completeUpload`),
+ * which is the API's name, not a word for people. An operation not listed here shows its id.
+ */
+const OPERATIONS = {
+  completeUpload: 'Recording upload',
+  createTranscription: 'Transcription',
+  createAudioTranscription: 'Transcription (OpenAI API)',
+  createSummary: 'Text summary',
+  createYoutubeSummary: 'Video link summary',
+  askNoteQuestion: 'Question',
+  topUp: 'Credits added',
+}
+export const operationText = id => OPERATIONS[id] || id
+
 export const credits = n => `${n} credit${n === 1 ? '' : 's'}`
 /** What a charged call took, with the server's notice if any. */
 export const charged = r => `${credits(r.creditsCharged)} charged.${r.notice ? ` ${r.notice}` : ''}`

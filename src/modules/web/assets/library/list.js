@@ -128,6 +128,20 @@ export async function loadNotes() {
   renderNotes(page, lengths)
 }
 
+/**
+ * The start of a note's summary as one plain line for its row (two lines at most on screen, cut by CSS):
+ * the Markdown marks of headings, lists and emphasis dropped, the whitespace folded.
+ */
+function previewOf(summary) {
+  if (typeof summary !== 'string') return ''
+  return summary
+    .replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+(\[[ x]\]\s+)?|\d+[.)]\s+|>\s?)/gm, '')
+    .replace(/(\*\*|__|`)/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 400)
+}
+
 function renderNotes(page, lengths) {
   const ul = $('notes')
   ul.setAttribute('aria-busy', 'false')
@@ -144,6 +158,7 @@ function renderNotes(page, lengths) {
         badge(n.status, stageText(n))),
       meta)
     if (typeof n.snippet === 'string' && n.snippet) li.append(el('p', { class: 'snippet' }, highlighted(n.snippet)))
+    else if (n.status === 'Done' && previewOf(n.summary)) li.append(el('p', { class: 'preview', text: previewOf(n.summary) }))
     return li
   })
   ul.replaceChildren(...items)

@@ -2,7 +2,7 @@
 // recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
 // processing, its stage, then the whole note once it is done. A diarized note's speakers: speakers.js.
 import { api, ApiFailure, explain, library, sessionHeaders, setLibrary } from './api.js'
-import { $, charged, clock, credits, el, typeText, when } from './dom.js'
+import { $, charged, clock, credits, el, operationText, typeText, when } from './dom.js'
 import { folderName, folders, loadFolders } from './folders.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
@@ -140,7 +140,7 @@ async function showCost(note) {
     const mine = u.recent.filter(r => r.noteId === note.id)
     const total = mine.reduce((n, r) => n + r.credits, 0)
     $('note-cost').textContent = mine.length
-      ? `This note has cost ${credits(total)} (${mine.map(r => `${r.operation} ${r.credits}`).join(', ')}).`
+      ? `This note has cost ${credits(total)} (${mine.map(r => `${operationText(r.operation)} ${credits(r.credits)}`).join(', ')}).`
       : 'This note has cost no credits.'
   } catch (err) { $('note-cost').textContent = explain(err) }
 }

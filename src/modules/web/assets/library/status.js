@@ -5,21 +5,29 @@ import { el } from './dom.js'
 
 export const POLL_MS = 1500
 const STAGES = {
-  awaiting_upload: 'Waiting for the file',
+  awaiting_upload: 'Waiting for upload',
   queued: 'Queued',
   converting: 'Converting',
   transcribing: 'Transcribing',
   summarizing: 'Summarizing',
 }
 
+/**
+ * The stage a processing note is at, in words: the API's `processingStage` (never "Summarizing" before
+ * anything was transcribed), with the share transcribed while `transcribing` when `progress` is known.
+ */
+function stageWords(processingStage, progress) {
+  const stage = STAGES[processingStage] || 'Processing'
+  return typeof progress === 'number' && processingStage === 'transcribing' ? `${stage} ${Math.round(progress * 100)} %` : stage
+}
+
 export function statusText(s) {
   if (s.status === 'Done') return 'Done'
   if (s.status === 'Error') return `Failed${s.errorMessage ? `: ${s.errorMessage}` : ''}`
-  const stage = STAGES[s.processingStage] || 'Processing'
-  return typeof s.progress === 'number' && s.processingStage === 'transcribing' ? `${stage} ${Math.round(s.progress * 100)}%` : stage
+  return stageWords(s.processingStage, s.progress)
 }
 /** A listed or opened note's state in its badge: the stage while it is processing. */
-export const stageText = n => (n.status === 'Summarizing' ? (STAGES[n.processingStage] || 'Processing') : n.status)
+export const stageText = n => (n.status === 'Summarizing' ? stageWords(n.processingStage, n.progress) : n.status)
 
 export function badge(status, text) {
   return el('span', { class: `badge ${String(status).toLowerCase()}`, text: text || status })
