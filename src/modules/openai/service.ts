@@ -6,7 +6,7 @@ import type { Principal } from '../../http/admission'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
 import { textDetails } from '../../http/text-check'
 import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
-import type { Charged, Decoding, HeardRecording, ProcessingService } from '../processing/service'
+import { UnreadableMediaError, type Charged, type Decoding, type HeardRecording, type ProcessingService } from '../processing/service'
 import type { AsrEngine, TranscriptSegment } from '../../engines/asr/engine'
 import { MAX_UPLOAD_BYTES } from '../uploads/model'
 import { MAX_MCP_AUDIO_BYTES, OpenAiTranscriptionFields, OpenAiTranslationFields, type OpenAiTranscriptionToolArguments, type ResponseFormat } from './model'
@@ -41,8 +41,6 @@ const STALE_TEMP_MS = 24 * 3600 * 1000
 const fieldsCheck = TypeCompiler.Compile(OpenAiTranscriptionFields)
 const translationCheck = TypeCompiler.Compile(OpenAiTranslationFields)
 const round = (x: number) => Math.round(x * 1000) / 1000
-/** how the processing service's message for unreadable media begins (src/modules/processing/service.ts) */
-const NOT_AUDIO = 'The media could not be read as audio'
 
 function invalid(details: ErrorDetail[], hint = ''): ApiError {
   return new ApiError('invalid_request', `The form failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.${hint}`, { details })
@@ -236,7 +234,7 @@ export function createOpenAiService(deps: {
       return { creditsRemaining, body: openAiAnswer(heard, o, task) }
     } catch (err) {
       // OpenAI answers 400 for a file that is not audio; the processing service's 502 is for its other routes
-      if (err instanceof ApiError && err.code === 'upstream_failure' && err.message.startsWith(NOT_AUDIO)) {
+      if (err instanceof UnreadableMediaError) {
         throw invalid([{ field, issue: 'is not audio or video that ffmpeg can read' }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as \`${field}\`. Nothing was charged.`)
       }
       throw err

@@ -35,6 +35,13 @@ export interface Charged<T> {
 
 export type ProcessingService = ReturnType<typeof createProcessingService>
 
+/** The media is not audio or video ffmpeg reads: 502 on notesvc's routes; the OpenAI route answers 400 for it, as OpenAI does. */
+export class UnreadableMediaError extends ApiError {
+  constructor(message: string) {
+    super('upstream_failure', message)
+  }
+}
+
 /** A recording transcribed and charged: what createTranscription and the OpenAI-compatible route answer from. */
 /** whisper.cpp's initial prompt and translate task (OpenAI's `prompt` and translations route) */
 export type Decoding = { prompt?: string; translate?: boolean }
@@ -91,7 +98,7 @@ function asApiError(err: unknown): never {
   if (err instanceof UrlRefusedError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: err.message }] })
   if (err instanceof UrlTooLargeError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: 'the file is too large' }] })
   if (err instanceof UrlTimeoutError || err instanceof UrlFetchFailedError || err instanceof YtdlpFailedError) throw new ApiError('upstream_failure', `${err.message} Nothing was charged.`)
-  if (err instanceof MediaUnreadableError) throw new ApiError('upstream_failure', `The media could not be read as audio: ${err.message}. Nothing was charged.`)
+  if (err instanceof MediaUnreadableError) throw new UnreadableMediaError(`The media could not be read as audio: ${err.message}. Nothing was charged.`)
   if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError') throw new ApiError('upstream_failure', 'The operation ran past its time limit; try a shorter recording or a longer timeoutSeconds. Nothing was charged.')
   throw err
 }
