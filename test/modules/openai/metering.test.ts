@@ -8,8 +8,9 @@ import { speechWav } from '../../fixtures/speech'
 // The operator of a fresh install, calling their own server with the official `openai` client and the
 // first start's live key: metering on (the default) holds them to the interface's per-credential
 // processing limit of 10 a minute; NOTESVC_METERING=off charges nothing and limits no processing.
-// A recording engine stands in for speech recognition (the route, the charge and the limit are what
-// is tested here; the real engines in openai-compatible.test.ts).
+// With metering on, the calls are heard by the real PocketSphinx (installed here and in CI); the other
+// cases use a recording engine (the route, the charge and the limit are what they test; 30 real
+// transcriptions take about a minute on a 2-core machine).
 
 setDefaultTimeout(60_000)
 
@@ -20,9 +21,9 @@ const CALLS = 30
 const WAV = speechWav(2)
 
 /** A fresh install (first start) served on loopback, on back end `b`, with NOTESVC_METERING as given. */
-async function freshInstall(b: (typeof backEnds)[number], metering: 'on' | 'off' | undefined) {
+async function freshInstall(b: (typeof backEnds)[number], metering: 'on' | 'off' | undefined, engine: 'real' | 'recording' = 'recording') {
   const rec = recordingEngine()
-  const t = createTestApp({ store: await b.open(), engines: { asr: () => rec.engine }, env: metering ? { NOTESVC_METERING: metering } : {} })
+  const t = createTestApp({ store: await b.open(), engines: engine === 'real' ? undefined : { asr: () => rec.engine }, env: { NOTESVC_ASR: 'pocketsphinx', NOTESVC_DIARIZATION: 'off', ...(metering ? { NOTESVC_METERING: metering } : {}) } })
   const keys = (await t.services.accounts.createFirstStartOwner(OWNER))!
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: r => t.app.handle(r) })
   const openai = new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey: keys.live, maxRetries: 0 })
@@ -60,7 +61,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the operator and metering on 
   })
 
   test('metering on (the default): 30 OpenAI-client calls in a minute, the 11th and later get 429 with Retry-After', async () => {
-    const install = await freshInstall(b, undefined)
+    const install = await freshInstall(b, undefined, 'real')
     try {
       const statuses = await install.transcribeMany()
       expect(statuses).toEqual([...Array(PROCESSING_PER_MINUTE).fill(200), ...Array(CALLS - PROCESSING_PER_MINUTE).fill(429)])
@@ -74,6 +75,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the operator and metering on 
   })
 
   test('NOTESVC_METERING=off: all 30 answer 200, each recorded with 0 credits, the balance untouched', async () => {
+    // a recording engine: 30 real PocketSphinx transcriptions take about 2 s each on this 2-core machine
     const install = await freshInstall(b, 'off')
     try {
       const statuses = await install.transcribeMany()
