@@ -111,12 +111,21 @@ function stringFlag(p: Parsed, name: string, required = false): string | undefin
 }
 
 /**
+ * Says on stderr which data folder a command uses, when the user did not name it: the default
+ * (~/.local/share/notesvc) or an existing ./data. A folder set with NOTESVC_DATA_DIR or --data-dir is
+ * the one the user named, and scripts that set it get clean output.
+ */
+function announceDataDir(config: Config): void {
+  if (config.dataDirSource !== 'set') process.stderr.write(`${describeDataDir(config)}\n`)
+}
+
+/**
  * The services on the data folder's database, for the commands that manage accounts and keys. Says on
  * stderr which data folder it is; a command that only reads or changes what exists (`mayCreate`
  * false) is refused rather than creating an empty database where the server's is not.
  */
 async function openServices(config: Config, mayCreate: boolean): Promise<{ services: Services; close(): Promise<void> }> {
-  process.stderr.write(`${describeDataDir(config)}\n`)
+  announceDataDir(config)
   if (!mayCreate && !config.databaseUrl && !existsSync(config.databasePath)) throw new AccountError(noDatabaseYet(config))
   const store = await openConfiguredStore(config, { poolSize: 2 })
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
@@ -179,7 +188,7 @@ function onStopSignal(log: Logger, stop: () => Promise<void>) {
  */
 async function worker(config: Config, log: Logger) {
   if (config.workers === 0) throw new UsageError('NOTESVC_WORKERS=0 runs no job workers; `worker` needs 1 to 64 (for the API alone, run serve with NOTESVC_WORKERS=0)')
-  process.stderr.write(`${describeDataDir(config)}\n`)
+  announceDataDir(config)
   const store = await openConfiguredStore(config)
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
@@ -216,7 +225,7 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
 }
 
 async function serve(config: Config, log: Logger) {
-  process.stderr.write(`${describeDataDir(config)}\n`)
+  announceDataDir(config)
   startupMark('config')
   const store = await openConfiguredStore(config)
   startupMark('database: read thread')
@@ -485,7 +494,7 @@ async function run(argv: string[], env: Env): Promise<number> {
     }
     case 'db': {
       if (sub !== 'copy') throw new UsageError('db needs a subcommand: copy')
-      process.stderr.write(`${describeDataDir(config)}\n`)
+      announceDataDir(config)
       const report = await copyToPostgres({
         sqlitePath: config.databasePath,
         targetUrl: stringFlag(p, 'to', true),
