@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { DEFAULT_MODELS_URL } from './engines/asr/models'
@@ -97,6 +97,24 @@ export function resolveDataDir(env: Env, cwd: string): { path: string; source: D
   if (existsSync(join(legacy, 'notesvc.db'))) return { path: legacy, source: 'legacy' }
   const xdg = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(env.HOME || homedir(), '.local', 'share')
   return { path: join(xdg, 'notesvc'), source: 'default' }
+}
+
+/**
+ * The models folder: NOTESVC_MODELS_DIR when set; else `./models` of the folder the command runs in
+ * when it holds a model (a `ggml-*.bin`, or `diarization/`: where models were pulled before the data
+ * folder moved); else `models` inside the data folder, so `serve`, `doctor` and `models pull` run from
+ * anywhere find the same models.
+ */
+export function resolveModelsDir(env: Env, cwd: string, dataDir: string): string {
+  if (env.NOTESVC_MODELS_DIR) return resolve(cwd, env.NOTESVC_MODELS_DIR)
+  const local = resolve(cwd, 'models')
+  let holdsModels = false
+  try {
+    holdsModels = readdirSync(local).some(f => /^ggml-.+\.bin$/.test(f) || f === 'diarization')
+  } catch {
+    holdsModels = false
+  }
+  return holdsModels ? local : join(dataDir, 'models')
 }
 
 /** The line a command prints (on stderr) when it uses the data folder: where, and why that one. */
@@ -233,7 +251,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       region: env.NOTESVC_S3_REGION || undefined,
       forcePathStyle: flag(env.NOTESVC_S3_FORCE_PATH_STYLE),
     },
-    modelsDir: resolve(cwd, env.NOTESVC_MODELS_DIR || './models'),
+    modelsDir: resolveModelsDir(env, cwd, dataDir),
     modelsUrl: trimSlash(env.NOTESVC_MODELS_URL || DEFAULT_MODELS_URL),
     asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['auto', 'whisper', 'pocketsphinx'] as const, 'auto'),
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { applyFlags, ConfigError, describeDataDir, loadConfig } from '../src/config'
 import { tempDir } from './helpers/process'
 
@@ -79,5 +80,20 @@ describe('NOTESVC_METERING', () => {
 
   test('anything else is refused, naming the values', () => {
     expect(() => loadConfig({ NOTESVC_METERING: 'false' })).toThrow('NOTESVC_METERING=false is not valid; use one of: on, off')
+  })
+})
+
+describe('the models folder', () => {
+  test('NOTESVC_MODELS_DIR, else ./models when it holds a model, else models in the data folder', () => {
+    const cwd = tempDir('notesvc-models-').path
+    const data = join(cwd, 'data-home')
+    const dir = (env: Record<string, string>) => loadConfig({ NOTESVC_DATA_DIR: data, ...env }, cwd).modelsDir
+    // the checkout's models/ holds only a README: not a models folder
+    mkdirSync(join(cwd, 'models'))
+    writeFileSync(join(cwd, 'models', 'README.md'), 'models go here')
+    expect(dir({})).toBe(join(data, 'models'))
+    writeFileSync(join(cwd, 'models', 'ggml-base.en.bin'), 'x')
+    expect(dir({})).toBe(join(cwd, 'models'))
+    expect(dir({ NOTESVC_MODELS_DIR: 'elsewhere' })).toBe(join(cwd, 'elsewhere'))
   })
 })
