@@ -51,6 +51,9 @@ beforeAll(async () => {
   key = await firstStartKey(server.proc.stdout as ReadableStream<Uint8Array>)
   const proc = Bun.spawn(['bun', 'run', 'src/cli.ts', 'accounts', 'password', '--email', EMAIL], { cwd: ROOT, env: { ...process.env, ...env }, stdin: new TextEncoder().encode(PASSWORD + '\n'), stdout: 'pipe', stderr: 'pipe' })
   expect(await proc.exited).toBe(0)
+  // the first start's owner is on pro; this library is a free account's, whose 60 credits a long recording exceeds
+  const plan = Bun.spawn(['bun', 'run', 'src/cli.ts', 'accounts', 'plan', '--email', EMAIL, '--plan', 'free'], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  expect(await plan.exited).toBe(0)
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
