@@ -160,9 +160,5 @@ export function createSpeakersService(deps: {
       if (!(await repo.deleteProfile(lib, id))) throw notFound('speaker profile', id)
     },
 
-    /** The labels and names of a note's speakers, for the transcript formats. */
-    async names(noteId: string): Promise<{ id: string; name: string }[]> {
-      return (await repo.ofNote(noteId)).map(r => ({ id: r.label, name: displayName(r.label, r.name) }))
-    },
   }
 }
