@@ -52,6 +52,8 @@ import { MemoryRateLimiter, SharedRateLimiter, withUnlimitedClasses, type RateLi
 import type { RateClass } from './config'
 import { createWebhooksRepo } from './modules/webhooks/repo'
 import { createWebhooksService } from './modules/webhooks/service'
+import { createAuditRepo } from './modules/audit/repo'
+import { createAuditService } from './modules/audit/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -101,6 +103,8 @@ export function createServices(deps: CoreDeps) {
   const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, operations: OPERATION_TABLE, metering: config.metering, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
   const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
   const usage = createUsageService({ credits, clock })
+  /** the audit log (src/modules/audit): modules record their events through it */
+  const audit = createAuditService({ repo: createAuditRepo(store), clock, ids, log: deps.log })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
   const foldersRepo = createFoldersRepo(store)
@@ -193,7 +197,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, rateLimiter, webhooks }
+  return { audit, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -560,4 +560,31 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX note_speakers_profile ON note_speakers(profile_id);
     `,
   },
+  {
+    version: 15,
+    name: 'audit log: who did what to which data, when and from where',
+    sql: `
+      -- An append-only record of security- and privacy-relevant events (src/modules/audit). No foreign
+      -- key to accounts: the record of an account outlives the account (its deletion is itself an
+      -- event). account_id is null for events of no known account (a failed sign-in for an unknown
+      -- email). actor_type: user (a person in the browser), key (an API key), oauth (an OAuth client's
+      -- token), sso (a sign-in through the identity provider), policy (the retention sweep), operator
+      -- (the CLI). details: a JSON object of ids and settings; never a secret or transcript text.
+      CREATE TABLE audit_events (
+        id TEXT PRIMARY KEY,
+        at TEXT NOT NULL,
+        account_id TEXT,
+        actor_type TEXT NOT NULL,
+        actor_id TEXT,
+        action TEXT NOT NULL,
+        target_type TEXT,
+        target_id TEXT,
+        ip TEXT,
+        user_agent TEXT,
+        details TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX audit_events_by_account ON audit_events(account_id, at, id);
+      CREATE INDEX audit_events_by_time ON audit_events(at);
+    `,
+  },
 ]
