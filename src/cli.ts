@@ -15,6 +15,10 @@ import { DIARIZATION_ROLES, listDiarizationModels, type DiarizationModelRole } f
 import { DiarizationPullError, importDiarizationModel, pullDiarizationModels, type InstalledModel } from './engines/diarization/pull'
 import { createProgressBar } from './progress'
 import { copyToPostgres, CopyRefused, describeCopy } from './db/copy'
+import { BackupRefused } from './db/backup'
+import { describeBackup, runBackup } from './backup/backup'
+import { describeRestore, runRestore } from './backup/restore'
+import { readManifest, verifyBackup } from './backup/manifest'
 import { VERSION } from './version'
 import { commandLine, commandName, isCompiled } from './command-name'
 import { runtimeRefusal } from './runtime-version'
@@ -63,6 +67,12 @@ Usage: ${commandName()} <command> [flags]
                                           (--name segmentation|embedding, else read from its metadata)
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
+  backup DEST                             copy the database (and, with disk storage, its media) into
+                                          the new or empty folder DEST, safe while serve runs, with a
+                                          manifest of SHA-256 checksums; PostgreSQL: pg_dump on PATH
+  backup --verify SRC                     check a backup against its manifest, changing nothing
+  restore SRC                             restore a backup into an empty data folder (or an empty
+                                          PostgreSQL database), after checking every checksum
   doctor                                  check what is ready and what is missing
   version                                 print the version
 
@@ -346,6 +356,45 @@ function keyLine(k: { id: string; start: string; sandbox: boolean; name: string 
   return [k.id, `${k.start}…`, k.sandbox ? 'sandbox' : 'live', k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? '-', k.scopes.join(','), `created ${k.createdAt}`, `last used ${k.lastUsedAt ?? 'never'}`].join('\t')
 }
 
+/** Files and bytes done, on stderr: redrawn on a terminal, a line every 10% otherwise. */
+function filesProgress(label: string) {
+  let lastDecile = -1
+  const tty = Boolean(process.stderr.isTTY)
+  return (done: { files: number; bytes: number }, total: { files: number; bytes: number }) => {
+    const line = `${label}: ${done.files}/${total.files} files, ${(done.bytes / 1e6).toFixed(1)}/${(total.bytes / 1e6).toFixed(1)} MB`
+    const decile = total.files ? Math.floor((done.files * 10) / total.files) : 10
+    if (tty) process.stderr.write(`\r${line}${done.files === total.files ? '\n' : ''}`)
+    else if (decile > lastDecile) {
+      lastDecile = decile
+      process.stderr.write(`${line}\n`)
+    }
+  }
+}
+
+/** `backup DEST`, `backup --verify SRC` and `restore SRC` (src/backup/). */
+async function backupCommand(command: 'backup' | 'restore', config: Config, p: Parsed, folder: string | undefined): Promise<number> {
+  const say = (line: string) => process.stderr.write(`${line}\n`)
+  const verify = p.flags.verify
+  if (command === 'backup' && verify !== undefined) {
+    if (verify === true) throw new UsageError(`name the backup to check: ${commandLine('backup --verify /backups/notesvc-2026-11-26')}`)
+    const manifest = await readManifest(verify)
+    const r = await verifyBackup(verify, manifest, filesProgress('checking'))
+    out(`${verify}: complete and intact, ${r.files} files (${r.bytes} bytes) match the manifest; taken ${manifest.createdAt}, ${manifest.backEnd}, schema version ${manifest.schemaVersion}, ${manifest.counts.notes} notes`)
+    return 0
+  }
+  if (!folder) throw new UsageError(command === 'backup' ? `name a new or empty folder for the backup: ${commandLine('backup /backups/notesvc-2026-11-26')}` : `name the backup folder to restore: ${commandLine('restore /backups/notesvc-2026-11-26')}`)
+  announceDataDir(config)
+  const common = { dataDir: config.dataDir, databasePath: config.databasePath, databaseUrl: config.databaseUrl, storage: config.storage, say }
+  if (command === 'backup') {
+    const r = await runBackup({ ...common, dest: folder, bucket: config.s3.bucket, onMedia: filesProgress('media') })
+    out(describeBackup(r))
+    return 0
+  }
+  const r = await runRestore({ ...common, src: folder, onVerify: filesProgress('checking') })
+  out(describeRestore(r, config.databaseUrl ? 'the PostgreSQL database' : config.dataDir))
+  return 0
+}
+
 async function run(argv: string[], env: Env): Promise<number> {
   startupMark('runtime and modules')
   const refusal = runtimeRefusal(process.versions.bun, undefined, isCompiled)
@@ -506,6 +555,9 @@ async function run(argv: string[], env: Env): Promise<number> {
       for (const line of describeCopy(report)) out(line)
       return 0
     }
+    case 'backup':
+    case 'restore':
+      return backupCommand(command, config, p, sub)
     case 'doctor': {
       const ok = await runDoctor(config, out)
       return ok ? 0 : 1
@@ -527,7 +579,7 @@ if (import.meta.main) {
         process.stderr.write(`${err.message}\n`)
         process.exit(2)
       }
-      if (err instanceof ConfigError || err instanceof AccountError || err instanceof CopyRefused || err instanceof InputError) {
+      if (err instanceof ConfigError || err instanceof AccountError || err instanceof CopyRefused || err instanceof BackupRefused || err instanceof InputError) {
         process.stderr.write(`notesvc: ${err.message}\n`)
         process.exit(2)
       }

@@ -1,0 +1,92 @@
+import { join, resolve } from 'node:path'
+import { BackupRefused, databaseBackup, latestSchemaVersion, type DatabaseBackup } from '../db/backup'
+import { copyHashed, holdsFiles, readManifest, safePath, verifyBackup, type Manifest, type VerifyProgress } from './manifest'
+
+/**
+ * `notesvc restore SRC` into an empty data folder (or, on PostgreSQL, an empty database):
+ *   1. refuses a target that holds a database or media, before anything else;
+ *   2. reads the manifest and checks every file it names (size and SHA-256), refusing a damaged or
+ *      incomplete backup and naming the file;
+ *   3. copies the media to temporary names, renamed (hashed again as they pass), then the database
+ *      last, so a data folder holding a database is a complete restore.
+ * The restored database keeps its schema version; `serve` migrates it on its first start as usual.
+ */
+
+export interface RestoreOptions {
+  src: string
+  dataDir: string
+  databasePath: string
+  databaseUrl?: string
+  storage: 'disk' | 's3'
+  onVerify?: VerifyProgress
+  say?: (line: string) => void
+  database?: DatabaseBackup
+}
+
+export interface RestoreReport {
+  manifest: Manifest
+  files: number
+  bytes: number
+  seconds: number
+}
+
+/** Refuses a backup this configuration cannot take: another back end, a newer schema, media meant for disk on S3. */
+function checkFits(m: Manifest, database: DatabaseBackup, o: RestoreOptions): void {
+  if (m.backEnd !== database.backEnd) {
+    throw new BackupRefused(m.backEnd === 'sqlite'
+      ? 'this is a backup of a SQLite installation, and NOTESVC_DATABASE_URL names a PostgreSQL database; restore it into a data folder without NOTESVC_DATABASE_URL, then move it with notesvc db copy --to postgres://…'
+      : `this is a backup of a PostgreSQL installation (${m.database}); set NOTESVC_DATABASE_URL to an empty PostgreSQL database and run restore again`)
+  }
+  const latest = latestSchemaVersion(o)
+  if (m.schemaVersion > latest) throw new BackupRefused(`the backup's database is at schema version ${m.schemaVersion}, newer than this build knows (${latest}); restore it with notesvc ${m.notesvcVersion} or newer`)
+  const hasMedia = m.files.some(f => f.path.startsWith('media/'))
+  if (hasMedia && o.storage === 's3') {
+    throw new BackupRefused('this backup holds media files (its installation kept them on disk), and NOTESVC_STORAGE=s3 would not find them; restore with NOTESVC_STORAGE=disk, then copy media/ into the bucket if you move to S3')
+  }
+}
+
+/** Why the target cannot take a restore, or null when it is empty. */
+async function occupied(o: RestoreOptions, database: DatabaseBackup): Promise<string | null> {
+  const reason = await database.occupied()
+  if (reason) return reason
+  const media = join(o.dataDir, 'media')
+  return (await holdsFiles(media)) ? `it holds media files (${media})` : null
+}
+
+export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
+  const started = performance.now()
+  const say = o.say ?? (() => {})
+  const src = resolve(o.src)
+  const database = o.database ?? databaseBackup(o)
+
+  const manifest = await readManifest(src)
+  checkFits(manifest, database, o)
+  const taken = await occupied(o, database)
+  if (taken) {
+    throw new BackupRefused(`will not restore into ${database.backEnd === 'sqlite' ? `the data folder ${o.dataDir}` : 'this installation'}: ${taken}. ` +
+      'Restore only into an empty one: set NOTESVC_DATA_DIR (or --data-dir) to a new folder' +
+      `${database.backEnd === 'sqlite' ? '' : ' and NOTESVC_DATABASE_URL to a new empty database (createdb)'}, or move the existing data away first`)
+  }
+
+  say(`checking ${manifest.files.length} files of the backup taken ${manifest.createdAt} (notesvc ${manifest.notesvcVersion}, schema version ${manifest.schemaVersion})`)
+  const checked = await verifyBackup(src, manifest, o.onVerify)
+
+  for (const f of manifest.files) {
+    if (!f.path.startsWith('media/')) continue
+    const to = safePath(o.dataDir, f.path)
+    const copied = await copyHashed(safePath(src, f.path), to)
+    if (!copied || copied.sha256 !== f.sha256) throw new BackupRefused(`${f.path} changed in the backup while it was being restored; check the backup's disk and run restore again into an empty folder`)
+  }
+  if (manifest.missingMedia.length > 0) say(`media: ${manifest.missingMedia.length} files were deleted while the backup was taken and are not in it (${manifest.missingMedia.slice(0, 3).join(', ')}${manifest.missingMedia.length > 3 ? ', …' : ''})`)
+  if (manifest.storage === 's3') say(`media: not in the backup; they stay in the S3 bucket ${manifest.bucket ?? ''}`)
+
+  say(`database: restoring ${manifest.database} into ${database.source}`)
+  await database.restore(join(src, manifest.database))
+  return { manifest, files: checked.files, bytes: checked.bytes, seconds: (performance.now() - started) / 1000 }
+}
+
+/** The summary line of a restore, for stdout. */
+export function describeRestore(r: RestoreReport, target: string): string {
+  const m = r.manifest
+  return `restored the backup of ${m.createdAt} into ${target} in ${r.seconds.toFixed(1)} s: ${r.files} files (${r.bytes} bytes) checked against the manifest, ${m.counts.notes} notes, ${m.counts.accounts} accounts, schema version ${m.schemaVersion}; start serve on it`
+}
