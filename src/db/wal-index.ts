@@ -1,13 +1,14 @@
 import type { Database } from 'bun:sqlite'
+import { openSync, readSync, statSync } from 'node:fs'
 
 /**
- * Whether anything was committed to a SQLite database since a moment, told without a system call.
+ * Whether anything was committed to a SQLite database since a moment, told with one pread(2) and no statement.
  *
  * In WAL mode every connection to a database, in every process, shares the WAL index: the `-shm` file
  * beside the database, which SQLite maps into memory. Its header (https://www.sqlite.org/walformat.html,
  * "The WAL-Index Format") is rewritten by every commit that changes the database, before the commit
  * returns: the change counter, the last valid frame and a checksum over the header all move. Reading
- * a few words of it through our own shared mapping of the same file costs nanoseconds; any statement
+ * a few words of it through a descriptor of our own (walIndexFiles) costs one system call; any statement
  * that reads a table costs a read transaction instead (on Linux two fcntl() locks and an fstat(), a few
  * microseconds: what a cached GET /v1/notes spent most of its database time on).
  *
@@ -33,17 +34,42 @@ const MX_FRAME = 4
 const A_CKSUM_0 = 10
 const A_CKSUM_1 = 11
 
-/** The first words of the database's WAL index, mapped shared; null when there is none to map. */
-function mapWalIndex(db: Database): Uint32Array | null {
+/**
+ * Descriptors of WAL-index files, one per file (device and inode), opened once and never closed.
+ *
+ * Why not a mapping (Bun.mmap), and why never closed: mapping a file opens a descriptor of it and
+ * closes it, and closing any descriptor of a file drops every POSIX lock the process holds on that
+ * file (fcntl semantics), SQLite's own included. Mapped while SQLite had the -shm open, the server lost
+ * its shared lock on the WAL index's DMS byte; the next process to open the database (`notesvc backup`,
+ * `keys create`, a worker) then took itself for the first one, truncated the -shm under the running
+ * server and rebuilt it: the server died of SIGBUS on its mappings (test/system/backup.test.ts found
+ * it). A descriptor that stays open drops nothing; each read is one pread(2) of 48 bytes.
+ */
+const walIndexFiles = new Map<string, number>()
+
+/** Reads the first words of the database's WAL index; null when there is none to read. */
+function walIndexReader(db: Database): (() => Uint32Array) | null {
   try {
     if (db.filename === '' || db.filename === ':memory:') return null
     const mode = db.query<{ journal_mode: string }, []>('PRAGMA journal_mode').get()?.journal_mode
     if (mode !== 'wal') return null
-    const bytes = Bun.mmap(`${db.filename}-shm`, { shared: true } as Parameters<typeof Bun.mmap>[1])
-    if (bytes.byteLength < 48 || bytes.byteOffset % 4 !== 0) return null
-    return new Uint32Array(bytes.buffer, bytes.byteOffset, 12)
+    const path = `${db.filename}-shm`
+    const { dev, ino } = statSync(path)
+    let fd = walIndexFiles.get(`${dev}:${ino}`)
+    if (fd === undefined) {
+      fd = openSync(path, 'r')
+      walIndexFiles.set(`${dev}:${ino}`, fd)
+    }
+    const words = new Uint32Array(12)
+    const bytes = new Uint8Array(words.buffer)
+    const file = fd
+    return () => {
+      // a short read (a WAL index being rebuilt) gives version 0: a miss, never "unchanged"
+      if (readSync(file, bytes, 0, 48, 0) < 48) words.fill(0)
+      return words
+    }
   } catch {
-    return null // no -shm file (yet), or no shared mapping on this platform
+    return null // no -shm file (yet)
   }
 }
 
@@ -54,14 +80,15 @@ function mapWalIndex(db: Database): Uint32Array | null {
  * unknown format it moves on every call (nothing is taken as unchanged).
  */
 export function commitCounter(db: Database): (() => number) | null {
-  const header = mapWalIndex(db)
-  if (!header) return null
+  const read = walIndexReader(db)
+  if (!read) return null
   let count = 0
   let change = 0
   let frame = 0
   let sum0 = 0
   let sum1 = 0
   return () => {
+    const header = read()
     if (header[I_VERSION] !== WALINDEX_VERSION || (header[IS_INIT]! & 0xff) !== 1) return ++count
     const c = header[I_CHANGE]!
     const f = header[MX_FRAME]!

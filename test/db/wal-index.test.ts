@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
 import { untilNextCommit } from '../../src/db/wal-index'
@@ -70,6 +71,25 @@ describe('untilNextCommit (the WAL-index header)', () => {
         db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
         expect(count()).toBe(i)
       }
+      db.close()
+    } finally {
+      d.remove()
+    }
+  })
+
+  // While a process has the database open, SQLite holds a shared lock on byte 128 (the "DMS" byte) of
+  // the -shm file; a process that finds no such lock takes itself for the first, truncates the -shm and
+  // rebuilds it. Watching the WAL index through a mapping (Bun.mmap opens and closes the file) dropped
+  // that lock, and `notesvc backup` run beside serve truncated the -shm under it: serve died of SIGBUS.
+  test.skipIf(process.platform !== 'linux')('watching the WAL index keeps SQLite\'s lock on it, so another process never rebuilds it under this one', () => {
+    const d = tempDir()
+    try {
+      const path = join(d.path, 'x.db')
+      const { db, count } = counted(path)
+      count()
+      const inode = statSync(`${path}-shm`).ino
+      const locks = readFileSync('/proc/locks', 'utf8').split('\n').filter(l => l.includes(`:${inode} `) && l.includes(` ${process.pid} `))
+      expect(locks.map(l => l.trim().split(/\s+/).slice(1, 4).concat(l.trim().split(/\s+/).slice(-2)).join(' '))).toEqual(['POSIX ADVISORY READ 128 128'])
       db.close()
     } finally {
       d.remove()
