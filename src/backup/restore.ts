@@ -32,11 +32,7 @@ export interface RestoreReport {
 
 /** Refuses a backup this configuration cannot take: another back end, a newer schema, media meant for disk on S3. */
 function checkFits(m: Manifest, database: DatabaseBackup, o: RestoreOptions): void {
-  if (m.backEnd !== database.backEnd) {
-    throw new BackupRefused(m.backEnd === 'sqlite'
-      ? 'this is a backup of a SQLite installation, and NOTESVC_DATABASE_URL names a PostgreSQL database; restore it into a data folder without NOTESVC_DATABASE_URL, then move it with notesvc db copy --to postgres://…'
-      : `this is a backup of a PostgreSQL installation (${m.database}); set NOTESVC_DATABASE_URL to an empty PostgreSQL database and run restore again`)
-  }
+  if (m.backEnd !== database.backEnd) throw new BackupRefused(database.otherBackEnd(m.backEnd))
   const latest = latestSchemaVersion(o)
   if (m.schemaVersion > latest) throw new BackupRefused(`the backup's database is at schema version ${m.schemaVersion}, newer than this build knows (${latest}); restore it with notesvc ${m.notesvcVersion} or newer`)
   const hasMedia = m.files.some(f => f.path.startsWith('media/'))
@@ -63,9 +59,7 @@ export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
   checkFits(manifest, database, o)
   const taken = await occupied(o, database)
   if (taken) {
-    throw new BackupRefused(`will not restore into ${database.backEnd === 'sqlite' ? `the data folder ${o.dataDir}` : 'this installation'}: ${taken}. ` +
-      'Restore only into an empty one: set NOTESVC_DATA_DIR (or --data-dir) to a new folder' +
-      `${database.backEnd === 'sqlite' ? '' : ' and NOTESVC_DATABASE_URL to a new empty database (createdb)'}, or move the existing data away first`)
+    throw new BackupRefused(`will not restore here: ${taken}. Restore only into an empty installation: ${database.emptyTarget}, or move the existing data away first`)
   }
 
   say(`checking ${manifest.files.length} files of the backup taken ${manifest.createdAt} (notesvc ${manifest.notesvcVersion}, schema version ${manifest.schemaVersion})`)

@@ -37,6 +37,10 @@ export interface DatabaseBackup {
   readonly source: string
   /** writes a consistent copy of the database to `path` (a temporary name the caller renames) */
   dump(path: string): Promise<DatabaseSnapshot>
+  /** what to do instead of restoring here a backup of the other back end, `backEnd` */
+  otherBackEnd(backEnd: string): string
+  /** how to name an empty place to restore into, instead of an occupied one */
+  readonly emptyTarget: string
   /** why the database cannot be restored into (it holds notesvc's data), or null when it is empty */
   occupied(): Promise<string | null>
   /** restores the copy at `path` (already verified) into the empty database, all or nothing */
@@ -71,6 +75,8 @@ function sqliteBackup(databasePath: string): DatabaseBackup {
     backEnd: 'sqlite',
     fileName: 'notesvc.db',
     source: databasePath,
+    otherBackEnd: () => 'this is a backup of a PostgreSQL installation (notesvc.pgdump); set NOTESVC_DATABASE_URL to an empty PostgreSQL database and run restore again',
+    emptyTarget: 'set NOTESVC_DATA_DIR (or --data-dir) to a new folder',
 
     async dump(path) {
       if (!existsSync(databasePath)) {
@@ -173,6 +179,8 @@ function postgresBackup(databaseUrl: string, pgBin: (name: string) => string | n
     backEnd: 'postgres',
     fileName: 'notesvc.pgdump',
     source: shown,
+    otherBackEnd: () => 'this is a backup of a SQLite installation, and NOTESVC_DATABASE_URL names a PostgreSQL database; restore it into a data folder without NOTESVC_DATABASE_URL, then move it with notesvc db copy --to postgres://…',
+    emptyTarget: 'set NOTESVC_DATABASE_URL to a new empty database (createdb) and NOTESVC_DATA_DIR (or --data-dir) to a new folder',
 
     async dump(path) {
       const pgDump = tool('pg_dump')
