@@ -81,7 +81,7 @@ export function createApp(deps: AppDeps) {
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(auditRoutes({ guard, audit: services.audit }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl })(guard))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
 

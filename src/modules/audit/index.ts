@@ -5,6 +5,7 @@ import type { Principal } from '../../http/principal'
 import { actorOf, auditBy } from './by'
 import { exportAuditEvents, listAuditEvents } from './contract'
 import type { AuditService } from './service'
+import { jsonLinesResponse } from './json-lines'
 
 const listQuery = queryReader(listAuditEvents)
 const exportQuery = queryReader(exportAuditEvents)
@@ -37,25 +38,7 @@ export function auditRoutes(deps: { guard: ReturnType<typeof authGuard>; audit: 
         accountId: principal.accountId, action: 'audit.exported', target: { type: 'account', id: principal.accountId },
         details: q.since ? { since: new Date(q.since).toISOString() } : {},
       })
-      const events = audit.export(principal.accountId, { since: q.since })
-      const encoder = new TextEncoder()
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          const next = await events.next()
-          if (next.done) controller.close()
-          else controller.enqueue(encoder.encode(`${JSON.stringify(next.value)}\n`))
-        },
-        async cancel() {
-          await events.return(undefined)
-        },
-      })
-      return new Response(body, {
-        headers: {
-          'content-type': 'application/x-ndjson; charset=utf-8',
-          'content-disposition': `attachment; filename="audit-${principal.accountId}.jsonl"`,
-          'cache-control': 'no-store',
-        },
-      }) as unknown as Reply<typeof exportAuditEvents>
+      return jsonLinesResponse(audit.export(principal.accountId, { since: q.since }), `audit-${principal.accountId}.jsonl`) as unknown as Reply<typeof exportAuditEvents>
     }),
   ])
 }
