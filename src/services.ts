@@ -187,7 +187,7 @@ export function createServices(deps: CoreDeps) {
     },
   }
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:'), audit })
-  const oauth = createOAuthService({ store, clock, ids, config })
+  const oauth = createOAuthService({ store, clock, ids, config, audit })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
   const rateLimiter = configuredRateLimiter(store, config, clock, 'SELECT n FROM note_revision_counter')

@@ -30,3 +30,17 @@ export function auditBy(p: Principal, server: PeerServer, request: Request): Aud
 export function userBy(accountId: string | null, server: PeerServer, request: Request): AuditBy {
   return { actor: { type: 'user', id: accountId }, origin: originOf(server, request) }
 }
+
+/** The origins of principals made for one request outside the routes' context (the MCP endpoint's). */
+const origins = new WeakMap<Principal, AuditOrigin>()
+
+/** Remembers where the request of a principal came from, for the events its tools record; returns it. */
+export function withOrigin<P extends Principal>(p: P, origin: AuditOrigin): P {
+  origins.set(p, origin)
+  return p
+}
+
+/** The principal and the origin remembered for it (null when none was). */
+export function principalBy(p: Principal): AuditBy {
+  return { actor: actorOf(p), origin: origins.get(p) ?? null }
+}
