@@ -70,7 +70,7 @@ test('a scripted session is in the audit log, in order, with who, what, where; n
   const note = (await (await asKey('POST', '/v1/notes', { title: TITLE, content: TRANSCRIPT })).json()) as { id: string }
   const wav = makeWav({ seconds: 1 })
   const upload = (await (await asKey('POST', '/v1/uploads', { fileName: 'call.wav', contentType: 'audio/wav', fileSize: wav.length })).json()) as { noteId: string; uploadUrl: string; headers: Record<string, string> }
-  expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: wav })).status).toBeLessThan(300)
+  expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.headers, body: new Blob([wav as BlobPart]) })).status).toBeLessThan(300)
 
   // the browser downloads the transcript (the library's download: the session as credential) …
   const exported = await b.get(`/v1/notes/${note.id}/transcript?format=txt`, { 'x-csrf-token': csrf })
