@@ -22,6 +22,7 @@ import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
+import { auditRoutes } from './modules/audit'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
@@ -72,14 +73,15 @@ export function createApp(deps: AppDeps) {
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
     .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
-    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers }))
-    .use(foldersRoutes({ guard, folders: services.folders }))
+    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers, audit: services.audit }))
+    .use(foldersRoutes({ guard, folders: services.folders, audit: services.audit }))
     .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(openAiRoutes({ guard, openai: services.openai }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl })(guard))
+    .use(auditRoutes({ guard, audit: services.audit }))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { exportAuditLog } from './modules/audit/export-command'
 import { listen, type Fetching } from './http/listen'
 import { applyFlags, ConfigError, describeDataDir, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
@@ -46,6 +47,9 @@ Usage: ${commandName()} <command> [flags]
   keys revoke <key-id-or-start>           revoke a key at once
   accounts credit --email E --credits N   add N prepaid credits
   accounts plan --email E --plan free|pro set the account's plan
+  audit export [--email E] [--since D]    the audit log as JSON lines on stdout, oldest first: one
+                                          account's, or every account's without --email; events at or
+                                          after D (2026-11-01 or an ISO date-time); counts on stderr
   accounts password --email E [--password-stdin]
                                           set the password for signing in to the settings page (and
                                           create the account if new); reads it from stdin, or asks
@@ -140,6 +144,14 @@ async function openServices(config: Config, mayCreate: boolean): Promise<{ servi
   const store = await openConfiguredStore(config, { poolSize: 2 })
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
   return { services, close: () => store.close() }
+}
+
+/** Writes to stdout, waiting while its buffer is full (a long export piped to a slow reader). */
+function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (process.stdout.write(text, err => (err ? reject(err) : undefined))) resolve()
+    else process.stdout.once('drain', resolve)
+  })
 }
 
 /** One line typed on the terminal, not echoed. */
@@ -473,6 +485,18 @@ async function run(argv: string[], env: Env): Promise<number> {
           return 0
         }
         throw new UsageError('accounts needs a subcommand: credit, plan or password')
+      } finally {
+        await close()
+      }
+    }
+    case 'audit': {
+      if (sub !== 'export') throw new UsageError('audit needs a subcommand: export')
+      const since = stringFlag(p, 'since')
+      if (since !== undefined && Number.isNaN(Date.parse(since))) throw new UsageError(`--since must be a date or date-time such as 2026-11-01 or 2026-11-01T09:00:00Z, not "${since}"`)
+      const { services, close } = await openServices(config, false)
+      try {
+        await exportAuditLog({ audit: services.audit, accountOf: e => services.accounts.requireAccount(e) }, { email: stringFlag(p, 'email'), since: since === undefined ? undefined : new Date(since).toISOString() }, writeStdout, line => process.stderr.write(`${line}\n`))
+        return 0
       } finally {
         await close()
       }

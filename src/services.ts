@@ -101,10 +101,10 @@ function configuredRateLimiter(store: Store, config: Pick<Config, 'rateLimits' |
 export function createServices(deps: CoreDeps) {
   const { store, clock, ids, config } = deps
   const credits = createCreditsService({ repo: createCreditsRepo(store), clock, ids, operations: OPERATION_TABLE, metering: config.metering, topUpCommand: `the operator adds prepaid credits with: ${commandLine('accounts credit --email <email> --credits <N>')}` })
-  const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits })
-  const usage = createUsageService({ credits, clock })
   /** the audit log (src/modules/audit): modules record their events through it */
   const audit = createAuditService({ repo: createAuditRepo(store), clock, ids, log: deps.log })
+  const accounts = createAccountsService({ repo: createAccountsRepo(store), clock, ids, keyCache: keyCacheFor(store, config.readCache), credits, audit })
+  const usage = createUsageService({ credits, clock })
   // Folders and notes refer to each other (a note's folder must exist; deleting a folder unfiles its
   // notes): notes get the folders module's existence check, then the folders service gets notes.
   const foldersRepo = createFoldersRepo(store)
@@ -186,8 +186,8 @@ export function createServices(deps: CoreDeps) {
       await pool.stop()
     },
   }
-  const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:') })
-  const oauth = createOAuthService({ store, clock, ids, config })
+  const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:'), audit })
+  const oauth = createOAuthService({ store, clock, ids, config, audit })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
   const rateLimiter = configuredRateLimiter(store, config, clock, 'SELECT n FROM note_revision_counter')

@@ -606,6 +606,20 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX audit_events_by_time ON audit_events(at);
     `,
   },
+  {
+    version: 17,
+    name: 'audit log append-only: an event is never changed',
+    sql: `
+      -- The audit log is appended to, never edited (src/modules/audit): an UPDATE of an event is refused
+      -- by the database itself, whatever code sends it. DELETE stays possible for the log's own
+      -- retention (services.audit.prune), which removes whole events by age.
+      CREATE FUNCTION audit_events_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'audit_events is append-only: an event is never changed' USING ERRCODE = 'restrict_violation';
+      END $$;
+      CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_refuse_update();
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

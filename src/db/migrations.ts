@@ -587,4 +587,17 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX audit_events_by_time ON audit_events(at);
     `,
   },
+  {
+    version: 17,
+    name: 'audit log append-only: an event is never changed',
+    sql: `
+      -- The audit log is appended to, never edited (src/modules/audit): an UPDATE of an event is refused
+      -- by the database itself, whatever code sends it. DELETE stays possible for the log's own
+      -- retention (services.audit.prune), which removes whole events by age.
+      CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events
+      BEGIN
+        SELECT RAISE(ABORT, 'audit_events is append-only: an event is never changed');
+      END;
+    `,
+  },
 ]

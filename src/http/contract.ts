@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
 import type { Principal } from './principal'
+import type { PeerServer } from './client-address'
 import { ALL_SCOPES, isScope, SCOPES, type Scope } from './scopes'
 
 export { ALL_SCOPES, isScope, SCOPES, type Scope }
@@ -19,6 +20,7 @@ export const TAGS = [
   { name: 'Usage', description: 'The credit balance, the monthly grant and the recent charges and refunds.' },
   { name: 'Speakers', description: 'Who said what: the speakers of a diarized note, their names, and the voices remembered for later recordings.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed events when a note finishes processing or fails.' },
+  { name: 'Audit', description: 'The account\'s audit log: who signed in, read, exported or deleted what, when and from where.' },
 ] as const
 
 export type Tag = (typeof TAGS)[number]['name']
@@ -129,6 +131,8 @@ export interface HandlerContext<D extends OperationDeclaration> {
   body: StaticOf<D['body'], undefined>
   set: { status?: number | string; headers: Record<string, string | number> }
   request: Request
+  /** the server, to ask for the client's address (src/http/client-address.ts); read it only where needed */
+  server: PeerServer
   /** what admission's rate-limit statement read alongside its count (Admitted.alongside), if anything */
   alongside: string | undefined
 }

@@ -80,6 +80,8 @@ const OPS: Op[] = [
   { id: 'createWebhook', method: 'POST', path: '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/notesvc', events: ['note.completed', 'note.failed'], description: 'CRM sync' }) },
   { id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/{id}', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/{id}/deliveries', idOf: () => 'whk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'listAuditEvents', method: 'GET', path: '/v1/audit-events', query: { limit: '10', cursor: 'MjAyNi0xMS0yMlQxMDowMDowMC4wMDBafGF1ZF8wMWpkNngzbTJrOHY0bjdwOXEycjVzOHQwdw', action: 'note.deleted', since: '2026-11-01T00:00:00Z' } },
+  { id: 'exportAuditEvents', method: 'GET', path: '/v1/audit-events/export', query: { since: '2026-11-01T00:00:00Z' } },
   // speakers: the note is created from text (no speakers: 404 for speaker A once the input is valid)
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', idOf: ids => ids.noteId },
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },

@@ -43,6 +43,9 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   createWebhook: { request: 'CreateWebhookRequest', responses: { 201: 'CreatedWebhook' } },
   deleteWebhook: { responses: { 204: null } },
   listWebhookDeliveries: { responses: { 200: 'WebhookDeliveryList' } },
+  // the audit log (docs/decisions.md "Audit log"); the export is JSON lines of AuditEvent
+  listAuditEvents: { responses: { 200: 'AuditEventList' } },
+  exportAuditEvents: { responses: { 200: 'AuditEvent' } },
 }
 
 /** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */

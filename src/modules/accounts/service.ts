@@ -9,6 +9,8 @@ import type { AccountRow, AccountsRepo, ApiKeyRow } from './repo'
 import { commandLine } from '../../command-name'
 import { grantPeriod, isPlan, PLANS } from '../credits/model'
 import type { CreditsService } from '../credits/service'
+import type { AuditService } from '../audit/service'
+import { OPERATOR, type AuditBy, type AuditEventInput } from '../audit/model'
 
 export const LIVE_PREFIX = 'svc_live_'
 export const SANDBOX_PREFIX = 'svc_test_'
@@ -77,8 +79,10 @@ export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal
   return new ReadCache(store.readStamp(SHARED_KEY_CACHE_MS), enabled)
 }
 
-export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService }) {
+export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService; audit?: Pick<AuditService, 'recordBy'> }) {
   const { repo, clock, ids } = deps
+  /** Appends an event to the audit log, in the calling transaction (the change it records). */
+  const record = (by: AuditBy, e: Omit<AuditEventInput, 'actor' | 'origin'>) => deps.audit?.recordBy(by, e) ?? Promise.resolve()
   const lastTouched = new Map<string, number>()
 
   function now() {
@@ -86,7 +90,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
   }
 
   /** The account of `email`, created (on `plan`, else free) if there is none; an existing one moves to `plan` when given. */
-  async function ensureAccount(email: string, plan?: Plan): Promise<AccountRow> {
+  async function ensureAccount(email: string, plan?: Plan, by: AuditBy = OPERATOR): Promise<AccountRow> {
     const normalized = email.trim()
     if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new AccountError(`"${email}" is not an email address; pass --email you@example.com`)
     return repo.transaction(async () => {
@@ -95,10 +99,16 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
         const at = clock.now()
         const id = ids.next('acct')
         // Another node may create the same account at the same moment: then its row is the one.
-        if (await repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) return (await repo.findAccount(id))!
+        if (await repo.insertAccount({ id, email: normalized, plan: plan ?? 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) {
+          await record(by, { accountId: id, action: 'account.created', target: { type: 'account', id }, details: { plan: plan ?? 'free' } })
+          return (await repo.findAccount(id))!
+        }
         existing = (await repo.findAccountByEmail(normalized))!
       }
-      if (plan && plan !== existing.plan) await repo.setPlan(existing.id, plan)
+      if (plan && plan !== existing.plan) {
+        await repo.setPlan(existing.id, plan)
+        await record(by, { accountId: existing.id, action: 'plan.changed', target: { type: 'account', id: existing.id }, details: { from: existing.plan, to: plan } })
+      }
       return (await repo.findAccount(existing.id))!
     })
   }
@@ -122,6 +132,33 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     }
   }
 
+  async function createKeyNow(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }, by: AuditBy): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
+      const account = await ensureAccount(opts.email, opts.plan, by)
+      const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
+      const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
+      const row = {
+        id: ids.next('key'),
+        account_id: account.id,
+        name: opts.name ?? null,
+        start: key.slice(0, prefixLength + KEY_START_CHARS),
+        hash: sha256(key),
+        sandbox: opts.sandbox ? 1 : 0,
+        scopes: (opts.scopes?.length ? opts.scopes : ALL_SCOPES).join(' '),
+        created_at: now(),
+      }
+      await repo.insertKey(row)
+      await record(by, { accountId: account.id, action: 'key.created', target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1, scopes: row.scopes } })
+      return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }), account }
+  }
+
+  /** Revokes an unrevoked key and records it, in one transaction. */
+  async function revokeNow(row: ApiKeyRow, by: AuditBy): Promise<void> {
+    await repo.transaction(async () => {
+      await repo.revokeKey(row.id, now())
+      await record(by, { accountId: row.account_id, action: 'key.revoked', target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1 } })
+    })
+  }
+
   const service = {
     ensureAccount,
     requireAccount,
@@ -140,22 +177,9 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
     /** Creates a key (and the account if needed). The returned `key` is the only time it is visible. */
-    async createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
-      const account = await ensureAccount(opts.email, opts.plan)
-      const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
-      const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
-      const row = {
-        id: ids.next('key'),
-        account_id: account.id,
-        name: opts.name ?? null,
-        start: key.slice(0, prefixLength + KEY_START_CHARS),
-        hash: sha256(key),
-        sandbox: opts.sandbox ? 1 : 0,
-        scopes: (opts.scopes?.length ? opts.scopes : ALL_SCOPES).join(' '),
-        created_at: now(),
-      }
-      await repo.insertKey(row)
-      return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }), account }
+    async createKey(opts: { email: string; plan?: Plan; sandbox?: boolean; scopes?: Scope[]; name?: string }, by: AuditBy = OPERATOR): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
+      // the account, the key and their audit events: all or nothing
+      return repo.transaction(() => createKeyNow(opts, by))
     },
 
     async listKeys(email: string): Promise<KeyInfo[]> {
@@ -168,7 +192,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       if (matches.length === 0) throw new AccountError(`no key matches "${idOrStart}"; list keys with: ${commandLine('keys list --email <email>')}`)
       if (matches.length > 1) throw new AccountError(`"${idOrStart}" matches ${matches.length} keys; revoke by key id instead (see ${commandLine('keys list --email <email>')})`)
       const row = matches[0]!
-      if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      if (!row.revoked_at) await revokeNow(row, OPERATOR)
       deps.keyCache.forget()
       return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
@@ -179,18 +203,23 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
     /** Revokes a key by id only if it belongs to `accountId`; null when it does not (or does not exist). */
-    async revokeKeyOf(accountId: string, keyId: string): Promise<KeyInfo | null> {
+    async revokeKeyOf(accountId: string, keyId: string, by: AuditBy = OPERATOR): Promise<KeyInfo | null> {
       const row = (await repo.findKeys(keyId)).find(k => k.id === keyId && k.account_id === accountId)
       if (!row) return null
-      if (!row.revoked_at) await repo.revokeKey(row.id, now())
+      if (!row.revoked_at) await revokeNow(row, by)
       deps.keyCache.forget()
       return toKeyInfo((await repo.findKeys(row.id))[0]!)
     },
 
-    async setPlan(email: string, plan: Plan): Promise<AccountRow> {
+    async setPlan(email: string, plan: Plan, by: AuditBy = OPERATOR): Promise<AccountRow> {
       if (!isPlan(plan)) throw new AccountError(`unknown plan "${plan}"; use ${Object.keys(PLANS).join(' or ')}`)
       const account = await requireAccount(email)
-      await repo.setPlan(account.id, plan)
+      if (account.plan !== plan) {
+        await repo.transaction(async () => {
+          await repo.setPlan(account.id, plan)
+          await record(by, { accountId: account.id, action: 'plan.changed', target: { type: 'account', id: account.id }, details: { from: account.plan, to: plan } })
+        })
+      }
       return (await repo.findAccount(account.id))!
     },
 
@@ -224,6 +253,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
           const id = ids.next('acct')
           if (await repo.insertAccount({ id, email, plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) {
             await repo.linkOidcSubject(id, claims.subject)
+            await record({ actor: { type: 'sso', id: claims.subject } }, { accountId: id, action: 'account.created', target: { type: 'account', id }, details: { plan: 'free' } })
             return (await repo.findAccount(id))!
           }
           // created by another node a moment ago: link it as any existing account

@@ -9,23 +9,25 @@
 export type AuditActorType = 'user' | 'key' | 'oauth' | 'sso' | 'policy' | 'operator'
 
 /** The events recorded. Add one here, then record it where it happens. */
-export type AuditAction =
-  | 'signin.succeeded'
-  | 'signin.failed'
-  | 'signout'
-  | 'key.created'
-  | 'key.revoked'
-  | 'oauth.granted'
-  | 'oauth.revoked'
-  | 'note.media_read'
-  | 'note.transcript_exported'
-  | 'note.deleted'
-  | 'note.media_deleted'
-  | 'folder.deleted'
-  | 'retention.changed'
-  | 'plan.changed'
-  | 'account.created'
-  | 'audit.exported'
+export const AUDIT_ACTIONS = [
+  'signin.succeeded',
+  'signin.failed',
+  'signout',
+  'key.created',
+  'key.revoked',
+  'oauth.granted',
+  'oauth.revoked',
+  'note.media_read',
+  'note.transcript_exported',
+  'note.deleted',
+  'note.media_deleted',
+  'folder.deleted',
+  'retention.changed',
+  'plan.changed',
+  'account.created',
+  'audit.exported',
+] as const
+export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 export interface AuditActor {
   type: AuditActorType
@@ -62,3 +64,12 @@ export interface AuditEvent {
   userAgent: string | null
   details: Record<string, string | number | boolean | null>
 }
+
+/** Who did it and from where, as a route or the CLI knows it: handed to the service that records the event. */
+export interface AuditBy {
+  actor: AuditActor
+  origin?: AuditOrigin | null
+}
+
+/** The operator at the command line: no address, no user agent. */
+export const OPERATOR: AuditBy = { actor: { type: 'operator', id: null } }

@@ -25,11 +25,49 @@ export function createAuditRepo(store: Store) {
       q.run('INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         [row.id, row.at, row.account_id, row.actor_type, row.actor_id, row.action, row.target_type, row.target_id, row.ip, row.user_agent, row.details]),
 
-    /** An account's events, newest first, after the cursor (the last row's at and id). */
-    page: (accountId: string, limit: number, before?: { at: string; id: string }) =>
-      before
-        ? store.all<AuditEventRow>('SELECT * FROM audit_events WHERE account_id = ? AND (at < ? OR (at = ? AND id < ?)) ORDER BY at DESC, id DESC LIMIT ?', [accountId, before.at, before.at, before.id, limit])
-        : store.all<AuditEventRow>('SELECT * FROM audit_events WHERE account_id = ? ORDER BY at DESC, id DESC LIMIT ?', [accountId, limit]),
+    /**
+     * An account's events, newest first, after the cursor (the last row's at and id), optionally of one
+     * action and at or after `since`.
+     */
+    page: (accountId: string, limit: number, o: { before?: { at: string; id: string }; action?: string; since?: string } = {}) => {
+      const where = ['account_id = ?']
+      const params: (string | number)[] = [accountId]
+      if (o.before) {
+        where.push('(at < ? OR (at = ? AND id < ?))')
+        params.push(o.before.at, o.before.at, o.before.id)
+      }
+      if (o.action) {
+        where.push('action = ?')
+        params.push(o.action)
+      }
+      if (o.since) {
+        where.push('at >= ?')
+        params.push(o.since)
+      }
+      return store.all<AuditEventRow>(`SELECT * FROM audit_events WHERE ${where.join(' AND ')} ORDER BY at DESC, id DESC LIMIT ?`, [...params, limit])
+    },
+
+    /**
+     * Events oldest first after `after` (the last row's at and id), of one account or (null) of all,
+     * at or after `since`: one batch of an export.
+     */
+    ascending: (o: { accountId: string | null; limit: number; after?: { at: string; id: string }; since?: string }) => {
+      const where: string[] = []
+      const params: (string | number)[] = []
+      if (o.accountId !== null) {
+        where.push('account_id = ?')
+        params.push(o.accountId)
+      }
+      if (o.after) {
+        where.push('(at > ? OR (at = ? AND id > ?))')
+        params.push(o.after.at, o.after.at, o.after.id)
+      }
+      if (o.since) {
+        where.push('at >= ?')
+        params.push(o.since)
+      }
+      return store.all<AuditEventRow>(`SELECT * FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY at, id LIMIT ?`, [...params, o.limit])
+    },
 
     /** Removes events older than `cutoff` (ISO time): the audit log's own retention. How many went. */
     pruneBefore: (cutoff: string) => store.run('DELETE FROM audit_events WHERE at < ?', [cutoff]),

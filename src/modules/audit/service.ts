@@ -2,7 +2,8 @@ import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import type { Queryable } from '../../db/store'
 import type { Logger } from '../../log'
-import type { AuditEvent, AuditEventInput, AuditActorType, AuditAction } from './model'
+import { ApiError } from '../../http/errors'
+import type { AuditBy, AuditEvent, AuditEventInput, AuditActorType, AuditAction } from './model'
 import type { AuditEventRow, AuditRepo } from './repo'
 
 export type AuditService = ReturnType<typeof createAuditService>
@@ -19,6 +20,18 @@ function toEvent(r: AuditEventRow): AuditEvent {
     userAgent: r.user_agent,
     details: JSON.parse(r.details) as AuditEvent['details'],
   }
+}
+
+/** Events read per query of an export. */
+const EXPORT_BATCH = 500
+
+/** The position a `nextCursor` names: the last event's time and id; 400 for anything else. */
+function decodeCursor(cursor: string): { at: string; id: string } {
+  const [at, id, extra] = Buffer.from(cursor, 'base64url').toString().split('|')
+  if (!at || !id || extra !== undefined || Number.isNaN(Date.parse(at)) || !id.startsWith('aud_')) {
+    throw new ApiError('invalid_request', 'cursor is not one this list gave: pass the previous page\'s `pagination.nextCursor` as it is, or leave it out for the newest events.', { details: [{ field: 'cursor', issue: 'not a cursor of this list' }] })
+  }
+  return { at, id }
 }
 
 /** The audit log: every security- and privacy-relevant event appended once (src/modules/audit/model.ts). */
@@ -48,17 +61,38 @@ export function createAuditService(deps: { repo: AuditRepo; clock: Clock; ids: I
       await repo.append(row(e), q)
     },
 
-    /** An account's events, newest first; `cursor` is the previous page's `nextCursor`. */
-    async list(accountId: string, o: { limit: number; cursor?: string | null }): Promise<{ items: AuditEvent[]; nextCursor: string | null }> {
-      let before: { at: string; id: string } | undefined
-      if (o.cursor) {
-        const [at, id] = Buffer.from(o.cursor, 'base64url').toString().split('|')
-        if (at && id) before = { at, id }
-      }
-      const rows = await repo.page(accountId, o.limit + 1, before)
+    /** Appends `action` done by `by` (a route's principal and origin, or the operator) to the account's log. */
+    async recordBy(by: AuditBy, e: Omit<AuditEventInput, 'actor' | 'origin'>, q?: Queryable): Promise<void> {
+      await repo.append(row({ ...e, actor: by.actor, origin: by.origin }), q)
+    },
+
+    /**
+     * An account's events, newest first, optionally of one action and from `since`; `cursor` is the
+     * previous page's `nextCursor` (a cursor that is not one is refused with 400).
+     */
+    async list(accountId: string, o: { limit: number; cursor?: string | null; action?: string; since?: string }): Promise<{ items: AuditEvent[]; nextCursor: string | null }> {
+      const before = o.cursor ? decodeCursor(o.cursor) : undefined
+      const since = o.since === undefined ? undefined : new Date(o.since).toISOString()
+      const rows = await repo.page(accountId, o.limit + 1, { before, action: o.action, since })
       const items = rows.slice(0, o.limit).map(toEvent)
       const last = rows.length > o.limit ? items[items.length - 1] : undefined
       return { items, nextCursor: last ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null }
+    },
+
+    /**
+     * Every event of an account (or, with null, of all accounts), oldest first, from `since`: read in
+     * batches of EXPORT_BATCH by keyset, so an export of any size holds one batch in memory.
+     */
+    async *export(accountId: string | null, o: { since?: string } = {}): AsyncGenerator<AuditEvent> {
+      const since = o.since === undefined ? undefined : new Date(o.since).toISOString()
+      let after: { at: string; id: string } | undefined
+      for (;;) {
+        const rows = await repo.ascending({ accountId, limit: EXPORT_BATCH, after, since })
+        for (const r of rows) yield toEvent(r)
+        if (rows.length < EXPORT_BATCH) return
+        const last = rows[rows.length - 1]!
+        after = { at: last.at, id: last.id }
+      }
     },
 
     /** Removes events older than `days` days (the audit log's own retention); how many went. */

@@ -64,13 +64,15 @@ export function createFoldersService(deps: {
 
     /**
      * Deletes the folder and moves its notes to the top level, all or nothing: one transaction, which
-     * the notes repository's update joins (an ambient transaction of the store).
+     * the notes repository's update joins (an ambient transaction of the store), with `inTransaction`
+     * (the audit log's record of it).
      */
-    async delete(lib: Library, id: string): Promise<void> {
+    async delete(lib: Library, id: string, inTransaction?: () => Promise<void>): Promise<void> {
       await store.transaction(async () => {
         await requireFolder(lib, id, true)
         await deps.unfileNotes(id)
         await repo.delete(lib, id)
+        await inTransaction?.()
       })
     },
   }

@@ -1,3 +1,5 @@
+import { originOf, withOrigin } from '../audit/by'
+import type { PeerServer } from '../../http/client-address'
 import { BodyTooLargeError, MAX_MCP_BODY_BYTES, readTextLimited } from '../../http/body-limit'
 import { Elysia } from 'elysia'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -140,9 +142,9 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
   const manifest = mcpManifest(deps.config, tools)
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`
 
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Request, peer: PeerServer): Promise<Response> {
     // Charges made through MCP are recorded with source "mcp", whatever the credential.
-    const principal: Principal = { ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }
+    const principal: Principal = withOrigin({ ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }, originOf(peer, request))
     // Stateless: no session to resume, so no standalone SSE stream (GET) and no session to end (DELETE).
     if (request.method !== 'POST') return jsonRpcError(405, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST.', { allow: 'POST' })
     let body: string
@@ -166,7 +168,7 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
   return guard => new Elysia({ name: 'mcp-routes' })
     .use(guard)
     .get(MCP_MANIFEST_PATH, () => manifest)
-    .post(MCP_PATH, ({ request }) => handle(request), { parse: 'none' })
-    .get(MCP_PATH, ({ request }) => handle(request))
-    .delete(MCP_PATH, ({ request }) => handle(request), { parse: 'none' })
+    .post(MCP_PATH, ({ request, server }) => handle(request, server), { parse: 'none' })
+    .get(MCP_PATH, ({ request, server }) => handle(request, server))
+    .delete(MCP_PATH, ({ request, server }) => handle(request, server), { parse: 'none' })
 }

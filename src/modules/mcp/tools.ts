@@ -1,3 +1,5 @@
+import type { AuditService } from '../audit/service'
+import { principalBy } from '../audit/by'
 import type { DiarizationSelector } from '../../engines/diarization'
 import type { SpeakersService } from '../notes/speakers'
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
@@ -52,6 +54,8 @@ export interface Tool {
 
 /** The services the tools call (the composition root's, `src/services.ts`). */
 export interface ToolServices {
+  /** the audit log: deletions and transcript exports through tools are recorded as through the API */
+  audit: Pick<AuditService, 'recordBy'>
   notes: NotesService
   speakers: SpeakersService
   folders: FoldersService
@@ -194,7 +198,7 @@ type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['i
 
 /** One tool per operation the contract offers to agents, in the table's order. */
 export function createTools(deps: { config: Config; services: ToolServices; operations: typeof OPERATIONS }): Tool[] {
-  const { notes, folders, uploads, processing, openai, usage, speakers } = deps.services
+  const { notes, folders, uploads, processing, openai, usage, speakers, audit } = deps.services
   const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
   const runners: Runners = {
     getApiIndex: () => out(index),
@@ -205,13 +209,19 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
     getNote: async (p, { id }) => out(await notes.get(p, id)),
     updateNote: async (p, { id, ...body }) => out(await notes.update(p, id, body)),
     deleteNote: async (p, { id }) => {
-      await notes.delete(p, id)
+      await notes.delete(p, id, () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'note.deleted', target: { type: 'note', id }, details: { sandbox: p.sandbox } }))
       return out({ id, deleted: true })
     },
     getNoteStatus: async (p, { id }) => out(await notes.status(p, id)),
     getNoteTranscript: async (p, { id, format }) => {
-      if (format === undefined) return out(await notes.transcript(p, id))
+      const exported = () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format: format ?? 'json', sandbox: p.sandbox } })
+      if (format === undefined) {
+        const transcript = await notes.transcript(p, id)
+        await exported()
+        return out(transcript)
+      }
       const t = exportTranscript(await notes.transcriptWithTimes(p, id), format)
+      await exported()
       return out(typeof t.body === 'string' ? { noteId: id, format, contentType: t.contentType, content: t.body } : t.body)
     },
     askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
@@ -229,7 +239,7 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
     getFolder: async (p, { id }) => out(await folders.get(p, id)),
     updateFolder: async (p, { id, ...body }) => out(await folders.update(p, id, body)),
     deleteFolder: async (p, { id }) => {
-      await folders.delete(p, id)
+      await folders.delete(p, id, () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'folder.deleted', target: { type: 'folder', id }, details: { sandbox: p.sandbox } }))
       return out({ id, deleted: true })
     },
 

@@ -7,12 +7,14 @@ import { askNoteQuestion, createNote, deleteNote, deleteSpeakerProfile, getNote,
 import type { SpeakersService } from './speakers'
 import type { NotesService } from './service'
 import { exportTranscript } from './transcript-export'
+import type { AuditService } from '../audit/service'
+import { auditBy } from '../audit/by'
 
 const listQuery = queryReader(listNotes)
 const transcriptQuery = queryReader(getNoteTranscript)
 
-export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService; speakers: SpeakersService }) {
-  const { notes, processing, speakers } = deps
+export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService; speakers: SpeakersService; audit: AuditService }) {
+  const { notes, processing, speakers, audit } = deps
   return contractRoutes('notes-routes', deps.guard, [
     // `alongside`: the notes' revision counter as admission's rate-limit statement read it (PostgreSQL;
     // the composition root asks for it), with nothing written in between
@@ -27,17 +29,28 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
     }),
     route(getNote, ({ principal, params }) => notes.get(principal, params.id)),
     route(updateNote, ({ principal, params, body }) => notes.update(principal, params.id, body)),
-    route(deleteNote, async ({ principal, params, set }) => {
-      await notes.delete(principal, params.id)
+    route(deleteNote, async ({ principal, params, set, request, server }) => {
+      await notes.delete(principal, params.id, () => audit.recordBy(auditBy(principal, server, request), {
+        accountId: principal.accountId, action: 'note.deleted', target: { type: 'note', id: params.id }, details: { sandbox: principal.sandbox },
+      }))
       set.status = 204
       return new Response(null, { status: 204 })
     }),
     route(getNoteStatus, ({ principal, params }) => notes.status(principal, params.id)),
-    route(getNoteTranscript, async ({ principal, params, query, set }) => {
+    route(getNoteTranscript, async ({ principal, params, query, set, request, server }) => {
       const { format } = transcriptQuery(query)
-      if (format === undefined) return notes.transcript(principal, params.id)
+      // recorded once the transcript is known to be readable (a 404 or 409 exports nothing)
+      const exported = () => audit.recordBy(auditBy(principal, server, request), {
+        accountId: principal.accountId, action: 'note.transcript_exported', target: { type: 'note', id: params.id }, details: { format: format ?? 'json', sandbox: principal.sandbox },
+      })
+      if (format === undefined) {
+        const transcript = await notes.transcript(principal, params.id)
+        await exported()
+        return transcript
+      }
       const source = await notes.transcriptWithTimes(principal, params.id)
       const out = exportTranscript(source, format)
+      await exported()
       set.headers['content-type'] = out.contentType
       set.headers['content-disposition'] = attachment(source.title, out.extension, source.noteId)
       return out.body as Reply<typeof getNoteTranscript>

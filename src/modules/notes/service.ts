@@ -315,11 +315,17 @@ export function createNotesService(deps: {
 
     /**
      * Deletes the note, then its stored media. The row goes first: a failure to remove a file then
-     * leaves an orphan file (logged), never a note whose media is gone.
+     * leaves an orphan file (logged), never a note whose media is gone. `inTransaction` runs in the
+     * row's deletion transaction.
      */
-    async delete(lib: Library, id: string) {
+    async delete(lib: Library, id: string, inTransaction?: () => Promise<void>) {
       const keys = (await deps.mediaOf?.(id)) ?? []
-      if (!(await repo.delete(lib, id))) throw notFound('note', id)
+      // `inTransaction` (the audit log's record of the deletion) commits with the row or not at all
+      const remove = async () => {
+        if (!(await repo.delete(lib, id))) throw notFound('note', id)
+        await inTransaction?.()
+      }
+      await (inTransaction ? store.transaction(remove) : remove())
       if (keys.length) await deps.removeMedia?.(keys)
     },
 

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../../http/auth'
 import type { Admission, CredentialVerifier } from '../../http/admission'
 import { clientAddress, type PeerServer } from '../../http/client-address'
+import { originOf } from '../audit/by'
 import { fromOwnOrigin } from '../../http/origin'
 import { ApiError } from '../../http/errors'
 import type { SessionService } from '../web/sessions'
@@ -151,7 +152,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
         scopes: service.describeScopes(r.scopes), fields: fieldsOf(params), csrf: user.csrf,
       }))
     })
-    .post('/oauth/authorize', async ({ request }) => {
+    .post('/oauth/authorize', async ({ request, server }) => {
       let params: URLSearchParams
       try {
         params = await readForm(request)
@@ -167,7 +168,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       const csrf = params.get('csrf_token') ?? ''
       if (!safeEqual(csrf, user.csrf)) return html(errorPage('The form has expired', 'The form was not sent from this session (CSRF check failed). Go back to the application and start again.'), 403)
       const decision = params.get('decision')
-      if (decision === 'allow') return redirect(await service.approve(check.request, user.accountId), 303)
+      if (decision === 'allow') return redirect(await service.approve(check.request, user.accountId, originOf(server, request)), 303)
       if (decision === 'deny') return redirect(service.deny(check.request), 303)
       return html(errorPage('Bad request', 'decision must be allow or deny.'), 400)
     }, noParse)
@@ -182,7 +183,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
 
     .post('/oauth/revoke', ({ request, server }) => guarded(async () => {
       await limit(server, request)
-      await service.revoke(await readForm(request), request.headers.get('authorization'))
+      await service.revoke(await readForm(request), request.headers.get('authorization'), originOf(server, request))
       return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...CORS } })
     }, logError), noParse)
     .options('/oauth/revoke', preflight)

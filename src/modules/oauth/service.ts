@@ -1,3 +1,5 @@
+import type { AuditService } from '../audit/service'
+import type { AuditOrigin } from '../audit/model'
 import type { Clock } from '../../clock'
 import { safeEqual, sha256, sha256Base64url } from '../../crypto/digest'
 import type { Store } from '../../db/store'
@@ -63,7 +65,7 @@ export interface TokenResponse {
 
 export type OAuthService = ReturnType<typeof createOAuthService>
 
-export function createOAuthService(deps: { store: Store; clock: Clock; ids: IdGenerator; config: { publicUrl: string }; repo?: OAuthRepo }) {
+export function createOAuthService(deps: { store: Store; clock: Clock; ids: IdGenerator; config: { publicUrl: string }; repo?: OAuthRepo; audit?: Pick<AuditService, 'record'> }) {
   const { clock, ids } = deps
   const repo = deps.repo ?? createOAuthRepo(deps.store)
   const issuer = deps.config.publicUrl
@@ -287,18 +289,25 @@ export function createOAuthService(deps: { store: Store; clock: Clock; ids: IdGe
     },
 
     /** The user allowed the request: a single-use code, bound to everything the token request must repeat. */
-    async approve(request: AuthorizationRequest, accountId: string): Promise<string> {
+    async approve(request: AuthorizationRequest, accountId: string, origin: AuditOrigin | null = null): Promise<string> {
       const code = randomSecret()
       await repo.removeCodesExpiredBefore(iso(-24 * 3600 * 1000))
       await repo.removeTokensExpiredBefore(iso())
-      await repo.insertCode({
-        code_hash: sha256(code),
-        client_id: request.client.id,
-        account_id: accountId,
-        redirect_uri: request.redirectUri,
-        scope: request.scopes.join(' '),
-        code_challenge: request.codeChallenge,
-        expires_at: iso(CODE_TTL_MS),
+      // the code and the consent's audit event: both or neither
+      await repo.transaction(async () => {
+        await repo.insertCode({
+          code_hash: sha256(code),
+          client_id: request.client.id,
+          account_id: accountId,
+          redirect_uri: request.redirectUri,
+          scope: request.scopes.join(' '),
+          code_challenge: request.codeChallenge,
+          expires_at: iso(CODE_TTL_MS),
+        })
+        await deps.audit?.record({
+          accountId, actor: { type: 'user', id: accountId }, action: 'oauth.granted', target: { type: 'oauth_client', id: request.client.id }, origin,
+          details: { scopes: request.scopes.join(' ') },
+        })
       })
       return redirectTo(request.redirectUri, { code, state: request.state })
     },
@@ -320,14 +329,20 @@ export function createOAuthService(deps: { store: Store; clock: Clock; ids: IdGe
      * RFC 7009. A refresh token takes its whole family with it; an access token goes alone. Unknown tokens,
      * and tokens of other clients, are answered the same way (200) so nothing is learnt from the answer.
      */
-    async revoke(params: URLSearchParams, authorization: string | null): Promise<void> {
+    async revoke(params: URLSearchParams, authorization: string | null, origin: AuditOrigin | null = null): Promise<void> {
       const client = await authenticateClient(params, authorization)
       const token = params.get('token')
       if (!token) throw new OAuthError('invalid_request', 'token is required.')
       const row = await repo.token(sha256(token))
       if (!row || row.client_id !== client.id) return
-      if (row.kind === 'refresh') await repo.revokeFamily(row.family_id, iso())
-      else await repo.revokeToken(row.id, iso())
+      await repo.transaction(async () => {
+        if (row.kind === 'refresh') await repo.revokeFamily(row.family_id, iso())
+        else await repo.revokeToken(row.id, iso())
+        await deps.audit?.record({
+          accountId: row.account_id, actor: { type: 'oauth', id: client.id }, action: 'oauth.revoked', target: { type: 'oauth_token', id: row.id }, origin,
+          details: { kind: row.kind, wholeGrant: row.kind === 'refresh' },
+        })
+      })
     },
 
     /** The credential check for access tokens: one lookup on the unique hash index. */

@@ -13,11 +13,16 @@ import { randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
 import { libraryRoutes } from './library'
+import type { AuditService } from '../audit/service'
+import { originOf, userBy } from '../audit/by'
+import { jsonLinesResponse } from '../audit/json-lines'
+import { AUDIT_DOWNLOAD_PATH, auditSection } from './audit-section'
 
 export const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
 export const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
 const RECENT_USAGE = 25
+const RECENT_AUDIT_EVENTS = 25
 const BASE = 'http://notesvc.invalid'
 
 /**
@@ -68,6 +73,8 @@ export interface WebRouteDeps {
   uploadOrigins: string[]
   /** the public URL: https means cookies are marked Secure */
   publicUrl: string
+  /** the audit log: key changes and sign-outs recorded, the latest events shown in the settings page */
+  audit: AuditService
 }
 
 /** The sign-in and account settings pages. */
@@ -122,7 +129,9 @@ export function webRoutes(deps: WebRouteDeps) {
   async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Promise<Response> {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
     const keys = await accounts.listKeysOf(user.accountId)
+    const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     return page(nonce => settingsPage({
+      audit: auditSection(events),
       nonce, user, keys, balance: u.balance,
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
@@ -142,7 +151,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins }))
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit }))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
       if (await sessions.userOf(request)) return redirect(next)
@@ -163,7 +172,7 @@ export function webRoutes(deps: WebRouteDeps) {
       }
       const email = (form.get('email') ?? '').trim()
       const password = form.get('password') ?? ''
-      const result = await web.signIn(email, password, clientAddress(server, request))
+      const result = await web.signIn(email, password, clientAddress(server, request), request.headers.get('user-agent'))
       if (result.ok) return redirect(next, [result.setCookie, signInCsrfCookie('', 0)])
       if (result.reason === 'limited') {
         const minutes = Math.ceil(result.retryAfterSeconds / 60)
@@ -176,10 +185,10 @@ export function webRoutes(deps: WebRouteDeps) {
       return page(nonce => signInPage({ nonce, next, csrf: cookieCsrf, email, error: 'The email or password is not right.' }), 401)
     }, noParse)
 
-    .post('/signout', async ({ request }) => {
+    .post('/signout', async ({ request, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      return redirect(SIGN_IN_PATH, [await sessions.destroy(request)])
+      return redirect(SIGN_IN_PATH, [await web.signOut(request, r.user.accountId, originOf(server, request))])
     }, noParse)
 
     .get(SETTINGS_PATH, async ({ request }) => {
@@ -188,7 +197,16 @@ export function webRoutes(deps: WebRouteDeps) {
       return settings(user)
     })
 
-    .post(`${SETTINGS_PATH}/keys`, async ({ request }) => {
+    // The whole audit log as JSON lines, for the settings page's link: the session cookie (a read; the
+    // cookie is SameSite=Lax, so another site cannot have it sent), as GET /v1/audit-events/export.
+    .get(AUDIT_DOWNLOAD_PATH, async ({ request, server }) => {
+      const user = await sessions.userOf(request)
+      if (!user) return toSignIn(SETTINGS_PATH)
+      await deps.audit.recordBy(userBy(user.accountId, server, request), { accountId: user.accountId, action: 'audit.exported', target: { type: 'account', id: user.accountId } })
+      return jsonLinesResponse(deps.audit.export(user.accountId), `audit-${user.accountId}.jsonl`)
+    })
+
+    .post(`${SETTINGS_PATH}/keys`, async ({ request, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
       const { user, form } = r
@@ -200,14 +218,14 @@ export function webRoutes(deps: WebRouteDeps) {
         return settings(user, { status: 400, error: 'Choose at least one scope from the list.' })
       }
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
-      const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name })
+      const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name }, userBy(user.accountId, server, request))
       return settings(user, { newKey: { key: created.key, info: created.info } })
     }, noParse)
 
-    .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params }) => {
+    .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id)
+      const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request))
       if (!revoked) return settings(r.user, { status: 404, error: 'There is no such key in this account.' })
       return redirect(SETTINGS_PATH)
     }, noParse)

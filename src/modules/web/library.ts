@@ -4,6 +4,8 @@ import { ApiError } from '../../http/errors'
 import type { UploadsService } from '../uploads/service'
 import type { UsageService } from '../usage/service'
 import { libraryShell } from './library-pages'
+import type { AuditService } from '../audit/service'
+import { userBy } from '../audit/by'
 import { SIGN_IN_PATH, type SessionService } from './sessions'
 // The library's script modules and style are embedded in the binary: the pages load nothing from elsewhere.
 import add from './assets/library/add.js' with { type: 'text' }
@@ -85,6 +87,8 @@ export interface LibraryRouteDeps {
   usage: UsageService
   /** origins besides this one that the browser PUTs uploads to (an S3 endpoint) */
   uploadOrigins: string[]
+  /** the audit log: a recording played is recorded */
+  audit: Pick<AuditService, 'recordBy'>
 }
 
 /** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
@@ -121,7 +125,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
 
     // A note's recording for the player: the session cookie (a read, and the cookie is SameSite=Lax,
     // so other sites cannot have it sent), byte ranges so the player can seek.
-    .get('/notes/:id/media', async ({ request, params, query }) => {
+    .get('/notes/:id/media', async ({ request, params, query, server }) => {
       const user = await sessions.userOf(request)
       if (!user) throw new ApiError('invalid_token', `Sign in at ${SIGN_IN_PATH} to play recordings.`)
       const media = await uploads.media({ accountId: user.accountId, sandbox: query.library === 'sandbox' }, params.id)
@@ -130,6 +134,12 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
         'content-type': mediaType(media.contentType), 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff',
       }
       if (range === 'bad') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${media.size}` } })
+      // One event per playing, not per range a player asks for while seeking: the read from the start.
+      if (!range || range.start === 0) {
+        await deps.audit.recordBy(userBy(user.accountId, server, request), {
+          accountId: user.accountId, action: 'note.media_read', target: { type: 'note', id: params.id }, details: { sandbox: query.library === 'sandbox' },
+        })
+      }
       const body = await uploads.readMedia(media.key, range ?? undefined)
       if (!range) return new Response(body, { headers: { ...headers, 'content-length': String(media.size) } })
       return new Response(body, { status: 206, headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${media.size}`, 'content-length': String(range.end - range.start + 1) } })

@@ -147,6 +147,8 @@ export function settingsPage(o: {
   nonce: string
   newKey?: { key: string; info: KeyInfo }
   error?: string
+  /** the audit log's section (./audit-section.ts), rendered */
+  audit?: string
 }): string {
   const csrfField = `<input type="hidden" name="csrf" value="${esc(o.user.csrf)}">`
   const keyRows = o.keys.map(k => `<tr data-key-id="${esc(k.id)}">
@@ -211,6 +213,7 @@ ${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.sc
 ${o.recent.length ? `<table id="usage"><thead><tr><th>Operation</th><th>Credits</th><th>Source</th><th>Note</th><th>Date</th></tr></thead><tbody>
 ${usageRows}
 </tbody></table>` : '<p class="muted">No usage yet.</p>'}
-</section>`,
+</section>
+${o.audit ?? ''}`,
   })
 }

@@ -5,6 +5,8 @@ import type { AccountsService } from '../accounts/service'
 import { AccountError } from '../accounts/service'
 import { createSessionService, type SessionService } from './sessions'
 import { createWebRepo, type WebRepo } from './repo'
+import type { AuditService } from '../audit/service'
+import type { AuditOrigin } from '../audit/model'
 
 /** Failed sign-ins are counted over this window. */
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000
@@ -29,7 +31,7 @@ export type WebService = ReturnType<typeof createWebService>
  * `sign_in_failures` (per email, stored as a SHA-256, and per client address), and the same argon2id
  * work whether or not the email belongs to an account, so timing does not reveal which emails exist.
  */
-export function createWebService(deps: { store: Store; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo }) {
+export function createWebService(deps: { store: Store; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo; audit?: Pick<AuditService, 'record'> }) {
   const { clock, accounts } = deps
   const repo = deps.repo ?? createWebRepo(deps.store)
   const sessions: SessionService = createSessionService({ repo, clock, secureCookies: deps.secureCookies, emailOf: id => accounts.emailOf(id) })
@@ -64,13 +66,31 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
       return { accountId: account.id, email: account.email, created: !existed }
     },
 
-    /** Checks email and password; on success starts a session. Failures are counted and limited. */
-    async signIn(email: string, password: string, clientAddress: string): Promise<SignInResult> {
+    /** Ends the request's session and records the sign-out, in one transaction; the Set-Cookie that clears the cookie. */
+    async signOut(request: Request, accountId: string, origin: AuditOrigin): Promise<string> {
+      return deps.store.transaction(async () => {
+        await deps.audit?.record({ accountId, actor: { type: 'user', id: accountId }, action: 'signout', target: { type: 'account', id: accountId }, origin })
+        return sessions.destroy(request)
+      })
+    },
+
+    /**
+     * Checks email and password; on success starts a session. Failures are counted and limited. Each
+     * attempt is in the audit log (docs/decisions.md "Audit log"): by the account it names, or with no
+     * account when the email is unknown; never the password, nor an email typed that is no account's.
+     */
+    async signIn(email: string, password: string, clientAddress: string, userAgent: string | null = null): Promise<SignInResult> {
       const now = clock.now()
       const eKey = emailKey(email)
       const cKey = clientKey(clientAddress)
+      const origin: AuditOrigin = { ip: clientAddress, userAgent }
+      const failed = (accountId: string | null, reason: string) =>
+        deps.audit?.record({ accountId, actor: { type: 'user', id: accountId }, action: 'signin.failed', target: accountId ? { type: 'account', id: accountId } : null, origin, details: { reason } })
       const wait = Math.max(await blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), await blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
-      if (wait > 0) return { ok: false, reason: 'limited', retryAfterSeconds: wait }
+      if (wait > 0) {
+        await failed(email.length <= 320 ? ((await accounts.passwordOf(email.trim()))?.accountId ?? null) : null, 'rate_limited')
+        return { ok: false, reason: 'limited', retryAfterSeconds: wait }
+      }
 
       const row = email.length <= 320 ? await accounts.passwordOf(email.trim()) : null
       const pw = password.slice(0, MAX_PASSWORD_LENGTH)
@@ -86,11 +106,18 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
         await repo.removeFailuresUpTo(new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
         await repo.addFailure(eKey, at)
         await repo.addFailure(cKey, at)
+        await failed(row?.accountId ?? null, !row ? 'unknown_account' : row.passwordHash ? 'wrong_password' : 'no_password')
         return { ok: false, reason: 'invalid' }
       }
       await repo.clearFailures(eKey)
-      const { setCookie } = await sessions.create(row.accountId)
-      return { ok: true, accountId: row.accountId, setCookie }
+      const accountId = row.accountId
+      // the session and its sign-in event: both or neither
+      const { setCookie } = await deps.store.transaction(async () => {
+        const started = await sessions.create(accountId)
+        await deps.audit?.record({ accountId, actor: { type: 'user', id: accountId }, action: 'signin.succeeded', target: { type: 'account', id: accountId }, origin, details: { method: 'password' } })
+        return started
+      })
+      return { ok: true, accountId, setCookie }
     },
   }
 }

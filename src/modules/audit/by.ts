@@ -1,0 +1,46 @@
+import { clientAddress, type PeerServer } from '../../http/client-address'
+import type { Principal } from '../../http/principal'
+import type { AuditActor, AuditBy, AuditOrigin } from './model'
+
+/** Where a request came from: the socket's address (src/http/client-address.ts) and its User-Agent. */
+export function originOf(server: PeerServer, request: Request): AuditOrigin {
+  return { ip: clientAddress(server, request), userAgent: request.headers.get('user-agent') }
+}
+
+/**
+ * Who a principal is, for the audit log, by the credential's id: an API key (`key_…`, also over MCP),
+ * the signed-in browser (`ses_…`: the person, named by the account id, since an account is one
+ * person), an ID token of the identity provider (`oidc:<subject>`), else an OAuth access token (`tok_…`).
+ * The principal's source cannot tell these apart: the browser's session counts as `oauth` there.
+ */
+export function actorOf(p: Principal): AuditActor {
+  const id = p.credentialId
+  if (id.startsWith('key_')) return { type: 'key', id }
+  if (id.startsWith('ses_')) return { type: 'user', id: p.accountId }
+  if (id.startsWith('oidc:')) return { type: 'sso', id: id.slice(5) }
+  return { type: 'oauth', id }
+}
+
+/** The principal of a request and where the request came from. */
+export function auditBy(p: Principal, server: PeerServer, request: Request): AuditBy {
+  return { actor: actorOf(p), origin: originOf(server, request) }
+}
+
+/** A signed-in person in the browser (pages outside the API: sign-in, settings, the player). */
+export function userBy(accountId: string | null, server: PeerServer, request: Request): AuditBy {
+  return { actor: { type: 'user', id: accountId }, origin: originOf(server, request) }
+}
+
+/** The origins of principals made for one request outside the routes' context (the MCP endpoint's). */
+const origins = new WeakMap<Principal, AuditOrigin>()
+
+/** Remembers where the request of a principal came from, for the events its tools record; returns it. */
+export function withOrigin<P extends Principal>(p: P, origin: AuditOrigin): P {
+  origins.set(p, origin)
+  return p
+}
+
+/** The principal and the origin remembered for it (null when none was). */
+export function principalBy(p: Principal): AuditBy {
+  return { actor: actorOf(p), origin: origins.get(p) ?? null }
+}
