@@ -257,6 +257,7 @@ async function serve(config: Config, log: Logger) {
   // PORT=0 (any free port): the public URL's port is not the one listened on
   if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
   log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
+  if (services.sso) log.info('single sign-on', { provider: config.sso.providerName, issuer: config.oidcIssuer, redirectUri: services.sso.redirectUri, passwordSignIn: config.passwordSignIn ? 'on' : 'off' })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
@@ -421,6 +422,7 @@ async function run(argv: string[], env: Env): Promise<number> {
           const password = await readNewPassword(p.flags['password-stdin'] === true)
           const r = await services.web.setPassword(email, password)
           out(`${r.email}\tpassword set${r.created ? '\taccount created' : ''}`)
+          if (!config.passwordSignIn) process.stderr.write(`warning: password sign-in is off (NOTESVC_PASSWORD_SIGNIN=off), so this password cannot be used to sign in to the browser; people sign in with ${config.sso.providerName}. Set NOTESVC_PASSWORD_SIGNIN=on to use passwords again.\n`)
           return 0
         }
         throw new UsageError('accounts needs a subcommand: credit, plan or password')
