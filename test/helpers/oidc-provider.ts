@@ -49,3 +49,39 @@ export async function startOidcProvider(o: { redirectUris: string[]; clientId: s
     },
   }
 }
+
+/**
+ * What a browser does at the provider, without a browser: follows `authorizationUrl` through the
+ * provider's development login (as `login`) and consent pages, keeping its cookies, and gives the
+ * query the provider sends back to `redirectUri` (`?code=…&state=…&iss=…`, or `?error=…`).
+ */
+export async function signInAtProviderWithoutBrowser(authorizationUrl: string, login: string, redirectUri: string): Promise<string> {
+  const jar = new Map<string, string>()
+  let method = 'GET'
+  let url = authorizationUrl
+  let body: URLSearchParams | undefined
+  for (let hop = 0; hop < 20; hop++) {
+    const res = await fetch(url, { method, body, redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } })
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';')
+      const [k, ...v] = pair!.trim().split('=')
+      if (/expires=Thu, 01 Jan 1970/i.test(c) || /max-age=0\b/i.test(c)) jar.delete(k!)
+      else jar.set(k!, v.join('='))
+    }
+    const location = res.headers.get('location')
+    if (location) {
+      const next = new URL(location, url).href
+      if (next.startsWith(`${redirectUri}?`)) return new URL(next).search
+      ;[method, url, body] = ['GET', next, undefined]
+      continue
+    }
+    const html = await res.text()
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+    const prompt = /name="prompt" value="([a-z]+)"/.exec(html)?.[1]
+    if (res.status !== 200 || !action || !prompt) throw new Error(`the provider answered ${res.status} at ${url}: ${html.slice(0, 300)}`)
+    method = 'POST'
+    url = new URL(action.replaceAll('&amp;', '&'), url).href
+    body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt })
+  }
+  throw new Error(`no way back to ${redirectUri} after 20 steps`)
+}
