@@ -39,11 +39,18 @@ export async function startOidcProvider(o: { redirectUris: string[]; clientId: s
     },
   })
   provider.on('server_error', (_ctx, err) => console.error('oidc-provider server_error', err))
+  /** every request the provider answered: `GET /auth 303`, `POST /token 200`, … (the query left out) */
+  const requests: string[] = []
+  provider.use(async (ctx, next) => {
+    await next()
+    requests.push(`${ctx.method} ${ctx.path} ${ctx.status}`)
+  })
   const server: Server = createServer(provider.callback())
   await new Promise<void>(resolve => server.listen(port, o.host === '127.0.0.1' ? '127.0.0.1' : 'localhost', resolve))
   return {
     issuer,
     provider,
+    requests,
     async stop() {
       await new Promise<void>(resolve => server.close(() => resolve()))
     },

@@ -197,17 +197,20 @@ export function createSsoService(deps: {
       const email = typeof claims.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(claims.email.trim()) ? claims.email.trim() : null
       // true, or "true" as some providers (Amazon Cognito) send it
       const verified = claims.email_verified === true || claims.email_verified === 'true'
+      const linked = await repo.identity(issuer, subject)
       const refused = restriction(email, verified, claims)
       if (refused) {
-        await failed(refused.reason, subject, origin)
+        // a linked person's refusal is in their account's log, where its owner reads it
+        await failed(refused.reason, subject, origin, linked?.account_id ?? null)
         return refused
       }
 
       const at = clock.now().toISOString()
-      const linked = await repo.identity(issuer, subject)
       if (linked) {
-        await repo.touch(issuer, subject, email, at)
-        await audit.record({ accountId: linked.account_id, actor: { type: 'sso', id: subject }, action: 'signin.succeeded', origin, details: { issuer, reason: 'linked' } })
+        await repo.transaction(async () => {
+          await repo.touch(issuer, subject, email, at)
+          await audit.record({ accountId: linked.account_id, actor: { type: 'sso', id: subject }, action: 'signin.succeeded', origin, details: { issuer, reason: 'linked' } })
+        })
         return { ok: true, accountId: linked.account_id, email: email ?? linked.email ?? '', created: false, next: flow.next }
       }
       if (!email || !verified) {

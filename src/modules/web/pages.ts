@@ -46,6 +46,7 @@ header.top .who{color:#c9cfdb;margin-right:.8rem}
 .balance div{min-width:120px}
 .balance strong{display:block;font-size:1.4rem}
 .narrow{max-width:420px;margin:4rem auto}
+a.sso{display:inline-block;padding:.45rem 1rem;border:1px solid #2b59c3;border-radius:5px;text-decoration:none}
 `
 
 /** The signed-in user as the page header shows them. */
@@ -109,7 +110,7 @@ export interface SignInMethods {
 export function signInPage(o: { next: string; csrf: string; error?: string; email?: string; nonce: string; methods?: SignInMethods }): string {
   const methods = o.methods ?? { password: true }
   const sso = methods.sso
-    ? `<p><a class="sso" id="sso-signin" href="${esc(`${methods.sso.startPath}?next=${encodeURIComponent(o.next)}`)}" style="display:inline-block;padding:.45rem 1rem;border:1px solid #2b59c3;border-radius:5px;text-decoration:none">Sign in with ${esc(methods.sso.name)}</a></p>${methods.password ? '<p class="muted">or with your notesvc password:</p>' : ''}`
+    ? `<p><a class="sso" id="sso-signin" href="${esc(`${methods.sso.startPath}?next=${encodeURIComponent(o.next)}`)}">Sign in with ${esc(methods.sso.name)}</a></p>${methods.password ? '<p class="muted">or with your notesvc password:</p>' : ''}`
     : ''
   const form = methods.password
     ? `<form method="post" action="/signin">

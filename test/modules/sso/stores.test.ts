@@ -95,6 +95,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`single sign-on on ${b.name}`,
     expect(await restricted.signIn(`dan-${b.name}`)).toMatchObject({ ok: false, reason: 'group_not_allowed', status: 403 })
     // cat too, now that groups are required: linked or not, the restriction holds
     expect(await restricted.signIn(`cat-${b.name}`)).toMatchObject({ ok: false, reason: 'group_not_allowed' })
+    // cat's refusal is in cat's account's log (the owner reads it there); dan has no account
+    const byAccount = await store.all<{ actor_id: string; account_id: string | null }>("SELECT actor_id, account_id FROM audit_events WHERE action = 'signin.failed' AND details LIKE '%group_not_allowed%' ORDER BY at, id")
+    const cat = await store.get<{ id: string }>("SELECT id FROM accounts WHERE email = 'cat@example.com'")
+    expect(byAccount).toEqual([{ actor_id: `dan-${b.name}`, account_id: null }, { actor_id: `cat-${b.name}`, account_id: cat!.id }])
 
     expect(await tables(store)).toEqual({
       accounts: ['cat@example.com free'],
