@@ -219,9 +219,11 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
     'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
   out(`live key:    ${keys.live}`)
   out(`sandbox key: ${keys.sandbox}`)
-  process.stderr.write(`browser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
-    `             ${commandLine(`accounts password --email ${config.ownerEmail}`)})\n` +
-    `${describeMetering(config)}\n\n`)
+  // with password sign-in off, the owner signs in through the provider (with the owner's email there)
+  const how = config.passwordSignIn
+    ? `(sign in as ${config.ownerEmail} once it has a password:\n             ${commandLine(`accounts password --email ${config.ownerEmail}`)})`
+    : `(sign in with ${config.sso.providerName} as ${config.ownerEmail}; password sign-in is off)`
+  process.stderr.write(`browser:     ${browser} ${how}\n${describeMetering(config)}\n\n`)
 }
 
 async function serve(config: Config, log: Logger) {

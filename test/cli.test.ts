@@ -396,6 +396,24 @@ describe('single sign-on at the command line', () => {
     }
   })
 
+  test('the first start with password sign-in off says to sign in through the provider, not to set a password; serve logs the redirect URI', async () => {
+    const d = tempDir('notesvc-cli-sso-first-')
+    const port = await freePort()
+    try {
+      const server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port}/v1/health`, {
+        env: { ...sso, NOTESVC_DATA_DIR: d.path, PORT: String(port), NOTESVC_LLM: 'builtin', NOTESVC_WORKERS: '0', NOTESVC_PASSWORD_SIGNIN: 'off' },
+      })
+      await server.stop()
+      const said = await new Response(server.proc.stderr).text()
+      expect(said).toContain(`browser:     http://127.0.0.1:${port}/ (sign in with Example ID as owner@localhost; password sign-in is off)\n`)
+      expect(said).not.toContain('accounts password')
+      const line = said.split('\n').find(l => l.includes('"msg":"single sign-on"'))
+      expect(JSON.parse(line!)).toMatchObject({ provider: 'Example ID', issuer: 'http://127.0.0.1:9', redirectUri: `http://127.0.0.1:${port}/signin/oidc/callback`, passwordSignIn: 'off' })
+    } finally {
+      d.remove()
+    }
+  })
+
   test('doctor names the redirect URI to register at the provider, and says when the provider does not answer', async () => {
     const { startOidcProvider } = await import('./helpers/oidc-provider')
     const port = await freePort()
