@@ -241,9 +241,11 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
     'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
   out(`live key:    ${keys.live}`)
   out(`sandbox key: ${keys.sandbox}`)
-  process.stderr.write(`browser:     ${browser} (sign in as ${config.ownerEmail} once it has a password:\n` +
-    `             ${commandLine(`accounts password --email ${config.ownerEmail}`)})\n` +
-    `${describeMetering(config)}\n\n`)
+  // with password sign-in off, the owner signs in through the provider (with the owner's email there)
+  const how = config.passwordSignIn
+    ? `(sign in as ${config.ownerEmail} once it has a password:\n             ${commandLine(`accounts password --email ${config.ownerEmail}`)})`
+    : `(sign in with ${config.sso.providerName} as ${config.ownerEmail}; password sign-in is off)`
+  process.stderr.write(`browser:     ${browser} ${how}\n${describeMetering(config)}\n\n`)
 }
 
 async function serve(config: Config, log: Logger) {
@@ -279,6 +281,7 @@ async function serve(config: Config, log: Logger) {
   // PORT=0 (any free port): the public URL's port is not the one listened on
   if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
   log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
+  if (services.sso) log.info('single sign-on', { provider: config.sso.providerName, issuer: config.oidcIssuer, redirectUri: services.sso.redirectUri, passwordSignIn: config.passwordSignIn ? 'on' : 'off' })
   onStopSignal(log, async () => {
     await app.stop()
     await services.workers.stop()
@@ -482,6 +485,7 @@ async function run(argv: string[], env: Env): Promise<number> {
           const password = await readNewPassword(p.flags['password-stdin'] === true)
           const r = await services.web.setPassword(email, password)
           out(`${r.email}\tpassword set${r.created ? '\taccount created' : ''}`)
+          if (!config.passwordSignIn) process.stderr.write(`warning: password sign-in is off (NOTESVC_PASSWORD_SIGNIN=off), so this password cannot be used to sign in to the browser; people sign in with ${config.sso.providerName}. Set NOTESVC_PASSWORD_SIGNIN=on to use passwords again.\n`)
           return 0
         }
         throw new UsageError('accounts needs a subcommand: credit, plan or password')

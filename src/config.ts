@@ -63,6 +63,10 @@ export interface Config {
   oidcIssuer?: string
   oidcClientId?: string
   oidcClientSecret?: string
+  /** browser sign-in through that provider, and who may use it (NOTESVC_OIDC_* below; ssoConfig) */
+  sso: SsoConfig
+  /** NOTESVC_PASSWORD_SIGNIN: on (default) or off (only single sign-on in the browser) */
+  passwordSignIn: boolean
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -80,6 +84,8 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
+  'NOTESVC_OIDC_SIGNIN', 'NOTESVC_OIDC_PROVIDER_NAME', 'NOTESVC_OIDC_SCOPES', 'NOTESVC_OIDC_ALLOWED_DOMAINS', 'NOTESVC_OIDC_GROUPS_CLAIM',
+  'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
 ] as const
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
@@ -222,6 +228,69 @@ function oidcIssuer(value: string | undefined): string | undefined {
   return value
 }
 
+/** Browser sign-in through the organisation's OpenID Connect provider (src/modules/sso). */
+export interface SsoConfig {
+  /** on when NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID are set, unless NOTESVC_OIDC_SIGNIN=off */
+  enabled: boolean
+  /** the button's "Sign in with …" (NOTESVC_OIDC_PROVIDER_NAME; default the issuer's host) */
+  providerName: string
+  /** the scopes asked for (NOTESVC_OIDC_SCOPES; default `openid email profile`) */
+  scopes: string
+  /** lower-case domains an email must be in (NOTESVC_OIDC_ALLOWED_DOMAINS); empty: any */
+  allowedDomains: string[]
+  /** the claim that lists a person's groups (NOTESVC_OIDC_GROUPS_CLAIM; `groups` when only the groups are set) */
+  groupsClaim?: string
+  /** a person must be in one of these (NOTESVC_OIDC_ALLOWED_GROUPS); empty: any */
+  allowedGroups: string[]
+  /** the plan of an account made at its first sign-in (NOTESVC_OIDC_DEFAULT_PLAN; default free) */
+  defaultPlan: 'free' | 'pro'
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map(s => s.trim()).filter(Boolean)
+}
+
+/** The SSO settings; a value that cannot work stops the start with what to set. */
+export function ssoConfig(env: Env, issuer: string | undefined): SsoConfig {
+  const clientId = env.NOTESVC_OIDC_CLIENT_ID || undefined
+  const signIn = oneOf('NOTESVC_OIDC_SIGNIN', env.NOTESVC_OIDC_SIGNIN, ['on', 'off'] as const, 'on')
+  const allowedDomains = list(env.NOTESVC_OIDC_ALLOWED_DOMAINS).map(d => d.toLowerCase().replace(/^@/, ''))
+  for (const d of allowedDomains) {
+    if (!DOMAIN.test(d)) throw new ConfigError(`NOTESVC_OIDC_ALLOWED_DOMAINS: "${d}" is not a domain; write the domains people's emails end in, comma-separated, e.g. example.com,example.org`)
+  }
+  const allowedGroups = list(env.NOTESVC_OIDC_ALLOWED_GROUPS)
+  const groupsClaim = env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() || (allowedGroups.length ? 'groups' : undefined)
+  if (env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() && allowedGroups.length === 0) {
+    throw new ConfigError(`NOTESVC_OIDC_GROUPS_CLAIM=${env.NOTESVC_OIDC_GROUPS_CLAIM} is set but NOTESVC_OIDC_ALLOWED_GROUPS is empty; set NOTESVC_OIDC_ALLOWED_GROUPS to the groups that may sign in (comma-separated), or unset NOTESVC_OIDC_GROUPS_CLAIM`)
+  }
+  const scopes = (env.NOTESVC_OIDC_SCOPES || 'openid email profile').trim().split(/\s+/)
+  if (!scopes.includes('openid')) throw new ConfigError(`NOTESVC_OIDC_SCOPES=${env.NOTESVC_OIDC_SCOPES} lacks "openid"; set it to space-separated scopes that include openid and email, e.g. "openid email profile"`)
+  const restricted = allowedDomains.length > 0 || allowedGroups.length > 0
+  if (restricted && (!issuer || !clientId)) {
+    throw new ConfigError('NOTESVC_OIDC_ALLOWED_DOMAINS and NOTESVC_OIDC_ALLOWED_GROUPS restrict single sign-on, which is off; set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID too, or unset them')
+  }
+  return {
+    enabled: Boolean(issuer && clientId) && signIn === 'on',
+    providerName: env.NOTESVC_OIDC_PROVIDER_NAME?.trim() || (issuer ? new URL(issuer).host : ''),
+    scopes: scopes.join(' '),
+    allowedDomains,
+    groupsClaim,
+    allowedGroups,
+    defaultPlan: oneOf('NOTESVC_OIDC_DEFAULT_PLAN', env.NOTESVC_OIDC_DEFAULT_PLAN, ['free', 'pro'] as const, 'free'),
+  }
+}
+
+/** NOTESVC_PASSWORD_SIGNIN; off only when single sign-on is on, or nobody could sign in to the browser. */
+function passwordSignIn(env: Env, sso: SsoConfig): boolean {
+  const on = oneOf('NOTESVC_PASSWORD_SIGNIN', env.NOTESVC_PASSWORD_SIGNIN, ['on', 'off'] as const, 'on') === 'on'
+  if (!on && !sso.enabled) {
+    throw new ConfigError('NOTESVC_PASSWORD_SIGNIN=off leaves no way to sign in to the browser: set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID (single sign-on) first, or set NOTESVC_PASSWORD_SIGNIN=on')
+  }
+  return on
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer('PORT', env.PORT, 8080, 0, 65535)
   const host = env.HOST || '127.0.0.1'
@@ -234,6 +303,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const data = resolveDataDir(env, cwd)
   const dataDir = data.path
+  const issuer = oidcIssuer(env.NOTESVC_OIDC_ISSUER)
+  const sso = ssoConfig(env, issuer)
   const asrSlots = integer('NOTESVC_ASR_SLOTS', env.NOTESVC_ASR_SLOTS, defaultAsrSlots(), 1, 64)
   return {
     port,
@@ -278,8 +349,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     accessLog: flag(env.NOTESVC_ACCESS_LOG),
     contentPolicyFile: env.NOTESVC_CONTENT_POLICY || undefined,
     readCache: oneOf('NOTESVC_READ_CACHE', env.NOTESVC_READ_CACHE, ['on', 'off'] as const, 'on') === 'on',
-    oidcIssuer: oidcIssuer(env.NOTESVC_OIDC_ISSUER),
+    oidcIssuer: issuer,
     oidcClientId: env.NOTESVC_OIDC_CLIENT_ID || undefined,
     oidcClientSecret: env.NOTESVC_OIDC_CLIENT_SECRET || undefined,
+    sso,
+    passwordSignIn: passwordSignIn(env, sso),
   }
 }

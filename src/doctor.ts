@@ -16,6 +16,7 @@ import { commandLine } from './command-name'
 import { systemClock } from './clock'
 import { createJobsRepo } from './jobs/repo'
 import { liveWorkerRows, thisObserver } from './jobs/presence'
+import { SSO_CALLBACK_PATH } from './modules/sso/service'
 
 interface Check {
   name: string
@@ -77,6 +78,33 @@ async function modelHostReachable(url: string): Promise<{ ok: boolean; detail: s
     return { ok: true, detail: `${new URL(url).host} reachable` }
   } catch (err) {
     return { ok: false, detail: `${new URL(url).host} cannot be reached from here (${(err as Error).message})` }
+  }
+}
+
+/**
+ * Single sign-on: whether the provider's discovery document answers (with the issuer it must name),
+ * and the redirect URI the operator registers at the provider.
+ */
+async function singleSignOn(config: Config): Promise<Check> {
+  const passwords = `password sign-in ${config.passwordSignIn ? 'on' : 'off'}`
+  if (!config.sso.enabled || !config.oidcIssuer) {
+    return { name: 'single sign-on', ok: true, detail: `off; ${passwords} (set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID for "Sign in with" your identity provider)` }
+  }
+  const redirect = `${config.publicUrl}${SSO_CALLBACK_PATH}`
+  const url = `${config.oidcIssuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
+  let problem: string | null = null
+  try {
+    const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(3000) })
+    const doc = res.status === 200 ? await res.json() as { issuer?: unknown } : null
+    if (!doc) problem = `${url} answered ${res.status}`
+    else if (doc.issuer !== config.oidcIssuer) problem = `${url} names issuer ${String(doc.issuer)}, not ${config.oidcIssuer}`
+  } catch (err) {
+    problem = `${url} cannot be reached (${(err as Error).message})`
+  }
+  return {
+    name: 'single sign-on', ok: problem === null,
+    detail: problem ?? `"Sign in with ${config.sso.providerName}" (${config.oidcIssuer}); the redirect URI to register at the provider: ${redirect}; ${passwords}`,
+    fix: problem ? 'set NOTESVC_OIDC_ISSUER to the issuer exactly as the provider names it, and let this machine reach it' : undefined,
   }
 }
 
@@ -186,6 +214,8 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
       ? `ollama pull ${config.ollamaModel}`
       : ollamaWanted ? 'start Ollama (ollama serve), set OLLAMA_HOST, or set NOTESVC_LLM=auto to fall back to the builtin engine' : `for model-written summaries install Ollama and run: ollama pull ${config.ollamaModel}`,
   })
+
+  checks.push(await singleSignOn(config))
 
   for (const c of checks) {
     out(`${!c.ok ? 'missing' : c.warn ? 'warn   ' : 'ok     '}  ${c.name.padEnd(14)} ${c.detail}${c.fix ? `  → fix: ${c.fix}` : ''}`)

@@ -371,3 +371,64 @@ describe('one data folder every command finds', () => {
     }
   })
 })
+
+describe('single sign-on at the command line', () => {
+  const sso = { NOTESVC_OIDC_ISSUER: 'http://127.0.0.1:9', NOTESVC_OIDC_CLIENT_ID: 'notesvc', NOTESVC_OIDC_PROVIDER_NAME: 'Example ID' }
+
+  test('password sign-in off without a provider stops start-up, saying what to set', async () => {
+    const r = await run(['bun', 'run', 'src/cli.ts', 'serve'], { env: { NOTESVC_PASSWORD_SIGNIN: 'off', NOTESVC_DATA_DIR: dir.path } })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('NOTESVC_PASSWORD_SIGNIN=off leaves no way to sign in to the browser: set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID (single sign-on) first, or set NOTESVC_PASSWORD_SIGNIN=on')
+  })
+
+  test('accounts password with password sign-in off sets it, and warns that it cannot be used', async () => {
+    const d = tempDir('notesvc-cli-sso-')
+    try {
+      const r = await run(['sh', '-c', 'printf "a long enough password\\n" | bun run src/cli.ts accounts password --email pat@example.com --password-stdin'],
+        { env: { ...sso, NOTESVC_DATA_DIR: d.path, NOTESVC_PASSWORD_SIGNIN: 'off' } })
+      expect([r.code, r.stdout]).toEqual([0, 'pat@example.com\tpassword set\taccount created\n'])
+      expect(r.stderr).toContain('warning: password sign-in is off (NOTESVC_PASSWORD_SIGNIN=off), so this password cannot be used to sign in to the browser; people sign in with Example ID. Set NOTESVC_PASSWORD_SIGNIN=on to use passwords again.')
+      // with passwords on, no warning
+      const on = await run(['sh', '-c', 'printf "a long enough password\\n" | bun run src/cli.ts accounts password --email pat@example.com --password-stdin'], { env: { ...sso, NOTESVC_DATA_DIR: d.path } })
+      expect([on.code, on.stderr]).toEqual([0, ''])
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('the first start with password sign-in off says to sign in through the provider, not to set a password; serve logs the redirect URI', async () => {
+    const d = tempDir('notesvc-cli-sso-first-')
+    const port = await freePort()
+    try {
+      const server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port}/v1/health`, {
+        env: { ...sso, NOTESVC_DATA_DIR: d.path, PORT: String(port), NOTESVC_LLM: 'builtin', NOTESVC_WORKERS: '0', NOTESVC_PASSWORD_SIGNIN: 'off' },
+      })
+      await server.stop()
+      const said = await new Response(server.proc.stderr).text()
+      expect(said).toContain(`browser:     http://127.0.0.1:${port}/ (sign in with Example ID as owner@localhost; password sign-in is off)\n`)
+      expect(said).not.toContain('accounts password')
+      const line = said.split('\n').find(l => l.includes('"msg":"single sign-on"'))
+      expect(JSON.parse(line!)).toMatchObject({ provider: 'Example ID', issuer: 'http://127.0.0.1:9', redirectUri: `http://127.0.0.1:${port}/signin/oidc/callback`, passwordSignIn: 'off' })
+    } finally {
+      d.remove()
+    }
+  })
+
+  test('doctor names the redirect URI to register at the provider, and says when the provider does not answer', async () => {
+    const { startOidcProvider } = await import('./helpers/oidc-provider')
+    const port = await freePort()
+    const provider = await startOidcProvider({ redirectUris: [`http://127.0.0.1:${port}/signin/oidc/callback`], clientId: 'notesvc', clientSecret: 'x'.repeat(40), people: {} })
+    try {
+      const base = { NOTESVC_DATA_DIR: dir.path, NOTESVC_LLM: 'builtin', PORT: String(port), NOTESVC_OIDC_CLIENT_ID: 'notesvc', NOTESVC_OIDC_PROVIDER_NAME: 'Example ID' }
+      const r = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { ...base, NOTESVC_OIDC_ISSUER: provider.issuer } })
+      const line = r.stdout.split('\n').find(l => l.includes('single sign-on'))
+      console.log(`doctor: ${line}`)
+      expect(line).toBe(`ok       single sign-on "Sign in with Example ID" (${provider.issuer}); the redirect URI to register at the provider: http://127.0.0.1:${port}/signin/oidc/callback; password sign-in on`)
+      const down = await run(['bun', 'run', 'src/cli.ts', 'doctor'], { env: { ...base, NOTESVC_OIDC_ISSUER: 'http://127.0.0.1:9' } })
+      expect(down.stdout).toContain('missing  single sign-on http://127.0.0.1:9/.well-known/openid-configuration cannot be reached')
+      expect(down.stdout).toContain('→ fix: set NOTESVC_OIDC_ISSUER to the issuer exactly as the provider names it, and let this machine reach it')
+    } finally {
+      await provider.stop()
+    }
+  })
+})

@@ -97,3 +97,50 @@ describe('the models folder', () => {
     expect(dir({ NOTESVC_MODELS_DIR: 'elsewhere' })).toBe(join(cwd, 'elsewhere'))
   })
 })
+
+describe('single sign-on and password sign-in (NOTESVC_OIDC_*, NOTESVC_PASSWORD_SIGNIN)', () => {
+  const provider = { NOTESVC_OIDC_ISSUER: 'https://id.example.com', NOTESVC_OIDC_CLIENT_ID: 'notesvc' }
+
+  test('off unless issuer and client id are set; on with the defaults when they are', () => {
+    expect(loadConfig({}).sso.enabled).toBe(false)
+    expect(loadConfig({ NOTESVC_OIDC_ISSUER: 'https://id.example.com' }).sso.enabled).toBe(false)
+    const c = loadConfig(provider)
+    expect({ ...c.sso, passwordSignIn: c.passwordSignIn }).toEqual({
+      enabled: true, providerName: 'id.example.com', scopes: 'openid email profile', allowedDomains: [],
+      groupsClaim: undefined, allowedGroups: [], defaultPlan: 'free', passwordSignIn: true,
+    })
+    // ID tokens as bearers stay, the browser button goes
+    expect(loadConfig({ ...provider, NOTESVC_OIDC_SIGNIN: 'off' }).sso.enabled).toBe(false)
+  })
+
+  test('domains are lower-cased without a leading @, groups listed, the groups claim defaults to "groups"', () => {
+    const c = loadConfig({ ...provider, NOTESVC_OIDC_ALLOWED_DOMAINS: ' Example.COM, @sub.example.org ', NOTESVC_OIDC_ALLOWED_GROUPS: 'staff, notesvc users', NOTESVC_OIDC_PROVIDER_NAME: 'Example ID', NOTESVC_OIDC_DEFAULT_PLAN: 'pro', NOTESVC_PASSWORD_SIGNIN: 'off' })
+    expect([c.sso.allowedDomains, c.sso.allowedGroups, c.sso.groupsClaim, c.sso.providerName, c.sso.defaultPlan, c.passwordSignIn])
+      .toEqual([['example.com', 'sub.example.org'], ['staff', 'notesvc users'], 'groups', 'Example ID', 'pro', false])
+    expect(loadConfig({ ...provider, NOTESVC_OIDC_GROUPS_CLAIM: 'roles', NOTESVC_OIDC_ALLOWED_GROUPS: 'admin' }).sso.groupsClaim).toBe('roles')
+  })
+
+  // each: what would be wrong, and the message that says what to set
+  const refused: [string, Record<string, string>, string][] = [
+    ['password sign-in off with no provider', { NOTESVC_PASSWORD_SIGNIN: 'off' },
+      'NOTESVC_PASSWORD_SIGNIN=off leaves no way to sign in to the browser: set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID (single sign-on) first, or set NOTESVC_PASSWORD_SIGNIN=on'],
+    ['password sign-in off with the button off', { ...provider, NOTESVC_OIDC_SIGNIN: 'off', NOTESVC_PASSWORD_SIGNIN: 'off' },
+      'NOTESVC_PASSWORD_SIGNIN=off leaves no way to sign in to the browser'],
+    ['password sign-in "no"', { ...provider, NOTESVC_PASSWORD_SIGNIN: 'no' }, 'NOTESVC_PASSWORD_SIGNIN=no is not valid; use one of: on, off'],
+    ['a domain that is not one', { ...provider, NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.com,not a domain' },
+      'NOTESVC_OIDC_ALLOWED_DOMAINS: "not a domain" is not a domain; write the domains people\'s emails end in, comma-separated, e.g. example.com,example.org'],
+    ['an email where a domain goes', { ...provider, NOTESVC_OIDC_ALLOWED_DOMAINS: 'bob@example.com' }, '"bob@example.com" is not a domain'],
+    ['a groups claim without groups', { ...provider, NOTESVC_OIDC_GROUPS_CLAIM: 'groups' },
+      'NOTESVC_OIDC_GROUPS_CLAIM=groups is set but NOTESVC_OIDC_ALLOWED_GROUPS is empty; set NOTESVC_OIDC_ALLOWED_GROUPS to the groups that may sign in (comma-separated), or unset NOTESVC_OIDC_GROUPS_CLAIM'],
+    ['restrictions without a provider', { NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.com' },
+      'NOTESVC_OIDC_ALLOWED_DOMAINS and NOTESVC_OIDC_ALLOWED_GROUPS restrict single sign-on, which is off; set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID too, or unset them'],
+    ['scopes without openid', { ...provider, NOTESVC_OIDC_SCOPES: 'email profile' },
+      'NOTESVC_OIDC_SCOPES=email profile lacks "openid"; set it to space-separated scopes that include openid and email, e.g. "openid email profile"'],
+    ['a default plan that does not exist', { ...provider, NOTESVC_OIDC_DEFAULT_PLAN: 'enterprise' }, 'NOTESVC_OIDC_DEFAULT_PLAN=enterprise is not valid; use one of: free, pro'],
+    ['the button "maybe"', { ...provider, NOTESVC_OIDC_SIGNIN: 'maybe' }, 'NOTESVC_OIDC_SIGNIN=maybe is not valid; use one of: on, off'],
+  ]
+  test.each(refused)('refused: %s', (_what, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError)
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+})

@@ -600,4 +600,24 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       END;
     `,
   },
+  {
+    version: 18,
+    name: 'single sign-on: accounts linked to the identity provider by issuer and subject',
+    sql: `
+      -- An account's link to a person at the OpenID Connect provider (src/modules/sso): found by
+      -- (issuer, subject) at every sign-in, so an email changed at the provider keeps its account.
+      -- One subject per account and issuer: a second person with the account's email is refused.
+      -- email: what the provider said at the last sign-in (shown to the operator, never a key).
+      CREATE TABLE sso_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        email TEXT,
+        created_at TEXT NOT NULL,
+        last_signin_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject)
+      );
+      CREATE UNIQUE INDEX sso_identities_account ON sso_identities(account_id, issuer);
+    `,
+  },
 ]

@@ -265,6 +265,24 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
       })
     },
 
+    /** The account of `email` (ASCII case aside), or null. */
+    accountOfEmail: async (email: string): Promise<AccountRow | null> => (await repo.findAccountByEmail(email.trim())) ?? null,
+
+    /**
+     * Creates the account of `email` on `plan` unless one exists (another node may have made it a
+     * moment ago): `created` says which. An existing account keeps its plan.
+     */
+    async createAccount(email: string, plan: Plan): Promise<{ account: AccountRow; created: boolean }> {
+      const normalized = email.trim()
+      if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new AccountError(`"${email}" is not an email address`)
+      return repo.transaction(async () => {
+        const at = clock.now()
+        const id = ids.next('acct')
+        if (await repo.insertAccount({ id, email: normalized, plan, grant_period: grantPeriod(at), created_at: at.toISOString() })) return { account: (await repo.findAccount(id))!, created: true }
+        return { account: (await repo.findAccountByEmail(normalized))!, created: false }
+      })
+    },
+
     /** The password hash of the account of `email` (for the web sign-in), or null when there is no such account. */
     async passwordOf(email: string): Promise<{ accountId: string; passwordHash: string | null } | null> {
       const row = await repo.findPasswordByEmail(email)

@@ -5,7 +5,7 @@ import type { UsageService } from '../usage/service'
 import { isScope, type Scope } from '../../http/contract'
 import { clientAddress } from '../../http/client-address'
 import { fromOwnOrigin } from '../../http/origin'
-import { messagePage, settingsPage, signInPage } from './pages'
+import { messagePage, settingsPage, signInPage, type SignInMethods } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
@@ -75,6 +75,8 @@ export interface WebRouteDeps {
   publicUrl: string
   /** the audit log: key changes and sign-outs recorded, the latest events shown in the settings page */
   audit: AuditService
+  /** the password form (off: NOTESVC_PASSWORD_SIGNIN=off) and the single sign-on button; default: the form alone */
+  signInMethods?: SignInMethods
 }
 
 /** The sign-in and account settings pages. */
@@ -82,6 +84,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const { web, accounts, usage } = deps
   const sessions = web.sessions
   const secure = deps.publicUrl.startsWith('https:')
+  const methods: SignInMethods = deps.signInMethods ?? { password: true }
 
   function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: string[] = [], nonce = ''): Response {
     const headers = new Headers({
@@ -157,10 +160,17 @@ export function webRoutes(deps: WebRouteDeps) {
       if (await sessions.userOf(request)) return redirect(next)
       const existing = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
       const csrf = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
-      return page(nonce => signInPage({ nonce, next, csrf }), 200, {}, [signInCsrfCookie(csrf)])
+      return page(nonce => signInPage({ nonce, next, csrf, methods }), 200, {}, [signInCsrfCookie(csrf)])
     })
 
     .post(SIGN_IN_PATH, async ({ request, server }) => {
+      if (!methods.password) {
+        return page(nonce => messagePage({
+          nonce, title: 'Password sign-in is off',
+          message: `This notesvc does not accept passwords (NOTESVC_PASSWORD_SIGNIN=off).${methods.sso ? ` Sign in with ${methods.sso.name} instead.` : ''}`,
+          link: { href: SIGN_IN_PATH, text: 'Back to sign-in' },
+        }), 403)
+      }
       if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
       const form = await formOf(request)
       const cookieCsrf = cookieValue(request.headers.get('cookie'), SIGN_IN_CSRF_COOKIE)
@@ -168,7 +178,7 @@ export function webRoutes(deps: WebRouteDeps) {
       if (!cookieCsrf || !safeEqual(form.get('csrf') ?? '', cookieCsrf)) {
         // Most likely cookies are off or the form is old: show a fresh form.
         const csrf = randomToken()
-        return page(nonce => signInPage({ nonce, next, csrf, error: 'The sign-in form expired. Please try again.' }), 403, {}, [signInCsrfCookie(csrf)])
+        return page(nonce => signInPage({ nonce, next, csrf, methods, error: 'The sign-in form expired. Please try again.' }), 403, {}, [signInCsrfCookie(csrf)])
       }
       const email = (form.get('email') ?? '').trim()
       const password = form.get('password') ?? ''
@@ -182,7 +192,7 @@ export function webRoutes(deps: WebRouteDeps) {
           link: { href: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, text: 'Back to sign-in' },
         }), 429, { 'retry-after': String(result.retryAfterSeconds) })
       }
-      return page(nonce => signInPage({ nonce, next, csrf: cookieCsrf, email, error: 'The email or password is not right.' }), 401)
+      return page(nonce => signInPage({ nonce, next, csrf: cookieCsrf, email, methods, error: 'The email or password is not right.' }), 401)
     }, noParse)
 
     .post('/signout', async ({ request, server }) => {

@@ -46,6 +46,7 @@ header.top .who{color:#c9cfdb;margin-right:.8rem}
 .balance div{min-width:120px}
 .balance strong{display:block;font-size:1.4rem}
 .narrow{max-width:420px;margin:4rem auto}
+a.sso{display:inline-block;padding:.45rem 1rem;border:1px solid #2b59c3;border-radius:5px;text-decoration:none}
 `
 
 /** The signed-in user as the page header shows them. */
@@ -99,21 +100,35 @@ ${o.script ? `<script nonce="${esc(o.nonce)}">${o.script}</script>` : ''}
 </html>`
 }
 
-export function signInPage(o: { next: string; csrf: string; error?: string; email?: string; nonce: string }): string {
+/** How people may sign in: the password form (NOTESVC_PASSWORD_SIGNIN) and the provider's button (single sign-on). */
+export interface SignInMethods {
+  password: boolean
+  /** "Sign in with <name>": its link carries `next` on */
+  sso?: { name: string; startPath: string }
+}
+
+export function signInPage(o: { next: string; csrf: string; error?: string; email?: string; nonce: string; methods?: SignInMethods }): string {
+  const methods = o.methods ?? { password: true }
+  const sso = methods.sso
+    ? `<p><a class="sso" id="sso-signin" href="${esc(`${methods.sso.startPath}?next=${encodeURIComponent(o.next)}`)}">Sign in with ${esc(methods.sso.name)}</a></p>${methods.password ? '<p class="muted">or with your notesvc password:</p>' : ''}`
+    : ''
+  const form = methods.password
+    ? `<form method="post" action="/signin">
+<input type="hidden" name="csrf" value="${esc(o.csrf)}">
+<input type="hidden" name="next" value="${esc(o.next)}">
+<label>Email<br><input type="email" name="email" autocomplete="username" required${methods.sso ? '' : ' autofocus'} value="${esc(o.email ?? '')}"></label>
+<label>Password<br><input type="password" name="password" autocomplete="current-password" required></label>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p class="muted">No password yet? The operator sets one with <code>${esc(commandLine('accounts password --email you@example.com'))}</code>.</p>`
+    : ''
   return layout({
     title: 'Sign in',
     nonce: o.nonce,
     body: `<section class="narrow">
 <h1>Sign in</h1>
 ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
-<form method="post" action="/signin">
-<input type="hidden" name="csrf" value="${esc(o.csrf)}">
-<input type="hidden" name="next" value="${esc(o.next)}">
-<label>Email<br><input type="email" name="email" autocomplete="username" required autofocus value="${esc(o.email ?? '')}"></label>
-<label>Password<br><input type="password" name="password" autocomplete="current-password" required></label>
-<p><button type="submit">Sign in</button></p>
-</form>
-<p class="muted">No password yet? The operator sets one with <code>${esc(commandLine('accounts password --email you@example.com'))}</code>.</p>
+${sso}${form}
 </section>`,
   })
 }

@@ -1,0 +1,68 @@
+import { describe, expect, test } from 'bun:test'
+import { createWebTestApp } from '../../helpers/web'
+
+/**
+ * The sign-in page's single sign-on button and the two routes' answers that need no provider: the
+ * button carries `next` on (the OAuth authorize page's sign-in is /signin?next=/oauth/authorize?…),
+ * a provider that does not answer, a callback without the browser's flow cookie. The flow itself,
+ * against a real provider: browser.test.ts.
+ */
+const SSO = { NOTESVC_OIDC_ISSUER: 'http://127.0.0.1:9', NOTESVC_OIDC_CLIENT_ID: 'notesvc', NOTESVC_OIDC_PROVIDER_NAME: 'Example ID' }
+
+const link = (html: string) => /<a class="sso" id="sso-signin" href="([^"]+)"[^>]*>([^<]+)<\/a>/.exec(html)
+
+describe('the sign-in page', () => {
+  test('with single sign-on: the button, carrying next, beside the password form', async () => {
+    const b = createWebTestApp({ env: SSO }).browser()
+    const next = '/oauth/authorize?client_id=cli_1&redirect_uri=http%3A%2F%2F127.0.0.1%3A7%2Fcb&state=s'
+    const page = await b.get(`/signin?next=${encodeURIComponent(next)}`)
+    const a = link(page.text)
+    expect(a?.[2]).toBe('Sign in with Example ID')
+    expect(a?.[1]).toBe(`/signin/oidc?next=${encodeURIComponent(next).replaceAll('&', '&amp;')}`)
+    expect(page.text).toContain('<input type="password" name="password"')
+  })
+
+  test('without: no button, the password form as before', async () => {
+    const page = await createWebTestApp().browser().get('/signin')
+    expect(link(page.text)).toBeNull()
+    expect(page.text).toContain('<input type="password" name="password"')
+    // and no SSO routes at all
+    expect((await createWebTestApp().browser().get('/signin/oidc/callback?code=x&state=y')).status).toBe(404)
+  })
+
+  test('password sign-in off: no form; a posted password is refused with what to do instead', async () => {
+    const t = createWebTestApp({ env: { ...SSO, NOTESVC_PASSWORD_SIGNIN: 'off' } })
+    await t.web().setPassword('pat@example.com', 'a long enough password')
+    const b = t.browser()
+    const page = await b.get('/signin')
+    expect(link(page.text)?.[2]).toBe('Sign in with Example ID')
+    expect(page.text).not.toContain('type="password"')
+    // the right password, even: refused, and no session
+    const r = await b.post('/signin', { email: 'pat@example.com', password: 'a long enough password', next: '/settings' }, { origin: 'http://localhost' })
+    expect(r.status).toBe(403)
+    expect(r.text).toContain('This notesvc does not accept passwords (NOTESVC_PASSWORD_SIGNIN=off). Sign in with Example ID instead.')
+    expect(r.cookies.join()).not.toContain('notesvc_session=')
+  })
+})
+
+describe('the routes, without a provider to talk to', () => {
+  test('the provider does not answer: 502, a page saying what to try and whom to ask, no redirect', async () => {
+    const b = createWebTestApp({ env: SSO }).browser()
+    const r = await b.get('/signin/oidc?next=%2F')
+    expect(r.status).toBe(502)
+    expect(r.location).toBeNull()
+    expect(r.text).toContain('notesvc could not reach Example ID (http://127.0.0.1:9) to complete the sign-in. Try again in a minute; if it keeps failing, ask your administrator')
+  })
+
+  test('a callback without the browser\'s flow cookie: 400, start again; recorded as a failed sign-in, nobody signed in', async () => {
+    const t = createWebTestApp({ env: SSO })
+    const r = await t.browser().get('/signin/oidc/callback?code=stolen-code&state=any')
+    expect(r.status).toBe(400)
+    expect(r.text).toContain('This sign-in through Example ID expired or was started in another browser. Go back to the sign-in page and choose &quot;Sign in with Example ID&quot; again')
+    expect(r.cookies.join()).not.toContain('notesvc_session=')
+    const events = await t.store.all<{ action: string; actor_type: string; details: string }>('SELECT action, actor_type, details FROM audit_events')
+    expect(events.map(e => [e.action, e.actor_type, JSON.parse(e.details)])).toEqual([['signin.failed', 'sso', { issuer: 'http://127.0.0.1:9', reason: 'flow_missing' }]])
+    // the code is not kept anywhere
+    expect(events[0]!.details).not.toContain('stolen-code')
+  })
+})
