@@ -22,6 +22,7 @@ import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
+import { retentionRoutes } from './modules/retention'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
@@ -79,7 +80,8 @@ export function createApp(deps: AppDeps) {
     .use(openAiRoutes({ guard, openai: services.openai }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl })(guard))
+    .use(retentionRoutes({ guard, retention: services.retention }))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, retention: services.retention })(guard))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
 

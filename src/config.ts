@@ -63,6 +63,38 @@ export interface Config {
   oidcIssuer?: string
   oidcClientId?: string
   oidcClientSecret?: string
+  /** retention (docs/decisions.md "Retention"): the instance default, the sweep's schedule, the audit log's own */
+  retention: RetentionConfig
+}
+
+export type RetentionMode = 'forever' | 'media' | 'notes'
+
+export interface RetentionConfig {
+  /** NOTESVC_RETENTION_MODE: what an account without a policy of its own keeps (default forever) */
+  mode: RetentionMode
+  /** NOTESVC_RETENTION_DAYS: after how many days, counted from a note's creation; null with `forever` */
+  days: number | null
+  /** NOTESVC_RETENTION_SWEEP_MINUTES: how often a process with workers runs the sweep (default 60) */
+  sweepMinutes: number
+  /** NOTESVC_AUDIT_RETENTION_DAYS: audit events older than this are pruned by the sweep; null keeps them forever (default) */
+  auditDays: number | null
+}
+
+/** The longest retention period accepted, in days (100 years). */
+export const MAX_RETENTION_DAYS = 36_500
+
+function retentionConfig(env: Env): RetentionConfig {
+  const mode = oneOf('NOTESVC_RETENTION_MODE', env.NOTESVC_RETENTION_MODE, ['forever', 'media', 'notes'] as const, 'forever')
+  const daysSet = env.NOTESVC_RETENTION_DAYS !== undefined && env.NOTESVC_RETENTION_DAYS !== ''
+  if (mode !== 'forever' && !daysSet) throw new ConfigError(`NOTESVC_RETENTION_MODE=${mode} needs NOTESVC_RETENTION_DAYS: set it to the number of days (1 to ${MAX_RETENTION_DAYS}) after which ${mode === 'media' ? 'recordings are' : 'notes are'} deleted`)
+  if (mode === 'forever' && daysSet) throw new ConfigError(`NOTESVC_RETENTION_DAYS is set but NOTESVC_RETENTION_MODE is forever (the default): set NOTESVC_RETENTION_MODE=media or notes, or unset NOTESVC_RETENTION_DAYS`)
+  const auditSet = env.NOTESVC_AUDIT_RETENTION_DAYS !== undefined && env.NOTESVC_AUDIT_RETENTION_DAYS !== ''
+  return {
+    mode,
+    days: mode === 'forever' ? null : integer('NOTESVC_RETENTION_DAYS', env.NOTESVC_RETENTION_DAYS, 0, 1, MAX_RETENTION_DAYS),
+    sweepMinutes: integer('NOTESVC_RETENTION_SWEEP_MINUTES', env.NOTESVC_RETENTION_SWEEP_MINUTES, 60, 1, 7 * 24 * 60),
+    auditDays: auditSet ? integer('NOTESVC_AUDIT_RETENTION_DAYS', env.NOTESVC_AUDIT_RETENTION_DAYS, 0, 1, MAX_RETENTION_DAYS) : null,
+  }
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -80,6 +112,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
+  'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
 ] as const
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
@@ -281,5 +314,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     oidcIssuer: oidcIssuer(env.NOTESVC_OIDC_ISSUER),
     oidcClientId: env.NOTESVC_OIDC_CLIENT_ID || undefined,
     oidcClientSecret: env.NOTESVC_OIDC_CLIENT_SECRET || undefined,
+    retention: retentionConfig(env),
   }
 }

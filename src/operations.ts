@@ -7,6 +7,7 @@ import { processingOperations } from './modules/processing/contract'
 import { uploadsOperations } from './modules/uploads/contract'
 import { usageOperations } from './modules/usage/contract'
 import { webhooksOperations } from './modules/webhooks/contract'
+import { retentionOperations } from './modules/retention/contract'
 
 /**
  * Every operation of the API, as the modules declare them (`modules/<name>/contract.ts`), in the order
@@ -24,6 +25,7 @@ export const OPERATIONS = [
   ...openAiOperations,
   ...usageOperations,
   ...webhooksOperations,
+  ...retentionOperations,
 ] as const
 
 export type OperationId = (typeof OPERATIONS)[number]['id']

@@ -19,6 +19,7 @@ export const TAGS = [
   { name: 'Usage', description: 'The credit balance, the monthly grant and the recent charges and refunds.' },
   { name: 'Speakers', description: 'Who said what: the speakers of a diarized note, their names, and the voices remembered for later recordings.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed events when a note finishes processing or fails.' },
+  { name: 'Settings', description: 'The account\'s own settings: what the retention policy keeps and deletes.' },
 ] as const
 
 export type Tag = (typeof TAGS)[number]['name']
