@@ -616,7 +616,7 @@ const MIGRATIONS: Migration[] = [
       CREATE TABLE retention_policies (
         account_id TEXT PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
         mode TEXT NOT NULL CHECK (mode IN ('forever', 'media', 'notes')),
-        days INTEGER CHECK (days IS NULL OR days >= 1),
+        days INTEGER CHECK (days >= 1),
         updated_at TEXT NOT NULL
       );
       -- When the retention sweep removed the note's recording (its transcript and summary are kept).
