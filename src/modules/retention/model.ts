@@ -31,12 +31,15 @@ export type RetentionPolicy = Static<typeof RetentionPolicy>
 
 export const UpdateRetentionPolicyRequest = t.Object(
   {
-    mode: t.Union([t.Literal('default'), t.Literal('forever'), t.Literal('media'), t.Literal('notes')], { description: '`default`, `forever`, `media` or `notes`' }),
-    days: t.Optional(Nullable(Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS, description: `required with \`media\` and \`notes\` (1 to ${MAX_RETENTION_DAYS}); omit or null with \`default\` and \`forever\`` }))),
+    // Checked by the service (RetentionService.update), whose 400 says what to give instead
+    mode: t.String({ maxLength: 20, examples: ['media'], description: 'one of `default`, `forever`, `media`, `notes`' }),
+    days: t.Optional(Nullable(t.Number({ examples: [90], description: `a whole number of days from 1 to ${MAX_RETENTION_DAYS}: required with \`media\` and \`notes\`; omit or null with \`default\` and \`forever\`` }))),
   },
   { title: 'UpdateRetentionPolicyRequest', description: 'The account\'s new retention policy.' },
 )
 export type UpdateRetentionPolicyRequest = Static<typeof UpdateRetentionPolicyRequest>
+
+export const RETENTION_CHOICES = ['default', 'forever', 'media', 'notes'] as const
 
 /** What one sweep did, across every account. */
 export interface SweepSummary {

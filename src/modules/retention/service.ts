@@ -5,7 +5,7 @@ import type { Logger } from '../../log'
 import type { AuditService } from '../audit/service'
 import type { AuditActor, AuditOrigin } from '../audit/model'
 import type { NotesService } from '../notes/service'
-import { MAX_RETENTION_DAYS, type RetentionMode, type RetentionPolicy, type SweepSummary, type UpdateRetentionPolicyRequest } from './model'
+import { MAX_RETENTION_DAYS, RETENTION_CHOICES, type RetentionChoice, type RetentionMode, type RetentionPolicy, type SweepSummary, type UpdateRetentionPolicyRequest } from './model'
 import type { RetentionRepo } from './repo'
 import { sweep, type SweepProgress } from './sweep'
 
@@ -53,20 +53,27 @@ export function createRetentionService(deps: {
      * transaction. `days` is required with `media` and `notes`, refused with `default` and `forever`.
      */
     async update(accountId: string, body: UpdateRetentionPolicyRequest, who: { actor: AuditActor; origin?: AuditOrigin }): Promise<RetentionPolicy> {
-      const days = body.days ?? null
-      if ((body.mode === 'media' || body.mode === 'notes') && days === null) {
-        throw new ApiError('invalid_request', `Give days (a whole number from 1 to ${MAX_RETENTION_DAYS}) with mode ${body.mode}: the age, counted from a note's creation, after which ${body.mode === 'media' ? 'its recording is' : 'the note is'} deleted.`, { details: [{ field: 'days', issue: `required with mode ${body.mode}: a whole number from 1 to ${MAX_RETENTION_DAYS}` }] })
+      if (!(RETENTION_CHOICES as readonly string[]).includes(body.mode)) {
+        throw new ApiError('invalid_request', `Give mode as one of ${RETENTION_CHOICES.join(', ')} (not "${body.mode.slice(0, 20)}").`, { details: [{ field: 'mode', issue: `one of ${RETENTION_CHOICES.join(', ')}` }] })
       }
-      if ((body.mode === 'default' || body.mode === 'forever') && days !== null) {
-        throw new ApiError('invalid_request', `Leave days out with mode ${body.mode}, or choose mode media or notes to delete after ${days} days.`, { details: [{ field: 'days', issue: `not allowed with mode ${body.mode}` }] })
+      const mode = body.mode as RetentionChoice
+      const days = body.days ?? null
+      if (days !== null && (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)) {
+        throw new ApiError('invalid_request', `Give days as a whole number from 1 to ${MAX_RETENTION_DAYS} (not ${days}).`, { details: [{ field: 'days', issue: `a whole number from 1 to ${MAX_RETENTION_DAYS}` }] })
+      }
+      if ((mode === 'media' || mode === 'notes') && days === null) {
+        throw new ApiError('invalid_request', `Give days (a whole number from 1 to ${MAX_RETENTION_DAYS}) with mode ${mode}: the age, counted from a note's creation, after which ${mode === 'media' ? 'its recording is' : 'the note is'} deleted.`, { details: [{ field: 'days', issue: `required with mode ${mode}: a whole number from 1 to ${MAX_RETENTION_DAYS}` }] })
+      }
+      if ((mode === 'default' || mode === 'forever') && days !== null) {
+        throw new ApiError('invalid_request', `Leave days out with mode ${mode}, or choose mode media or notes to delete after ${days} days.`, { details: [{ field: 'days', issue: `not allowed with mode ${mode}` }] })
       }
       await deps.transaction(async () => {
         const old = await repo.get(accountId, true)
-        if (body.mode === 'default') await repo.remove(accountId)
-        else await repo.put({ account_id: accountId, mode: body.mode, days, updated_at: clock.now().toISOString() })
+        if (mode === 'default') await repo.remove(accountId)
+        else await repo.put({ account_id: accountId, mode, days, updated_at: clock.now().toISOString() })
         await deps.audit.record({
           accountId, actor: who.actor, action: 'retention.changed', target: { type: 'account', id: accountId }, origin: who.origin ?? null,
-          details: { oldMode: old?.mode ?? 'default', oldDays: old?.days ?? null, newMode: body.mode, newDays: days },
+          details: { oldMode: old?.mode ?? 'default', oldDays: old?.days ?? null, newMode: mode, newDays: days },
         })
       })
       return policy(accountId)
