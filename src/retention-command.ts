@@ -32,7 +32,7 @@ export async function retentionSweepNow(services: Services, o: { leaseMs: number
         o.progress('retention sweep: started')
         summary = await services.retention.sweep({
           signal,
-          onProgress: p => o.progress(`retention sweep: ${p.accountsSwept} accounts, ${describeSweep(p)}`),
+          onProgress: p => o.progress(`retention sweep: ${p.accountsSwept} accounts done, ${describeSweep(p)}`),
         })
       },
     })
