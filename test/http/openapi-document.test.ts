@@ -43,6 +43,9 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   createWebhook: { request: 'CreateWebhookRequest', responses: { 201: 'CreatedWebhook' } },
   deleteWebhook: { responses: { 204: null } },
   listWebhookDeliveries: { responses: { 200: 'WebhookDeliveryList' } },
+  // retention (docs/decisions.md "Retention"); like webhooks, set by people, not MCP tools
+  getRetentionPolicy: { responses: { 200: 'RetentionPolicy' } },
+  updateRetentionPolicy: { request: 'UpdateRetentionPolicyRequest', responses: { 200: 'RetentionPolicy' } },
 }
 
 /** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */
