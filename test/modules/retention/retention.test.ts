@@ -120,3 +120,17 @@ describe('a note whose recording the policy removed', () => {
     expect(err.message).toContain(`The recording of note ${id} was removed by the retention policy on 2026-03-16`)
   })
 })
+
+describe('the audit log\'s own retention (NOTESVC_AUDIT_RETENTION_DAYS)', () => {
+  test('the sweep prunes audit events older than the days set, and keeps them all when unset', async () => {
+    for (const [env, pruned, left] of [[{ NOTESVC_AUDIT_RETENTION_DAYS: '90' }, 1, ['key.created']], [{}, 0, ['account.created', 'key.created']]] as const) {
+      const clock = fixedClock('2026-01-01T00:00:00.000Z')
+      const t = createTestApp({ clock, env })
+      await t.services.audit.record({ accountId: null, actor: { type: 'operator' }, action: 'account.created' })
+      clock.set('2026-04-05T00:00:00.000Z') // 94 days later
+      await t.services.audit.record({ accountId: null, actor: { type: 'operator' }, action: 'key.created' })
+      expect((await t.services.retention.sweep()).auditEventsPruned).toBe(pruned)
+      expect((await t.store.all<{ action: string }>('SELECT action FROM audit_events ORDER BY at')).map(r => r.action)).toEqual([...left])
+    }
+  })
+})
