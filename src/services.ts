@@ -195,7 +195,7 @@ export function createServices(deps: CoreDeps) {
         stopSweeps = scheduleRecurring({
           rows: recurring, clock: jobClock, owner: pool.id, leaseMs: config.jobLeaseSeconds * 1000, log,
           pollMs: Math.min(everyMs, 60_000), firstAfterMs: Math.min(everyMs, 60_000),
-        }, { id: RETENTION_SWEEP, everyMs, run: signal => retention.sweep({ signal, onProgress: undefined }).then(s => { log.info('retention sweep done', { ...s }) }) })
+        }, { id: RETENTION_SWEEP, everyMs, run: async signal => log.info('retention sweep done', { ...(await retention.sweep({ signal })) }) })
       }
       return recovered
     },

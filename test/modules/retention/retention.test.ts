@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
+import { until } from '../../helpers/process'
 
 const FOREVER = { mode: 'forever', days: null }
 
@@ -131,6 +132,28 @@ describe('the audit log\'s own retention (NOTESVC_AUDIT_RETENTION_DAYS)', () => 
       await t.services.audit.record({ accountId: null, actor: { type: 'operator' }, action: 'key.created' })
       expect((await t.services.retention.sweep()).auditEventsPruned).toBe(pruned)
       expect((await t.store.all<{ action: string }>('SELECT action FROM audit_events ORDER BY at')).map(r => r.action)).toEqual([...left])
+    }
+  })
+})
+
+describe('the sweep on the workers\' schedule', () => {
+  test('a process with workers runs it when due, without anyone asking', async () => {
+    const t = createTestApp({
+      env: { NOTESVC_WORKERS: '1', NOTESVC_RETENTION_MODE: 'notes', NOTESVC_RETENTION_DAYS: '1' },
+      // every 60 ms instead of the minutes a variable can say, so the test need not wait
+      config: { retention: { mode: 'notes', days: 1, sweepMinutes: 0.001, auditDays: null } },
+    })
+    const key = await t.key()
+    const old = (await t.call('POST', '/v1/notes', { token: key, body: { title: 'old', content: 'x' } })).body.id
+    const young = (await t.call('POST', '/v1/notes', { token: key, body: { title: 'young', content: 'y' } })).body.id
+    await t.store.run('UPDATE notes SET date_created = ? WHERE id = ?', [new Date(Date.now() - 3 * 86_400_000).toISOString(), old])
+    await t.services.workers.start()
+    try {
+      await until('the scheduled sweep deleted the old note', async () => (await t.call('GET', `/v1/notes/${old}`, { token: key })).status === 404 || null)
+      expect((await t.call('GET', `/v1/notes/${young}`, { token: key })).status).toBe(200)
+      expect((await t.services.recurring.get('retention_sweep'))!.status).not.toBe('failed')
+    } finally {
+      await t.services.workers.stop()
     }
   })
 })
