@@ -136,6 +136,21 @@ describe('the audit log\'s own retention (NOTESVC_AUDIT_RETENTION_DAYS)', () => 
   })
 })
 
+describe('an account\'s policy covers its sandbox library too', () => {
+  test('an old note of the sandbox library is swept under the account\'s policy', async () => {
+    const t = createTestApp()
+    const live = await t.key({ email: 'both@example.com' })
+    const sandbox = await t.key({ email: 'both@example.com', sandbox: true })
+    await t.call('PATCH', '/v1/settings/retention', { token: live, body: { mode: 'notes', days: 7 } })
+    const old = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'old sandbox', content: 'x' } })).body.id
+    const young = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'young sandbox', content: 'y' } })).body.id
+    await t.store.run('UPDATE notes SET date_created = ? WHERE id = ?', [new Date(Date.now() - 8 * 86_400_000).toISOString(), old])
+    expect(await t.services.retention.sweep()).toEqual({ notesDeleted: 1, recordingsRemoved: 0, skippedProcessing: 0, auditEventsPruned: 0 })
+    expect((await t.call('GET', `/v1/notes/${old}`, { token: sandbox })).status).toBe(404)
+    expect((await t.call('GET', `/v1/notes/${young}`, { token: sandbox })).status).toBe(200)
+  })
+})
+
 describe('the sweep on the workers\' schedule', () => {
   test('a process with workers runs it when due, without anyone asking', async () => {
     const t = createTestApp({
