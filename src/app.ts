@@ -25,6 +25,7 @@ import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
 import { auditRoutes } from './modules/audit'
+import { retentionRoutes } from './modules/retention'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
@@ -83,7 +84,8 @@ export function createApp(deps: AppDeps) {
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(auditRoutes({ guard, audit: services.audit }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
+    .use(retentionRoutes({ guard, retention: services.retention }))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))

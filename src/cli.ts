@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { exportAuditLog } from './modules/audit/export-command'
+import { describeSweep, retentionSweepNow } from './retention-command'
 import { listen, type Fetching } from './http/listen'
 import { applyFlags, ConfigError, describeDataDir, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
@@ -69,6 +70,8 @@ Usage: ${commandName()} <command> [flags]
                                           --name base.en): read through, loaded by whisper.cpp, its SHA-1
                                           compared with whisper.cpp's list. A diarization .onnx file
                                           (--name segmentation|embedding, else read from its metadata)
+  retention sweep                         run one retention sweep now (what NOTESVC_RETENTION_* and each
+                                          account's policy delete), progress on stderr, a summary line
   db copy --to postgres://…               copy this data folder's SQLite database into an empty
                                           PostgreSQL database and check the copy (stop serve first)
   backup DEST                             copy the database (and, with disk storage, its media) into
@@ -586,6 +589,17 @@ async function run(argv: string[], env: Env): Promise<number> {
     case 'backup':
     case 'restore':
       return backupCommand(command, config, p, sub)
+    case 'retention': {
+      if (sub !== 'sweep') throw new UsageError('retention needs a subcommand: sweep')
+      const { services, close } = await openServices(config, false)
+      try {
+        const summary = await retentionSweepNow(services, { leaseMs: config.jobLeaseSeconds * 1000, everyMs: config.retention.sweepMinutes * 60_000, log, progress: line => process.stderr.write(`${line}\n`) })
+        out(describeSweep(summary))
+      } finally {
+        await close()
+      }
+      return 0
+    }
     case 'doctor': {
       const ok = await runDoctor(config, out)
       return ok ? 0 : 1

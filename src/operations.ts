@@ -8,6 +8,7 @@ import { uploadsOperations } from './modules/uploads/contract'
 import { usageOperations } from './modules/usage/contract'
 import { webhooksOperations } from './modules/webhooks/contract'
 import { auditOperations } from './modules/audit/contract'
+import { retentionOperations } from './modules/retention/contract'
 
 /**
  * Every operation of the API, as the modules declare them (`modules/<name>/contract.ts`), in the order
@@ -26,6 +27,7 @@ export const OPERATIONS = [
   ...usageOperations,
   ...webhooksOperations,
   ...auditOperations,
+  ...retentionOperations,
 ] as const
 
 export type OperationId = (typeof OPERATIONS)[number]['id']

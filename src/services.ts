@@ -55,6 +55,9 @@ import { createWebhooksRepo } from './modules/webhooks/repo'
 import { createWebhooksService } from './modules/webhooks/service'
 import { createAuditRepo } from './modules/audit/repo'
 import { createAuditService } from './modules/audit/service'
+import { createRetentionRepo } from './modules/retention/repo'
+import { createRetentionService, RETENTION_SWEEP } from './modules/retention/service'
+import { createRecurringJobs, scheduleRecurring } from './jobs/recurring'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -168,6 +171,12 @@ export function createServices(deps: CoreDeps) {
     },
     wakeWorkers: wakeup.notify,
   })
+  /** retention (docs/decisions.md "Retention"): the policies, and the sweep every process with workers schedules */
+  const retention = createRetentionService({
+    repo: createRetentionRepo(store), clock, log, config: config.retention, notes, audit, transaction: fn => store.transaction(fn, 'write'),
+    accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: key => storage.delete(key),
+  })
+  const recurring = createRecurringJobs(store)
   const identity = thisProcess(ids.next('wrk'))
   const pool = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
@@ -175,14 +184,24 @@ export function createServices(deps: CoreDeps) {
     onFailure: (job, err) => uploads.onJobFailure(job, err),
   })
   // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
+  // … and runs the retention sweep when it is due (one process at a time across every node).
+  let stopSweeps: (() => Promise<void>) | null = null
   const workers: typeof pool = {
     ...pool,
     async start() {
       const recovered = await pool.start()
-      if (config.workers > 0) webhooks.start(pool.id)
+      if (config.workers > 0) {
+        webhooks.start(pool.id)
+        const everyMs = config.retention.sweepMinutes * 60_000
+        stopSweeps = scheduleRecurring({
+          rows: recurring, clock: jobClock, owner: pool.id, leaseMs: config.jobLeaseSeconds * 1000, log,
+          pollMs: Math.min(everyMs, 60_000), firstAfterMs: Math.min(everyMs, 60_000),
+        }, { id: RETENTION_SWEEP, everyMs, run: async signal => log.info('retention sweep done', { ...(await retention.sweep({ signal })) }) })
+      }
       return recovered
     },
     async stop() {
+      await stopSweeps?.()
       await webhooks.stop()
       await pool.stop()
     },
@@ -200,7 +219,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { audit, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, rateLimiter, webhooks }
+  return { audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

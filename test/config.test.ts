@@ -144,3 +144,25 @@ describe('single sign-on and password sign-in (NOTESVC_OIDC_*, NOTESVC_PASSWORD_
     expect(() => loadConfig(env)).toThrow(message)
   })
 })
+
+describe('retention in the configuration', () => {
+  test.each([
+    [{}, { mode: 'forever', days: null, sweepMinutes: 60, auditDays: null }],
+    [{ NOTESVC_RETENTION_MODE: 'media', NOTESVC_RETENTION_DAYS: '30' }, { mode: 'media', days: 30, sweepMinutes: 60, auditDays: null }],
+    [{ NOTESVC_RETENTION_MODE: 'notes', NOTESVC_RETENTION_DAYS: '365', NOTESVC_RETENTION_SWEEP_MINUTES: '15', NOTESVC_AUDIT_RETENTION_DAYS: '730' }, { mode: 'notes', days: 365, sweepMinutes: 15, auditDays: 730 }],
+  ])('%o → %o', (env, expected) => {
+    expect(loadConfig(env).retention).toEqual(expected as never)
+  })
+
+  // each refused with a message naming what to set
+  test.each([
+    [{ NOTESVC_RETENTION_MODE: 'media' }, 'NOTESVC_RETENTION_MODE=media needs NOTESVC_RETENTION_DAYS'],
+    [{ NOTESVC_RETENTION_DAYS: '30' }, 'set NOTESVC_RETENTION_MODE=media or notes, or unset NOTESVC_RETENTION_DAYS'],
+    [{ NOTESVC_RETENTION_MODE: 'audio', NOTESVC_RETENTION_DAYS: '30' }, 'use one of: forever, media, notes'],
+    [{ NOTESVC_RETENTION_MODE: 'notes', NOTESVC_RETENTION_DAYS: '0' }, 'NOTESVC_RETENTION_DAYS=0 is not valid; use a whole number from 1 to 36500'],
+    [{ NOTESVC_RETENTION_SWEEP_MINUTES: '0' }, 'NOTESVC_RETENTION_SWEEP_MINUTES=0 is not valid'],
+    [{ NOTESVC_AUDIT_RETENTION_DAYS: 'forever' }, 'NOTESVC_AUDIT_RETENTION_DAYS=forever is not valid; use a whole number from 1 to 36500'],
+  ])('%o is refused', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+})

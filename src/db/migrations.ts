@@ -588,6 +588,38 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 16,
+    name: 'retention: the accounts\' own policies, the mark of media removed by it, the sweep\'s leased row',
+    sql: `
+      -- An account's own retention policy (src/modules/retention), overriding the instance default
+      -- (NOTESVC_RETENTION_MODE, NOTESVC_RETENTION_DAYS); no row: the instance default. mode: forever
+      -- (keep everything), media (delete the recording after days), notes (delete whole notes after days).
+      CREATE TABLE retention_policies (
+        account_id TEXT PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        mode TEXT NOT NULL CHECK (mode IN ('forever', 'media', 'notes')),
+        days INTEGER CHECK (days >= 1),
+        updated_at TEXT NOT NULL
+      );
+      -- When the retention sweep removed the note's recording (its transcript and summary are kept).
+      ALTER TABLE notes ADD COLUMN media_removed_at TEXT;
+      -- Work that recurs on a schedule (the retention sweep: id 'retention_sweep'), one run at a time
+      -- across every node: a row of the leased queue (src/jobs/queue.ts), put back in the queue due at
+      -- its next run when a run ends.
+      CREATE TABLE recurring_jobs (
+        id TEXT PRIMARY KEY,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        takeovers INTEGER NOT NULL DEFAULT 0,
+        run_after TEXT NOT NULL,
+        last_error TEXT,
+        lease_owner TEXT,
+        lease_expires_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
     version: 17,
     name: 'audit log append-only: an event is never changed',
     sql: `

@@ -30,7 +30,7 @@ export interface QueueRow {
 }
 
 /** The tables that hold a leased queue. */
-export type QueueTable = 'jobs' | 'webhook_outbox'
+export type QueueTable = 'jobs' | 'webhook_outbox' | 'recurring_jobs'
 
 /** One run of a row: who claimed it and which claim it was. Writes of the run are fenced by both. */
 export interface Lease {
@@ -192,6 +192,15 @@ export function createLeasedQueue<Row extends QueueRow>(store: Store, table: Que
       await write()
       return true
     }, 'write'),
+
+    /**
+     * A recurring row's run ended (well or not): back to the queue, due at its next run, with the run's
+     * other writes in the same transaction; `error` is kept as the last one when given. False (nothing
+     * written) when the run no longer held it.
+     */
+    requeue: (lease: Lease, runAfter: string, error: string | null, at: string): Promise<boolean> => store.transaction(async () =>
+      (await store.run(`UPDATE ${table} SET status = 'queued', run_after = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE ${HELD}`,
+        [runAfter, error, at, ...held(lease)])) === 1, 'write'),
 
     /**
      * The rows a worker known to be gone was running go back to the queue at once, each counted as a

@@ -46,6 +46,9 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   // the audit log (docs/decisions.md "Audit log"); the export is JSON lines of AuditEvent
   listAuditEvents: { responses: { 200: 'AuditEventList' } },
   exportAuditEvents: { responses: { 200: 'AuditEvent' } },
+  // retention (docs/decisions.md "Retention"); like webhooks, set by people, not MCP tools
+  getRetentionPolicy: { responses: { 200: 'RetentionPolicy' } },
+  updateRetentionPolicy: { request: 'UpdateRetentionPolicyRequest', responses: { 200: 'RetentionPolicy' } },
 }
 
 /** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */

@@ -163,6 +163,8 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     ensureAccount,
     requireAccount,
     isEmpty: async () => (await repo.countAccounts()) === 0,
+    /** Every account's id, a page at a time, in id order after `after` ('' for the first page). */
+    accountIdsAfter: (after: string, limit: number) => repo.accountIdsAfter(after, limit),
 
     /**
      * First start (an empty database): the owner account, on the `pro` plan (the operator is not held

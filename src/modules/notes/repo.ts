@@ -31,6 +31,15 @@ export interface NoteRow {
   error_message: string | null
   date_created: string
   updated_at: string
+  /** when the retention sweep deleted the note's recording (migration 16) */
+  media_removed_at?: string | null
+}
+
+/** A note the retention sweep looks at: its key in the sweep's order and whether it is settled. */
+export interface AgedNote {
+  id: string
+  status: NoteRow['status']
+  date_created: string
 }
 
 const BODY_COLUMNS = ['original_transcription', 'structured_content', 'transcript_segments'] as const
@@ -195,6 +204,24 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
     },
 
     delete: async (lib: Library, id: string) => (await store.run('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?', [id, lib.accountId, sandbox(lib)])) > 0,
+
+    /**
+     * The notes of a library created before `cutoff` (ISO time), oldest first after the key `after`
+     * (keyset paging: each page a short read off notes_newest, however large the library), at most
+     * `limit`. `recordingsOnly`: only notes made from an upload (type audio or video, the only notes
+     * with a stored recording) whose recording the retention sweep has not removed yet.
+     */
+    agedPage: (lib: Library, cutoff: string, after: { dateCreated: string; id: string } | null, limit: number, recordingsOnly: boolean) => store.all<AgedNote>(
+      `SELECT id, status, date_created FROM notes WHERE account_id = ? AND sandbox = ? AND date_created < ?${after ? ' AND (date_created > ? OR (date_created = ? AND id > ?))' : ''}${recordingsOnly ? " AND type IN ('audio', 'video') AND media_removed_at IS NULL" : ''} ORDER BY date_created, id LIMIT ?`,
+      [lib.accountId, sandbox(lib), cutoff, ...(after ? [after.dateCreated, after.dateCreated, after.id] : []), limit]),
+
+    /** Marks a settled note's recording as removed by the retention policy at `at`; false when it is gone, processing, or already marked. */
+    markMediaRemoved: async (lib: Library, id: string, at: string) =>
+      (await store.run(`UPDATE notes SET media_removed_at = ?, updated_at = ${notBeforeCreation} WHERE id = ? AND account_id = ? AND sandbox = ? AND status IN ('Done', 'Error') AND media_removed_at IS NULL`, [at, at, id, lib.accountId, sandbox(lib)])) > 0,
+
+    /** Deletes a settled note (never one still processing); false when it is gone or processing. */
+    deleteSettled: async (lib: Library, id: string) =>
+      (await store.run(`DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ? AND status IN ('Done', 'Error')`, [id, lib.accountId, sandbox(lib)])) > 0,
 
     /** Moves every note of a folder to the top level; part of the folder's deletion transaction. */
     unfileAll: (folderId: string, updatedAt: string): Promise<number> =>

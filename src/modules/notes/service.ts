@@ -31,6 +31,8 @@ export function toNote(r: NoteRow): Note {
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
     structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
+    // only on a note whose recording the retention policy removed (docs/decisions.md "Retention")
+    ...(r.media_removed_at ? { mediaRemovedAt: r.media_removed_at } : {}),
   }
 }
 
@@ -328,6 +330,33 @@ export function createNotesService(deps: {
       await (inTransaction ? store.transaction(remove) : remove())
       if (keys.length) await deps.removeMedia?.(keys)
     },
+
+    /** The retention sweep's page of a library's notes created before `cutoff` (NotesRepo.agedPage). */
+    agedPage: (lib: Library, cutoff: string, after: { dateCreated: string; id: string } | null, limit: number, recordingsOnly: boolean) =>
+      repo.agedPage(lib, cutoff, after, limit, recordingsOnly),
+
+    /**
+     * The retention policy removed a settled note's recording (its stored media are already deleted):
+     * marks it at `at`, and makes `alsoWrite` (the audit event) in the same transaction. False, nothing
+     * written, when the note is gone, processing, or already marked.
+     */
+    markMediaRemoved: (lib: Library, id: string, at: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
+      if (!(await repo.markMediaRemoved(lib, id, at))) return false
+      await alsoWrite()
+      return true
+    }, 'write'),
+
+    /**
+     * The retention policy deletes a settled note (its stored media are already deleted): the row and
+     * everything that hangs off it (body, speakers, search rows, upload, jobs), as the user's delete
+     * does, with `alsoWrite` (the audit event) in the same transaction. False, nothing written, when the
+     * note is gone or processing.
+     */
+    deleteSettled: (lib: Library, id: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
+      if (!(await repo.deleteSettled(lib, id))) return false
+      await alsoWrite()
+      return true
+    }, 'write'),
 
     async status(lib: Library, id: string) {
       const r = await requireNote(lib, id)

@@ -119,6 +119,10 @@ export function createUploadsService(deps: {
     /** The stored media of an uploaded note of the library, for playing it back; 404 when it has none. */
     async media(lib: Library, noteId: string): Promise<{ key: string; contentType: string; size: number }> {
       const row = await repo.get(lib, noteId)
+      const removedAt = row ? (await notes.get(lib, noteId)).mediaRemovedAt : null
+      if (removedAt) {
+        throw new ApiError('not_found', `The recording of note ${noteId} was removed by the retention policy on ${removedAt.slice(0, 10)}; its transcript and summary are kept (GET /v1/notes/${noteId}). The account's retention policy (GET /v1/settings/retention, or /settings in the browser) says what is kept.`)
+      }
       const stored = row?.received_at ? await storage.stat(row.storage_key) : null
       if (!row || !stored) throw new ApiError('not_found', `Note ${noteId} has no uploaded recording in this library; only notes made from an upload can be played.`)
       return { key: row.storage_key, contentType: row.content_type, size: stored.size }

@@ -4,6 +4,7 @@ import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
 import { isScope, type Scope } from '../../http/contract'
 import { clientAddress } from '../../http/client-address'
+import { ApiError } from '../../http/errors'
 import { fromOwnOrigin } from '../../http/origin'
 import { messagePage, settingsPage, signInPage, type SignInMethods } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
@@ -17,6 +18,8 @@ import type { AuditService } from '../audit/service'
 import { originOf, userBy } from '../audit/by'
 import { jsonLinesResponse } from '../audit/json-lines'
 import { AUDIT_DOWNLOAD_PATH, auditSection } from './audit-section'
+import type { RetentionService } from '../retention/service'
+import { RETENTION_FORM_PATH, retentionFormChange, retentionSection } from './retention-section'
 
 export const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
@@ -77,6 +80,8 @@ export interface WebRouteDeps {
   audit: AuditService
   /** the password form (off: NOTESVC_PASSWORD_SIGNIN=off) and the single sign-on button; default: the form alone */
   signInMethods?: SignInMethods
+  /** the settings page's Retention section */
+  retention?: RetentionService
 }
 
 /** The sign-in and account settings pages. */
@@ -133,11 +138,13 @@ export function webRoutes(deps: WebRouteDeps) {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
     const keys = await accounts.listKeysOf(user.accountId)
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
+    const retention = await deps.retention?.policy(user.accountId)
     return page(nonce => settingsPage({
       audit: auditSection(events),
       nonce, user, keys, balance: u.balance,
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
+      retention: retention ? retentionSection(retention, user.csrf) : undefined,
     }), o.status ?? 200)
   }
 
@@ -230,6 +237,20 @@ export function webRoutes(deps: WebRouteDeps) {
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
       const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name }, userBy(user.accountId, server, request))
       return settings(user, { newKey: { key: created.key, info: created.info } })
+    }, noParse)
+
+    .post(RETENTION_FORM_PATH, async ({ request, server }) => {
+      const r = await formUser(request, SETTINGS_PATH)
+      if (r instanceof Response || !deps.retention) return r instanceof Response ? r : redirect(SETTINGS_PATH)
+      const change = retentionFormChange(r.form)
+      if ('error' in change) return settings(r.user, { status: 400, error: change.error })
+      try {
+        await deps.retention.update(r.user.accountId, change, { actor: { type: 'user', id: r.user.accountId }, origin: { ip: clientAddress(server, request), userAgent: request.headers.get('user-agent') } })
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'invalid_request') return settings(r.user, { status: 400, error: err.message })
+        throw err
+      }
+      return redirect(`${SETTINGS_PATH}#retention`)
     }, noParse)
 
     .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params, server }) => {

@@ -164,6 +164,8 @@ export function settingsPage(o: {
   error?: string
   /** the audit log's section (./audit-section.ts), rendered */
   audit?: string
+  /** the Retention section (./retention-section.ts), rendered */
+  retention?: string
 }): string {
   const csrfField = `<input type="hidden" name="csrf" value="${esc(o.user.csrf)}">`
   const keyRows = o.keys.map(k => `<tr data-key-id="${esc(k.id)}">
@@ -223,6 +225,7 @@ ${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.sc
 <button type="submit">Create key</button>
 </form>
 </section>
+${o.retention ?? ''}
 <section>
 <h2>Recent usage</h2>
 ${o.recent.length ? `<table id="usage"><thead><tr><th>Operation</th><th>Credits</th><th>Source</th><th>Note</th><th>Date</th></tr></thead><tbody>

@@ -162,6 +162,12 @@ function renderNote(note) {
 
 async function setUpPlayer(note) {
   if (note.type !== 'audio' && note.type !== 'video') return
+  if (note.mediaRemovedAt) {
+    // the account's retention policy deleted the recording; the transcript and summary stay
+    $('player-slot').replaceChildren(el('p', { id: 'media-removed', class: 'hint', text: `The recording was removed by the retention policy on ${note.mediaRemovedAt.slice(0, 10)}. The transcript and summary are kept.` }))
+    $('player-section').hidden = false
+    return
+  }
   const src = `/notes/${encodeURIComponent(note.id)}/media?library=${library}`
   const head = await fetch(src, { method: 'GET', headers: { range: 'bytes=0-0' } }).catch(() => null)
   if (!head || (head.status !== 206 && head.status !== 200)) return

@@ -1,0 +1,94 @@
+import type { Clock } from '../../clock'
+import type { Logger } from '../../log'
+import type { Library } from '../library'
+import type { NotesService } from '../notes/service'
+import type { AuditService } from '../audit/service'
+import type { RetentionMode, SweepSummary } from './model'
+
+/** Notes read per page of one library; each note is then handled in short transactions of its own. */
+export const SWEEP_PAGE = 200
+/** Accounts read per page. */
+const ACCOUNT_PAGE = 500
+
+export interface SweepDeps {
+  clock: Clock
+  log: Logger
+  notes: NotesService
+  audit: AuditService
+  /** every account's id, a page at a time */
+  accountIdsAfter: (after: string, limit: number) => Promise<string[]>
+  /** the account's effective policy */
+  policyOf: (accountId: string) => Promise<{ mode: RetentionMode; days: number | null }>
+  /** the storage keys of a note's recording */
+  mediaOf: (noteId: string) => Promise<string[]>
+  /** deletes a stored object; an object already gone is no error; any other failure throws */
+  deleteObject: (key: string) => Promise<void>
+  /** NOTESVC_AUDIT_RETENTION_DAYS, null: keep forever */
+  auditDays: number | null
+}
+
+/** What the sweep reports as it goes (the CLI prints it on stderr). */
+export type SweepProgress = (p: SweepSummary & { accountsSwept: number }) => void
+
+/**
+ * One sweep: for every account whose policy is not `forever`, both of its libraries, oldest notes
+ * first, those created more than `days` ago (counted from the note's `dateCreated`). Finished and
+ * failed notes are swept; notes still processing are counted and left. For each note, in this order:
+ *   1. its stored recording is deleted (an object already gone is fine);
+ *   2. in one short transaction, its row is deleted (`notes`) or marked `media_removed_at` (`media`),
+ *      with the audit event.
+ * A sweep killed between 1 and 2 leaves a note whose object is gone but whose row still qualifies; the
+ * next sweep picks it up again and finishes it. Nothing is held across notes, and pages are read by
+ * key, so a sweep of 100,000 notes holds the write lock only for one note's statements at a time.
+ * Then the audit log's own events older than NOTESVC_AUDIT_RETENTION_DAYS are pruned.
+ */
+export async function sweep(deps: SweepDeps, o: { signal?: AbortSignal; onProgress?: SweepProgress } = {}): Promise<SweepSummary> {
+  const totals: SweepSummary = { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 0, auditEventsPruned: 0 }
+  let accountsSwept = 0
+  const report = () => o.onProgress?.({ ...totals, accountsSwept })
+  const stop = () => { if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error('the sweep was stopped') }
+  let after = ''
+  for (;;) {
+    const ids = await deps.accountIdsAfter(after, ACCOUNT_PAGE)
+    if (ids.length === 0) break
+    after = ids[ids.length - 1]!
+    for (const accountId of ids) {
+      stop()
+      const policy = await deps.policyOf(accountId)
+      if (policy.mode === 'forever' || policy.days === null) continue
+      for (const sandbox of [false, true]) await sweepLibrary(deps, { accountId, sandbox }, policy.mode, policy.days, totals, stop, report)
+      accountsSwept++
+    }
+  }
+  if (deps.auditDays !== null) totals.auditEventsPruned = await deps.audit.prune(deps.auditDays)
+  report()
+  return totals
+}
+
+async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'notes', days: number, totals: SweepSummary, stop: () => void, report: () => void) {
+  const cutoff = new Date(deps.clock.now().getTime() - days * 86_400_000).toISOString()
+  const actor = { type: 'policy' as const, id: 'retention' }
+  let after: { dateCreated: string; id: string } | null = null
+  for (;;) {
+    stop()
+    const page = await deps.notes.agedPage(lib, cutoff, after, SWEEP_PAGE, mode === 'media')
+    if (page.length === 0) return
+    const last = page[page.length - 1]!
+    after = { dateCreated: last.date_created, id: last.id }
+    for (const note of page) {
+      if (note.status === 'Summarizing') {
+        totals.skippedProcessing++
+        continue
+      }
+      stop()
+      for (const key of await deps.mediaOf(note.id)) await deps.deleteObject(key)
+      const at = deps.clock.now().toISOString()
+      const record = (action: 'note.deleted' | 'note.media_deleted') => () =>
+        deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox } })
+      if (mode === 'notes') {
+        if (await deps.notes.deleteSettled(lib, note.id, record('note.deleted'))) totals.notesDeleted++
+      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, record('note.media_deleted'))) totals.recordingsRemoved++
+    }
+    report()
+  }
+}
