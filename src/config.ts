@@ -63,6 +63,8 @@ export interface Config {
   oidcIssuer?: string
   oidcClientId?: string
   oidcClientSecret?: string
+  /** the bearer token of GET /metrics (NOTESVC_METRICS_TOKEN); unset: the route answers 404 */
+  metricsToken?: string
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -80,6 +82,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
+  'NOTESVC_METRICS_TOKEN',
 ] as const
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
@@ -222,6 +225,14 @@ function oidcIssuer(value: string | undefined): string | undefined {
   return value
 }
 
+/** The metrics token: unset, or a secret long enough not to be guessed. */
+function metricsToken(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  if (value.trim() !== value || /\s/.test(value)) throw new ConfigError('NOTESVC_METRICS_TOKEN must not contain spaces; set it to a random secret such as the output of `openssl rand -hex 32`')
+  if (value.length < 16) throw new ConfigError(`NOTESVC_METRICS_TOKEN is ${value.length} characters long; use at least 16 random characters, such as the output of \`openssl rand -hex 32\`, or unset it to turn GET /metrics off`)
+  return value
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer('PORT', env.PORT, 8080, 0, 65535)
   const host = env.HOST || '127.0.0.1'
@@ -281,5 +292,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     oidcIssuer: oidcIssuer(env.NOTESVC_OIDC_ISSUER),
     oidcClientId: env.NOTESVC_OIDC_CLIENT_ID || undefined,
     oidcClientSecret: env.NOTESVC_OIDC_CLIENT_SECRET || undefined,
+    metricsToken: metricsToken(env.NOTESVC_METRICS_TOKEN),
   }
 }

@@ -54,6 +54,7 @@ import { createWebhooksRepo } from './modules/webhooks/repo'
 import { createWebhooksService } from './modules/webhooks/service'
 import { createAuditRepo } from './modules/audit/repo'
 import { createAuditService } from './modules/audit/service'
+import { createMetrics } from './modules/metrics/registry'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -113,7 +114,18 @@ export function createServices(deps: CoreDeps) {
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
-  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount })
+  /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
+  const metrics = createMetrics({
+    queues: async () => {
+      await jobClock.fresh()
+      const at = jobClock.now().toISOString()
+      const [jobs, outbox] = await Promise.all([jobsRepo.depth(at), webhooks.outboxDepth(at)])
+      return [{ queue: 'upload_jobs', ...jobs }, { queue: 'webhook_outbox', ...outbox }]
+    },
+    database: () => store.activity(),
+    now: () => jobClock.now().getTime(),
+  })
+  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount, onDelivery: metrics.webhookDelivery })
   const speakersRepo = createSpeakersRepo(store)
   const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
   const notes = createNotesService({
@@ -170,8 +182,9 @@ export function createServices(deps: CoreDeps) {
   const identity = thisProcess(ids.next('wrk'))
   const pool = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles }) },
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles, onEngineTime: metrics.engine }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
+    onOutcome: metrics.job,
   })
   // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
   const workers: typeof pool = {
@@ -197,7 +210,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { audit, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, rateLimiter, webhooks }
+  return { metrics, audit, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -60,6 +60,14 @@ export class ReadWorker implements ReadThread {
     return promise
   }
 
+  get inFlight(): number {
+    return this.pending.size
+  }
+
+  get started(): boolean {
+    return this.worker !== null
+  }
+
   /** The rows of one read statement, run on the thread's connection. */
   async all<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
     if (this.closed) throw new ReadThreadUnavailableError('the read thread is closed')
