@@ -23,7 +23,6 @@ import { idTokenVerifiers } from './modules/oidc/id-token'
 import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
 import { metricsRoutes } from './modules/metrics'
-import { requestMetrics } from './modules/metrics/request-metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
@@ -72,8 +71,6 @@ export function createApp(deps: AppDeps) {
     }))
     // before the routes, so that its hook applies to them (src/http/access-log.ts)
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
-    // requests counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN); before the routes too
-    .use(config.metricsToken ? requestMetrics(services.metrics, (m, r) => OPERATION_TABLE.forRoute(m, r)?.id) : new Elysia({ name: 'notesvc-no-request-metrics' }))
     .use(guard)
     .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers }))
@@ -91,7 +88,10 @@ export function createApp(deps: AppDeps) {
   // The repeated first page, answered before routing when all it needs is in memory
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
-  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined, observe: config.metricsToken ? s => services.metrics.request('listNotes', 200, s) : undefined }) })
+  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
+    // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts
+    observe: config.metricsToken ? (label: string | undefined, status: number, seconds: number) => services.metrics.request(label ?? 'unmatched', status, seconds) : undefined,
+  })
 }
 
 export type App = ReturnType<typeof createApp>

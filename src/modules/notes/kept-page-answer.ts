@@ -2,6 +2,7 @@ import { parseQueryFromURL } from 'elysia/parse-query'
 import { rateHeadersOn, type Admission, type Principal } from '../../http/admission'
 import { accessLine } from '../../http/access-log'
 import { bearerToken } from '../../http/auth'
+import { labelRequest } from '../../http/request-label'
 import { queryReader } from '../../http/contract'
 import type { Logger } from '../../log'
 import { listNotes } from './contract'
@@ -18,7 +19,7 @@ const MAX_QUERIES_PER_PRINCIPAL = 64
  * scope), a query that reads, a page kept under the notes' current stamp (sent from its bytes, kept
  * with it), and a rate limit counted in memory that allows it. The answer is the route's own: the same
  * status, body and headers (request id, X-RateLimit-*, content type) and the same count, plus the
- * NOTESVC_ACCESS_LOG line and the metrics' count (GET /metrics). Anything else (no credential, an unknown or uncached key, a missing scope,
+ * NOTESVC_ACCESS_LOG line and the metrics' label (GET /metrics). Anything else (no credential, an unknown or uncached key, a missing scope,
  * a query to refuse, no kept page, a 429, HEAD, '/v1/notes/', a search, and PostgreSQL, where the
  * counter is read with the rate limit) is left to the route, which answers it as always, errors
  * included; nothing is counted before the answer is certain.
@@ -36,11 +37,8 @@ export function keptListAnswer(deps: {
   newRequestId: () => string
   /** the access log (NOTESVC_ACCESS_LOG): one line per answer, as documented for every request */
   accessLog?: Logger
-  /** the metrics (GET /metrics): told the seconds each answer took, counted as listNotes 200 */
-  observe?: (seconds: number) => void
 }): (request: Request) => Response | undefined {
-  const { admission, notes, newRequestId, accessLog, observe } = deps
-  const timed = accessLog !== undefined || observe !== undefined
+  const { admission, notes, newRequestId, accessLog } = deps
   // One Headers object, set afresh for each answer and copied by the Response made from it (the
   // Fetch standard's Response constructor copies its init's headers; nothing is awaited in between):
   // on Bun, a Response made from a record of five headers cost about 2 µs more than from a Headers.
@@ -52,7 +50,7 @@ export function keptListAnswer(deps: {
   const pageKeys = new WeakMap<Principal, Map<string, string>>()
   return request => {
     if (request.method !== 'GET') return undefined
-    const started = timed ? performance.now() : 0
+    const started = accessLog ? performance.now() : 0
     // the path as Elysia reads it (after the origin, before the query); '/v1/notes/' is left to it
     const url = request.url
     const start = url.indexOf('/', 11)
@@ -85,8 +83,7 @@ export function keptListAnswer(deps: {
     const requestId = newRequestId()
     headers.set('x-request-id', requestId)
     accessLog?.info('request', accessLine('GET', '/v1/notes', 200, started, requestId, principal))
-    const response = new Response(page, { headers })
-    observe?.((performance.now() - started) / 1000)
-    return response
+    labelRequest(request, 'listNotes') // the metrics (http/listen.ts observe)
+    return new Response(page, { headers })
   }
 }
