@@ -95,3 +95,13 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * What `notesvc worker` serves when NOTESVC_METRICS_PORT is set (it has no API): GET /metrics alone,
+ * behind the same token, with the same envelope for what fails (404 for any other path).
+ */
+export function createMetricsApp(deps: Pick<AppDeps, 'config' | 'log' | 'services'>) {
+  return new Elysia({ name: 'notesvc-metrics-only', normalize: false })
+    .use(errorHandler({ docsUrl: deps.config.docsUrl, log: deps.log, newRequestId: () => `req_${crypto.randomUUID()}`, methodsForPath: () => path => (path === '/metrics' ? ['GET', 'HEAD'] : []) }))
+    .use(metricsRoutes({ metrics: deps.services.metrics, token: deps.config.metricsToken }))
+}

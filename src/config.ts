@@ -65,6 +65,8 @@ export interface Config {
   oidcClientSecret?: string
   /** the bearer token of GET /metrics (NOTESVC_METRICS_TOKEN); unset: the route answers 404 */
   metricsToken?: string
+  /** where `notesvc worker`, which has no API, serves GET /metrics (NOTESVC_METRICS_PORT, on HOST); unset: it does not */
+  metricsPort?: number
 }
 
 /** Thrown when the environment holds a value we cannot use; the message says what to set. */
@@ -82,7 +84,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
-  'NOTESVC_METRICS_TOKEN',
+  'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
 ] as const
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
@@ -293,5 +295,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     oidcClientId: env.NOTESVC_OIDC_CLIENT_ID || undefined,
     oidcClientSecret: env.NOTESVC_OIDC_CLIENT_SECRET || undefined,
     metricsToken: metricsToken(env.NOTESVC_METRICS_TOKEN),
+    metricsPort: env.NOTESVC_METRICS_PORT ? integer('NOTESVC_METRICS_PORT', env.NOTESVC_METRICS_PORT, 0, 0, 65535) : undefined,
   }
 }
