@@ -111,10 +111,6 @@ export function createMetrics(sources: {
   now: () => number
 }) {
   const registry = new Registry()
-  // prom-client's defaults under Bun: CPU, memory, open descriptors, event-loop lag, heap sizes. The
-  // garbage-collection histogram is absent (Bun has no 'gc' performance entries), and the active
-  // handles and requests read 0 (Bun does not implement process._getActiveHandles).
-  collectDefaultMetrics({ register: registry })
   const registers = [registry]
 
   const requests = requestSeries(registry)
