@@ -150,6 +150,12 @@ export function createMetrics(sources: {
   db('notesvc_db_transactions_open', 'Transactions holding a connection now (SQLite: 0 or 1, the one writer).', a => a.openTransactions)
   db('notesvc_db_queries_in_flight', 'Statements sent and not yet answered: on PostgreSQL every query of the pool; on SQLite those on the read thread (the main connection answers within the call).', a => a.queriesInFlight)
 
+  // After notesvc's own (the exposition lists them first): prom-client's defaults under Bun: CPU,
+  // memory, open descriptors, event-loop lag, heap sizes. The garbage-collection histogram is absent
+  // (Bun has no 'gc' performance entries), and the active handles and requests read 0 (Bun does not
+  // implement process._getActiveHandles).
+  collectDefaultMetrics({ register: registry })
+
   return {
     /** One answered request: its operation (id or route template), status and seconds taken. */
     request: requests.observe,
