@@ -43,7 +43,7 @@ interface RequestTally {
  * counted by hand and handed to prom-client's registry as metrics of its own shape (`name`, `get()`),
  * which formats them like its own. Why not prom-client's Counter and Histogram: an increment and an
  * observation through their labelled children cost about 1 µs a request (they hash the labels on
- * every call), a sixth of a kept first page's CPU on this machine; here a request is two map look-ups,
+ * every call), a tenth of a kept first page's CPU on this machine; here a request is two map look-ups,
  * two additions and a scan of 13 bounds.
  */
 function requestSeries(registry: Registry) {
