@@ -26,6 +26,7 @@ import { usageRoutes } from './modules/usage'
 import { webhooksRoutes } from './modules/webhooks'
 import { auditRoutes } from './modules/audit'
 import { retentionRoutes } from './modules/retention'
+import { metricsRoutes } from './modules/metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
 export interface AppDeps {
@@ -89,11 +90,25 @@ export function createApp(deps: AppDeps) {
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
+    .use(metricsRoutes({ metrics: services.metrics, token: config.metricsToken }))
 
   // The repeated first page, answered before routing when all it needs is in memory
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
-  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }) })
+  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
+    // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts
+    observe: config.metricsToken ? (label: string | undefined, status: number, seconds: number) => services.metrics.request(label ?? 'unmatched', status, seconds) : undefined,
+  })
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * What `notesvc worker` serves when NOTESVC_METRICS_PORT is set (it has no API): GET /metrics alone,
+ * behind the same token, with the same envelope for what fails (404 for any other path).
+ */
+export function createMetricsApp(deps: Pick<AppDeps, 'config' | 'log' | 'services'>) {
+  return new Elysia({ name: 'notesvc-metrics-only', normalize: false })
+    .use(errorHandler({ docsUrl: deps.config.docsUrl, log: deps.log, newRequestId: () => `req_${crypto.randomUUID()}`, methodsForPath: () => path => (path === '/metrics' ? ['GET', 'HEAD'] : []) }))
+    .use(metricsRoutes({ metrics: deps.services.metrics, token: deps.config.metricsToken }))
+}

@@ -8,7 +8,7 @@ import { createIdGenerator } from './ids'
 import { createLogger, type Logger } from './log'
 import { openConfiguredStore } from './db/open'
 import { createServices, type Services } from './services'
-import { createApp } from './app'
+import { createApp, createMetricsApp } from './app'
 import { AccountError, parseScopes, type Plan } from './modules/accounts/service'
 import { noDatabaseYet, runDoctor } from './doctor'
 import { listModels } from './engines/asr/models'
@@ -218,13 +218,30 @@ async function worker(config: Config, log: Logger) {
   const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   logSpeechEngine(services, log, 'upload jobs fail with engine_unavailable (and are refunded)')
   await services.workers.start()
-  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, database: store.sql.name, leaseSeconds: config.jobLeaseSeconds, version: VERSION }
+  const metrics = serveWorkerMetrics(config, log, services)
+  const fields = { workerId: services.workers.id, workers: config.workers, pid: process.pid, dataDir: config.dataDir, database: store.sql.name, leaseSeconds: config.jobLeaseSeconds, version: VERSION, ...(metrics ? { metrics: metrics.url } : {}) }
   log.info('notesvc worker started', fields)
   onStopSignal(log, async () => {
+    await metrics?.server.stop()
     await services.workers.stop()
     await store.close()
     log.info('notesvc worker stopped', { workerId: fields.workerId })
   })
+}
+
+/**
+ * A worker's own GET /metrics (its jobs, engine time and webhook deliveries), on HOST and
+ * NOTESVC_METRICS_PORT when NOTESVC_METRICS_TOKEN is set too; a line saying how, when only the token is.
+ */
+function serveWorkerMetrics(config: Config, log: Logger, services: Services) {
+  if (!config.metricsToken) return null
+  if (config.metricsPort === undefined) {
+    log.info('this worker\'s metrics are not served: set NOTESVC_METRICS_PORT to a free port to serve its GET /metrics (its jobs, engine time, webhook deliveries)')
+    return null
+  }
+  const app = createMetricsApp({ config, log, services })
+  const server = listen(app as unknown as Fetching, { port: config.metricsPort, hostname: config.host })
+  return { server, url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/metrics` }
 }
 
 /** What `metering` in force means, and how to change it: one line of the first start. */

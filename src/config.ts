@@ -69,6 +69,10 @@ export interface Config {
   passwordSignIn: boolean
   /** retention (docs/decisions.md "Retention"): the instance default, the sweep's schedule, the audit log's own */
   retention: RetentionConfig
+  /** the bearer token of GET /metrics (NOTESVC_METRICS_TOKEN); unset: the route answers 404 */
+  metricsToken?: string
+  /** where `notesvc worker`, which has no API, serves GET /metrics (NOTESVC_METRICS_PORT, on HOST); unset: it does not */
+  metricsPort?: number
 }
 
 export type RetentionMode = 'forever' | 'media' | 'notes'
@@ -119,6 +123,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OIDC_SIGNIN', 'NOTESVC_OIDC_PROVIDER_NAME', 'NOTESVC_OIDC_SCOPES', 'NOTESVC_OIDC_ALLOWED_DOMAINS', 'NOTESVC_OIDC_GROUPS_CLAIM',
   'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
+  'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
 ] as const
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
@@ -324,6 +329,14 @@ function passwordSignIn(env: Env, sso: SsoConfig): boolean {
   return on
 }
 
+/** The metrics token: unset, or a secret long enough not to be guessed. */
+function metricsToken(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  if (value.trim() !== value || /\s/.test(value)) throw new ConfigError('NOTESVC_METRICS_TOKEN must not contain spaces; set it to a random secret such as the output of `openssl rand -hex 32`')
+  if (value.length < 16) throw new ConfigError(`NOTESVC_METRICS_TOKEN is ${value.length} characters long; use at least 16 random characters, such as the output of \`openssl rand -hex 32\`, or unset it to turn GET /metrics off`)
+  return value
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer('PORT', env.PORT, 8080, 0, 65535)
   const host = env.HOST || '127.0.0.1'
@@ -388,5 +401,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sso,
     passwordSignIn: passwordSignIn(env, sso),
     retention: retentionConfig(env),
+    metricsToken: metricsToken(env.NOTESVC_METRICS_TOKEN),
+    metricsPort: env.NOTESVC_METRICS_PORT ? integer('NOTESVC_METRICS_PORT', env.NOTESVC_METRICS_PORT, 0, 0, 65535) : undefined,
   }
 }

@@ -58,6 +58,7 @@ import { createAuditService } from './modules/audit/service'
 import { createRetentionRepo } from './modules/retention/repo'
 import { createRetentionService, RETENTION_SWEEP } from './modules/retention/service'
 import { createRecurringJobs, scheduleRecurring } from './jobs/recurring'
+import { createMetrics } from './modules/metrics/registry'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -117,7 +118,18 @@ export function createServices(deps: CoreDeps) {
   const storage = deps.storage ?? createStorage(config, uploadSecret)
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
-  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount })
+  /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
+  const metrics = createMetrics({
+    queues: async () => {
+      await jobClock.fresh()
+      const at = jobClock.now().toISOString()
+      const [jobs, outbox] = await Promise.all([jobsRepo.depth(at), webhooks.outboxDepth(at)])
+      return [{ queue: 'upload_jobs', ...jobs }, { queue: 'webhook_outbox', ...outbox }]
+    },
+    database: () => store.activity(),
+    now: () => jobClock.now().getTime(),
+  })
+  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount, onDelivery: metrics.webhookDelivery })
   const speakersRepo = createSpeakersRepo(store)
   const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
   const notes = createNotesService({
@@ -180,8 +192,9 @@ export function createServices(deps: CoreDeps) {
   const identity = thisProcess(ids.next('wrk'))
   const pool = createWorkerPool({
     jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles }) },
+    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles, onEngineTime: metrics.engine }) },
     onFailure: (job, err) => uploads.onJobFailure(job, err),
+    onOutcome: metrics.job,
   })
   // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
   // … and runs the retention sweep when it is due (one process at a time across every node).
@@ -219,7 +232,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, rateLimiter, webhooks }
+  return { metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

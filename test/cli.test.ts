@@ -287,6 +287,33 @@ describe('worker', () => {
       d.remove()
     }
   }, 30_000)
+
+  test('with NOTESVC_METRICS_TOKEN and NOTESVC_METRICS_PORT it serves its own GET /metrics there, behind the token', async () => {
+    const d = tempDir('notesvc-worker-metrics-')
+    const port = await freePort()
+    const token = 'worker-metrics-token-0123456789'
+    try {
+      const proc = Bun.spawn(['bun', 'run', 'src/cli.ts', 'worker'], { cwd: ROOT, env: { ...process.env, NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin', NOTESVC_METRICS_TOKEN: token, NOTESVC_METRICS_PORT: String(port) }, stderr: 'pipe', stdout: 'pipe' })
+      const reader = proc.stderr.getReader()
+      let log = ''
+      while (!log.includes('notesvc worker started')) log += new TextDecoder().decode((await reader.read()).value)
+      const url = `http://127.0.0.1:${port}/metrics`
+      expect(log.split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l)).find(m => m.msg === 'notesvc worker started').metrics).toBe(url)
+      const ok = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
+      expect(ok.status).toBe(200)
+      const text = await ok.text()
+      expect(text).toContain('notesvc_jobs_total{outcome="done"} 0')
+      expect(text).toContain('notesvc_queue_jobs{queue="upload_jobs",state="queued"} 0')
+      const wrong = await fetch(url, { headers: { authorization: 'Bearer wrong-token-wrong-token' } })
+      expect(wrong.status).toBe(401)
+      expect(((await wrong.json()) as any).error.code).toBe('invalid_token')
+      expect((await fetch(`http://127.0.0.1:${port}/v1/notes`)).status).toBe(404)
+      proc.kill('SIGINT')
+      expect(await proc.exited).toBe(0)
+    } finally {
+      d.remove()
+    }
+  }, 30_000)
 })
 
 describe('one data folder every command finds', () => {

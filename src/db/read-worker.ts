@@ -60,15 +60,31 @@ export class ReadWorker implements ReadThread {
     return promise
   }
 
+  /** reads asked of the thread and not yet answered (waiting for it to start included) */
+  private asked = 0
+
+  get inFlight(): number {
+    return this.asked
+  }
+
+  get started(): boolean {
+    return this.worker !== null
+  }
+
   /** The rows of one read statement, run on the thread's connection. */
   async all<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
     if (this.closed) throw new ReadThreadUnavailableError('the read thread is closed')
-    await (this.ready ??= this.start())
-    const id = this.next++
-    return new Promise<T[]>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject })
-      this.worker!.postMessage({ id, sql, params })
-    })
+    this.asked++
+    try {
+      await (this.ready ??= this.start())
+      const id = this.next++
+      return await new Promise<T[]>((resolve, reject) => {
+        this.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject })
+        this.worker!.postMessage({ id, sql, params })
+      })
+    } finally {
+      this.asked--
+    }
   }
 
   close(): void {

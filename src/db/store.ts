@@ -84,7 +84,16 @@ export interface Store extends Queryable {
    * takes longer than `timeoutMs` (a server that hangs rather than refuses). For health.
    */
   reachable(timeoutMs: number): Promise<boolean>
+  /** What the connections of this store are doing now, for the metrics (GET /metrics). */
+  activity(): StoreActivity
   close(): Promise<void>
+}
+
+/** The connections of a store now: how many it may hold, transactions holding one, statements awaiting their answer. */
+export interface StoreActivity {
+  maxConnections: number
+  openTransactions: number
+  queriesInFlight: number
 }
 
 /** `probe` settled within `timeoutMs`: true when it succeeded, false when the database is unavailable or slow. */
@@ -182,6 +191,10 @@ const sqliteValue = (v: SqlValue) => (typeof v === 'boolean' ? (v ? 1 : 0) : v)
 /** Reads run on a connection of their own in another thread (db/read-worker.ts). */
 export interface ReadThread {
   all<T>(sql: string, params: readonly unknown[]): Promise<T[]>
+  /** reads sent to the thread and not yet answered */
+  readonly inFlight: number
+  /** whether the thread's connection was opened (it starts with the first read) */
+  readonly started: boolean
   close(): void
 }
 
@@ -351,6 +364,16 @@ export class SqliteStore implements Store {
     return choices.sqlite(this)
   }
 
+  /**
+   * The one connection (a transaction holds it, or none does; its statements are answered within the
+   * call, so none is ever in flight when asked), and the read thread's, once started, with the reads
+   * it has not answered yet.
+   */
+  activity(): StoreActivity {
+    const thread = this.readThread
+    return { maxConnections: thread?.started ? 2 : 1, openTransactions: this.held ? 1 : 0, queriesInFlight: thread?.inFlight ?? 0 }
+  }
+
   async notify(): Promise<void> {}
 
   async listen(): Promise<null> {
@@ -414,10 +437,20 @@ export class PostgresStore implements Store {
   private texts = new Map<string, string>()
   private ambient = new AsyncLocalStorage<Queryable>()
   private pool: Queryable
+  private readonly maxConnections: number
+  /** queries sent and not yet answered, and transactions begun and not yet ended (activity) */
+  private inFlight = 0
+  private transactions = 0
 
   constructor(url: string, options: { max?: number } = {}) {
-    this.client = new Bun.SQL(url, { max: options.max ?? 10 })
+    this.maxConnections = options.max ?? 10
+    this.client = new Bun.SQL(url, { max: this.maxConnections })
     this.pool = this.over(this.client)
+  }
+
+  /** The pool's size, the transactions holding one of its connections, the queries awaiting their answer. */
+  activity(): StoreActivity {
+    return { maxConnections: this.maxConnections, openTransactions: this.transactions, queriesInFlight: this.inFlight }
   }
 
   private text(sql: string): string {
@@ -429,10 +462,13 @@ export class PostgresStore implements Store {
   /** A connection refused, lost or timed out is thrown as DatabaseUnavailableError (classified), here and in transaction(). */
   private over(client: InstanceType<typeof Bun.SQL>): Queryable {
     const query = async (sql: string, params: readonly SqlValue[]) => {
+      this.inFlight++
       try {
         return await client.unsafe(this.text(sql), params as SqlValue[])
       } catch (err) {
         throw classified(err)
+      } finally {
+        this.inFlight--
       }
     }
     return {
@@ -469,6 +505,7 @@ export class PostgresStore implements Store {
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const joined = this.ambient.getStore()
     if (joined) return fn(joined)
+    this.transactions++
     try {
       return (await this.client.begin(async tx => {
         const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
@@ -477,6 +514,8 @@ export class PostgresStore implements Store {
     } catch (err) {
       // no connection for BEGIN, or the connection lost before COMMIT was answered
       throw classified(err)
+    } finally {
+      this.transactions--
     }
   }
 

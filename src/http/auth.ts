@@ -5,6 +5,7 @@ import { ApiError } from './errors'
 import { formatBytes, MAX_JSON_BODY_BYTES } from './body-limit'
 import { UNPARSEABLE_BODY } from './json-body'
 import { refuseUnstorableText } from './text-check'
+import { labelRequest } from './request-label'
 
 
 /**
@@ -65,6 +66,7 @@ export function authGuard(admission: Admission, opts: { session?: SessionCredent
   return new Elysia({ name: 'notesvc-auth' })
     .derive({ as: 'global' }, async ({ request, route, set, params, body }): Promise<Guarded> => {
       const terms = admission.termsForRoute(request.method === 'HEAD' ? 'GET' : request.method, route)
+      labelRequest(request, terms ? terms.id : route)
       if (!terms) {
         // pages, OAuth, uploads' PUT: their forms and queries are read by their handlers, their path here
         refuseUnstorableText('params', params)

@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { requestLabel } from './request-label'
 
 /**
  * The HTTP server of `serve`: Bun.serve around the application's fetch, with one addition.
@@ -68,6 +69,12 @@ export interface Fetching {
    * notes: modules/notes/kept-page-answer.ts), or undefined: then `fetch`.
    */
   answerAtOnce?: (request: Request) => Response | undefined
+  /**
+   * Told of every response when it is ready (the metrics, GET /metrics): the request's label
+   * (http/request-label.ts; undefined when no route matched), the status, and the seconds since the
+   * request was handed to the server's handler. Unset: nothing is timed.
+   */
+  observe?: (label: string | undefined, status: number, seconds: number) => void
 }
 
 export interface ListenOptions {
@@ -100,13 +107,32 @@ function serve(app: Fetching, options: ListenOptions): Server<unknown> {
     maxRequestBodySize: options.maxRequestBodySize,
     // as Elysia's own listen: connections idle for 30 s are closed
     idleTimeout: 30,
-    fetch(request) {
-      const atOnce = app.answerAtOnce?.(request)
-      if (atOnce !== undefined) return atOnce
-      const started = currentTurn()
-      const response = app.fetch(request)
-      if (!(response instanceof Promise)) return response
-      return response.then(r => (currentTurn() !== started && sentInPieces(request, r) ? inOneWrite(r) : r))
-    },
+    fetch: serverFetch(app),
   })
+}
+
+/**
+ * The handler Bun.serve calls for each request: the answer made at once when there is one, else the
+ * application's (late JSON responses in one write), each told to `app.observe` when ready.
+ */
+export function serverFetch(app: Fetching): (request: Request) => Response | Promise<Response> {
+  return request => {
+    const observe = app.observe
+    const t0 = observe ? performance.now() : 0
+    const atOnce = app.answerAtOnce?.(request)
+    if (atOnce !== undefined) {
+      observe?.(requestLabel(request), atOnce.status, (performance.now() - t0) / 1000)
+      return atOnce
+    }
+    const started = currentTurn()
+    const response = app.fetch(request)
+    if (!(response instanceof Promise)) {
+      observe?.(requestLabel(request), response.status, (performance.now() - t0) / 1000)
+      return response
+    }
+    return response.then(r => {
+      observe?.(requestLabel(request), r.status, (performance.now() - t0) / 1000)
+      return currentTurn() !== started && sentInPieces(request, r) ? inOneWrite(r) : r
+    })
+  }
 }

@@ -25,7 +25,7 @@ export interface PipelineDeps {
     saveTranscript(id: string, result: { transcript: string; language: string | null; segments?: TranscriptSegment[]; speakers?: PipelineSpeaker[] }): Awaitable<unknown>
     finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Awaitable<unknown>
   }
-  uploads: { byNote(noteId: string): Promise<{ storage_key: string; speakers_hint?: string | null } | null> }
+  uploads: { byNote(noteId: string): Promise<{ storage_key: string; speakers_hint?: string | null; duration_seconds?: number | null } | null> }
   /** the diarization engine (NOTESVC_DIARIZATION), or null when off */
   diarization?: () => DiarizationEngine | null
   /** a stereo recording whose channels are different people, as speakers by channel; null otherwise */
@@ -40,6 +40,12 @@ export interface PipelineDeps {
   /** pause before the one further try of a failed summary */
   summaryRetryMs?: number
   log?: { warn(msg: string, fields?: Record<string, unknown>): void }
+  /**
+   * told the wall-clock seconds of each stage that finished, with its engine and the recording's
+   * length (null when unknown), for the metrics: `asr` the transcription (decoding included),
+   * `diarization` the wait for the speakers after it, `summary` the summary
+   */
+  onEngineTime?: (stage: 'asr' | 'diarization' | 'summary', engine: string, seconds: number, audioSeconds: number | null) => void
 }
 
 /** Progress is written at most once a second per job: a status poll sees it move, the database is not busied. */
@@ -142,6 +148,9 @@ export function createUploadPipeline(deps: PipelineDeps) {
       background(() => deps.notes.setProgress(note.id, p))
     }
     const report: ChunkReport = { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
+    const audioSeconds = upload.duration_seconds ?? null
+    const timed = (stage: 'asr' | 'diarization' | 'summary', engine: string, since: number) => deps.onEngineTime?.(stage, engine, (performance.now() - since) / 1000, audioSeconds)
+    let since = performance.now()
     try {
       heard = await transcribeMedia(copy.path, { asr, tools: deps.tools, chunkSeconds: deps.chunkSeconds, scheduler: deps.scheduler, owner: { job: job.id, account: note.account_id } }, {
         language: note.language,
@@ -163,12 +172,15 @@ export function createUploadPipeline(deps: PipelineDeps) {
       await byChannel
       permanent(err)
     }
+    timed('asr', asr.name, since)
+    since = performance.now()
     let diarized: Diarization | null
     try {
       diarized = (await byChannel) ?? (await beside.finish(hintOf(upload.speakers_hint), signal))
     } finally {
       await copy.release()
     }
+    if (diarized) timed('diarization', diarized.engine, since)
     if (timer) clearTimeout(timer)
     await writes
     if (writeFailed) throw (writeFailed as { error: unknown }).error
@@ -183,9 +195,13 @@ export function createUploadPipeline(deps: PipelineDeps) {
     // the summarizer reads the speakers' names (attendees, owners); an unnamed one is "Speaker A"
     const names = new Map(speakers.map(s => [s.label, s.name ?? `Speaker ${s.label}`]))
     const input = { text: transcript, styleId: note.style_id as StyleId, segments: segments.map(s => (s.speaker ? { ...s, speaker: names.get(s.speaker)! } : s)), language }
+    since = performance.now()
+    let llmName = 'unknown'
     try {
       try {
-        summary = await summarizeLong(await deps.llm(), input, signal)
+        const llm = await deps.llm()
+        llmName = llm.name
+        summary = await summarizeLong(llm, input, signal)
       } catch (err) {
         if (signal.aborted) throw err
         deps.log?.warn('summary failed, trying once more', { noteId: note.id, error: err instanceof Error ? err.message : String(err) })
@@ -197,6 +213,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
       if (signal.aborted || err instanceof PermanentJobError) throw err
       throw new PermanentJobError('summarization_failed', `The transcript is ready (GET /v1/notes/${note.id}/transcript), but summarizing it failed: ${err instanceof Error ? err.message : String(err)}`)
     }
+    timed('summary', llmName, since)
     // the transcript is on the note already (saveTranscript above)
     return async () => deps.notes.finish(note.id, { title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language, segments })
   }

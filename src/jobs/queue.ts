@@ -209,6 +209,18 @@ export function createLeasedQueue<Row extends QueueRow>(store: Store, table: Que
     releaseOwner: (owner: string, at: string): Promise<number> =>
       store.run(`UPDATE ${table} SET status = 'queued', takeovers = takeovers + 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE status = 'running' AND lease_owner = ?`, [at, owner]),
 
+    /**
+     * The queue now, for the metrics: rows queued (due or waiting for a retry) and running, and the
+     * `run_after` of the oldest queued row already due at `at` (null when none is): how long the
+     * queue has kept ready work waiting. Read off the `status` prefix of the ready index.
+     */
+    async depth(at: string): Promise<{ queued: number; running: number; oldestDueAt: string | null }> {
+      const rows = await store.all<{ status: string; n: number | string; oldest: string | null }>(
+        `SELECT status, count(*) AS n, min(CASE WHEN run_after <= ? THEN run_after END) AS oldest FROM ${table} WHERE status IN ('queued', 'running') GROUP BY status`, [at])
+      const of = (status: string) => rows.find(r => r.status === status)
+      return { queued: Number(of('queued')?.n ?? 0), running: Number(of('running')?.n ?? 0), oldestDueAt: of('queued')?.oldest ?? null }
+    },
+
     get: async (id: string): Promise<Row | null> => {
       const r = await store.get<Row>(`SELECT * FROM ${table} WHERE id = ?`, [id])
       return r ? numbers(r) : null

@@ -45,6 +45,7 @@ export function createJobsRepo(store: Store) {
     retry: queue.retry,
     releaseOwner: queue.releaseOwner,
     get: queue.get,
+    depth: queue.depth,
 
     /**
      * Queues a job (due at `runAfter`, by default at once), in the caller's transaction if there is

@@ -51,6 +51,12 @@ export interface WorkerPoolOptions {
   leaseMs?: number
   /** this process in the `workers` table */
   identity: WorkerIdentity
+  /**
+   * told how each run ended (the metrics): `done`, `failed` (for good), `retried` (back to the queue:
+   * a transient failure, or shutdown), and `taken_over` when a run starts on a job whose earlier
+   * runs all ended with their worker dying (leases: a run after a retry is not told apart)
+   */
+  onOutcome?: (outcome: 'done' | 'failed' | 'retried' | 'taken_over') => void
   /** SQLite: how often idle workers look for other processes' commits (`data_version`) */
   watchMs?: number
   /**
@@ -116,12 +122,15 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     const lease = leaseOf(job)
     const lost = new AbortController()
     running.set(job.id, { lease, lost })
+    // attempts - 1 = runs before = retries + takeovers: with no retry among them, this run follows a takeover
+    if (job.takeovers > 0 && job.attempts - 1 === job.takeovers) opts.onOutcome?.('taken_over')
     try {
       if (!handler) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
       if (job.takeovers >= maxTakeovers) throw workerDied(job)
       const signal = AbortSignal.any([stopping.signal, lost.signal])
       const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
       await jobs.end(lease, 'done', null, now(), result ?? undefined)
+      opts.onOutcome?.('done')
     } catch (err) {
       await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
     } finally {
@@ -137,6 +146,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       if (stopping.signal.aborted) {
         // Shutting down: the job goes back to the queue at once, for another worker or the next start.
         if (!(await jobs.retry(lease, now(), 'interrupted by shutdown', now()))) throw new LeaseLostError(lease)
+        opts.onOutcome?.('retried')
         return
       }
       const message = err instanceof Error ? err.message : String(err)
@@ -144,11 +154,13 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       if (again !== null) {
         log.warn('job failed, will retry', { ...fields, error: message })
         if (!(await jobs.retry(lease, new Date(again).toISOString(), message, now()))) throw new LeaseLostError(lease)
+        opts.onOutcome?.('retried')
         setTimeout(() => wakeup.notify(), Math.max(0, again - clock.now().getTime())).unref()
         return
       }
       log.error('job failed', { ...fields, error: message })
       await jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
+      opts.onOutcome?.('failed')
     } catch (e) {
       if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
       // The lease is no longer extended: once it runs out, a worker takes the job again.

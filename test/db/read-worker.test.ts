@@ -56,6 +56,16 @@ test('a long read on the thread gives the same rows, and the event loop runs whi
   expect(await store.allAside<{ a: number; b: string }>('SELECT ? AS a, ? AS b', [true, 'x'])).toEqual(await store.all('SELECT ? AS a, ? AS b', [true, 'x']))
 })
 
+test('the metrics see the thread: a second connection once started, and its reads in flight until answered', async () => {
+  const store = fileStore()
+  // the thread starts with the first read
+  expect(store.activity()).toEqual({ maxConnections: 1, openTransactions: 0, queriesInFlight: 0 })
+  const reading = store.allAside(SLOW)
+  expect(store.activity()).toEqual({ maxConnections: 2, openTransactions: 0, queriesInFlight: 1 })
+  await reading
+  expect(store.activity()).toEqual({ maxConnections: 2, openTransactions: 0, queriesInFlight: 0 })
+})
+
 test('inside a transaction the read is made on the connection, which alone sees the transaction’s rows', async () => {
   const store = fileStore()
   await store.run('CREATE TABLE probe (v TEXT)')

@@ -110,6 +110,25 @@ for (const b of backEnds) {
       })
       expect(await store.get('SELECT n FROM items WHERE id = ?', ['ambient'])).toEqual({ n: 3 })
     })
+
+    test('what its connections are doing, for the metrics: a transaction counted while open, a query while awaited (PostgreSQL)', async () => {
+      // PostgreSQL: the pool's size (openStore's default, 10); SQLite: its one connection (no read thread here)
+      expect(store.activity()).toEqual({ maxConnections: b.name === 'postgres' ? 10 : 1, openTransactions: 0, queriesInFlight: 0 })
+      await store.transaction(async () => {
+        await store.get('SELECT 1 AS one')
+        expect(store.activity().openTransactions).toBe(1)
+      })
+      expect(store.activity().openTransactions).toBe(0)
+      if (b.name === 'postgres') {
+        const slow = store.get('SELECT pg_sleep(0.3)')
+        expect(store.activity().queriesInFlight).toBe(1)
+        await slow
+        expect(store.activity().queriesInFlight).toBe(0)
+      }
+      // a transaction that throws is no longer counted either
+      await expect(store.transaction(async () => { throw new Error('no') })).rejects.toThrow('no')
+      expect(store.activity()).toMatchObject({ openTransactions: 0, queriesInFlight: 0 })
+    })
   })
 }
 

@@ -4,6 +4,7 @@ import { databaseClock } from '../../src/jobs/database-clock'
 import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
 import { createJobWakeup } from '../../src/jobs/wakeup'
 import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
+import type { RetryPolicy } from '../../src/jobs/queue'
 import { tempDir, until } from '../helpers/process'
 import { queueDb } from '../helpers/queue'
 import { backEnds } from '../helpers/backends'
@@ -21,14 +22,17 @@ function memoryLog() {
   return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines }
 }
 
-function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup>; clock?: Clock } = {}) {
+function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup>; clock?: Clock; retries?: RetryPolicy } = {}) {
   const mem = memoryLog()
+  /** how each run ended, as the metrics are told (notesvc_jobs_total) */
+  const outcomes: string[] = []
   const p = createWorkerPool({
-    jobs, clock: o.clock ?? systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup,
+    jobs, clock: o.clock ?? systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup, retries: o.retries,
     handlers: { process_upload: handler }, onFailure: o.onFailure ?? (() => {}),
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
+    onOutcome: outcome => outcomes.push(outcome),
   })
-  return { ...p, lines: mem.lines }
+  return { ...p, lines: mem.lines, outcomes }
 }
 
 type Queue = Awaited<ReturnType<typeof queueDb>>
@@ -124,6 +128,23 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the worker pool under leases 
     await p.stop()
     expect(runs).toEqual([2])
     expect(await q.a.get(dead.id)).toMatchObject({ status: 'done', attempts: 2, lease_owner: 'wrk_pool' })
+    // the metrics: one run started on a job taken over, then done
+    expect(p.outcomes).toEqual(['taken_over', 'done'])
+    await q.close()
+  })
+
+  test('the metrics are told each run\'s end: a transient failure retried, then one for good failed', async () => {
+    const q = await queueDb(b.name, dir.path, 1, new Date().toISOString(), { oneSqliteConnection: true })
+    let runs = 0
+    const p = pool(q.a, async () => {
+      runs++
+      throw runs === 1 ? new Error('engine hiccup') : new PermanentJobError('media_unreadable', 'not audio')
+    }, { pollMs: 50, retries: { delaysMs: [10], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY } })
+    await p.start()
+    await until('the job failed', () => p.outcomes.includes('failed'))
+    await p.stop()
+    // a wrong one-line change (retried counted as failed, or a retry not told) changes this list
+    expect(p.outcomes).toEqual(['retried', 'failed'])
     await q.close()
   })
 

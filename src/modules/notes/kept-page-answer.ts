@@ -2,6 +2,7 @@ import { parseQueryFromURL } from 'elysia/parse-query'
 import { rateHeadersOn, type Admission, type Principal } from '../../http/admission'
 import { accessLine } from '../../http/access-log'
 import { bearerToken } from '../../http/auth'
+import { labelRequest } from '../../http/request-label'
 import { queryReader } from '../../http/contract'
 import type { Logger } from '../../log'
 import { listNotes } from './contract'
@@ -18,7 +19,7 @@ const MAX_QUERIES_PER_PRINCIPAL = 64
  * scope), a query that reads, a page kept under the notes' current stamp (sent from its bytes, kept
  * with it), and a rate limit counted in memory that allows it. The answer is the route's own: the same
  * status, body and headers (request id, X-RateLimit-*, content type) and the same count, plus the
- * NOTESVC_ACCESS_LOG line. Anything else (no credential, an unknown or uncached key, a missing scope,
+ * NOTESVC_ACCESS_LOG line and the metrics' label (GET /metrics). Anything else (no credential, an unknown or uncached key, a missing scope,
  * a query to refuse, no kept page, a 429, HEAD, '/v1/notes/', a search, and PostgreSQL, where the
  * counter is read with the rate limit) is left to the route, which answers it as always, errors
  * included; nothing is counted before the answer is certain.
@@ -82,6 +83,7 @@ export function keptListAnswer(deps: {
     const requestId = newRequestId()
     headers.set('x-request-id', requestId)
     accessLog?.info('request', accessLine('GET', '/v1/notes', 200, started, requestId, principal))
+    labelRequest(request, 'listNotes') // the metrics (http/listen.ts observe)
     return new Response(page, { headers })
   }
 }

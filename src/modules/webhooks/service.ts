@@ -72,6 +72,8 @@ export interface WebhooksDeps {
   slots?: number
   /** endpoints one account may register (default DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT) */
   maxPerAccount?: number
+  /** told the outcome of every attempt this process made (the metrics) */
+  onDelivery?: (outcome: DeliveryRow['outcome']) => void
 }
 
 function toWebhook(r: WebhookRow): Webhook {
@@ -195,6 +197,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     const started = performance.now()
     const attemptedAt = clock.now().toISOString()
     const result = await attempt(hook, row)
+    deps.onDelivery?.(result.outcome)
     const at = clock.now()
     const log_: DeliveryRow = {
       id: ids.next('whd'), webhook_id: hook.id, message_id: row.id, event_type: row.event_type, attempt: row.attempts, attempted_at: attemptedAt,
@@ -350,6 +353,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
     /** The outbox row of each event sent to an endpoint (for tests and diagnostics). */
     outboxOf: (webhookId: string) => repo.outboxOf(webhookId),
+    /** the outbox now, for the metrics: events queued and under way, and when the oldest due one became due */
+    outboxDepth: (at: string) => repo.outbox.depth(at),
 
     /**
      * Starts this process's sender: its free slots are filled with due events whenever one frees, a
