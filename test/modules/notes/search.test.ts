@@ -504,6 +504,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
 /** The ids a search of `q` finds, as the account old@example.com (made by the migration tests). */
 const findOn = async (store: Store, q: string) => {
   const t = createTestApp({ store })
+  // the schema here is that of migration 9 or 12, older than the audit log (15): making the key
+  // would record its event in a table that is not there yet
+  t.services.audit.recordBy = t.services.audit.record = async () => {}
   const token = await t.key({ email: 'old@example.com' })
   return (await t.call('GET', `/v1/notes?q=${q}`, { token })).body.data.map((n: { id: string }) => n.id)
 }
