@@ -24,7 +24,7 @@ import { withoutPassword } from './copy'
 export interface DatabaseSnapshot {
   schemaVersion: number
   counts: { notes: number; accounts: number }
-  /** the storage keys of every upload whose file had arrived (uploads/<noteId>) */
+  /** the storage keys of every upload whose file had arrived (uploads/<noteId>), less those retention removed */
   mediaKeys: string[]
 }
 
@@ -53,7 +53,15 @@ export class BackupRefused extends Error {}
 /** The highest schema version this build knows. */
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map(m => m.version))
 
-const MEDIA_KEYS_SQL = 'SELECT storage_key AS k FROM uploads WHERE received_at IS NOT NULL ORDER BY storage_key'
+/** Schema 16 (retention) added `notes.media_removed_at`; a backup never migrates, so older schemas are read as they are. */
+const MEDIA_REMOVED_SINCE = 16
+/**
+ * The recordings a backup copies: every upload whose file arrived, less those the retention policy
+ * removed (their files are gone on purpose, not "deleted after the database was copied").
+ */
+const mediaKeysSql = (schemaVersion: number) => schemaVersion >= MEDIA_REMOVED_SINCE
+  ? 'SELECT u.storage_key AS k FROM uploads u JOIN notes n ON n.id = u.note_id WHERE u.received_at IS NOT NULL AND n.media_removed_at IS NULL ORDER BY u.storage_key'
+  : 'SELECT storage_key AS k FROM uploads WHERE received_at IS NOT NULL ORDER BY storage_key'
 const COUNTS_SQL = 'SELECT (SELECT count(*) FROM notes) AS notes, (SELECT count(*) FROM accounts) AS accounts'
 const VERSION_SQL = 'SELECT max(version) AS v FROM schema_migrations'
 
@@ -131,10 +139,11 @@ function readSqliteCopy(path: string): DatabaseSnapshot {
     const check = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map(r => r.integrity_check)
     if (check.join() !== 'ok') throw new Error(`the copy of the database fails SQLite's integrity check (${check.slice(0, 3).join('; ')}); the database itself may be damaged: run PRAGMA integrity_check on it`)
     const counts = db.query<{ notes: number; accounts: number }, []>(COUNTS_SQL).get()!
+    const schemaVersion = db.query<{ v: number | null }, []>(VERSION_SQL).get()?.v ?? 0
     return {
-      schemaVersion: db.query<{ v: number | null }, []>(VERSION_SQL).get()?.v ?? 0,
+      schemaVersion,
       counts: { notes: counts.notes, accounts: counts.accounts },
-      mediaKeys: db.query<{ k: string }, []>(MEDIA_KEYS_SQL).all().map(r => r.k),
+      mediaKeys: db.query<{ k: string }, []>(mediaKeysSql(schemaVersion)).all().map(r => r.k),
     }
   } finally {
     // VACUUM INTO keeps the source's journal mode in the header; a copy is one self-contained file
@@ -191,7 +200,7 @@ function postgresBackup(databaseUrl: string, pgBin: (name: string) => string | n
         const version = await tx.get<{ v: number | null }>(VERSION_SQL).catch(() => null)
         if (!version?.v) throw new BackupRefused(`the PostgreSQL database ${shown} holds no notesvc schema; point NOTESVC_DATABASE_URL at the installation's database`)
         const counts = (await tx.get<{ notes: string; accounts: string }>(COUNTS_SQL))!
-        const mediaKeys = (await tx.all<{ k: string }>(MEDIA_KEYS_SQL)).map(r => r.k)
+        const mediaKeys = (await tx.all<{ k: string }>(mediaKeysSql(Number(version.v)))).map(r => r.k)
         // the transaction stays open until pg_dump is done: the snapshot lives as long as it does
         await runTool([pgDump, '--format=custom', `--snapshot=${snapshot}`, '--no-owner', '--file', path, '--dbname', conn.url], conn.env, `pg_dump of ${shown}`)
         await syncFile(path)
