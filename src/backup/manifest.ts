@@ -1,5 +1,5 @@
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
-import { basename, dirname, isAbsolute, join, normalize, sep } from 'node:path'
+import { basename, dirname, join, posix } from 'node:path'
 import { BackupRefused } from '../db/backup'
 
 /**
@@ -119,11 +119,18 @@ export async function holdsFiles(dir: string): Promise<boolean> {
   }
 }
 
-/** A manifest path that stays inside the backup folder, or a refusal. */
-export function safePath(root: string, path: string): string {
-  const n = normalize(path)
-  if (isAbsolute(n) || n === '..' || n.startsWith(`..${sep}`)) throw new BackupRefused(`the manifest names a file outside the backup folder (${path}); this is not a backup notesvc wrote`)
-  return join(root, n)
+/**
+ * A manifest file's path, normalised, or a refusal: it must stay inside the backup folder and be the
+ * database file or under `media/`. Normalised before it is checked, so "media/../models/x" is seen
+ * as the "models/x" it would reach once joined to the data folder, and refused.
+ */
+export function checkedPath(m: Pick<Manifest, 'database'>, path: string): string {
+  const n = posix.normalize(path)
+  if (posix.isAbsolute(n) || n === '..' || n.startsWith('../')) throw new BackupRefused(`the manifest names a file outside the backup folder (${path}); this is not a backup notesvc wrote, use another backup`)
+  if (n !== m.database && !(n.startsWith('media/') && n.length > 'media/'.length)) {
+    throw new BackupRefused(`the manifest names a file that is neither the database nor under media/ (${path}); this is not a backup notesvc wrote, use another backup`)
+  }
+  return n
 }
 
 /** Reads and checks the manifest of the backup folder `dir`. */
@@ -143,6 +150,9 @@ export async function readManifest(dir: string): Promise<Manifest> {
   if (m?.format !== MANIFEST_FORMAT || !Array.isArray(m.files) || typeof m.database !== 'string' || typeof m.schemaVersion !== 'number') {
     throw new BackupRefused(`${path} is not a manifest this build reads (format ${JSON.stringify(m?.format)}, expected ${MANIFEST_FORMAT}); use the notesvc that wrote the backup`)
   }
+  if (!/^[^/\\]+$/.test(m.database) || m.database === '.' || m.database === '..' || m.database === MANIFEST_NAME) {
+    throw new BackupRefused(`${path} names its database ${JSON.stringify(m.database)}, not a file at the top of the backup folder; this is not a backup notesvc wrote, use another backup`)
+  }
   return m
 }
 
@@ -157,9 +167,11 @@ export interface VerifyProgress {
 export async function verifyBackup(dir: string, m: Manifest, progress?: VerifyProgress): Promise<{ files: number; bytes: number }> {
   const total = { files: m.files.length, bytes: m.files.reduce((s, f) => s + f.size, 0) }
   const done = { files: 0, bytes: 0 }
-  if (!m.files.some(f => f.path === m.database)) throw new BackupRefused(`the manifest does not list the database file ${m.database}; the backup is damaged, use another backup`)
-  for (const f of m.files) {
-    const path = safePath(dir, f.path)
+  // every path first, before reading any file
+  const paths = m.files.map(f => checkedPath(m, f.path))
+  if (!paths.includes(m.database)) throw new BackupRefused(`the manifest does not list the database file ${m.database}; the backup is damaged, use another backup`)
+  for (const [i, f] of m.files.entries()) {
+    const path = join(dir, paths[i]!)
     const s = await stat(path).catch(() => null)
     if (!s?.isFile()) throw new BackupRefused(`the backup is damaged: ${f.path} is missing from ${dir}; use another backup`)
     if (s.size !== f.size) throw new BackupRefused(`the backup is damaged: ${f.path} is ${s.size} bytes, the manifest says ${f.size}; use another backup`)

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path'
 import { BackupRefused, databaseBackup, latestSchemaVersion, type DatabaseBackup } from '../db/backup'
-import { copyHashed, holdsFiles, readManifest, safePath, verifyBackup, type Manifest, type VerifyProgress } from './manifest'
+import { checkedPath, copyHashed, holdsFiles, readManifest, verifyBackup, type Manifest, type VerifyProgress } from './manifest'
 
 /**
  * `notesvc restore SRC` into an empty data folder (or, on PostgreSQL, an empty database):
@@ -35,7 +35,8 @@ function checkFits(m: Manifest, database: DatabaseBackup, o: RestoreOptions): vo
   if (m.backEnd !== database.backEnd) throw new BackupRefused(database.otherBackEnd(m.backEnd))
   const latest = latestSchemaVersion(o)
   if (m.schemaVersion > latest) throw new BackupRefused(`the backup's database is at schema version ${m.schemaVersion}, newer than this build knows (${latest}); restore it with notesvc ${m.notesvcVersion} or newer`)
-  const hasMedia = m.files.some(f => f.path.startsWith('media/'))
+  if (m.database !== database.fileName) throw new BackupRefused(`the manifest names its database ${m.database}, and a ${m.backEnd} backup's is ${database.fileName}; this is not a backup notesvc wrote, use another backup`)
+  const hasMedia = m.files.some(f => checkedPath(m, f.path).startsWith('media/'))
   if (hasMedia && o.storage === 's3') {
     throw new BackupRefused('this backup holds media files (its installation kept them on disk), and NOTESVC_STORAGE=s3 would not find them; restore with NOTESVC_STORAGE=disk, then copy media/ into the bucket if you move to S3')
   }
@@ -66,9 +67,10 @@ export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
   const checked = await verifyBackup(src, manifest, o.onVerify)
 
   for (const f of manifest.files) {
-    if (!f.path.startsWith('media/')) continue
-    const to = safePath(o.dataDir, f.path)
-    const copied = await copyHashed(safePath(src, f.path), to)
+    // checked by verifyBackup: the database file or a path under media/, normalised
+    const path = checkedPath(manifest, f.path)
+    if (!path.startsWith('media/')) continue
+    const copied = await copyHashed(join(src, path), join(o.dataDir, path))
     if (!copied || copied.sha256 !== f.sha256) throw new BackupRefused(`${f.path} changed in the backup while it was being restored; check the backup's disk and run restore again into an empty folder`)
   }
   if (manifest.missingMedia.length > 0) say(`media: ${manifest.missingMedia.length} files were deleted while the backup was taken and are not in it (${manifest.missingMedia.slice(0, 3).join(', ')}${manifest.missingMedia.length > 3 ? ', …' : ''})`)

@@ -7,6 +7,7 @@ import { PostgresStore, SqliteStore, type Store } from '../../src/db/store'
 import { databaseBackup } from '../../src/db/backup'
 import { runBackup } from '../../src/backup/backup'
 import { runRestore } from '../../src/backup/restore'
+import { readManifest, verifyBackup } from '../../src/backup/manifest'
 import { createTestApp } from '../helpers/app'
 import { backEnds, freshPostgresUrl, sharedPostgres } from '../helpers/backends'
 import { tempDir } from '../helpers/process'
@@ -215,12 +216,20 @@ describe('restore refuses before writing anything', () => {
     // and the file landed in the data folder's models/)
     ['a media path that leaves media/ once normalised', (b: { dest: string }) => smuggle(b.dest, 'media/../models/x.bin'), () => 'names a file that is neither the database nor under media/ (media/../models/x.bin)'],
     ['a path beside the database', (b: { dest: string }) => smuggle(b.dest, 'models/x.bin'), () => 'names a file that is neither the database nor under media/ (models/x.bin)'],
+    ['a database named outside the top of the folder', (b: { dest: string }) => rewrite(b.dest, m => { m.database = '../notesvc.db' }), () => 'names its database "../notesvc.db", not a file at the top of the backup folder'],
+    ['a database of another name than the back end\'s', (b: { dest: string }) => rewrite(b.dest, m => { m.database = 'notesvc.pgdump' }), () => "the manifest names its database notesvc.pgdump, and a sqlite backup's is notesvc.db"],
   ])('%s', async (_what, damage, message) => {
     const b = await backup()
     damage(b)
     const target = into()
     await expect(runRestore({ ...target, src: b.dest })).rejects.toThrow(message(b))
     expect(filesUnder(target.dataDir)).toEqual([])
+  })
+
+  test('backup --verify refuses the same smuggled path (it shares the check)', async () => {
+    const b = await backup()
+    smuggle(b.dest, 'media/../models/x.bin')
+    await expect(verifyBackup(b.dest, await readManifest(b.dest))).rejects.toThrow('neither the database nor under media/ (media/../models/x.bin)')
   })
 
   test('a SQLite backup where NOTESVC_DATABASE_URL names PostgreSQL: restore into a data folder, then db copy', async () => {
