@@ -1,4 +1,5 @@
-import { join, resolve } from 'node:path'
+import { mkdir, rm } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
 import { BackupRefused, databaseBackup, latestSchemaVersion, type DatabaseBackup } from '../db/backup'
 import { checkedPath, copyHashed, holdsFiles, readManifest, verifyBackup, type Manifest, type VerifyProgress } from './manifest'
 
@@ -8,7 +9,12 @@ import { checkedPath, copyHashed, holdsFiles, readManifest, verifyBackup, type M
  *   2. reads the manifest and checks every file it names (size and SHA-256), refusing a damaged or
  *      incomplete backup and naming the file;
  *   3. copies the media to temporary names, renamed (hashed again as they pass), then the database
- *      last, so a data folder holding a database is a complete restore.
+ *      last, so a data folder holding a database is a complete restore;
+ *   4. on any failure after media were written (the database step's included), removes the media this
+ *      run wrote and says so: the target is empty again and the same restore can run again. Chosen
+ *      over restoring the database first: a database without its recordings would look complete to
+ *      `serve`, and undoing a restored PostgreSQL database means dropping its tables; the database
+ *      step is all or nothing by itself, so the media are all there is to take back.
  * The restored database keeps its schema version; `serve` migrates it on its first start as usual.
  */
 
@@ -66,19 +72,55 @@ export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
   say(`checking ${manifest.files.length} files of the backup taken ${manifest.createdAt} (notesvc ${manifest.notesvcVersion}, schema version ${manifest.schemaVersion})`)
   const checked = await verifyBackup(src, manifest, o.onVerify)
 
-  for (const f of manifest.files) {
-    // checked by verifyBackup: the database file or a path under media/, normalised
-    const path = checkedPath(manifest, f.path)
-    if (!path.startsWith('media/')) continue
-    const copied = await copyHashed(join(src, path), join(o.dataDir, path))
-    if (!copied || copied.sha256 !== f.sha256) throw new BackupRefused(`${f.path} changed in the backup while it was being restored; check the backup's disk and run restore again into an empty folder`)
-  }
-  if (manifest.missingMedia.length > 0) say(`media: ${manifest.missingMedia.length} files were deleted while the backup was taken and are not in it (${manifest.missingMedia.slice(0, 3).join(', ')}${manifest.missingMedia.length > 3 ? ', …' : ''})`)
-  if (manifest.storage === 's3') say(`media: not in the backup; they stay in the S3 bucket ${manifest.bucket ?? ''}`)
+  const written: Written = { files: [], folders: [] }
+  try {
+    for (const f of manifest.files) {
+      // checked by verifyBackup: the database file or a path under media/, normalised
+      const path = checkedPath(manifest, f.path)
+      if (!path.startsWith('media/')) continue
+      const to = join(o.dataDir, path)
+      const made = await mkdir(dirname(to), { recursive: true })
+      if (made) written.folders.push(made)
+      const copied = await copyHashed(join(src, path), to)
+      if (copied) written.files.push(to)
+      if (!copied || copied.sha256 !== f.sha256) throw new BackupRefused(`${f.path} changed in the backup while it was being restored; check the backup's disk and run restore again`)
+    }
+    if (manifest.missingMedia.length > 0) say(`media: ${manifest.missingMedia.length} files were deleted while the backup was taken and are not in it (${manifest.missingMedia.slice(0, 3).join(', ')}${manifest.missingMedia.length > 3 ? ', …' : ''})`)
+    if (manifest.storage === 's3') say(`media: not in the backup; they stay in the S3 bucket ${manifest.bucket ?? ''}`)
 
-  say(`database: restoring ${manifest.database} into ${database.source}`)
-  await database.restore(join(src, manifest.database))
+    say(`database: restoring ${manifest.database} into ${database.source}`)
+    // all or nothing by itself (SQLite: a temporary name renamed; PostgreSQL: one transaction)
+    await database.restore(join(src, manifest.database))
+  } catch (err) {
+    await takeBack(written, join(o.dataDir, 'media'), say)
+    throw err
+  }
   return { manifest, files: checked.files, bytes: checked.bytes, seconds: (performance.now() - started) / 1000 }
+}
+
+/** What this run wrote under the data folder: the recordings, and the folders it created for them. */
+interface Written {
+  files: string[]
+  /** each the topmost folder one mkdir created */
+  folders: string[]
+}
+
+/**
+ * Removes what a failed restore wrote, so the target is as empty as before and the same restore can
+ * run again (a data folder holding media is refused as occupied). A folder it created is removed only
+ * when no file is left in it (nothing but this run wrote there; if something did, it stays).
+ */
+async function takeBack(written: Written, media: string, say: (line: string) => void): Promise<void> {
+  if (written.files.length === 0 && written.folders.length === 0) return
+  const left: string[] = []
+  for (const file of written.files) await rm(file, { force: true }).catch(() => left.push(file))
+  for (const folder of written.folders.reverse()) {
+    if (!(await holdsFiles(folder).catch(() => true))) await rm(folder, { recursive: true, force: true }).catch(() => left.push(folder))
+  }
+  const n = written.files.length
+  say(left.length === 0
+    ? `restore failed: removed the ${n} recording${n === 1 ? '' : 's'} this restore had written under ${media}, so the target is empty again; fix what the error below says and run restore again`
+    : `restore failed, and ${left.length} of what it wrote could not be removed (${left.slice(0, 3).join(', ')}${left.length > 3 ? ', …' : ''}); remove ${media} by hand, fix what the error below says and run restore again`)
 }
 
 /** The summary line of a restore, for stdout. */

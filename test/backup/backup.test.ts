@@ -171,7 +171,7 @@ describe('a restore whose database step fails removes the recordings it wrote, a
       const said: string[] = []
       await expect(runRestore({ ...target, src: dest, say: l => said.push(l) })).rejects.toThrow('pg_restore into')
       expect(filesUnder(target.dataDir)).toEqual([])
-      expect(said.join('\n')).toContain('removed the 1 recordings this restore had written')
+      expect(said.join('\n')).toContain('removed the 1 recording this restore had written')
       await stray.run('DROP TABLE folders')
       await runRestore({ ...target, src: dest })
       expect(Number((await stray.get<{ n: string }>('SELECT count(*) AS n FROM notes'))!.n)).toBe(2)
