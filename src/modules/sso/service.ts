@@ -87,8 +87,18 @@ export function createSsoService(deps: {
   const unreachable = () => refuse('provider_unreachable', 502, `${name} did not answer`,
     `notesvc could not reach ${name} (${issuer}) to complete the sign-in. Try again in a minute; if it keeps failing, ask your administrator to check that notesvc can reach ${issuer} (notesvc doctor shows it).`)
 
-  async function failed(reason: SsoRefusal, subject: string | null, origin: AuditOrigin, accountId: string | null = null): Promise<void> {
+  /** A refusal of a person the provider named (a subject): in the audit log, under their account when they have one. */
+  async function failed(reason: SsoRefusal, subject: string, origin: AuditOrigin, accountId: string | null = null): Promise<void> {
     await audit.record({ accountId, actor: { type: 'sso', id: subject }, action: 'signin.failed', origin, details: { issuer, reason } })
+  }
+
+  /**
+   * A refusal before the provider named anyone (no flow cookie, another state, the provider's error,
+   * a code or ID token refused, the provider unreachable): anyone can cause one with a request, so it
+   * is not in the audit log (it would let anyone append rows without limit) but in the log, at debug.
+   */
+  function anonymous(reason: SsoRefusal, origin: AuditOrigin): void {
+    log.debug('oidc sign-in refused before the provider named anyone', { reason, ip: origin.ip ?? null })
   }
 
   /** The groups a person is in, from the configured claim (an array of names, or one name). */
@@ -151,18 +161,18 @@ export function createSsoService(deps: {
     async finish(search: string, flow: SsoFlow | null, origin: AuditOrigin): Promise<SsoResult> {
       const params = new URLSearchParams(search)
       if (!flow) {
-        await failed('flow_missing', null, origin)
+        anonymous('flow_missing', origin)
         return refuse('flow_missing', 400, 'Sign-in expired',
           `This sign-in through ${name} expired or was started in another browser. Go back to the sign-in page and choose "Sign in with ${name}" again (cookies must be allowed for this site).`)
       }
       const again = `Go back to the sign-in page and choose "Sign in with ${name}" again.`
       if (params.get('state') !== flow.state) {
-        await failed('state_mismatch', null, origin)
+        anonymous('state_mismatch', origin)
         return refuse('state_mismatch', 400, 'Sign-in not accepted', `The answer from ${name} does not belong to the sign-in this browser started, so it was not accepted. ${again}`)
       }
       const error = params.get('error')
       if (error) {
-        await failed('provider_refused', null, origin)
+        anonymous('provider_refused', origin)
         const said = params.get('error_description')
         return refuse('provider_refused', 403, `${name} did not sign you in`, `${name} answered "${error}"${said ? ` (${said.slice(0, 200)})` : ''}. ${again} If it happens again, ask your administrator.`)
       }
@@ -171,7 +181,7 @@ export function createSsoService(deps: {
       try {
         c = await client()
       } catch {
-        await failed('provider_unreachable', null, origin)
+        anonymous('provider_unreachable', origin)
         return unreachable()
       }
       let claims: Record<string, unknown>
@@ -188,7 +198,7 @@ export function createSsoService(deps: {
       } catch (err) {
         const network = !(err instanceof oidc.ClientError) && !(err instanceof oidc.ResponseBodyError) && !(err instanceof oidc.AuthorizationResponseError)
         log.warn('oidc sign-in: the code exchange or its ID token was refused', { issuer, error: err })
-        await failed(network ? 'provider_unreachable' : 'token_rejected', null, origin)
+        anonymous(network ? 'provider_unreachable' : 'token_rejected', origin)
         return network ? unreachable() : refuse('token_rejected', 400, 'Sign-in not accepted',
           `The answer from ${name} could not be verified (its ID token does not match this sign-in, or the code was already used), so nobody was signed in. ${again}`)
       }
