@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
 import { startIdTokenIssuer } from '../../helpers/id-tokens'
 import { oauth, oauthApp } from '../../helpers/oauth'
-import { idTokenVerifiers } from '../../../src/modules/oidc/id-token'
 
 let idp: Awaited<ReturnType<typeof startIdTokenIssuer>>
 beforeAll(async () => { idp = await startIdTokenIssuer({ clientId: 'notesvc' }) })
@@ -121,7 +120,7 @@ describe('GET /v1/audit-events', () => {
 describe('ID tokens of the identity provider', () => {
   // fails if requireOwnCredential refuses only the 'oauth' actor (an ID token is the 'sso' actor)
   test('an ID token bearer cannot read or export the log (403); the same account\'s live key can', async () => {
-    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' }, verifiers: parts => idTokenVerifiers(parts) })
+    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' } })
     const idToken = await idp.sign('sub-ida', { email: 'ida@example.com', email_verified: true })
     // the token is a working credential of ida's account…
     expect((await t.call('GET', '/v1/notes', { token: idToken })).status).toBe(200)

@@ -8,7 +8,6 @@ import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
 import { startIdTokenIssuer } from '../../helpers/id-tokens'
 import { oauthApp } from '../../helpers/oauth'
 import { until } from '../../helpers/process'
-import { idTokenVerifiers } from '../../../src/modules/oidc/id-token'
 
 let idp: Awaited<ReturnType<typeof startIdTokenIssuer>>
 beforeAll(async () => { idp = await startIdTokenIssuer({ clientId: 'notesvc' }) })
@@ -93,7 +92,7 @@ describe('GET and PATCH /v1/settings/retention', () => {
     expectEnvelope(oauthRefused, 403, 'insufficient_scope')
     expect(oauthRefused.body.error.message).toContain('a person sets it on the settings page (/settings) or with a live API key')
 
-    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' }, verifiers: parts => idTokenVerifiers(parts) })
+    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' } })
     const idToken = await idp.sign('sub-ray', { email: 'ray@example.com', email_verified: true })
     expect((await byToken('GET', idToken, t.call)).status).toBe(200)
     expectEnvelope(await byToken('PATCH', idToken, t.call), 403, 'insufficient_scope')
