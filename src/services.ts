@@ -30,7 +30,7 @@ import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
 import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
-import { ssoServiceFor } from './modules/sso/configured'
+import { ssoLinksFor, ssoServiceFor } from './modules/sso/configured'
 import { createOAuthService } from './modules/oauth'
 import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService, keyCacheFor } from './modules/accounts/service'
@@ -222,7 +222,8 @@ export function createServices(deps: CoreDeps) {
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:'), audit })
   const oauth = createOAuthService({ store, clock, ids, config, audit })
   /** browser sign-in through the organisation's OpenID Connect provider; null when it is not configured */
-  const sso = ssoServiceFor({ store, config, accounts, audit, clock, log: deps.log })
+  const ssoLinks = ssoLinksFor({ store, config, accounts, audit, clock, log: deps.log })
+  const sso = ssoServiceFor({ config, links: ssoLinks, clock, log: deps.log })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
   const rateLimiter = configuredRateLimiter(store, config, clock, 'SELECT n FROM note_revision_counter')
@@ -232,7 +233,7 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, rateLimiter, webhooks }
+  return { metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

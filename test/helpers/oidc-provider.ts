@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import Provider from 'oidc-provider'
+import * as oidc from 'openid-client'
 import { freePort } from './process'
 
 /** A person at the loopback provider: the devInteractions login name is the key of `people`. */
@@ -16,7 +17,7 @@ export interface ProviderPerson {
  * a login name in `people`), one confidential client registered for `redirectUris`, and the scopes
  * openid, email, profile and groups. `people` may be changed while it runs.
  */
-export async function startOidcProvider(o: { redirectUris: string[]; clientId: string; clientSecret: string; people: Record<string, ProviderPerson>; host?: string }) {
+export async function startOidcProvider(o: { redirectUris: string[]; clientId: string; clientSecret: string; people: Record<string, ProviderPerson>; host?: string; claimsInIdToken?: boolean }) {
   const port = await freePort()
   const issuer = `http://${o.host ?? 'localhost'}:${port}`
   const provider = new Provider(issuer, {
@@ -32,6 +33,9 @@ export async function startOidcProvider(o: { redirectUris: string[]; clientId: s
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     pkce: { required: () => true },
     features: { devInteractions: { enabled: true } },
+    // with claimsInIdToken the ID token carries email and groups too, as many providers' do (the
+    // ID token sent as a bearer has no userinfo call beside it); by default only in userinfo
+    conformIdTokenClaims: !o.claimsInIdToken,
     async findAccount(_ctx, id) {
       const person = o.people[id]
       if (!person) return undefined
@@ -91,4 +95,23 @@ export async function signInAtProviderWithoutBrowser(authorizationUrl: string, l
     body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt })
   }
   throw new Error(`no way back to ${redirectUri} after 20 steps`)
+}
+
+/**
+ * An ID token of the provider for `login`, as any application the provider knows gets one: the
+ * authorization code flow (PKCE, nonce) through the provider's pages without a browser, then the
+ * code redeemed at its token endpoint with openid-client. What a person sends as a bearer.
+ */
+export async function idTokenAtProvider(o: { issuer: string; clientId: string; clientSecret: string; redirectUri: string; login: string; scope?: string }): Promise<string> {
+  const c = await oidc.discovery(new URL(o.issuer), o.clientId, undefined, oidc.ClientSecretBasic(o.clientSecret), { execute: [oidc.allowInsecureRequests] })
+  const verifier = oidc.randomPKCECodeVerifier()
+  const nonce = oidc.randomNonce()
+  const state = oidc.randomState()
+  const url = oidc.buildAuthorizationUrl(c, {
+    redirect_uri: o.redirectUri, scope: o.scope ?? 'openid email profile groups', state, nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+  })
+  const search = await signInAtProviderWithoutBrowser(url.href, o.login, o.redirectUri)
+  const tokens = await oidc.authorizationCodeGrant(c, new URL(`${o.redirectUri}${search}`), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true })
+  return tokens.id_token!
 }

@@ -43,9 +43,8 @@ export function createAccountsRepo(store: Store) {
     /** the account of an email with its password hash (null when no password is set) */
     findPasswordByEmail: (email: string) => store.get<{ id: string; password_hash: string | null }>(`SELECT id, password_hash FROM accounts WHERE ${emailIs}`, [email]),
     setPasswordHash: async (id: string, hash: string) => { await store.run('UPDATE accounts SET password_hash = ? WHERE id = ?', [hash, id]) },
+    /** the account the ID-token link of migration 3 (`oidc_subject`) names; nothing writes it any more (src/modules/sso/links.ts) */
     findAccountByOidcSubject: (subject: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE oidc_subject = ?', [subject]),
-    /** Links an unlinked account to an OIDC subject; false when the account already has one. */
-    linkOidcSubject: async (id: string, subject: string) => (await store.run('UPDATE accounts SET oidc_subject = ? WHERE id = ? AND oidc_subject IS NULL', [subject, id])) > 0,
     /**
      * Creates an account unless one has this email already (another node may have created it a moment
      * ago): false then. A new account starts in the grant period the credits module names, its

@@ -233,39 +233,11 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     },
 
     /**
-     * The account of an OpenID Connect sign-in (an ID token already verified by the caller):
-     * 1. the account linked to `subject`, whatever the token's email says now;
-     * 2. else, with a verified email, the account of that email, which gets linked to `subject`
-     *    (unless it is already linked to another subject of the provider: then null, no takeover);
-     * 3. else, with a verified email, a new free account for it, linked to `subject` (SSO users of the
-     *    organisation's provider can sign in without an operator creating them first).
-     * Without a verified email an unlinked subject gets null: an email is what an account is keyed by.
+     * The account whose `oidc_subject` (the ID-token link of migration 3, written before links moved to
+     * the sso module's `sso_identities`) names `subject`, or null: read by the sso module's one
+     * linking rule (src/modules/sso/links.ts), which moves such a link into its own table.
      */
-    async signInWithOidc(claims: { subject: string; email?: string; emailVerified?: boolean }): Promise<AccountRow | null> {
-      const linked = await repo.findAccountByOidcSubject(claims.subject)
-      if (linked) return linked
-      const email = claims.email?.trim()
-      if (!email || claims.emailVerified !== true || !/^[^\s@]+@[^\s@]+$/.test(email)) return null
-      return repo.transaction(async () => {
-        const again = await repo.findAccountByOidcSubject(claims.subject)
-        if (again) return again
-        let existing = await repo.findAccountByEmail(email)
-        if (!existing) {
-          const at = clock.now()
-          const id = ids.next('acct')
-          if (await repo.insertAccount({ id, email, plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })) {
-            await repo.linkOidcSubject(id, claims.subject)
-            await record({ actor: { type: 'sso', id: claims.subject } }, { accountId: id, action: 'account.created', target: { type: 'account', id }, details: { plan: 'free' } })
-            return (await repo.findAccount(id))!
-          }
-          // created by another node a moment ago: link it as any existing account
-          existing = (await repo.findAccountByEmail(email))!
-        }
-        if (existing.oidc_subject && existing.oidc_subject !== claims.subject) return null
-        await repo.linkOidcSubject(existing.id, claims.subject)
-        return (await repo.findAccount(existing.id))!
-      })
-    },
+    accountOfOidcSubject: async (subject: string): Promise<AccountRow | null> => (await repo.findAccountByOidcSubject(subject)) ?? null,
 
     /** The account of `email` (ASCII case aside), or null. */
     accountOfEmail: async (email: string): Promise<AccountRow | null> => (await repo.findAccountByEmail(email.trim())) ?? null,

@@ -21,6 +21,17 @@ export function actorOf(p: Principal): AuditActor {
   return { type: 'oauth', id }
 }
 
+/**
+ * Whether the principal is the account's own person: a live or sandbox API key or the signed-in
+ * browser, not an application acting for them (an OAuth access token) nor an ID token of the
+ * identity provider (which any application the provider issued it to may hold). What reads the audit
+ * log and changes the retention policy accepts only these.
+ */
+export function isOwnCredential(p: Principal): boolean {
+  const type = actorOf(p).type
+  return type === 'key' || type === 'user'
+}
+
 /** The principal of a request and where the request came from. */
 export function auditBy(p: Principal, server: PeerServer, request: Request): AuditBy {
   return { actor: actorOf(p), origin: originOf(server, request) }

@@ -3,7 +3,7 @@ import { AuditEventList, AuditEventSchema, ExportAuditEventsQuery, ListAuditEven
 
 // The audit log is for the account's owner and their own tools, not for agents: not MCP tools.
 const notATool = { tool: false } as const
-const WHO = 'Readable by the account\'s own credentials: a live API key with `usage:read`, or the signed-in browser. OAuth access tokens and sandbox keys are refused with 403 `insufficient_scope`: the log shows where and how the owner works (addresses, user agents), which an application acting for them has no need to read.'
+const WHO = 'Readable by the account\'s own credentials: a live API key with `usage:read`, or the signed-in browser. OAuth access tokens, ID tokens of the identity provider and sandbox keys are refused with 403 `insufficient_scope`: the log shows where and how the owner works (addresses, user agents), which an application acting for them has no need to read.'
 
 export const listAuditEvents = defineOperation({
   id: 'listAuditEvents', method: 'GET', path: '/v1/audit-events', tag: 'Audit',

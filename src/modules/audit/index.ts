@@ -2,7 +2,7 @@ import type { authGuard } from '../../http/auth'
 import { contractRoutes, queryReader, route, type Reply } from '../../http/contract'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/principal'
-import { actorOf, auditBy } from './by'
+import { auditBy, isOwnCredential } from './by'
 import { exportAuditEvents, listAuditEvents } from './contract'
 import type { AuditService } from './service'
 import { jsonLinesResponse } from './json-lines'
@@ -15,9 +15,9 @@ function requireOwnCredential(p: Principal, operation: string): void {
   if (p.sandbox) {
     throw new ApiError('insufficient_scope', `A sandbox key cannot read the audit log (${operation}): use a live key of the account, with usage:read, or the settings page.`)
   }
-  const actor = actorOf(p)
-  if (actor.type === 'oauth') {
-    throw new ApiError('insufficient_scope', `An OAuth access token cannot read the audit log (${operation}): the account's owner reads it with a live API key (usage:read) or on the settings page.`)
+  // only a live key or the signed-in browser: not an OAuth access token, not an ID token of the provider
+  if (!isOwnCredential(p)) {
+    throw new ApiError('insufficient_scope', `An OAuth access token or ID token cannot read the audit log (${operation}): the account's owner reads it with a live API key (usage:read) or on the settings page.`)
   }
 }
 

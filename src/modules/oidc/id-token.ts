@@ -4,7 +4,7 @@ import type { Config } from '../../config'
 import type { CredentialVerifier, Principal } from '../../http/admission'
 import { ALL_SCOPES } from '../../http/contract'
 import { silentLogger, type Logger } from '../../log'
-import type { AccountsService } from '../accounts/service'
+import type { SsoLinks } from '../sso/links'
 
 /** Asymmetric algorithms only: never `none`, never HS* (the client secret is not a signing key here). */
 export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
@@ -20,7 +20,8 @@ export interface IdTokenVerifierOptions {
   issuer: string
   /** our client id at the provider: ID tokens must be issued to it (`aud`, and `azp` when several audiences) */
   audience: string
-  accounts: Pick<AccountsService, 'signInWithOidc'>
+  /** the one linking rule and restriction check of the browser's sign-in too (src/modules/sso/links.ts) */
+  links: Pick<SsoLinks, 'signIn'>
   log?: Logger
   fetch?: (url: string, init?: RequestInit) => Promise<Response>
   clock?: Clock
@@ -36,7 +37,11 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>
  * The ID-token credential check: a bearer that is an ID token of the configured OpenID Connect
  * provider (signature checked against the JWKS named by its discovery document, issuer, audience,
  * expiry) is accepted as the account linked to its subject, with every scope of the live library.
- * Anything wrong, including the provider being unreachable, gives null (a 401), never a 500.
+ * The account is found, linked or made, and the allowed domains and groups checked, by the same rule
+ * as the browser's sign-in (src/modules/sso/links.ts), from the ID token's claims alone: there is no
+ * userinfo call here, so a groups or email claim the provider puts only in userinfo is missing (then
+ * a configured restriction refuses the token). Anything wrong, including the provider being
+ * unreachable or a refusal by that rule, gives null (a 401), never a 500.
  */
 export function createIdTokenVerifier(opts: IdTokenVerifierOptions): CredentialVerifier {
   const log = opts.log ?? silentLogger
@@ -123,20 +128,16 @@ export function createIdTokenVerifier(opts: IdTokenVerifierOptions): CredentialV
     const subject = payload.sub
     if (typeof subject !== 'string' || subject === '') return null
 
-    let account
+    let signedIn
     try {
-      account = await opts.accounts.signInWithOidc({
-        subject,
-        email: typeof payload.email === 'string' ? payload.email : undefined,
-        emailVerified: payload.email_verified === true,
-      })
+      signedIn = await opts.links.signIn(payload as Record<string, unknown>, 'id_token')
     } catch (err) {
       log.warn('oidc sign-in could not find or create the account', { subject, error: err })
       return null
     }
-    if (!account) return null
+    if (!signedIn.ok) return null
     return {
-      accountId: account.id,
+      accountId: signedIn.accountId,
       sandbox: false,
       scopes: new Set(ALL_SCOPES),
       credentialId: `oidc:${subject}`,
@@ -149,8 +150,9 @@ export function createIdTokenVerifier(opts: IdTokenVerifierOptions): CredentialV
  * The ID-token verifiers for createApp's `verifiers`: one when NOTESVC_OIDC_ISSUER and
  * NOTESVC_OIDC_CLIENT_ID are set, none otherwise.
  */
-export function idTokenVerifiers(parts: { config: Config; services: { accounts: Pick<AccountsService, 'signInWithOidc'> }; clock?: Clock; log?: Logger }): CredentialVerifier[] {
+export function idTokenVerifiers(parts: { config: Config; services: { ssoLinks: Pick<SsoLinks, 'signIn'> | null }; clock?: Clock; log?: Logger }): CredentialVerifier[] {
   const { config } = parts
-  if (!config.oidcIssuer || !config.oidcClientId) return []
-  return [createIdTokenVerifier({ issuer: config.oidcIssuer, audience: config.oidcClientId, accounts: parts.services.accounts, clock: parts.clock, log: parts.log })]
+  const links = parts.services.ssoLinks
+  if (!config.oidcIssuer || !config.oidcClientId || !links) return []
+  return [createIdTokenVerifier({ issuer: config.oidcIssuer, audience: config.oidcClientId, links, clock: parts.clock, log: parts.log })]
 }

@@ -3,7 +3,7 @@ import type { RetentionConfig } from '../../config'
 import { ApiError } from '../../http/errors'
 import type { Logger } from '../../log'
 import type { AuditService } from '../audit/service'
-import type { AuditActor, AuditOrigin } from '../audit/model'
+import type { AuditBy } from '../audit/model'
 import type { NotesService } from '../notes/service'
 import { MAX_RETENTION_DAYS, RETENTION_CHOICES, type RetentionChoice, type RetentionMode, type RetentionPolicy, type SweepSummary, type UpdateRetentionPolicyRequest } from './model'
 import type { RetentionRepo } from './repo'
@@ -52,7 +52,7 @@ export function createRetentionService(deps: {
      * Changes an account's policy and records `retention.changed` (old and new) in the same
      * transaction. `days` is required with `media` and `notes`, refused with `default` and `forever`.
      */
-    async update(accountId: string, body: UpdateRetentionPolicyRequest, who: { actor: AuditActor; origin?: AuditOrigin }): Promise<RetentionPolicy> {
+    async update(accountId: string, body: UpdateRetentionPolicyRequest, who: AuditBy): Promise<RetentionPolicy> {
       if (!(RETENTION_CHOICES as readonly string[]).includes(body.mode)) {
         throw new ApiError('invalid_request', `Give mode as one of ${RETENTION_CHOICES.join(', ')} (not "${body.mode.slice(0, 20)}").`, { details: [{ field: 'mode', issue: `one of ${RETENTION_CHOICES.join(', ')}` }] })
       }

@@ -4,9 +4,14 @@
  * events invisible to another, who may read the log, bad queries refused with 400, and an event that
  * commits with its change or not at all.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
+import { startIdTokenIssuer } from '../../helpers/id-tokens'
 import { oauth, oauthApp } from '../../helpers/oauth'
+
+let idp: Awaited<ReturnType<typeof startIdTokenIssuer>>
+beforeAll(async () => { idp = await startIdTokenIssuer({ clientId: 'notesvc' }) })
+afterAll(() => idp.stop())
 
 const START = '2026-11-20T09:00:00.000Z'
 
@@ -109,6 +114,26 @@ describe('GET /v1/audit-events', () => {
       expectEnvelope(await t.call('GET', path, { token: noUsage }), 403, 'insufficient_scope')
       expectEnvelope(await t.call('GET', path), 401, 'invalid_token')
     }
+  })
+})
+
+describe('ID tokens of the identity provider', () => {
+  // fails if requireOwnCredential refuses only the 'oauth' actor (an ID token is the 'sso' actor)
+  test('an ID token bearer cannot read or export the log (403); the same account\'s live key can', async () => {
+    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' } })
+    const idToken = await idp.sign('sub-ida', { email: 'ida@example.com', email_verified: true })
+    // the token is a working credential of ida's account…
+    expect((await t.call('GET', '/v1/notes', { token: idToken })).status).toBe(200)
+    for (const path of ['/v1/audit-events', '/v1/audit-events/export']) {
+      const refused = await t.call('GET', path, { token: idToken })
+      expectEnvelope(refused, 403, 'insufficient_scope')
+      expect(refused.body.error.message).toContain('with a live API key (usage:read) or on the settings page')
+    }
+    // …and nothing was exported: no audit.exported event; ida's own key reads the log
+    const key = await t.key({ email: 'ida@example.com' })
+    const events = (await t.call('GET', '/v1/audit-events', { token: key })).body.data.map((e: any) => e.action)
+    expect(events).not.toContain('audit.exported')
+    expect((await t.call('GET', '/v1/audit-events/export', { token: key })).status).toBe(200)
   })
 })
 

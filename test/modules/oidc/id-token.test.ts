@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose'
 import { createTestApp } from '../../helpers/app'
-import { createIdTokenVerifier, idTokenVerifiers } from '../../../src/modules/oidc/id-token'
+import { idTokenVerifiers } from '../../../src/modules/oidc/id-token'
 import { loadConfig } from '../../../src/config'
 import type { Logger } from '../../../src/log'
 
@@ -63,10 +63,9 @@ function b64url(v: unknown) {
   return Buffer.from(JSON.stringify(v)).toString('base64url')
 }
 
-function app(o: { issuer?: string; log?: Logger } = {}) {
-  return createTestApp({
-    verifiers: ({ services, clock }) => [createIdTokenVerifier({ issuer: o.issuer ?? issuer, audience: CLIENT_ID, accounts: services.accounts, clock, log: o.log })],
-  })
+/** An app with the provider configured: createApp's own ID-token verifier, over the sso module's links. */
+function app(o: { issuer?: string; log?: Logger; env?: Record<string, string> } = {}) {
+  return createTestApp({ env: { NOTESVC_OIDC_ISSUER: o.issuer ?? issuer, NOTESVC_OIDC_CLIENT_ID: CLIENT_ID, ...o.env }, log: o.log })
 }
 
 describe('ID tokens of the configured OpenID Connect provider as bearers', () => {
@@ -80,7 +79,7 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
     const created = await t.call('POST', '/v1/notes', { token, body: { title: 'From SSO', content: 'hello' } })
     expect(created.status).toBe(201)
     const account = await t.services.accounts.requireAccount('ada@example.com')
-    expect(t.db.query<{ oidc_subject: string }, [string]>('SELECT oidc_subject FROM accounts WHERE id = ?').get(account.id)!.oidc_subject).toBe('sub-ada')
+    expect(t.db.query<{ account_id: string; issuer: string }, [string]>('SELECT account_id, issuer FROM sso_identities WHERE subject = ?').get('sub-ada')).toEqual({ account_id: account.id, issuer })
     const row = t.db.query<{ account_id: string; sandbox: number }, [string]>('SELECT account_id, sandbox FROM notes WHERE id = ?').get(created.body.id)!
     expect(row).toEqual({ account_id: account.id, sandbox: 0 })
     expect((await t.call('GET', '/v1/notes', { token })).body.data.map((n: { id: string }) => n.id)).toEqual([created.body.id])
@@ -159,6 +158,18 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
     expect((await t.call('GET', '/v1/notes', { token: await idToken({ sub: 'sub-b' }) })).status).toBe(401)
   })
 
+  // fails if the bearer path skips NOTESVC_OIDC_ALLOWED_DOMAINS / NOTESVC_OIDC_ALLOWED_GROUPS
+  test('the allowed domains and groups: a token outside them is refused (401) and makes no account', async () => {
+    const t = app({ env: { NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.com', NOTESVC_OIDC_ALLOWED_GROUPS: 'notesvc' } })
+    const outsider = await t.call('GET', '/v1/notes', { token: await idToken({ sub: 'sub-out', email: 'eve@elsewhere.org', groups: ['notesvc'] }) })
+    expect(outsider.status).toBe(401)
+    // the groups are read from the ID token itself (no userinfo call on this path)
+    expect((await t.call('GET', '/v1/notes', { token: await idToken({ sub: 'sub-nogroup' }) })).status).toBe(401)
+    expect((await t.call('GET', '/v1/notes', { token: await idToken({ sub: 'sub-sales', groups: ['sales'] }) })).status).toBe(401)
+    expect(t.db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts').get()!.n).toBe(0)
+    expect((await t.call('GET', '/v1/notes', { token: await idToken({ groups: ['notesvc'] }) })).status).toBe(200)
+  })
+
   test('API keys and other bearers never reach the provider; discovery is cached', async () => {
     const t = app()
     const before = { ...hits }
@@ -186,10 +197,10 @@ describe('ID tokens of the configured OpenID Connect provider as bearers', () =>
   })
 
   test('idTokenVerifiers reads the config: none without issuer and client id', () => {
-    const accounts = { signInWithOidc: async () => null }
-    expect(idTokenVerifiers({ config: loadConfig({}), services: { accounts } })).toHaveLength(0)
-    expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer }), services: { accounts } })).toHaveLength(0)
-    expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer, NOTESVC_OIDC_CLIENT_ID: CLIENT_ID }), services: { accounts } })).toHaveLength(1)
+    const ssoLinks = { signIn: async () => ({ ok: true as const, accountId: 'acct_1', email: 'a@example.com', created: false }) }
+    expect(idTokenVerifiers({ config: loadConfig({}), services: { ssoLinks: null } })).toHaveLength(0)
+    expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer }), services: { ssoLinks } })).toHaveLength(0)
+    expect(idTokenVerifiers({ config: loadConfig({ NOTESVC_OIDC_ISSUER: issuer, NOTESVC_OIDC_CLIENT_ID: CLIENT_ID }), services: { ssoLinks } })).toHaveLength(1)
     expect(() => loadConfig({ NOTESVC_OIDC_ISSUER: 'not a url' })).toThrow('NOTESVC_OIDC_ISSUER')
   })
 })

@@ -3,9 +3,15 @@
  * what it refuses with a 400 that says what to give, the audit event of a change, and the Note's
  * `mediaRemovedAt` once the sweep removed a recording.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
+import { startIdTokenIssuer } from '../../helpers/id-tokens'
+import { oauthApp } from '../../helpers/oauth'
 import { until } from '../../helpers/process'
+
+let idp: Awaited<ReturnType<typeof startIdTokenIssuer>>
+beforeAll(async () => { idp = await startIdTokenIssuer({ clientId: 'notesvc' }) })
+afterAll(() => idp.stop())
 
 const FOREVER = { mode: 'forever', days: null }
 
@@ -75,6 +81,27 @@ describe('GET and PATCH /v1/settings/retention', () => {
     expectEnvelope(await t.call('PATCH', '/v1/settings/retention', { token: readOnly, body: { mode: 'forever' } }), 403, 'insufficient_scope')
     const writeOnly = await t.key({ email: 'w@example.com', scopes: ['notes:write'] })
     expectEnvelope(await t.call('GET', '/v1/settings/retention', { token: writeOnly }), 403, 'insufficient_scope')
+  })
+
+  test('an OAuth access token or an ID token with notes:write may read the policy but not change it (403, what to do instead)', async () => {
+    const o = oauthApp()
+    const { tokens } = await o.fullFlow({ scope: 'notes:read notes:write' })
+    const byToken = async (method: string, token: string, call: typeof o.call) => call(method, '/v1/settings/retention', { token, body: method === 'PATCH' ? { mode: 'notes', days: 1 } : undefined })
+    expect((await byToken('GET', tokens.access_token, o.call)).status).toBe(200)
+    const oauthRefused = await byToken('PATCH', tokens.access_token, o.call)
+    expectEnvelope(oauthRefused, 403, 'insufficient_scope')
+    expect(oauthRefused.body.error.message).toContain('a person sets it on the settings page (/settings) or with a live API key')
+
+    const t = createTestApp({ env: { NOTESVC_OIDC_ISSUER: idp.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc' } })
+    const idToken = await idp.sign('sub-ray', { email: 'ray@example.com', email_verified: true })
+    expect((await byToken('GET', idToken, t.call)).status).toBe(200)
+    expectEnvelope(await byToken('PATCH', idToken, t.call), 403, 'insufficient_scope')
+
+    // nothing changed, nothing recorded: both accounts still follow the default
+    for (const app of [o, t]) {
+      expect((await app.store.all("SELECT * FROM retention_policies"))).toEqual([])
+      expect((await app.store.all("SELECT * FROM audit_events WHERE action = 'retention.changed'"))).toEqual([])
+    }
   })
 
   test('a change is recorded in the audit log: who (the key), old and new', async () => {

@@ -54,15 +54,23 @@ describe('the routes, without a provider to talk to', () => {
     expect(r.text).toContain('notesvc could not reach Example ID (http://127.0.0.1:9) to complete the sign-in. Try again in a minute; if it keeps failing, ask your administrator')
   })
 
-  test('a callback without the browser\'s flow cookie: 400, start again; recorded as a failed sign-in, nobody signed in', async () => {
+  // fails if the callback records account-less refusals again: every request would append a row
+  test('callbacks without the browser\'s flow cookie, or with a forged one: 400 or 403, start again; nobody signed in, nothing in the audit log', async () => {
     const t = createWebTestApp({ env: SSO })
-    const r = await t.browser().get('/signin/oidc/callback?code=stolen-code&state=any')
-    expect(r.status).toBe(400)
-    expect(r.text).toContain('This sign-in through Example ID expired or was started in another browser. Go back to the sign-in page and choose &quot;Sign in with Example ID&quot; again')
-    expect(r.cookies.join()).not.toContain('notesvc_session=')
-    const events = await t.store.all<{ action: string; actor_type: string; details: string }>('SELECT action, actor_type, details FROM audit_events')
-    expect(events.map(e => [e.action, e.actor_type, JSON.parse(e.details)])).toEqual([['signin.failed', 'sso', { issuer: 'http://127.0.0.1:9', reason: 'flow_missing' }]])
-    // the code is not kept anywhere
-    expect(events[0]!.details).not.toContain('stolen-code')
+    const b = t.browser()
+    for (let i = 0; i < 20; i++) {
+      const r = await b.get(`/signin/oidc/callback?code=stolen-code-${i}&state=any`)
+      expect(r.status).toBe(400)
+      expect(r.text).toContain('This sign-in through Example ID expired or was started in another browser. Go back to the sign-in page and choose &quot;Sign in with Example ID&quot; again')
+      expect(r.cookies.join()).not.toContain('notesvc_session=')
+    }
+    // a flow cookie made up by the caller: a state that differs, and one that matches with the provider's error
+    const forged = (state: string) => `notesvc_sso_flow=${Buffer.from(JSON.stringify({ state, nonce: 'n', verifier: 'v', next: '/' })).toString('base64url')}`
+    const mismatch = await b.get('/signin/oidc/callback?code=c&state=other', { cookie: forged('mine') })
+    expect(mismatch.status).toBe(400)
+    const error = await b.get('/signin/oidc/callback?error=access_denied&state=mine', { cookie: forged('mine') })
+    expect(error.status).toBe(403)
+    expect(error.text).toContain('Example ID answered &quot;access_denied&quot;')
+    expect(await t.store.all('SELECT action FROM audit_events')).toEqual([])
   })
 })

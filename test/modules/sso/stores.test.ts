@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
 import { identityServices } from '../../helpers/identity'
-import { signInAtProviderWithoutBrowser, startOidcProvider, type ProviderPerson } from '../../helpers/oidc-provider'
+import { idTokenAtProvider, signInAtProviderWithoutBrowser, startOidcProvider, type ProviderPerson } from '../../helpers/oidc-provider'
 import { createAuditRepo } from '../../../src/modules/audit/repo'
 import { createAuditService } from '../../../src/modules/audit/service'
+import { createSsoLinks } from '../../../src/modules/sso/links'
 import { createSsoService } from '../../../src/modules/sso/service'
+import { createIdTokenVerifier } from '../../../src/modules/oidc/id-token'
 import { loadConfig } from '../../../src/config'
 import type { Store } from '../../../src/db/store'
 
@@ -13,7 +15,9 @@ import type { Store } from '../../../src/db/store'
  * The SSO service on each back end, against the real provider on loopback (its pages driven without
  * a browser): the account made, found again by issuer and subject after an email change, an existing
  * account matched by its verified email, a second subject with a linked email refused, and a refused
- * group that writes nothing. The browser flow: browser.test.ts.
+ * group that writes nothing; and the two ways in through the provider (the browser's sign-in, and its
+ * ID token sent as an API bearer) under one linking rule and one restriction check. The browser flow:
+ * browser.test.ts.
  */
 const PUBLIC_URL = 'http://127.0.0.1:7'
 const REDIRECT = `${PUBLIC_URL}/signin/oidc/callback`
@@ -21,7 +25,7 @@ const people: Record<string, ProviderPerson> = {}
 let provider: Awaited<ReturnType<typeof startOidcProvider>>
 
 beforeAll(async () => {
-  provider = await startOidcProvider({ redirectUris: [REDIRECT], clientId: 'notesvc', clientSecret: 'a-secret-of-forty-characters-0123456789ab', people })
+  provider = await startOidcProvider({ redirectUris: [REDIRECT], clientId: 'notesvc', clientSecret: 'a-secret-of-forty-characters-0123456789ab', people, claimsInIdToken: true })
 })
 afterAll(() => provider?.stop())
 
@@ -35,7 +39,15 @@ for (const b of backEnds) describe.skipIf(b.skip)(`single sign-on on ${b.name}`,
     const { accounts, clock, ids } = identities.get(store)!
     const audit = createAuditService({ repo: createAuditRepo(store), clock, ids })
     const config = loadConfig({ NOTESVC_OIDC_ISSUER: provider.issuer, NOTESVC_OIDC_CLIENT_ID: 'notesvc', NOTESVC_OIDC_SCOPES: 'openid email profile groups', ...env })
-    const sso = createSsoService({ store, config: config.sso, issuer: provider.issuer, clientId: 'notesvc', clientSecret: 'a-secret-of-forty-characters-0123456789ab', publicUrl: PUBLIC_URL, accounts, audit, clock })
+    const links = createSsoLinks({ store, config: config.sso, issuer: provider.issuer, accounts, audit, clock })
+    const sso = createSsoService({ config: config.sso, issuer: provider.issuer, clientId: 'notesvc', clientSecret: 'a-secret-of-forty-characters-0123456789ab', publicUrl: PUBLIC_URL, links, clock })
+    // the bearer path as createApp builds it (on the real clock: the provider's tokens are issued now)
+    const verify = createIdTokenVerifier({ issuer: provider.issuer, audience: 'notesvc', links })
+    /** the account an ID token of `login` is taken as when sent as a bearer, or null (a 401) */
+    async function bearer(login: string): Promise<string | null> {
+      const idToken = await idTokenAtProvider({ issuer: provider.issuer, clientId: 'notesvc', clientSecret: 'a-secret-of-forty-characters-0123456789ab', redirectUri: REDIRECT, login })
+      return (await verify(idToken))?.accountId ?? null
+    }
     /** a whole sign-in as `login` at the provider, and its outcome */
     async function signIn(login: string) {
       const begun = await sso.begin('/')
@@ -43,7 +55,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`single sign-on on ${b.name}`,
       const search = await signInAtProviderWithoutBrowser(begun.url, login, REDIRECT)
       return sso.finish(search, begun.flow, { ip: '127.0.0.1', userAgent: 'test' })
     }
-    return { sso, accounts, signIn }
+    return { sso, accounts, signIn, bearer }
   }
 
   const tables = async (store: Store) => ({
@@ -111,5 +123,85 @@ for (const b of backEnds) describe.skipIf(b.skip)(`single sign-on on ${b.name}`,
         `signin.failed cat-${b.name} group_not_allowed`,
       ],
     })
+  })
+
+  const accountOf = async (store: Store, email: string) => (await store.get<{ id: string; oidc_subject: string | null }>('SELECT id, oidc_subject FROM accounts WHERE email = ?', [email]))!
+
+  // each fails with separate links: before, the bearer path wrote accounts.oidc_subject and the browser
+  // read only sso_identities, so the second person got into the first one's account
+  test('browser first: an ID token of another person with the same verified email is refused; the person\'s own ID token is their account', async () => {
+    const store = await open()
+    const { signIn, bearer } = ssoOver(store)
+    people[`fay-${b.name}`] = { email: 'fay@example.com', email_verified: true }
+    people[`fay-twin-${b.name}`] = { email: 'fay@example.com', email_verified: true }
+    const first = await signIn(`fay-${b.name}`)
+    expect(first).toMatchObject({ ok: true, created: true })
+    expect(await bearer(`fay-twin-${b.name}`)).toBeNull()
+    expect(await bearer(`fay-${b.name}`)).toBe(first.ok ? first.accountId : 'none')
+    expect(await accountOf(store, 'fay@example.com')).toEqual({ id: first.ok ? first.accountId : '', oidc_subject: null })
+    expect((await tables(store)).links).toEqual([`fay-${b.name} fay@example.com`])
+  })
+
+  test('ID token first: the browser sign-in of another person with the same verified email is refused (409)', async () => {
+    const store = await open()
+    const { signIn, bearer } = ssoOver(store)
+    people[`gil-${b.name}`] = { email: 'gil@example.com', email_verified: true }
+    people[`gil-twin-${b.name}`] = { email: 'Gil@example.com', email_verified: true }
+    const account = await bearer(`gil-${b.name}`)
+    expect(account).toMatch(/^acct_/)
+    expect(await signIn(`gil-twin-${b.name}`)).toMatchObject({ ok: false, reason: 'account_linked_elsewhere', status: 409 })
+    // and gil's browser sign-in finds the account the bearer made
+    expect(await signIn(`gil-${b.name}`)).toMatchObject({ ok: true, accountId: account, created: false })
+    expect(await tables(store)).toEqual({
+      accounts: ['gil@example.com free'],
+      links: [`gil-${b.name} gil@example.com`],
+      events: [
+        `account.created gil-${b.name}`,
+        `signin.succeeded gil-${b.name} created`,
+        `signin.failed gil-twin-${b.name} account_linked_elsewhere`,
+        `signin.succeeded gil-${b.name} linked`,
+      ],
+    })
+    // the bearer's link is told from the browser's in the log; the bearer's later requests write nothing
+    const credential = await store.all<{ details: string }>("SELECT details FROM audit_events WHERE action = 'signin.succeeded' ORDER BY at, id")
+    expect(credential.map(e => JSON.parse(e.details).credential ?? null)).toEqual(['id_token', null])
+    expect(await bearer(`gil-${b.name}`)).toBe(account)
+    expect((await tables(store)).events).toHaveLength(4)
+  })
+
+  test('an account linked by the old ID-token link (accounts.oidc_subject) keeps its person and refuses another', async () => {
+    const store = await open()
+    const { signIn, bearer, accounts } = ssoOver(store)
+    const { account } = await accounts.createAccount('hal@example.com', 'free')
+    await store.run('UPDATE accounts SET oidc_subject = ? WHERE id = ?', [`hal-${b.name}`, account.id])
+    people[`hal-${b.name}`] = { email: 'hal@example.com', email_verified: true }
+    people[`hal-twin-${b.name}`] = { email: 'hal@example.com', email_verified: true }
+    expect(await signIn(`hal-twin-${b.name}`)).toMatchObject({ ok: false, reason: 'account_linked_elsewhere' })
+    expect(await bearer(`hal-twin-${b.name}`)).toBeNull()
+    expect(await bearer(`hal-${b.name}`)).toBe(account.id)
+    // the link moved into sso_identities, where the browser finds it too
+    expect((await tables(store)).links).toEqual([`hal-${b.name} hal@example.com`])
+    expect(await signIn(`hal-${b.name}`)).toMatchObject({ ok: true, accountId: account.id })
+  })
+
+  // fails if the bearer path skips the restriction check: anyone at the provider gets an account
+  test('the allowed domains and groups hold for ID tokens as bearers too, linked or not; nothing created', async () => {
+    const store = await open()
+    const open_ = ssoOver(store)
+    people[`ivy-${b.name}`] = { email: 'ivy@example.com', email_verified: true, groups: ['sales'] }
+    const ivy = await open_.bearer(`ivy-${b.name}`)
+    expect(ivy).toMatch(/^acct_/)
+    const byDomain = ssoOver(store, { NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.org' })
+    const byGroup = ssoOver(store, { NOTESVC_OIDC_ALLOWED_GROUPS: 'notesvc' })
+    people[`jon-${b.name}`] = { email: 'jon@example.com', email_verified: true, groups: ['notesvc'] }
+    people[`kim-${b.name}`] = { email: 'kim@example.org', email_verified: true, groups: ['sales'] }
+    expect(await byDomain.bearer(`jon-${b.name}`)).toBeNull()
+    expect(await byDomain.bearer(`ivy-${b.name}`)).toBeNull()
+    expect(await byGroup.bearer(`kim-${b.name}`)).toBeNull()
+    expect(await byGroup.bearer(`ivy-${b.name}`)).toBeNull()
+    expect((await tables(store)).accounts).toEqual(['ivy@example.com free'])
+    // allowed: jon by group, kim by domain
+    expect(await byGroup.bearer(`jon-${b.name}`)).toMatch(/^acct_/)
+    expect(await byDomain.bearer(`kim-${b.name}`)).toMatch(/^acct_/)
   })
 })
