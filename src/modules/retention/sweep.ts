@@ -40,10 +40,12 @@ export type SweepProgress = (p: SweepSummary & { accountsSwept: number }) => voi
  * A sweep killed between 1 and 2 leaves a note whose object is gone but whose row still qualifies; the
  * next sweep picks it up again and finishes it. Nothing is held across notes, and pages are read by
  * key, so a sweep of 100,000 notes holds the write lock only for one note's statements at a time.
+ * A note whose stored object cannot be deleted (any storage error but "already gone") is left whole,
+ * counted in `failed` and logged with its id and the storage's error, and the sweep goes on.
  * Then the audit log's own events older than NOTESVC_AUDIT_RETENTION_DAYS are pruned.
  */
 export async function sweep(deps: SweepDeps, o: { signal?: AbortSignal; onProgress?: SweepProgress } = {}): Promise<SweepSummary> {
-  const totals: SweepSummary = { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 0, auditEventsPruned: 0 }
+  const totals: SweepSummary = { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 0, failed: 0, auditEventsPruned: 0 }
   let accountsSwept = 0
   const report = () => o.onProgress?.({ ...totals, accountsSwept })
   const stop = () => { if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error('the sweep was stopped') }
@@ -81,7 +83,19 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
         continue
       }
       stop()
-      for (const key of await deps.mediaOf(note.id)) await deps.deleteObject(key)
+      const keys = await deps.mediaOf(note.id)
+      try {
+        for (const key of keys) await deps.deleteObject(key)
+      } catch (err) {
+        // One object the storage will not delete stops neither the sweep nor the accounts after it:
+        // the note is left as it is (its row still qualifies, so the next sweep tries again), counted
+        // and logged; the run then ends as failed (unsweptNotice).
+        totals.failed++
+        deps.log.error('retention sweep: could not delete the recording of a note from storage; the note is left for the next sweep', {
+          noteId: note.id, accountId: lib.accountId, error: err instanceof Error ? err.message : String(err),
+        })
+        continue
+      }
       const at = deps.clock.now().toISOString()
       const record = (action: 'note.deleted' | 'note.media_deleted') => () =>
         deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox } })
@@ -91,4 +105,13 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
     }
     report()
   }
+}
+
+/**
+ * What to tell the operator when a sweep left notes it could not sweep (`failed` > 0), or null. The
+ * CLI prints it and exits 1; the workers' scheduled run ends as failed with it (`recurring_jobs`).
+ */
+export function unsweptNotice(s: SweepSummary): string | null {
+  if (s.failed === 0) return null
+  return `${s.failed} ${s.failed === 1 ? 'note was' : 'notes were'} not swept: the storage refused to delete ${s.failed === 1 ? 'its recording' : 'their recordings'} (the log's "retention sweep: could not delete" lines name each note and the storage's error). Fix the storage (permissions, credentials, the bucket's policy), then run \`notesvc retention sweep\` again or wait for the next scheduled sweep: ${s.failed === 1 ? 'it is' : 'they are'} swept then.`
 }
