@@ -3,6 +3,7 @@ import type { Logger } from '../../log'
 import type { Library } from '../library'
 import type { NotesService } from '../notes/service'
 import type { AuditService } from '../audit/service'
+import { UPLOAD_TTL_MS } from '../uploads/model'
 import type { RetentionMode, SweepSummary } from './model'
 
 /** Notes read per page of one library; each note is then handled in short transactions of its own. */
@@ -33,7 +34,9 @@ export type SweepProgress = (p: SweepSummary & { accountsSwept: number }) => voi
 /**
  * One sweep: for every account whose policy is not `forever`, both of its libraries, oldest notes
  * first, those created more than `days` ago (counted from the note's `dateCreated`). Finished and
- * failed notes are swept; notes still processing are counted and left. For each note, in this order:
+ * failed notes are swept, and so are uploads that never got their file or completion (`awaiting_upload`,
+ * older than the upload URL's lifetime too); notes still processing (a job queued or running) are
+ * counted and left. For each note, in this order:
  *   1. its stored recording is deleted (an object already gone is fine);
  *   2. in one short transaction, its row is deleted (`notes`) or marked `media_removed_at` (`media`),
  *      with the audit event.
@@ -68,7 +71,12 @@ export async function sweep(deps: SweepDeps, o: { signal?: AbortSignal; onProgre
 }
 
 async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'notes', days: number, totals: SweepSummary, stop: () => void, report: () => void) {
-  const cutoff = new Date(deps.clock.now().getTime() - days * 86_400_000).toISOString()
+  const now = deps.clock.now().getTime()
+  const cutoff = new Date(now - days * 86_400_000).toISOString()
+  // An upload still awaiting its file or its completion (abandoned, or completion refused, e.g. 402)
+  // has no job and never will: once older than the cutoff and than its upload URL's lifetime (no PUT
+  // can start any more), it is settled like a failed note.
+  const abandonedBefore = new Date(Math.min(Date.parse(cutoff), now - UPLOAD_TTL_MS)).toISOString()
   const actor = { type: 'policy' as const, id: 'retention' }
   let after: { dateCreated: string; id: string } | null = null
   for (;;) {
@@ -78,7 +86,8 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
     const last = page[page.length - 1]!
     after = { dateCreated: last.date_created, id: last.id }
     for (const note of page) {
-      if (note.status === 'Summarizing') {
+      const abandoned = note.status === 'Summarizing' && note.processing_stage === 'awaiting_upload' && note.date_created < abandonedBefore
+      if (note.status === 'Summarizing' && !abandoned) {
         totals.skippedProcessing++
         continue
       }
@@ -98,10 +107,10 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
       }
       const at = deps.clock.now().toISOString()
       const record = (action: 'note.deleted' | 'note.media_deleted') => () =>
-        deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox } })
+        deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox, ...(abandoned ? { abandonedUpload: true } : {}) } })
       if (mode === 'notes') {
-        if (await deps.notes.deleteSettled(lib, note.id, record('note.deleted'))) totals.notesDeleted++
-      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, record('note.media_deleted'))) totals.recordingsRemoved++
+        if (await deps.notes.deleteSettled(lib, note.id, abandonedBefore, record('note.deleted'))) totals.notesDeleted++
+      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, abandonedBefore, record('note.media_deleted'))) totals.recordingsRemoved++
     }
     report()
   }
