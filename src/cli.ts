@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import { exportAuditLog } from './modules/audit/export-command'
-import { describeSweep, retentionSweepNow } from './retention-command'
+import { describeSweep, retentionSweepNow, unsweptNotice } from './retention-command'
 import { listen, type Fetching } from './http/listen'
 import { applyFlags, ConfigError, describeDataDir, loadConfig, type Config, type Env } from './config'
 import { systemClock } from './clock'
@@ -141,11 +141,11 @@ function announceDataDir(config: Config): void {
  * stderr which data folder it is; a command that only reads or changes what exists (`mayCreate`
  * false) is refused rather than creating an empty database where the server's is not.
  */
-async function openServices(config: Config, mayCreate: boolean): Promise<{ services: Services; close(): Promise<void> }> {
+async function openServices(config: Config, mayCreate: boolean, log?: Logger): Promise<{ services: Services; close(): Promise<void> }> {
   announceDataDir(config)
   if (!mayCreate && !config.databaseUrl && !existsSync(config.databasePath)) throw new AccountError(noDatabaseYet(config))
   const store = await openConfiguredStore(config, { poolSize: 2 })
-  const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
+  const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator(), log })
   return { services, close: () => store.close() }
 }
 
@@ -608,10 +608,16 @@ async function run(argv: string[], env: Env): Promise<number> {
       return backupCommand(command, config, p, sub)
     case 'retention': {
       if (sub !== 'sweep') throw new UsageError('retention needs a subcommand: sweep')
-      const { services, close } = await openServices(config, false)
+      // with the log: a note the sweep cannot delete is named there, with the storage's error
+      const { services, close } = await openServices(config, false, log)
       try {
         const summary = await retentionSweepNow(services, { leaseMs: config.jobLeaseSeconds * 1000, everyMs: config.retention.sweepMinutes * 60_000, log, progress: line => process.stderr.write(`${line}\n`) })
         out(describeSweep(summary))
+        const notice = unsweptNotice(summary)
+        if (notice) {
+          process.stderr.write(`notesvc: retention sweep: ${notice}\n`)
+          return 1
+        }
       } finally {
         await close()
       }

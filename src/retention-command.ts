@@ -5,10 +5,11 @@ import { databaseClock } from './jobs/database-clock'
 import { runIfDue } from './jobs/recurring'
 import { RETENTION_SWEEP } from './modules/retention/service'
 import type { SweepSummary } from './modules/retention/model'
+export { unsweptNotice } from './modules/retention/sweep'
 
 /** The summary line of a sweep, as `notesvc retention sweep` prints it. */
 export const describeSweep = (s: SweepSummary) =>
-  `${s.notesDeleted} notes deleted, ${s.recordingsRemoved} recordings removed, ${s.skippedProcessing} skipped while processing, ${s.auditEventsPruned} audit events pruned`
+  `${s.notesDeleted} notes deleted, ${s.recordingsRemoved} recordings removed, ${s.skippedProcessing} skipped while processing, ${s.failed} failed, ${s.auditEventsPruned} audit events pruned`
 
 /**
  * `notesvc retention sweep`: one sweep now, under the same leased row as the scheduled sweeps of the

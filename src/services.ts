@@ -57,6 +57,7 @@ import { createAuditRepo } from './modules/audit/repo'
 import { createAuditService } from './modules/audit/service'
 import { createRetentionRepo } from './modules/retention/repo'
 import { createRetentionService, RETENTION_SWEEP } from './modules/retention/service'
+import { unsweptNotice } from './modules/retention/sweep'
 import { createRecurringJobs, scheduleRecurring } from './jobs/recurring'
 import { createMetrics } from './modules/metrics/registry'
 
@@ -209,7 +210,12 @@ export function createServices(deps: CoreDeps) {
         stopSweeps = scheduleRecurring({
           rows: recurring, clock: jobClock, owner: pool.id, leaseMs: config.jobLeaseSeconds * 1000, log,
           pollMs: Math.min(everyMs, 60_000), firstAfterMs: Math.min(everyMs, 60_000),
-        }, { id: RETENTION_SWEEP, everyMs, run: async signal => log.info('retention sweep done', { ...(await retention.sweep({ signal })) }) })
+        }, { id: RETENTION_SWEEP, everyMs, run: async signal => {
+          const done = await retention.sweep({ signal })
+          log.info('retention sweep done', { ...done })
+          const notice = unsweptNotice(done)
+          if (notice) throw new Error(notice)
+        } })
       }
       return recovered
     },

@@ -17,8 +17,15 @@ export interface AuditEventRow {
 
 export type AuditRepo = ReturnType<typeof createAuditRepo>
 
-/** The audit log's SQL, the same on both back ends: append, read an account's page, prune by age. */
-export function createAuditRepo(store: Store) {
+/** Events a statement of the audit log's prune removes at most: each a short write, however large the log. */
+export const PRUNE_BATCH = 5000
+
+/**
+ * The audit log's SQL, the same on both back ends: append, read an account's page, prune by age.
+ * `pruneBatch`: the events one DELETE of the prune removes (PRUNE_BATCH; smaller in tests).
+ */
+export function createAuditRepo(store: Store, o: { pruneBatch?: number } = {}) {
+  const pruneBatch = o.pruneBatch ?? PRUNE_BATCH
   return {
     /** Appends one event; `q` is the transaction the audited change runs in, when there is one. */
     append: (row: AuditEventRow, q: Queryable = store) =>
@@ -69,7 +76,19 @@ export function createAuditRepo(store: Store) {
       return store.all<AuditEventRow>(`SELECT * FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY at, id LIMIT ?`, [...params, o.limit])
     },
 
-    /** Removes events older than `cutoff` (ISO time): the audit log's own retention. How many went. */
-    pruneBefore: (cutoff: string) => store.run('DELETE FROM audit_events WHERE at < ?', [cutoff]),
+    /**
+     * Removes events older than `cutoff` (ISO time): the audit log's own retention. How many went. In
+     * batches of `pruneBatch` (the oldest first, off the `at` index), each its own statement, so the
+     * first prune of a large log never holds SQLite's write lock for the whole of it: a sign-in's
+     * event waits at most one batch.
+     */
+    pruneBefore: async (cutoff: string): Promise<number> => {
+      let total = 0
+      for (;;) {
+        const n = await store.run('DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < ? ORDER BY at LIMIT ?)', [cutoff, pruneBatch])
+        total += n
+        if (n < pruneBatch) return total
+      }
+    },
   }
 }

@@ -39,8 +39,16 @@ export interface NoteRow {
 export interface AgedNote {
   id: string
   status: NoteRow['status']
+  processing_stage: string | null
   date_created: string
 }
+
+/**
+ * The notes the retention sweep may take: settled ones (done, failed), and uploads that never got
+ * their file or completion (`awaiting_upload`) created before the statement's `abandonedBefore`
+ * parameter. Never a note with a job queued or running.
+ */
+const SWEEPABLE = "(status IN ('Done', 'Error') OR (status = 'Summarizing' AND processing_stage = 'awaiting_upload' AND date_created < ?))"
 
 const BODY_COLUMNS = ['original_transcription', 'structured_content', 'transcript_segments'] as const
 type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
@@ -212,16 +220,19 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
      * with a stored recording) whose recording the retention sweep has not removed yet.
      */
     agedPage: (lib: Library, cutoff: string, after: { dateCreated: string; id: string } | null, limit: number, recordingsOnly: boolean) => store.all<AgedNote>(
-      `SELECT id, status, date_created FROM notes WHERE account_id = ? AND sandbox = ? AND date_created < ?${after ? ' AND (date_created > ? OR (date_created = ? AND id > ?))' : ''}${recordingsOnly ? " AND type IN ('audio', 'video') AND media_removed_at IS NULL" : ''} ORDER BY date_created, id LIMIT ?`,
+      `SELECT id, status, processing_stage, date_created FROM notes WHERE account_id = ? AND sandbox = ? AND date_created < ?${after ? ' AND (date_created > ? OR (date_created = ? AND id > ?))' : ''}${recordingsOnly ? " AND type IN ('audio', 'video') AND media_removed_at IS NULL" : ''} ORDER BY date_created, id LIMIT ?`,
       [lib.accountId, sandbox(lib), cutoff, ...(after ? [after.dateCreated, after.dateCreated, after.id] : []), limit]),
 
-    /** Marks a settled note's recording as removed by the retention policy at `at`; false when it is gone, processing, or already marked. */
-    markMediaRemoved: async (lib: Library, id: string, at: string) =>
-      (await store.run(`UPDATE notes SET media_removed_at = ?, updated_at = ${notBeforeCreation} WHERE id = ? AND account_id = ? AND sandbox = ? AND status IN ('Done', 'Error') AND media_removed_at IS NULL`, [at, at, id, lib.accountId, sandbox(lib)])) > 0,
+    /**
+     * Marks a settled note's recording (or an abandoned upload's, created before `abandonedBefore`) as
+     * removed by the retention policy at `at`; false when it is gone, processing, or already marked.
+     */
+    markMediaRemoved: async (lib: Library, id: string, at: string, abandonedBefore: string) =>
+      (await store.run(`UPDATE notes SET media_removed_at = ?, updated_at = ${notBeforeCreation} WHERE id = ? AND account_id = ? AND sandbox = ? AND ${SWEEPABLE} AND media_removed_at IS NULL`, [at, at, id, lib.accountId, sandbox(lib), abandonedBefore])) > 0,
 
-    /** Deletes a settled note (never one still processing); false when it is gone or processing. */
-    deleteSettled: async (lib: Library, id: string) =>
-      (await store.run(`DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ? AND status IN ('Done', 'Error')`, [id, lib.accountId, sandbox(lib)])) > 0,
+    /** Deletes a settled note, or an abandoned upload created before `abandonedBefore` (never one processing); false when it is gone or processing. */
+    deleteSettled: async (lib: Library, id: string, abandonedBefore: string) =>
+      (await store.run(`DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ? AND ${SWEEPABLE}`, [id, lib.accountId, sandbox(lib), abandonedBefore])) > 0,
 
     /** Moves every note of a folder to the top level; part of the folder's deletion transaction. */
     unfileAll: (folderId: string, updatedAt: string): Promise<number> =>

@@ -337,11 +337,12 @@ export function createNotesService(deps: {
 
     /**
      * The retention policy removed a settled note's recording (its stored media are already deleted):
-     * marks it at `at`, and makes `alsoWrite` (the audit event) in the same transaction. False, nothing
+     * marks it at `at`, and makes `alsoWrite` (the audit event) in the same transaction. An upload still
+     * awaiting its file counts as settled when created before `abandonedBefore`. False, nothing
      * written, when the note is gone, processing, or already marked.
      */
-    markMediaRemoved: (lib: Library, id: string, at: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
-      if (!(await repo.markMediaRemoved(lib, id, at))) return false
+    markMediaRemoved: (lib: Library, id: string, at: string, abandonedBefore: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
+      if (!(await repo.markMediaRemoved(lib, id, at, abandonedBefore))) return false
       await alsoWrite()
       return true
     }, 'write'),
@@ -349,11 +350,12 @@ export function createNotesService(deps: {
     /**
      * The retention policy deletes a settled note (its stored media are already deleted): the row and
      * everything that hangs off it (body, speakers, search rows, upload, jobs), as the user's delete
-     * does, with `alsoWrite` (the audit event) in the same transaction. False, nothing written, when the
+     * does, with `alsoWrite` (the audit event) in the same transaction. An upload still awaiting its
+     * file counts as settled when created before `abandonedBefore`. False, nothing written, when the
      * note is gone or processing.
      */
-    deleteSettled: (lib: Library, id: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
-      if (!(await repo.deleteSettled(lib, id))) return false
+    deleteSettled: (lib: Library, id: string, abandonedBefore: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
+      if (!(await repo.deleteSettled(lib, id, abandonedBefore))) return false
       await alsoWrite()
       return true
     }, 'write'),

@@ -49,6 +49,8 @@ export interface SweepSummary {
   recordingsRemoved: number
   /** notes old enough but still processing (queued, converting, transcribing, summarizing): left for a later sweep */
   skippedProcessing: number
+  /** notes old enough whose stored recording the storage refused to delete: left whole, logged, tried again by the next sweep */
+  failed: number
   /** audit events older than NOTESVC_AUDIT_RETENTION_DAYS removed */
   auditEventsPruned: number
 }

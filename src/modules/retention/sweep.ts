@@ -3,6 +3,7 @@ import type { Logger } from '../../log'
 import type { Library } from '../library'
 import type { NotesService } from '../notes/service'
 import type { AuditService } from '../audit/service'
+import { UPLOAD_TTL_MS } from '../uploads/model'
 import type { RetentionMode, SweepSummary } from './model'
 
 /** Notes read per page of one library; each note is then handled in short transactions of its own. */
@@ -33,17 +34,21 @@ export type SweepProgress = (p: SweepSummary & { accountsSwept: number }) => voi
 /**
  * One sweep: for every account whose policy is not `forever`, both of its libraries, oldest notes
  * first, those created more than `days` ago (counted from the note's `dateCreated`). Finished and
- * failed notes are swept; notes still processing are counted and left. For each note, in this order:
+ * failed notes are swept, and so are uploads that never got their file or completion (`awaiting_upload`,
+ * older than the upload URL's lifetime too); notes still processing (a job queued or running) are
+ * counted and left. For each note, in this order:
  *   1. its stored recording is deleted (an object already gone is fine);
  *   2. in one short transaction, its row is deleted (`notes`) or marked `media_removed_at` (`media`),
  *      with the audit event.
  * A sweep killed between 1 and 2 leaves a note whose object is gone but whose row still qualifies; the
  * next sweep picks it up again and finishes it. Nothing is held across notes, and pages are read by
  * key, so a sweep of 100,000 notes holds the write lock only for one note's statements at a time.
+ * A note whose stored object cannot be deleted (any storage error but "already gone") is left whole,
+ * counted in `failed` and logged with its id and the storage's error, and the sweep goes on.
  * Then the audit log's own events older than NOTESVC_AUDIT_RETENTION_DAYS are pruned.
  */
 export async function sweep(deps: SweepDeps, o: { signal?: AbortSignal; onProgress?: SweepProgress } = {}): Promise<SweepSummary> {
-  const totals: SweepSummary = { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 0, auditEventsPruned: 0 }
+  const totals: SweepSummary = { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 0, failed: 0, auditEventsPruned: 0 }
   let accountsSwept = 0
   const report = () => o.onProgress?.({ ...totals, accountsSwept })
   const stop = () => { if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error('the sweep was stopped') }
@@ -66,7 +71,12 @@ export async function sweep(deps: SweepDeps, o: { signal?: AbortSignal; onProgre
 }
 
 async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'notes', days: number, totals: SweepSummary, stop: () => void, report: () => void) {
-  const cutoff = new Date(deps.clock.now().getTime() - days * 86_400_000).toISOString()
+  const now = deps.clock.now().getTime()
+  const cutoff = new Date(now - days * 86_400_000).toISOString()
+  // An upload still awaiting its file or its completion (abandoned, or completion refused, e.g. 402)
+  // has no job and never will: once older than the cutoff and than its upload URL's lifetime (no PUT
+  // can start any more), it is settled like a failed note.
+  const abandonedBefore = new Date(Math.min(Date.parse(cutoff), now - UPLOAD_TTL_MS)).toISOString()
   const actor = { type: 'policy' as const, id: 'retention' }
   let after: { dateCreated: string; id: string } | null = null
   for (;;) {
@@ -76,19 +86,41 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
     const last = page[page.length - 1]!
     after = { dateCreated: last.date_created, id: last.id }
     for (const note of page) {
-      if (note.status === 'Summarizing') {
+      const abandoned = note.status === 'Summarizing' && note.processing_stage === 'awaiting_upload' && note.date_created < abandonedBefore
+      if (note.status === 'Summarizing' && !abandoned) {
         totals.skippedProcessing++
         continue
       }
       stop()
-      for (const key of await deps.mediaOf(note.id)) await deps.deleteObject(key)
+      const keys = await deps.mediaOf(note.id)
+      try {
+        for (const key of keys) await deps.deleteObject(key)
+      } catch (err) {
+        // One object the storage will not delete stops neither the sweep nor the accounts after it:
+        // the note is left as it is (its row still qualifies, so the next sweep tries again), counted
+        // and logged; the run then ends as failed (unsweptNotice).
+        totals.failed++
+        deps.log.error('retention sweep: could not delete the recording of a note from storage; the note is left for the next sweep', {
+          noteId: note.id, accountId: lib.accountId, error: err instanceof Error ? err.message : String(err),
+        })
+        continue
+      }
       const at = deps.clock.now().toISOString()
       const record = (action: 'note.deleted' | 'note.media_deleted') => () =>
-        deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox } })
+        deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox, ...(abandoned ? { abandonedUpload: true } : {}) } })
       if (mode === 'notes') {
-        if (await deps.notes.deleteSettled(lib, note.id, record('note.deleted'))) totals.notesDeleted++
-      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, record('note.media_deleted'))) totals.recordingsRemoved++
+        if (await deps.notes.deleteSettled(lib, note.id, abandonedBefore, record('note.deleted'))) totals.notesDeleted++
+      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, abandonedBefore, record('note.media_deleted'))) totals.recordingsRemoved++
     }
     report()
   }
+}
+
+/**
+ * What to tell the operator when a sweep left notes it could not sweep (`failed` > 0), or null. The
+ * CLI prints it and exits 1; the workers' scheduled run ends as failed with it (`recurring_jobs`).
+ */
+export function unsweptNotice(s: SweepSummary): string | null {
+  if (s.failed === 0) return null
+  return `${s.failed} ${s.failed === 1 ? 'note was' : 'notes were'} not swept: the storage refused to delete ${s.failed === 1 ? 'its recording' : 'their recordings'} (the log's "retention sweep: could not delete" lines name each note and the storage's error). Fix the storage (permissions, credentials, the bucket's policy), then run \`notesvc retention sweep\` again or wait for the next scheduled sweep: ${s.failed === 1 ? 'it is' : 'they are'} swept then.`
 }

@@ -2,6 +2,12 @@ import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 import { Language, SpeakersHint, StyleId } from '../processing/model'
 
+/**
+ * How long an upload's signed URL (`uploadUrl`, `expiresAt`) stays valid. After it, no PUT can start:
+ * the retention sweep treats an upload still awaiting its file after this long as abandoned.
+ */
+export const UPLOAD_TTL_MS = 60 * 60 * 1000
+
 /** 5 GB, read as 5 GiB: the largest upload accepted. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
 

@@ -18,11 +18,10 @@ import { PermanentJobError } from '../../jobs/worker'
 import type { StyleId } from '../../engines/llm/engine'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import type { Charged } from '../processing/service'
-import { MAX_UPLOAD_BYTES, type CreateUploadRequest, type UploadAccepted } from './model'
+import { MAX_UPLOAD_BYTES, UPLOAD_TTL_MS, type CreateUploadRequest, type UploadAccepted } from './model'
 import type { UploadRow, UploadsRepo } from './repo'
 import type { Library } from '../library'
 
-const UPLOAD_TTL_MS = 60 * 60 * 1000
 export const PROCESS_UPLOAD = 'process_upload'
 
 export type UploadsService = ReturnType<typeof createUploadsService>
@@ -189,6 +188,10 @@ export function createUploadsService(deps: {
       const noEngine = missingSpeechEngine(deps.asr())
       if (noEngine) throw new ApiError('upstream_failure', `${noEngine} Nothing was charged; the upload is kept, so complete it again once an engine is installed.`)
       const stored = await storage.stat(row.storage_key)
+      const removedAt = stored ? null : (await notes.requireNote(p, id)).media_removed_at
+      if (removedAt) {
+        throw new ApiError('conflict', `Upload ${id} was never completed, and the retention policy removed it on ${removedAt.slice(0, 10)}; start a new upload with POST /v1/uploads.`)
+      }
       if (!stored) throw new ApiError('conflict', `The file for upload ${id} has not arrived yet; PUT it to the uploadUrl, then complete the upload.`)
       if (stored.size > limitOf(row)) {
         await storage.delete(row.storage_key)

@@ -17,10 +17,10 @@ export function createWebRepo(store: Store) {
     session: (idHash: string) => store.get<SessionRow>('SELECT account_id, csrf_token, expires_at FROM sessions WHERE id_hash = ?', [idHash]),
     removeSession: async (idHash: string) => { await store.run('DELETE FROM sessions WHERE id_hash = ?', [idHash]) },
     removeSessionsExpiredBy: async (at: string) => { await store.run('DELETE FROM sessions WHERE expires_at <= ?', [at]) },
-    /** failures of `key` after `since`: how many, and when the oldest of them was */
+    /** failures of `key` after `since`: how many, and when the oldest and the newest of them were */
     failuresSince: async (key: string, since: string) => {
-      const row = (await store.get<{ n: number | string; oldest: string | null }>('SELECT count(*) AS n, min(at) AS oldest FROM sign_in_failures WHERE key = ? AND at > ?', [key, since]))!
-      return { n: Number(row.n), oldest: row.oldest }
+      const row = (await store.get<{ n: number | string; oldest: string | null; newest: string | null }>('SELECT count(*) AS n, min(at) AS oldest, max(at) AS newest FROM sign_in_failures WHERE key = ? AND at > ?', [key, since]))!
+      return { n: Number(row.n), oldest: row.oldest, newest: row.newest }
     },
     addFailure: async (key: string, at: string) => { await store.run('INSERT INTO sign_in_failures (key, at) VALUES (?, ?)', [key, at]) },
     clearFailures: async (key: string) => { await store.run('DELETE FROM sign_in_failures WHERE key = ?', [key]) },

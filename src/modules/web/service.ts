@@ -43,13 +43,31 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
   const emailKey = (email: string) => `email:${sha256(email.trim().toLowerCase())}`
   const clientKey = (address: string) => `client:${address}`
 
-  /** Seconds until the key may try again, or 0 when it is under its limit. */
-  async function blockedFor(key: string, limit: number, now: Date): Promise<number> {
+  /**
+   * Seconds until the key may try again (0 when it is under its limit), and when its block began: its
+   * newest failure, the one that reached the limit (a refused attempt adds none).
+   */
+  async function blockedFor(key: string, limit: number, now: Date): Promise<{ wait: number; since: string | null }> {
     const since = new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString()
     const row = await repo.failuresSince(key, since)
-    if (row.n < limit || !row.oldest) return 0
+    if (row.n < limit || !row.oldest) return { wait: 0, since: null }
     // The window slides: the oldest failure in it leaves at oldest + window.
-    return Math.max(1, Math.ceil((Date.parse(row.oldest) + FAILURE_WINDOW_MS - now.getTime()) / 1000))
+    return { wait: Math.max(1, Math.ceil((Date.parse(row.oldest) + FAILURE_WINDOW_MS - now.getTime()) / 1000)), since: row.newest }
+  }
+
+  /**
+   * Whether this refused attempt is the first of its block for the email, so the one `rate_limited`
+   * event of the block is recorded (then: true). Not each refused attempt: an attacker's thousand posts
+   * would bury the account's own audit log. The mark is a row of `sign_in_failures` under its own key
+   * (`limited:` and the email's key, counted against no limit), taken in the transaction that records
+   * the event; it leaves with the window like the failures.
+   */
+  async function firstOfBlock(eKey: string, blockedSince: string, now: Date): Promise<boolean> {
+    const mark = `limited:${eKey}`
+    const last = await repo.failuresSince(mark, new Date(now.getTime() - FAILURE_WINDOW_MS).toISOString())
+    if (last.newest !== null && last.newest >= blockedSince) return false
+    await repo.addFailure(mark, now.toISOString())
+    return true
   }
 
   return {
@@ -76,7 +94,8 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
 
     /**
      * Checks email and password; on success starts a session. Failures are counted and limited. Each
-     * attempt is in the audit log (docs/decisions.md "Audit log"): by the account it names, or with no
+     * attempt checked is in the audit log (docs/decisions.md "Audit log"), and of the attempts refused
+     * by the limits the first of each block (`rate_limited`): by the account it names, or with no
      * account when the email is unknown; never the password, nor an email typed that is no account's.
      */
     async signIn(email: string, password: string, clientAddress: string, userAgent: string | null = null): Promise<SignInResult> {
@@ -86,10 +105,14 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
       const origin: AuditOrigin = { ip: clientAddress, userAgent }
       const failed = (accountId: string | null, reason: string) =>
         deps.audit?.record({ accountId, actor: { type: 'user', id: accountId }, action: 'signin.failed', target: accountId ? { type: 'account', id: accountId } : null, origin, details: { reason } })
-      const wait = Math.max(await blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), await blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now))
-      if (wait > 0) {
-        await failed(email.length <= 320 ? ((await accounts.passwordOf(email.trim()))?.accountId ?? null) : null, 'rate_limited')
-        return { ok: false, reason: 'limited', retryAfterSeconds: wait }
+      const blocks = [await blockedFor(eKey, MAX_FAILURES_PER_EMAIL, now), await blockedFor(cKey, MAX_FAILURES_PER_CLIENT, now)].filter(b => b.wait > 0)
+      if (blocks.length > 0) {
+        // the block began when the later of the limits was reached; one event for it, not one per attempt
+        const since = blocks.map(b => b.since ?? '').sort().at(-1)!
+        await deps.store.transaction(async () => {
+          if (await firstOfBlock(eKey, since, now)) await failed(email.length <= 320 ? ((await accounts.passwordOf(email.trim()))?.accountId ?? null) : null, 'rate_limited')
+        }, 'write')
+        return { ok: false, reason: 'limited', retryAfterSeconds: Math.max(...blocks.map(b => b.wait)) }
       }
 
       const row = email.length <= 320 ? await accounts.passwordOf(email.trim()) : null

@@ -36,6 +36,41 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the audit log on ${b.name}`, 
     expect((await service.list('acct_a', { limit: 10 })).items.map(e => e.action)).toEqual(['note.deleted'])
   })
 
+  test('the prune removes exactly the old events, in batches of its size, each its own statement', async () => {
+    const store = await b.open()
+    opened.push(store)
+    // every DELETE the repo sends, seen on the way: one unbounded DELETE (the bug) is one statement
+    const deletes: number[] = []
+    const counted = new Proxy(store, {
+      get: (target, prop) => prop === 'run'
+        ? async (sql: string, params?: unknown[]) => {
+          const n = await target.run(sql, params as never)
+          if (/^DELETE/i.test(sql)) deletes.push(n)
+          return n
+        }
+        : Reflect.get(target, prop),
+    })
+    const clock = fixedClock('2026-01-01T00:00:00.000Z')
+    const service = createAuditService({ repo: createAuditRepo(counted, { pruneBatch: 7 }), clock, ids: createIdGenerator(() => clock.now().getTime()) })
+    for (let i = 0; i < 23; i++) {
+      await service.record({ accountId: 'acct_a', actor: { type: 'operator' }, action: 'plan.changed', details: { n: i } })
+      clock.advance(1000)
+    }
+    clock.set('2026-03-01T00:00:00.000Z')
+    for (let i = 23; i < 28; i++) await service.record({ accountId: 'acct_a', actor: { type: 'operator' }, action: 'plan.changed', details: { n: i } })
+    clock.set('2026-03-20T00:00:00.000Z')
+
+    expect(await service.prune(30)).toBe(23)
+    // 23 old events, 7 a statement: 7 + 7 + 7 + 2
+    expect(deletes).toEqual([7, 7, 7, 2])
+    const left: number[] = []
+    for await (const e of service.export('acct_a')) left.push(e.details.n as number)
+    expect(left).toEqual([23, 24, 25, 26, 27])
+    // nothing more to prune: one statement that removes nothing
+    expect(await service.prune(30)).toBe(0)
+    expect(deletes.slice(4)).toEqual([0])
+  })
+
   test('pages and exports walk ties in time by id, every event once', async () => {
     const { service } = await audit()
     // twelve events in the same millisecond, two accounts interleaved

@@ -172,7 +172,7 @@ describe('an account\'s policy covers its sandbox library too', () => {
     const old = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'old sandbox', content: 'x' } })).body.id
     const young = (await t.call('POST', '/v1/notes', { token: sandbox, body: { title: 'young sandbox', content: 'y' } })).body.id
     await t.store.run('UPDATE notes SET date_created = ? WHERE id = ?', [new Date(Date.now() - 8 * 86_400_000).toISOString(), old])
-    expect(await t.services.retention.sweep()).toEqual({ notesDeleted: 1, recordingsRemoved: 0, skippedProcessing: 0, auditEventsPruned: 0 })
+    expect(await t.services.retention.sweep()).toEqual({ notesDeleted: 1, recordingsRemoved: 0, skippedProcessing: 0, failed: 0, auditEventsPruned: 0 })
     expect((await t.call('GET', `/v1/notes/${old}`, { token: sandbox })).status).toBe(404)
     expect((await t.call('GET', `/v1/notes/${young}`, { token: sandbox })).status).toBe(200)
   })

@@ -111,7 +111,7 @@ describe('notesvc retention sweep killed with SIGKILL, then run again', () => {
     console.log(`second sweep: ${out.trim()}`)
     expect(code, err).toBe(0)
     expect(err).toContain('another sweep is running')
-    expect(out.trim()).toBe(`${OLD_DONE - (before.notes - mid.notes)} notes deleted, ${MEDIA_OLD_DONE} recordings removed, ${OLD_PROCESSING} skipped while processing, 0 audit events pruned`)
+    expect(out.trim()).toBe(`${OLD_DONE - (before.notes - mid.notes)} notes deleted, ${MEDIA_OLD_DONE} recordings removed, ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
 
     const after = { notes: await count('SELECT count(*) AS n FROM notes'), files: files() }
     console.log(`after the second sweep: notes ${after.notes}, files ${after.files}`)
@@ -127,7 +127,7 @@ describe('notesvc retention sweep killed with SIGKILL, then run again', () => {
 
     // and a third sweep has nothing left to do
     const third = sweep()
-    expect((await new Response(third.stdout).text()).trim()).toBe(`0 notes deleted, 0 recordings removed, ${OLD_PROCESSING} skipped while processing, 0 audit events pruned`)
+    expect((await new Response(third.stdout).text()).trim()).toBe(`0 notes deleted, 0 recordings removed, ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
     expect(await third.exited).toBe(0)
   }, 120_000)
 })

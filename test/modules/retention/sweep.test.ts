@@ -126,7 +126,7 @@ for (const b of backEnds) {
         expect(before).toEqual({ notes: 24, recordings: 18 })
         expect(after).toEqual({ notes: 21, recordings: 14 })
         // the processing and queued notes of the two accounts with a policy are skipped, not swept
-        expect(first).toEqual({ notesDeleted: 3, recordingsRemoved: 2, skippedProcessing: 4, auditEventsPruned: 0 })
+        expect(first).toEqual({ notesDeleted: 3, recordingsRemoved: 2, skippedProcessing: 4, failed: 0, auditEventsPruned: 0 })
 
         for (const [policy, expected] of Object.entries(EXPECTED)) {
           for (const [name, , , recording] of NOTES) {
@@ -176,7 +176,7 @@ for (const b of backEnds) {
         }
 
         const second = await t.services.retention.sweep()
-        expect(second).toEqual({ notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 4, auditEventsPruned: 0 })
+        expect(second).toEqual({ notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 4, failed: 0, auditEventsPruned: 0 })
         expect(await count('SELECT count(*) AS n FROM notes')).toBe(21)
       }, 60_000)
     })

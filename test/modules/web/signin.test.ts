@@ -192,6 +192,32 @@ describe('brute-force limits', () => {
   })
 })
 
+describe('brute-force attempts in the audit log', () => {
+  test('60 wrong posts, 20 s apart: every wrong password recorded, one rate_limited event per block, not one per refused post', async () => {
+    const clock = fixedClock('2026-03-10T10:00:00Z')
+    const t = await setup({ clock })
+    const b = t.browser()
+    const statuses: number[] = []
+    for (let i = 0; i < 60; i++) {
+      statuses.push((await b.signIn(EMAIL, `wrong ${i}`)).status)
+      clock.advance(20_000)
+    }
+    // 0–80 s: 5 wrong; then refused until the first failure leaves the 15-minute window (900 s), when
+    // the window lets 5 more through (900–980 s) and the email is blocked again (1000–1180 s)
+    const count = (n: number) => statuses.filter(s => s === n).length
+    expect({ 401: count(401), 429: count(429) }).toEqual({ 401: 10, 429: 50 })
+    const reasons = t.db.query<{ details: string; account_id: string | null }, []>("SELECT details, account_id FROM audit_events WHERE action = 'signin.failed' ORDER BY at, id").all()
+    // one rate_limited event for each of the two blocks (recording each refused post, the bug, gives 50)
+    expect(reasons.map(r => JSON.parse(r.details).reason)).toEqual([
+      ...Array(5).fill('wrong_password'), 'rate_limited',
+      ...Array(5).fill('wrong_password'), 'rate_limited',
+    ])
+    // all under the account the email names, which its owner reads on the settings page
+    expect(new Set(reasons.map(r => r.account_id)).size).toBe(1)
+    expect(reasons[0]!.account_id).toMatch(/^acct_/)
+  })
+})
+
 describe('sign-out', () => {
   test('POST /signout with the CSRF token ends the session', async () => {
     const t = await setup()
