@@ -106,3 +106,16 @@ export async function statusOnceProcessed(read: () => Promise<any>, pauseMs: num
   return status
 }
 
+
+/** The first line a process writes on the stream (e.g. the line `serve` logs once it listens). */
+export async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  return text.split('\n')[0]!
+}

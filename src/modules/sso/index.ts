@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { clientAddress } from '../../http/client-address'
-import { randomToken } from '../../http/html'
+import { pageResponse, randomToken } from '../../http/html'
 import { messagePage } from '../web/pages'
 import { cookieValue, SIGN_IN_PATH, type SessionService } from '../web/sessions'
 import { safeNext } from '../web'
@@ -35,17 +35,8 @@ export function ssoRoutes(deps: { sso: SsoService; sessions: Pick<SessionService
 
   function refusal(r: { status: number; title: string; message: string }, next: string, cookies: string[] = []): Response {
     const nonce = randomToken()
-    const headers = new Headers({
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-frame-options': 'DENY',
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'same-origin',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    })
-    for (const c of cookies) headers.append('set-cookie', c)
     const body = messagePage({ nonce, title: r.title, message: r.message, link: { href: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, text: 'Back to sign-in' } })
-    return new Response(body, { status: r.status, headers })
+    return pageResponse(body, { status: r.status, cookies })
   }
 
   function redirect(location: string, cookies: string[]): Response {

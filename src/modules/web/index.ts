@@ -10,7 +10,7 @@ import { messagePage, settingsPage, signInPage, type SignInMethods } from './pag
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
-import { randomToken } from '../../http/html'
+import { pageResponse, randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
 import { libraryRoutes } from './library'
@@ -92,17 +92,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const methods: SignInMethods = deps.signInMethods ?? { password: true }
 
   function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: string[] = [], nonce = ''): Response {
-    const headers = new Headers({
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-frame-options': 'DENY',
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'same-origin',
-      'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; script-src ${nonce ? `'nonce-${nonce}'` : "'none'"}; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-      ...extra,
-    })
-    for (const c of cookies) headers.append('set-cookie', c)
-    return new Response(body, { status, headers })
+    return pageResponse(body, { status, headers: extra, cookies, nonce })
   }
 
   function redirect(location: string, cookies: string[] = []): Response {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { freePort, ROOT } from '../../helpers/process'
+import { firstLine, freePort, ROOT } from '../../helpers/process'
 import { inSteps } from '../../helpers/web'
 import { startOidcProvider, type ProviderPerson } from '../../helpers/oidc-provider'
 
@@ -35,18 +35,6 @@ let provider: Awaited<ReturnType<typeof startOidcProvider>> | undefined
 let browser: Browser | undefined
 let restricted: Server | undefined
 let ssoOnly: Server | undefined
-
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader()
-  let text = ''
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += new TextDecoder().decode(value)
-  }
-  reader.releaseLock()
-  return text.split('\n')[0]!
-}
 
 async function startNotesvc(port: number, env: Record<string, string>): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-sso-'))

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser } from 'playwright-core'
-import { freePort, ROOT } from '../../helpers/process'
+import { firstLine, freePort, ROOT } from '../../helpers/process'
 import { inSteps } from '../../helpers/web'
 
 /**
@@ -21,18 +21,6 @@ let browser: Browser | undefined
 let base = ''
 let dataDir = ''
 let serverSaid = ''
-
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader()
-  let text = ''
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += new TextDecoder().decode(value)
-  }
-  reader.releaseLock()
-  return text.split('\n')[0]!
-}
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with DEBIAN_FRONTEND=noninteractive apt-get install -y chromium`)
