@@ -29,6 +29,20 @@ export type SsoResult =
 export type SsoService = ReturnType<typeof createSsoService>
 
 /**
+ * The page's message for the provider's error answer at the callback (RFC 6749 4.1.2.1): what it
+ * said, quoted and cut short (the query is the provider's, or whoever sent the browser there), and
+ * what to do. `access_denied` is the person cancelling or refusing consent, or the provider refusing
+ * them: try again and allow it, else ask for access; any other code is for the administrator.
+ */
+function providerRefusal(name: string, error: string, description: string | null): string {
+  const said = `"${error.slice(0, 64)}"${description ? `: ${description.slice(0, 200)}` : ''}`
+  if (error === 'access_denied') {
+    return `The sign-in was cancelled or refused at ${name} (it answered ${said}), so nobody was signed in. To sign in, go back to the sign-in page, choose "Sign in with ${name}" again and allow notesvc when ${name} asks; if ${name} refuses you, ask your administrator to give you access to notesvc there.`
+  }
+  return `${name} did not complete the sign-in (it answered ${said}), so nobody was signed in. Go back to the sign-in page and choose "Sign in with ${name}" again; if it happens again, ask your administrator, telling them what ${name} answered.`
+}
+
+/**
  * Browser sign-in through the organisation's OpenID Connect provider with openid-client (discovery,
  * authorization code + PKCE S256, state and nonce, ID token and userinfo checks): the account is
  * found, linked or made, and the allowed domains and groups checked, by the one linking rule of
@@ -124,8 +138,7 @@ export function createSsoService(deps: {
       const error = params.get('error')
       if (error) {
         anonymous('provider_refused', origin)
-        const said = params.get('error_description')
-        return refuse('provider_refused', 403, `${name} did not sign you in`, `${name} answered "${error}"${said ? ` (${said.slice(0, 200)})` : ''}. ${again} If it happens again, ask your administrator.`)
+        return refuse('provider_refused', 403, `${name} did not sign you in`, providerRefusal(name, error, params.get('error_description')))
       }
 
       let c: oidc.Configuration

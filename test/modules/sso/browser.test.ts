@@ -28,6 +28,7 @@ const people: Record<string, ProviderPerson> = {
   carol: { email: 'carol@example.com', email_verified: true, groups: ['sales'] },
   dave: { email: 'dave@example.com', email_verified: false, groups: ['notesvc-users'] },
   erin: { email: 'erin@example.com', email_verified: true, groups: ['notesvc-users'] },
+  frank: { email: 'frank@example.com', email_verified: true, groups: ['notesvc-users'] },
 }
 
 interface Server { base: string; dataDir: string; proc: Subprocess<'ignore', 'pipe', 'pipe'>; said: () => string }
@@ -271,6 +272,53 @@ test('refused: a domain not allowed, a group not allowed, an unverified email, a
     expect(failures(s).filter(f => f[0] === null)).toEqual([])
   })
 }, 240_000)
+
+// The provider's error answer (RFC 6749 4.1.2.1): frank, whom notesvc would let in, cancels on the
+// provider's consent page, and the provider sends the browser back with error=access_denied.
+test('the person cancels at the provider: 403, what happened and what to do; nothing created, the flow cookie cleared, no audit row', async () => {
+  const s = restricted!
+  const count = (table: string) => rows<{ n: number }>(s, `SELECT COUNT(*) AS n FROM ${table}`)[0]!.n
+  const before = { accounts: accountEmails(s), audit: count('audit_events'), sessions: count('sessions'), links: count('sso_identities') }
+  await inSteps(s.said, async step => {
+    step('frank signs in at the provider, then cancels on its consent page')
+    const { context, page } = await freshPage()
+    provider!.requests.length = 0
+    await page.goto(`${s.base}/signin?next=%2Fsettings`)
+    await page.getByRole('link', { name: `Sign in with ${PROVIDER_NAME}` }).click()
+    await page.waitForURL(url => url.origin === provider!.issuer)
+    await page.locator('input[name=login]').fill('frank')
+    await page.locator('input[name=password]').fill('any password the dev login accepts')
+    await page.getByRole('button', { name: 'Sign-in' }).click()
+    await page.getByRole('button', { name: 'Continue' }).waitFor()
+    // while at the provider, the browser holds the flow cookie the button set
+    const names = async () => (await context.cookies(`${s.base}${CALLBACK}`)).map(c => c.name)
+    expect(await names()).toContain('notesvc_sso_flow')
+    await page.getByRole('link', { name: '[ Cancel ]' }).click()
+    await page.waitForURL(url => url.href.startsWith(s.base))
+
+    step('the callback page says what happened and what to do')
+    const at = new URL(page.url())
+    expect([at.pathname, at.searchParams.get('error'), at.searchParams.get('error_description')]).toEqual([CALLBACK, 'access_denied', 'End-User aborted interaction'])
+    const status = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming & { responseStatus: number }).responseStatus)
+    const heading = await page.locator('h1').textContent()
+    const message = await page.locator('main p').first().textContent()
+    console.log(`frank cancelled at the provider: ${status} ${heading}: ${message}`)
+    expect([status, heading]).toEqual([403, `${PROVIDER_NAME} did not sign you in`])
+    expect(message).toBe(`The sign-in was cancelled or refused at ${PROVIDER_NAME} (it answered "access_denied": End-User aborted interaction), so nobody was signed in. To sign in, go back to the sign-in page, choose "Sign in with ${PROVIDER_NAME}" again and allow notesvc when ${PROVIDER_NAME} asks; if ${PROVIDER_NAME} refuses you, ask your administrator to give you access to notesvc there.`)
+    // the way back keeps where frank was going
+    expect(await page.getByRole('link', { name: 'Back to sign-in' }).getAttribute('href')).toBe('/signin?next=%2Fsettings')
+
+    step('the flow cookie is gone, no session; notesvc redeemed nothing at the provider')
+    // (the sign-in page's CSRF cookie stays: it is no session)
+    expect((await names()).filter(n => n === 'notesvc_sso_flow' || n === 'notesvc_session')).toEqual([])
+    expect(provider!.requests.filter(r => r.startsWith('POST /token') || r.startsWith('GET /me'))).toEqual([])
+    await context.close()
+
+    step('nothing was created, and the refusal named nobody: no audit row (docs/decisions.md, "Single sign-on")')
+    expect({ accounts: accountEmails(s), audit: count('audit_events'), sessions: count('sessions'), links: count('sso_identities') }).toEqual(before)
+    expect(accountEmails(s)).not.toContain('frank@example.com')
+  })
+}, 180_000)
 
 test('password sign-in off: no password form, POST /signin refused with a message; SSO still signs in', async () => {
   const s = ssoOnly!

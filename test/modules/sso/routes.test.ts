@@ -70,7 +70,29 @@ describe('the routes, without a provider to talk to', () => {
     expect(mismatch.status).toBe(400)
     const error = await b.get('/signin/oidc/callback?error=access_denied&state=mine', { cookie: forged('mine') })
     expect(error.status).toBe(403)
-    expect(error.text).toContain('Example ID answered &quot;access_denied&quot;')
+    expect(error.text).toContain('The sign-in was cancelled or refused at Example ID (it answered &quot;access_denied&quot;)')
+    expect(await t.store.all('SELECT action FROM audit_events')).toEqual([])
+  })
+
+  // The provider's error answer is shown on the page: what it said is text, never markup (fails if
+  // messagePage stopped escaping, or the refusal were built without it), cut short, and the flow cookie
+  // goes. The answer from a real provider, in Chromium: browser.test.ts.
+  test('the provider\'s error answer, with markup in it: shown escaped, cut short, the flow cookie cleared', async () => {
+    const t = createWebTestApp({ env: SSO })
+    const b = t.browser()
+    const flow = `notesvc_sso_flow=${Buffer.from(JSON.stringify({ state: 'mine', nonce: 'n', verifier: 'v', next: '/settings' })).toString('base64url')}`
+    const description = `<script>alert(1)</script>${'x'.repeat(300)}`
+    const q = new URLSearchParams({ error: 'server_error', error_description: description, state: 'mine' })
+    const r = await b.get(`/signin/oidc/callback?${q}`, { cookie: flow })
+    expect(r.status).toBe(403)
+    expect(r.text).toContain('Example ID did not complete the sign-in (it answered &quot;server_error&quot;: &lt;script&gt;alert(1)&lt;/script&gt;xxx')
+    expect(r.text).toContain('so nobody was signed in. Go back to the sign-in page and choose &quot;Sign in with Example ID&quot; again; if it happens again, ask your administrator')
+    expect(r.text).not.toContain('<script>alert')
+    expect(r.text).not.toContain('x'.repeat(200))
+    // the way back keeps where the person was going
+    expect(r.text).toContain('<a href="/signin?next=%2Fsettings">Back to sign-in</a>')
+    expect(r.cookies.find(c => c.startsWith('notesvc_sso_flow='))).toMatch(/^notesvc_sso_flow=; HttpOnly; SameSite=Lax; Path=\/signin\/oidc; Max-Age=0/)
+    expect(r.cookies.join()).not.toContain('notesvc_session=')
     expect(await t.store.all('SELECT action FROM audit_events')).toEqual([])
   })
 })
