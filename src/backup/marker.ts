@@ -64,16 +64,17 @@ export function unfinishedRestore(dataDir: string): string | null {
     return (err as Error).message
   }
   if (!m) return null
-  return `a restore into ${dataDir} did not finish (the backup of ${m.backup.createdAt}, begun ${m.startedAt}; ${MARKER_NAME} is still there): run ${commandLine(`restore ${m.src}`)} again to finish it before starting notesvc`
+  return `a restore into ${dataDir} did not finish (the backup of ${m.backup.createdAt}, begun ${m.startedAt}; ${MARKER_NAME} is still there): run ${commandLine(`restore ${/\s/.test(m.src) ? `'${m.src}'` : m.src}`)} again to finish it before starting notesvc`
 }
 
 /**
  * Removes what the marker's restore wrote: each file it names, the temporary names beside them
- * (`.NAME.<uuid>.part`, from a copy killed midway), and the folders left empty up to the data folder.
+ * (`.NAME.<uuid>.part`, from a copy killed midway), a SQLite copy's temporary name beside
+ * `databasePath`, and the folders left empty up to the data folder.
  * A name that would leave the media folder is skipped (a marker is ours, but is read from disk).
  * Returns how many files were removed.
  */
-export async function sweepMarked(dataDir: string, m: RestoreMarker, databasePath?: string): Promise<number> {
+export async function sweepMarked(dataDir: string, m: RestoreMarker, databasePath: string): Promise<number> {
   const root = resolve(dataDir)
   const media = join(root, 'media')
   let removed = 0
@@ -93,11 +94,9 @@ export async function sweepMarked(dataDir: string, m: RestoreMarker, databasePat
     folders.add(dir)
   }
   // a SQLite database copy killed before its rename (src/db/backup.ts writes it as .notesvc.db.<uuid>.part)
-  if (databasePath) {
-    const dir = dirname(databasePath)
-    for (const entry of await readdir(dir).catch(() => [] as string[])) {
-      if (entry.startsWith('.notesvc.db.') && entry.endsWith('.part')) await rm(join(dir, entry), { force: true })
-    }
+  const databaseDir = dirname(databasePath)
+  for (const entry of await readdir(databaseDir).catch(() => [] as string[])) {
+    if (entry.startsWith('.notesvc.db.') && entry.endsWith('.part')) await rm(join(databaseDir, entry), { force: true })
   }
   // the folders made for them, when nothing else is in them (rmdir refuses a folder that is not empty)
   for (const dir of [...folders].sort((a, b) => b.length - a.length)) {

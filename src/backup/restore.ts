@@ -162,7 +162,8 @@ async function sweepUnfinished(o: RestoreOptions, database: DatabaseBackup, say:
     await removeMarker(o.dataDir)
     throw new BackupRefused(`an earlier restore here (the backup of ${marker.backup.createdAt}) had finished, its database in place, but was stopped before removing its marker ${MARKER_NAME}; removed the marker now, so start serve on it. To restore anyway, move the existing data away first`)
   }
-  const removed = await sweepMarked(o.dataDir, marker, database.backEnd === 'sqlite' ? o.databasePath : undefined)
+  // a SQLite copy's temporary name, when the kill came in the database step (none on PostgreSQL)
+  const removed = await sweepMarked(o.dataDir, marker, o.databasePath)
   await removeMarker(o.dataDir)
   say(`found an unfinished restore in ${o.dataDir} (the backup of ${marker.backup.createdAt}, begun ${marker.startedAt}): removed the ${removed} recording${removed === 1 ? '' : 's'} it had written (${marker.files.length} named in ${MARKER_NAME}, nothing else); restoring again`)
 }
