@@ -21,6 +21,8 @@ import { BackupRefused } from './db/backup'
 import { describeBackup, runBackup } from './backup/backup'
 import { describeRestore, runRestore } from './backup/restore'
 import { readManifest, verifyBackup } from './backup/manifest'
+import { unfinishedRestore } from './backup/marker'
+import { OPERATOR } from './modules/audit/model'
 import { VERSION } from './version'
 import { commandLine, commandName, isCompiled } from './command-name'
 import { runtimeRefusal } from './runtime-version'
@@ -422,13 +424,39 @@ async function backupCommand(command: 'backup' | 'restore', config: Config, p: P
   const common = { dataDir: config.dataDir, databasePath: config.databasePath, databaseUrl: config.databaseUrl, storage: config.storage, say }
   if (command === 'backup') {
     const r = await runBackup({ ...common, dest: folder, bucket: config.s3.bucket, onMedia: filesProgress('media') })
+    const m = r.manifest
+    // in the live database; never the folder or the database URL (they may hold a password)
+    await recordOperatorEvent(config, 'backup.created', { backEnd: m.backEnd, storage: m.storage, createdAt: m.createdAt, notes: m.counts.notes, files: m.files.length })
     out(describeBackup(r))
     return 0
   }
-  const r = await runRestore({ ...common, src: folder, onVerify: filesProgress('checking') })
+  const r = await runRestore({ ...common, src: folder, onVerify: filesProgress('checking'), onMedia: filesProgress('media') })
+  // in the restored database (brought to this build's schema by opening it, as serve would)
+  await recordOperatorEvent(config, 'backup.restored', { createdAt: r.manifest.createdAt, backupVersion: r.manifest.notesvcVersion, notesvcVersion: VERSION, notes: r.manifest.counts.notes, files: r.files })
   out(describeRestore(r, config.databaseUrl ? 'the PostgreSQL database' : config.dataDir))
   return 0
 }
+
+/**
+ * Records an event of the operator's (no account) after a backup or restore completed. The copy is
+ * done whatever happens here, so a failure is a warning on stderr, not the command's failure.
+ */
+async function recordOperatorEvent(config: Config, action: 'backup.created' | 'backup.restored', details: Record<string, string | number>): Promise<void> {
+  try {
+    const store = await openConfiguredStore(config, { poolSize: 1 })
+    try {
+      const services = createServices({ config, store, clock: systemClock, ids: createIdGenerator() })
+      await services.audit.recordBy(OPERATOR, { accountId: null, action, target: null, details })
+    } finally {
+      await store.close()
+    }
+  } catch (err) {
+    process.stderr.write(`warning: the ${action} event could not be written to the audit log (${err instanceof Error ? err.message : String(err)}); the ${action === 'backup.created' ? 'backup' : 'restore'} itself is complete\n`)
+  }
+}
+
+/** The commands that use the data folder, refused while a restore into it is unfinished (src/backup/marker.ts). */
+const DATA_FOLDER_COMMANDS = new Set(['serve', 'worker', 'keys', 'accounts', 'audit', 'db', 'backup', 'retention', 'doctor'])
 
 async function run(argv: string[], env: Env): Promise<number> {
   startupMark('runtime and modules')
@@ -441,6 +469,10 @@ async function run(argv: string[], env: Env): Promise<number> {
   if (command === 'version' || p.flags.version) { out(VERSION); return 0 }
   const config = loadConfig(withFlags)
   const log = createLogger((withFlags.NOTESVC_LOG_LEVEL as 'info') || 'info')
+  if (DATA_FOLDER_COMMANDS.has(command) && p.flags.verify === undefined) {
+    const unfinished = unfinishedRestore(config.dataDir)
+    if (unfinished) throw new BackupRefused(unfinished)
+  }
 
   switch (command) {
     case 'serve':

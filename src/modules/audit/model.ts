@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
   'plan.changed',
   'account.created',
   'audit.exported',
+  'backup.created',
+  'backup.restored',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
