@@ -125,6 +125,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`GET /metrics on ${b.name}`, (
     await until('the job done', async () => (await t.services.jobs.latestForNote(up.noteId))?.status === 'done', 30_000)
     await until('the webhook delivered', () => hooks.got.length === 1, 30_000)
     await until('the delivery recorded', async () => (await scrape()).value('notesvc_webhook_deliveries_total', { outcome: 'delivered' }) === 1, 10_000)
+    // the attempt is counted when the receiver answers; its outbox row ends in the sender's next write
+    await until('the outbox row ended', async () => (await scrape()).value('notesvc_queue_jobs', { queue: 'webhook_outbox', state: 'running' }) === 0, 10_000)
     const after = await scrape()
 
     // every request counted once, under its operation id or route template, with its status; the
