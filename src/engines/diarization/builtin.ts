@@ -12,11 +12,11 @@ import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './spe
  * (speech-frames.ts); windows of 1.5 s every 0.25 s summarised as the mean and spread of their
  * cepstra and pitch (normalised over the recording); the windows clustered by cosine similarity (cluster.ts) into
  * the count of speakers that BIC prefers (or the count the submitter gave); every frame re-labelled by
- * a full-covariance Gaussian of each speaker's frames, smoothed over 0.3 s, turns shorter than half a
+ * a full-covariance Gaussian of each speaker's frames (cepstra and pitch), smoothed over 0.3 s, turns shorter than half a
  * second folded into their neighbours; then speakers merged while BIC says one Gaussian explains two.
  *
  * What it can do (bench/diarization.ts, made-up conversations of real and synthetic voices, turns of
- * 1–2 s): about 6–7 % DER with two speakers, about 26–30 % with four. It tells apart voices that
+ * 1–2 s): about 6–7 % DER with two speakers, about 26–34 % with four. It tells apart voices that
  * sound different — people recorded on different microphones, men and women, synthetic voices. What
  * it cannot: voices that sound alike (it has no learned model of speakers, as sherpa-onnx's neural
  * embeddings do), overlapped speech (one speaker per moment), music or loud noise (taken for speech),
@@ -58,7 +58,7 @@ class BuiltinSession implements DiarizationSession {
     const loud = Uint8Array.from(speech, s => (s === 2 ? 1 : 0))
     const loudFrames = loud.reduce((n, s) => n + s, 0)
     if (loudFrames < MIN_TURN * FRAMES_PER_SECOND) return { turns: [], speakers: 0, embeddings: [], engine: 'builtin' }
-    const cepstra = normalise(f.cepstra, f.frames, loud)
+    const cepstra = normalise(withPitch(f.cepstra, f.pitch, f.frames), f.frames, loud)
     const windows = describeWindows(cepstra, f.pitch, loud, f.frames)
     const bounds = speakerBounds(opts.speakers, loudFrames / FRAMES_PER_SECOND)
     const labels = windows.length < 2 || bounds.max === 1 ? new Int32Array(f.frames) : spread(speakerLabels(cepstra, loud, windows, bounds), speech)
@@ -88,25 +88,74 @@ function spread(labels: Int32Array, speech: Uint8Array): Int32Array {
   return labels
 }
 
-/** Cepstra with the recording's mean removed and unit variance over its speech (the microphone's colour removed). */
-function normalise(cepstra: Float32Array, frames: number, speech: Uint8Array): Float32Array {
-  const mean = new Float64Array(CEPSTRA)
-  const square = new Float64Array(CEPSTRA)
+/**
+ * Frame features (D per frame) with the recording's mean removed and unit variance over its speech
+ * (the microphone's colour removed).
+ */
+function normalise(features: Float32Array, frames: number, speech: Uint8Array): Float32Array {
+  const mean = new Float64Array(D)
+  const square = new Float64Array(D)
   let n = 0
   for (let t = 0; t < frames; t++) {
     if (!speech[t]) continue
     n++
-    for (let c = 0; c < CEPSTRA; c++) {
-      const x = cepstra[t * CEPSTRA + c]!
+    for (let c = 0; c < D; c++) {
+      const x = features[t * D + c]!
       mean[c]! += x
       square[c]! += x * x
     }
   }
-  const out = new Float32Array(frames * CEPSTRA)
-  for (let c = 0; c < CEPSTRA; c++) {
+  const out = new Float32Array(frames * D)
+  for (let c = 0; c < D; c++) {
     mean[c]! /= n
     const sd = Math.sqrt(Math.max(1e-9, square[c]! / n - mean[c]! ** 2))
-    for (let t = 0; t < frames; t++) out[t * CEPSTRA + c] = (cepstra[t * CEPSTRA + c]! - mean[c]!) / sd
+    for (let t = 0; t < frames; t++) out[t * D + c] = (features[t * D + c]! - mean[c]!) / sd
+  }
+  return out
+}
+
+/**
+ * Dimensions of a frame as the speakers' Gaussians see it: the cepstra, then the pitch. Pitch was first
+ * only in the windows' vectors, so resegmentation and the merging by BIC, on cepstra alone, could not
+ * tell a high voice from a low one of like timbre (bench/README.md "Issue 25 session").
+ */
+const D = CEPSTRA + 1
+/** Frames either side (0.15 s) whose voiced pitch a frame without one borrows. */
+const PITCH_REACH = 15
+
+/**
+ * Each frame's cepstra followed by its pitch (log2 Hz). A frame without a pitch of its own (a
+ * consonant, a pause) gets the mean pitch of the voiced frames within PITCH_REACH of it, else the
+ * recording's mean voiced pitch: the speaker's pitch goes on through the consonants between vowels.
+ */
+function withPitch(cepstra: Float32Array, pitch: Float32Array, frames: number): Float32Array {
+  const out = new Float32Array(frames * D)
+  let sum = 0
+  let count = 0
+  for (let t = 0; t < frames; t++) {
+    if (pitch[t]! > 0) {
+      sum += pitch[t]!
+      count++
+    }
+  }
+  const average = count ? sum / count : 0
+  // a running sum over the voiced frames of [t - PITCH_REACH, t + PITCH_REACH]
+  let localSum = 0
+  let localCount = 0
+  for (let t = -PITCH_REACH; t < frames; t++) {
+    const enter = t + PITCH_REACH
+    if (enter < frames && pitch[enter]! > 0) {
+      localSum += pitch[enter]!
+      localCount++
+    }
+    const leave = t - PITCH_REACH - 1
+    if (leave >= 0 && pitch[leave]! > 0) {
+      localSum -= pitch[leave]!
+      localCount--
+    }
+    if (t < 0) continue
+    out.set(cepstra.subarray(t * CEPSTRA, (t + 1) * CEPSTRA), t * D)
+    out[t * D + CEPSTRA] = pitch[t]! > 0 ? pitch[t]! : localCount ? localSum / localCount : average
   }
   return out
 }
@@ -139,7 +188,7 @@ function describeWindows(cepstra: Float32Array, pitch: Float32Array, speech: Uin
       if (!speech[t]) continue
       n++
       for (let c = 0; c < CEPSTRA; c++) {
-        const x = cepstra[t * CEPSTRA + c]!
+        const x = cepstra[t * D + c]!
         v[c]! += x
         v[CEPSTRA + c]! += x * x
       }
@@ -258,7 +307,7 @@ const MERGE_PENALTY = 4
 
 /** The pair of speakers whose merging most improves BIC (scaled as `bic` is), or null when none does. */
 function bestMerge(cepstra: Float32Array, labels: Int32Array, k: number): [number, number] | null {
-  const d = CEPSTRA
+  const d = D
   const n = new Float64Array(k)
   const sums = Array.from({ length: k }, () => new Float64Array(d))
   const products = Array.from({ length: k }, () => new Float64Array(d * d))
@@ -332,7 +381,7 @@ const BIC_FRAMES = 4000
 
 /** The log-likelihood of the speech frames under a full Gaussian per speaker, less the BIC penalty for its parameters. */
 function bic(cepstra: Float32Array, labels: Int32Array, k: number): number {
-  const d = CEPSTRA
+  const d = D
   const counts = new Float64Array(k)
   for (const l of labels) if (l >= 0) counts[l]!++
   const models = fitGaussians(cepstra, labels, k)
@@ -396,18 +445,18 @@ function relabelFrames(cepstra: Float32Array, speech: Uint8Array, initial: Int32
     const models = fitGaussians(cepstra, labels, k)
     const next = new Int32Array(frames).fill(-1)
     const score = new Float32Array(speechIndex.length * k)
-    const x = new Float64Array(CEPSTRA)
+    const x = new Float64Array(D)
     speechIndex.forEach((t, i) => {
       models.forEach((m, c) => {
         if (!m) {
           score[i * k + c] = -1e9
           return
         }
-        for (let d = 0; d < CEPSTRA; d++) x[d] = cepstra[t * CEPSTRA + d]! - m.mean[d]!
+        for (let d = 0; d < D; d++) x[d] = cepstra[t * D + d]! - m.mean[d]!
         let q = 0
-        for (let a = 0; a < CEPSTRA; a++) {
+        for (let a = 0; a < D; a++) {
           let row = 0
-          for (let b = 0; b < CEPSTRA; b++) row += m.precision[a * CEPSTRA + b]! * x[b]!
+          for (let b = 0; b < D; b++) row += m.precision[a * D + b]! * x[b]!
           q += x[a]! * row
         }
         score[i * k + c] = -0.5 * (q + m.logDet)
@@ -449,7 +498,7 @@ interface Gaussian {
 
 /** A full-covariance Gaussian of the frames of each label (null for a label with too few frames). */
 function fitGaussians(cepstra: Float32Array, labels: Int32Array, k: number): (Gaussian | null)[] {
-  const d = CEPSTRA
+  const d = D
   const sums = Array.from({ length: k }, () => new Float64Array(d))
   const products = Array.from({ length: k }, () => new Float64Array(d * d))
   const counts = new Float64Array(k)
