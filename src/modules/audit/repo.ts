@@ -37,21 +37,8 @@ export function createAuditRepo(store: Store, o: { pruneBatch?: number } = {}) {
      * action and at or after `since`.
      */
     page: (accountId: string, limit: number, o: { before?: { at: string; id: string }; action?: string; since?: string } = {}) => {
-      const where = ['account_id = ?']
-      const params: (string | number)[] = [accountId]
-      if (o.before) {
-        where.push('(at < ? OR (at = ? AND id < ?))')
-        params.push(o.before.at, o.before.at, o.before.id)
-      }
-      if (o.action) {
-        where.push('action = ?')
-        params.push(o.action)
-      }
-      if (o.since) {
-        where.push('at >= ?')
-        params.push(o.since)
-      }
-      return store.all<AuditEventRow>(`SELECT * FROM audit_events WHERE ${where.join(' AND ')} ORDER BY at DESC, id DESC LIMIT ?`, [...params, limit])
+      const { where, params } = conditions({ accountId, past: o.before && { ...o.before, side: '<' }, action: o.action, since: o.since })
+      return store.all<AuditEventRow>(`SELECT * FROM audit_events${where} ORDER BY at DESC, id DESC LIMIT ?`, [...params, limit])
     },
 
     /**
@@ -59,21 +46,8 @@ export function createAuditRepo(store: Store, o: { pruneBatch?: number } = {}) {
      * at or after `since`: one batch of an export.
      */
     ascending: (o: { accountId: string | null; limit: number; after?: { at: string; id: string }; since?: string }) => {
-      const where: string[] = []
-      const params: (string | number)[] = []
-      if (o.accountId !== null) {
-        where.push('account_id = ?')
-        params.push(o.accountId)
-      }
-      if (o.after) {
-        where.push('(at > ? OR (at = ? AND id > ?))')
-        params.push(o.after.at, o.after.at, o.after.id)
-      }
-      if (o.since) {
-        where.push('at >= ?')
-        params.push(o.since)
-      }
-      return store.all<AuditEventRow>(`SELECT * FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY at, id LIMIT ?`, [...params, o.limit])
+      const { where, params } = conditions({ accountId: o.accountId, past: o.after && { ...o.after, side: '>' }, since: o.since })
+      return store.all<AuditEventRow>(`SELECT * FROM audit_events${where} ORDER BY at, id LIMIT ?`, [...params, o.limit])
     },
 
     /**
@@ -91,4 +65,31 @@ export function createAuditRepo(store: Store, o: { pruneBatch?: number } = {}) {
       }
     },
   }
+}
+
+/**
+ * The WHERE clause of a read of the log: one account's events (null: every account's), on the far
+ * side of a keyset cursor (`<` newest first, `>` oldest first, by at then id), of one action, at or
+ * after `since`.
+ */
+function conditions(o: { accountId: string | null; past?: { at: string; id: string; side: '<' | '>' }; action?: string; since?: string }) {
+  const clauses: string[] = []
+  const params: string[] = []
+  if (o.accountId !== null) {
+    clauses.push('account_id = ?')
+    params.push(o.accountId)
+  }
+  if (o.past) {
+    clauses.push(`(at ${o.past.side} ? OR (at = ? AND id ${o.past.side} ?))`)
+    params.push(o.past.at, o.past.at, o.past.id)
+  }
+  if (o.action) {
+    clauses.push('action = ?')
+    params.push(o.action)
+  }
+  if (o.since) {
+    clauses.push('at >= ?')
+    params.push(o.since)
+  }
+  return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', params }
 }
