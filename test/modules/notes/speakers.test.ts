@@ -26,18 +26,25 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a note's speakers on ${b.name
     opened.push(store)
     const t = createTestApp({ store, env: { NOTESVC_METERING: 'off' } })
     const token = await t.key({ plan: 'pro' })
+    const id = await recordedNote(t, token, SEGMENTS)
+    return { t, token, id }
+  }
+
+  /** A recording of `segments` in `token`'s library, transcribed and finished as the pipeline does; its note's id. */
+  async function recordedNote(t: ReturnType<typeof createTestApp>, token: string, segments: TranscriptSegment[]) {
     const up = await t.call('POST', '/v1/uploads', { token, body: { fileName: 'meeting.wav', contentType: 'audio/wav', speakers: { min: 2, max: 4 } } })
     expect(up.status).toBe(201)
     const id = up.body.noteId as string
+    const labels = [...new Set(segments.map(s => s.speaker!))]
     await t.services.notes.saveTranscript(id, {
-      transcript: SEGMENTS.map(s => s.text).join(' '), language: 'en', segments: SEGMENTS,
-      speakers: ['A', 'B', 'C'].map((label, i) => ({ label, name: null, engine: 'builtin', embedding: PRINT(i), profileId: null })),
+      transcript: segments.map(s => s.text).join(' '), language: 'en', segments,
+      speakers: labels.map((label, i) => ({ label, name: null, engine: 'builtin', embedding: PRINT(i), profileId: null })),
     })
     await t.services.notes.finish(id, {
-      title: 'Budget with Speaker A', summary: 'Speaker A says the budget is ready; Speaker B orders the servers.', language: 'en', segments: SEGMENTS,
+      title: 'Budget with Speaker A', summary: 'Speaker A says the budget is ready; Speaker B orders the servers.', language: 'en', segments,
       structuredContent: { 'meeting-notes': { attendees: ['Speaker A', 'Speaker B', 'Speaker C'], actionItems: [{ task: 'order the servers', owner: 'Speaker B', due: 'Friday' }] } },
     })
-    return { t, token, id }
+    return id
   }
 
   test('listed in order of first speech, unnamed ones shown as "Speaker A"; the hint was kept with the upload', async () => {
@@ -83,6 +90,34 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a note's speakers on ${b.name
     const alone = await t.call('GET', '/v1/notes?speaker=Tom', { token })
     expect(alone.status).toBe(400)
     expect(alone.body.error.details).toEqual([{ field: 'speaker', issue: 'sent without q' }])
+  })
+
+  // Fails if the speaker's condition forgot its note (`sp.note_id = …`): any note with the words
+  // would come back when some other note's speaker of that name said them, even another account's.
+  test('search by speaker: a note where someone else said the words is not returned, nor one whose words another library\'s speaker of that name said', async () => {
+    const { t, token, id } = await diarizedNote()
+    expect((await t.call('PATCH', `/v1/notes/${id}/speakers/B`, { token, body: { name: 'Tom' } })).status).toBe(200)
+    // the same words in a second note of this library, said there by Speaker A; nobody there is Tom
+    const second = await recordedNote(t, token, [
+      { start: 0, end: 3, text: 'I ordered the servers on friday and the budget is ready', speaker: 'A' },
+      { start: 3.5, end: 5, text: 'good thanks', speaker: 'B' },
+    ])
+    // another account's Tom says "budget", which in this library only Speaker A said
+    const other = await t.key({ email: 'other@example.com', plan: 'pro' })
+    const elsewhere = await recordedNote(t, other, [
+      { start: 0, end: 2, text: 'hello everyone', speaker: 'A' },
+      { start: 2.5, end: 5, text: 'the budget covers the servers', speaker: 'B' },
+    ])
+    expect((await t.call('PATCH', `/v1/notes/${elsewhere}/speakers/B`, { token: other, body: { name: 'Tom' } })).status).toBe(200)
+
+    const search = async (key: string, q: string, speaker: string) => (await t.call('GET', `/v1/notes?q=${encodeURIComponent(q)}&speaker=${encodeURIComponent(speaker)}`, { token: key })).body.data.map((n: { id: string }) => n.id).sort()
+    // both notes have the words; only the first has a Tom who said them
+    expect((await t.call('GET', '/v1/notes?q=servers%20friday', { token })).body.data.map((n: { id: string }) => n.id).sort()).toEqual([id, second].sort())
+    expect(await search(token, 'servers friday', 'Tom')).toEqual([id])
+    expect(await search(token, 'servers friday', 'Speaker A')).toEqual([second])
+    expect(await search(token, 'budget', 'Tom')).toEqual([])
+    expect(await search(other, 'budget', 'Tom')).toEqual([elsewhere])
+    expect(await search(other, 'servers friday', 'Tom')).toEqual([])
   })
 
   test('merged: every segment of C becomes A\'s, C is gone, and the summary says A', async () => {
