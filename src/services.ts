@@ -140,7 +140,7 @@ export function createServices(deps: CoreDeps) {
     onSettled: e => webhooks.noteSettled(e),
     speakers: speakersRepo,
   })
-  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript })
+  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)

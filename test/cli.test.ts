@@ -172,7 +172,7 @@ describe('serve', () => {
   // Fails if the first start quotes fixed figures (it said "10 processing calls a minute" whatever
   // NOTESVC_RATE_LIMITS said): the line names the limits of this start, and the key is held to them.
   test('the first start quotes the rate limits in force, metered or not', async () => {
-    const cases = [
+    const cases: { env: Record<string, string>; line: string; readLimit: string }[] = [
       {
         env: { NOTESVC_RATE_LIMITS: 'read=500,write=40,processing=3' },
         line: 'metering: on (credits per minute of media); requests a minute per key: 500 reads, 40 writes, 3 processing calls (NOTESVC_RATE_LIMITS); for a single-user install start with NOTESVC_METERING=off',
