@@ -35,6 +35,7 @@ import { LocalTranscribeError, transcribeFile } from './local/transcribe'
 import { basename } from 'node:path'
 import { existsSync } from 'node:fs'
 import { startupMark, startupReport } from './startup-timing'
+import { MODEL_TRIAL_COMMAND, runModelTrial } from './engines/diarization/model-trial-child'
 
 const usage = () => `notesvc ${VERSION}: transcripts and summaries of audio, video and video links, self-hosted.
 
@@ -669,7 +670,13 @@ async function run(argv: string[], env: Env): Promise<number> {
   }
 }
 
-if (import.meta.main) {
+if (import.meta.main && process.argv[2] === MODEL_TRIAL_COMMAND) {
+  // the binary as the child that tries diarization model files (engines/diarization/model-trial.ts)
+  runModelTrial(process.argv.slice(3)).then(code => process.exit(code), err => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`)
+    process.exit(1)
+  })
+} else if (import.meta.main) {
   run(process.argv.slice(2), process.env)
     .then(code => { if (code >= 0) process.exit(code) })
     .catch(err => {

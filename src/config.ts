@@ -1,3 +1,4 @@
+import { DEFAULT_DATABASE_TIMEOUT_MS } from './db/deadline'
 import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
@@ -21,6 +22,8 @@ export interface Config {
   databasePath: string
   /** `postgres://…`: all state in that PostgreSQL database; unset: embedded SQLite at `databasePath` */
   databaseUrl?: string
+  /** PostgreSQL: how long a statement may wait for the server's answer (ms; 0: no limit) */
+  databaseTimeoutMs: number
   storage: StorageKind
   s3: { bucket?: string; endpoint?: string; region?: string; forcePathStyle: boolean }
   modelsDir: string
@@ -116,7 +119,7 @@ const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, p
 
 /** The variables of DECISIONS.md "Running it", with their defaults. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_STORAGE',
+  'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_DATABASE_TIMEOUT_MS', 'NOTESVC_STORAGE',
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
@@ -364,6 +367,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDirSource: data.source,
     databasePath: resolve(dataDir, 'notesvc.db'),
     databaseUrl: databaseUrl(env.NOTESVC_DATABASE_URL),
+    databaseTimeoutMs: integer('NOTESVC_DATABASE_TIMEOUT_MS', env.NOTESVC_DATABASE_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUT_MS, 0, 600_000),
     storage: oneOf('NOTESVC_STORAGE', env.NOTESVC_STORAGE, ['disk', 's3'] as const, 'disk'),
     s3: {
       bucket: env.NOTESVC_S3_BUCKET || undefined,

@@ -10,7 +10,8 @@ import { offlineAdvice } from './engines/asr/pull'
 import { createLlmSelector } from './engines/llm'
 import { createAsrSelector } from './engines/asr'
 import { createDiarizationSelector } from './engines/diarization'
-import { sherpaModelsPresent } from './engines/diarization/models'
+import { diarizationModelPaths, sherpaModelsPresent } from './engines/diarization/models'
+import { tryDiarizationModels } from './engines/diarization/model-trial'
 import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 import { commandLine } from './command-name'
 import { systemClock } from './clock'
@@ -195,11 +196,17 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
   })
 
   {
-    const d = createDiarizationSelector(config).describe()
     const models = sherpaModelsPresent(config.modelsDir)
+    // the model files as the server would load them: tried in a child process (a broken graph would end it)
+    const refused = models.ready && config.diarization !== 'off' && config.diarization !== 'builtin'
+      ? await tryDiarizationModels(diarizationModelPaths(config.modelsDir)).then(() => false, () => true)
+      : false
+    const d = createDiarizationSelector(config).describe()
     checks.push({
-      name: 'diarization', ok: true, detail: d.detail,
-      fix: d.engine === 'builtin' && !models.ready ? `for the neural engine: ${commandLine('models pull diarization')} (or models import FILE --name segmentation|embedding offline)` : undefined,
+      name: 'diarization', ok: !refused || config.diarization === 'auto', warn: refused, detail: d.detail,
+      fix: refused
+        ? `replace the model file named above: ${commandLine('models pull diarization')} (or models import FILE --name segmentation|embedding offline)`
+        : d.engine === 'builtin' && !models.ready ? `for the neural engine: ${commandLine('models pull diarization')} (or models import FILE --name segmentation|embedding offline)` : undefined,
     })
   }
 

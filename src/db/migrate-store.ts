@@ -34,6 +34,8 @@ export async function migrateStore(store: Store, migrations: readonly Migration[
   for (;;) {
     // Statements without parameters go through the simple query protocol: a migration may hold many.
     const step = await store.client.begin(async tx => {
+      // a migration may take longer than a request's statement may (NOTESVC_DATABASE_TIMEOUT_MS)
+      await tx.unsafe('SET LOCAL statement_timeout = 0')
       await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`)
       await tx.unsafe('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)')
       const [row] = await tx.unsafe('SELECT max(version) AS v FROM schema_migrations')

@@ -4,15 +4,16 @@ import { ReadWorker } from './read-worker'
 import { migrateStore } from './migrate-store'
 import { POSTGRES_MIGRATIONS } from './migrations-postgres'
 import { PostgresStore, SqliteStore, type Store } from './store'
+import { DEFAULT_DATABASE_TIMEOUT_MS } from './deadline'
 
 /**
  * The store the configuration names, with its schema brought up to date: PostgreSQL when
  * `NOTESVC_DATABASE_URL` is set (migrations under an advisory lock, so nodes that start together
  * migrate once), else the embedded SQLite file in the data folder.
  */
-export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | 'databasePath'>, options: { poolSize?: number } = {}): Promise<Store> {
+export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | 'databasePath'> & Partial<Pick<Config, 'databaseTimeoutMs'>>, options: { poolSize?: number } = {}): Promise<Store> {
   if (config.databaseUrl) {
-    const store = new PostgresStore(config.databaseUrl, { max: options.poolSize ?? 10 })
+    const store = new PostgresStore(config.databaseUrl, { max: options.poolSize ?? 10, timeoutMs: config.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS })
     try {
       await migrateStore(store, POSTGRES_MIGRATIONS)
     } catch (err) {

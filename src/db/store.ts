@@ -2,6 +2,7 @@ import { Database, type Statement } from 'bun:sqlite'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { POSTGRES_DIALECT, SQLITE_DIALECT, type Dialect } from './dialect'
 import { changeStamp } from './read-cache'
+import { answeredWithin, databaseDeadline, deadlineOptions, NoAnswerError, watchdog, type DatabaseDeadline } from './deadline'
 
 export type { Dialect }
 
@@ -146,10 +147,10 @@ const POSTGRES_CONNECTION_CODES = new Set([
 
 /**
  * SQLSTATEs the server sends when it cannot serve now: class 08 (connection exception), 57P01–57P03
- * (terminated by an administrator, a crash, or not yet/no longer accepting connections), 53300 (too
- * many connections).
+ * (terminated by an administrator, a crash, or not yet/no longer accepting connections), 57014 (a
+ * statement cancelled, as statement_timeout does: see deadline.ts), 53300 (too many connections).
  */
-const POSTGRES_UNAVAILABLE_STATE = /^(08...|57P0[123]|53300)$/
+const POSTGRES_UNAVAILABLE_STATE = /^(08...|57P0[123]|57014|53300)$/
 
 /** Socket errors a driver may pass through as they are. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
@@ -161,6 +162,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
  */
 export function asDatabaseUnavailable(err: unknown): DatabaseUnavailableError | null {
   if (err instanceof DatabaseUnavailableError) return err
+  if (err instanceof NoAnswerError) return new DatabaseUnavailableError(`${err.message} (NOTESVC_DATABASE_TIMEOUT_MS): it accepts connections but does not answer`, 5, { cause: err })
   if (typeof err !== 'object' || err === null) return null
   const e = err as { name?: unknown; code?: unknown; errno?: unknown; message?: unknown }
   const code = typeof e.code === 'string' ? e.code : ''
@@ -429,23 +431,50 @@ export function numberPlaceholders(sql: string): string {
   return out
 }
 
-/** PostgreSQL through Bun.SQL's connection pool; each transaction on a connection of its own. */
+/**
+ * PostgreSQL through Bun.SQL's connection pool; each transaction on a connection of its own. With a
+ * deadline (`timeoutMs`, NOTESVC_DATABASE_TIMEOUT_MS; deadline.ts) no statement waits longer for the
+ * server: one sent and unanswered past it means the server hangs, and the pool is replaced by a new
+ * one (the old one's connections closed); a transaction's connection is closed instead. Either way
+ * the caller gets DatabaseUnavailableError (503), and the next statement opens a new connection,
+ * which works again as soon as the server answers.
+ */
 export class PostgresStore implements Store {
   readonly sql = POSTGRES_DIALECT
-  /** the Bun.SQL connection pool */
-  readonly client: InstanceType<typeof Bun.SQL>
   private texts = new Map<string, string>()
   private ambient = new AsyncLocalStorage<Queryable>()
+  private pooled: InstanceType<typeof Bun.SQL>
   private pool: Queryable
+  /** LISTEN's own connection, opened by the first listen(): it outlives pools given up on */
+  private listener: InstanceType<typeof Bun.SQL> | null = null
   private readonly maxConnections: number
+  private readonly deadline: DatabaseDeadline | null
   /** queries sent and not yet answered, and transactions begun and not yet ended (activity) */
   private inFlight = 0
   private transactions = 0
 
-  constructor(url: string, options: { max?: number } = {}) {
+  constructor(private readonly url: string, options: { max?: number; timeoutMs?: number } = {}) {
     this.maxConnections = options.max ?? 10
-    this.client = new Bun.SQL(url, { max: this.maxConnections })
-    this.pool = this.over(this.client)
+    this.deadline = databaseDeadline(options.timeoutMs ?? 0)
+    this.pooled = this.newPool()
+    this.pool = this.over(this.pooled)
+  }
+
+  /** the Bun.SQL connection pool (a new one after the server stopped answering) */
+  get client(): InstanceType<typeof Bun.SQL> {
+    return this.pooled
+  }
+
+  private newPool(max = this.maxConnections): InstanceType<typeof Bun.SQL> {
+    return new Bun.SQL(this.url, { max, ...deadlineOptions(this.deadline) })
+  }
+
+  /** The server did not answer a statement sent on `stale`: its connections are closed, and a new pool takes its place. */
+  private replacePool(stale: InstanceType<typeof Bun.SQL>): void {
+    if (this.pooled !== stale) return
+    this.pooled = this.newPool()
+    this.pool = this.over(this.pooled)
+    void stale.close({ timeout: 0 }).catch(() => {})
   }
 
   /** The pool's size, the transactions holding one of its connections, the queries awaiting their answer. */
@@ -459,12 +488,19 @@ export class PostgresStore implements Store {
     return t
   }
 
-  /** A connection refused, lost or timed out is thrown as DatabaseUnavailableError (classified), here and in transaction(). */
-  private over(client: InstanceType<typeof Bun.SQL>): Queryable {
+  /**
+   * Statements on `client`; a connection refused, lost or timed out is thrown as
+   * DatabaseUnavailableError (classified), here and in transaction(). Past the deadline, `giveUp`
+   * runs (a transaction closes its connection); on the pool, a statement still waiting for a
+   * connection is cancelled (it never runs), and one sent gives up on the pool.
+   */
+  private over(client: InstanceType<typeof Bun.SQL>, giveUp?: () => void): Queryable {
     const query = async (sql: string, params: readonly SqlValue[]) => {
       this.inFlight++
       try {
-        return await client.unsafe(this.text(sql), params as SqlValue[])
+        const q = client.unsafe(this.text(sql), params as SqlValue[])
+        if (!this.deadline) return await q
+        return await answeredWithin(q, this.deadline.answerMs, 'a statement', giveUp ?? (() => (q.active ? this.replacePool(client) : q.cancel())))
       } catch (err) {
         throw classified(err)
       } finally {
@@ -507,7 +543,8 @@ export class PostgresStore implements Store {
     if (joined) return fn(joined)
     this.transactions++
     try {
-      return (await this.client.begin(async tx => {
+      if (this.deadline) return await this.boundedTransaction(fn, this.deadline)
+      return (await this.pooled.begin(async tx => {
         const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>)
         return this.ambient.run(q, () => fn(q))
       })) as T
@@ -516,6 +553,39 @@ export class PostgresStore implements Store {
       throw classified(err)
     } finally {
       this.transactions--
+    }
+  }
+
+  /**
+   * A transaction on a connection reserved within the deadline, closed when the server leaves BEGIN,
+   * a statement, COMMIT or ROLLBACK unanswered past it (the server rolls back what the connection
+   * began); the time `fn` spends on anything else is its own.
+   */
+  private async boundedTransaction<T>(fn: (tx: Queryable) => Promise<T>, deadline: DatabaseDeadline): Promise<T> {
+    const conn = await this.pooled.reserve({ signal: AbortSignal.timeout(deadline.answerMs) }).catch((err: unknown) => {
+      throw (err as Error)?.name === 'TimeoutError' ? new NoAnswerError(`PostgreSQL gave no connection within ${deadline.answerMs} ms`) : err
+    })
+    let gaveUp = false
+    const giveUp = () => {
+      gaveUp = true
+      void conn.close().catch(() => {})
+    }
+    let stop = watchdog(deadline.answerMs, giveUp) // BEGIN
+    try {
+      return (await conn.begin(async tx => {
+        stop()
+        const q = this.over(tx as unknown as InstanceType<typeof Bun.SQL>, giveUp)
+        try {
+          return await this.ambient.run(q, () => fn(q))
+        } finally {
+          stop = watchdog(deadline.answerMs, giveUp) // COMMIT or ROLLBACK
+        }
+      })) as T
+    } catch (err) {
+      throw gaveUp && !(err instanceof NoAnswerError) ? new NoAnswerError(`PostgreSQL did not answer a transaction's step within ${deadline.answerMs} ms`, { cause: err }) : err
+    } finally {
+      stop()
+      if (!gaveUp) void conn.release()
     }
   }
 
@@ -528,7 +598,8 @@ export class PostgresStore implements Store {
   }
 
   async listen(channel: string, onNotice: () => void, onListen: () => void): Promise<() => Promise<void>> {
-    const subscription = await this.client.listen(channel, () => onNotice(), onListen)
+    this.listener ??= this.newPool(1)
+    const subscription = await this.listener.listen(channel, () => onNotice(), onListen)
     return () => subscription.unlisten()
   }
 
@@ -557,6 +628,6 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.client.close()
+    await Promise.all([this.pooled.close(), this.listener?.close()])
   }
 }

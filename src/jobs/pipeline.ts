@@ -156,6 +156,7 @@ export function createUploadPipeline(deps: PipelineDeps) {
         language: note.language,
         signal,
         report,
+        durationSeconds: audioSeconds,
         onFirstChunk: () => background(() => deps.notes.setStage(note.id, 'transcribing', 0)),
         onSamples: beside.onSamples,
         onProgress: fraction => {

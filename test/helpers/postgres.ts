@@ -23,6 +23,14 @@ export interface PostgresCluster {
   halt(): Promise<void>
   /** starts a halted server again, on the same port and data */
   resume(): Promise<void>
+  /**
+   * Hangs the server rather than stopping it: SIGSTOP to the postmaster and every process it started
+   * (backends, background workers). Connections stay open and new ones are accepted by the kernel,
+   * but nothing answers, as with a server that is stuck or a network that drops packets; `thaw` lets it go on.
+   */
+  freeze(): number[]
+  /** SIGCONT to the processes `freeze` stopped: the server answers again, from where it was */
+  thaw(): void
   stop(): Promise<void>
   /** a shell command that stops the cluster and removes its folder, for an exit handler (no await there) */
   stopCommand: string
@@ -62,6 +70,22 @@ async function run(args: string[], asUser: boolean, what: string): Promise<void>
   if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${`${out}\n${err}`.trim().slice(-2000)}`)
 }
 
+/** The processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry))
+    } catch {
+      // ended while we looked
+    }
+  }
+  return out
+}
+
 /** Starts a private cluster; call `stop()` in afterAll. */
 export async function startPostgres(): Promise<PostgresCluster> {
   const bin = postgresBinDir()
@@ -86,6 +110,17 @@ export async function startPostgres(): Promise<PostgresCluster> {
   }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   let halted = false
+  let frozen: number[] = []
+  const thaw = () => {
+    for (const pid of frozen.toReversed()) {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch {
+        // a backend that ended meanwhile
+      }
+    }
+    frozen = []
+  }
   return {
     url,
     port,
@@ -108,8 +143,17 @@ export async function startPostgres(): Promise<PostgresCluster> {
       await start()
       halted = false
     },
+    freeze() {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+      process.kill(postmaster, 'SIGSTOP')
+      frozen = [postmaster, ...childrenOf(postmaster)]
+      for (const pid of frozen.slice(1)) process.kill(pid, 'SIGSTOP')
+      return frozen
+    },
+    thaw,
     stopCommand: `${asUser ? 'runuser -u postgres -- ' : ''}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop; rm -rf '${dir}'`,
     async stop() {
+      if (frozen.length) thaw()
       try {
         if (!halted) await run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], asUser, 'pg_ctl stop')
       } finally {

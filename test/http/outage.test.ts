@@ -102,6 +102,85 @@ describe.skipIf(pgSkip !== null)('PostgreSQL stopped in the middle of the test',
   }, 120_000)
 })
 
+/** `answer`, or a failure saying it did not come within `seconds` (a hung request must not hang the test). */
+async function within<T>(seconds: number, what: string, answer: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${seconds} s`)), seconds * 1000) })
+  try {
+    return await Promise.race([answer, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * A server that hangs rather than refuses (issue 29, item 10b): its postmaster and backends stopped
+ * with SIGSTOP, so connections stay open and new ones are accepted by the kernel, but nothing answers.
+ * With NOTESVC_DATABASE_TIMEOUT_MS at 1500 every request is answered 503 within a few seconds (the
+ * bound is the feature: before it, none was answered at all), health says degraded, and after SIGCONT
+ * everything answers again, with nothing of the refused writes kept.
+ */
+describe.skipIf(pgSkip !== null)('PostgreSQL that hangs (SIGSTOP) in the middle of the test', () => {
+  const TIMEOUT_MS = 1500
+  /** the timeout, its grace, a new connection's own timeout and a slow machine's margin */
+  const BOUND_SECONDS = 10
+  let pg: PostgresCluster
+  let store: Store
+  beforeAll(async () => {
+    pg = await startPostgres()
+    store = await openConfiguredStore({ databaseUrl: await pg.createDatabase('notesvc_hang'), databasePath: '', databaseTimeoutMs: TIMEOUT_MS })
+  }, 60_000)
+  afterAll(async () => {
+    pg?.thaw()
+    await store?.close()
+    await pg?.stop()
+  })
+
+  test('503 with Retry-After within seconds, health degraded; after SIGCONT everything answers, nothing half-written', async () => {
+    const t = createTestApp({ store })
+    const token = await t.key({ plan: 'pro' })
+    const kept = await t.call('POST', '/v1/notes', { token, body: { title: 'Before the hang', content: 'kept' } })
+    const folder = await t.call('POST', '/v1/folders', { token, body: { name: 'Inbox' } })
+    expect([kept.status, folder.status]).toEqual([201, 201])
+
+    expect(pg.freeze().length).toBeGreaterThan(1)
+    try {
+      const requests: [string, string, unknown?][] = [
+        ['GET', '/v1/notes'],
+        ['POST', '/v1/notes', { title: 'During the hang', content: 'must not be kept', folderId: folder.body.id }],
+        ['GET', `/v1/notes/${kept.body.id}`],
+        ['PATCH', `/v1/notes/${kept.body.id}`, { title: 'Renamed during the hang' }],
+        ['DELETE', `/v1/folders/${folder.body.id}`],
+        ['POST', '/v1/folders', { name: 'During' }],
+        ['GET', '/v1/usage'],
+        ['POST', '/v1/summaries', { text: 'The beta ships on March third.' }],
+      ]
+      // one after another, then all at once: the pool given up on, and the new one's connections too
+      for (const [method, path, body] of requests.slice(0, 3)) expectUnavailable(await within(BOUND_SECONDS, `${method} ${path}`, t.call(method, path, { token, body })), `${method} ${path}`, 5)
+      const together = await within(BOUND_SECONDS, 'eight requests at once', Promise.all(requests.map(([method, path, body]) => t.call(method, path, { token, body }))))
+      together.forEach((res, i) => expectUnavailable(res, `${requests[i]![0]} ${requests[i]![1]}`, 5))
+      const health = await within(BOUND_SECONDS, 'GET /v1/health', t.call('GET', '/v1/health'))
+      expect(health.status).toBe(200)
+      expect(health.body).toMatchObject({ status: 'degraded', reason: expect.stringContaining('database cannot be reached') })
+    } finally {
+      pg.thaw()
+    }
+
+    const deadline = Date.now() + 15_000
+    let status = ''
+    while ((status = (await t.call('GET', '/v1/health')).body.status) !== 'ok' && Date.now() < deadline) await Bun.sleep(200)
+    expect(status).toBe('ok')
+    const list = await t.call('GET', '/v1/notes', { token })
+    expect(list.status).toBe(200)
+    expect(list.body.data.map((n: { title: string }) => n.title)).toEqual(['Before the hang'])
+    expect((await t.call('GET', '/v1/folders', { token })).body.data.map((f: { name: string }) => f.name)).toEqual(['Inbox'])
+    expect((await t.call('GET', '/v1/usage', { token })).body.recent).toEqual([])
+    const rows = await store.get<Record<string, string>>('SELECT (SELECT count(*) FROM notes) AS notes, (SELECT count(*) FROM folders) AS folders, (SELECT count(*) FROM usage) AS usage')
+    expect(rows).toEqual({ notes: '1', folders: '1', usage: '0' })
+    expect((await t.call('POST', '/v1/notes', { token, body: { title: 'After the hang', content: 'kept too' } })).status).toBe(201)
+  }, 120_000)
+})
+
 describe('SQLite locked by another process past the busy timeout', () => {
   const dir = mkdtempSync(join(tmpdir(), 'notesvc-outage-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -184,6 +184,8 @@ export async function transcribeMedia(
     onFirstChunk?: () => void | Promise<void>
     /** the share of the recording transcribed so far, 0 to 1, called as chunks finish (not when the duration is unknown) */
     onProgress?: (fraction: number) => void
+    /** the recording's measured duration, when the caller has it (an upload's): its header is not read again */
+    durationSeconds?: number | null
     /** filled with what happened to the chunks */
     report?: ChunkReport
     /**
@@ -197,7 +199,7 @@ export async function transcribeMedia(
 ): Promise<Transcription> {
   const scheduler = deps.scheduler ?? sharedAsrScheduler()
   const report = opts.report ?? { chunks: 0, loopsRetried: 0, loopsCut: 0, retried: 0 }
-  const duration = opts.onProgress ? await mediaDuration(path, deps.tools).catch(() => null) : null
+  const duration = opts.durationSeconds ?? (opts.onProgress ? await mediaDuration(path, deps.tools).catch(() => null) : null)
   // What is left to start, for the scheduler's shortest-remaining-first: the whole recording's length
   // once decoded (or from its header), unknown before, less the chunks already given a slot.
   let decodedSeconds = 0

@@ -4,11 +4,15 @@
  * import`), else the builtin engine, which needs no weights; `builtin` and `sherpa-onnx` force one;
  * `off` diarizes nothing. `auto` looks again on every call (two stats), so models imported while the
  * server runs are used at once. The builtin engine runs in a thread per session (thread.ts); sherpa-onnx
- * does its work in the addon's own threads.
+ * does its work in the addon's own threads. Under `auto`, model files sherpa-onnx cannot run (tried in
+ * a child process first: model-trial.ts) leave the builtin engine in its place, from the job that
+ * found it out on, until the files change.
  */
 import type { Config } from '../../config'
 import type { Logger } from '../../log'
-import type { DiarizationEngine } from './engine'
+import { DiarizationUnavailableError, type DiarizationEngine } from './engine'
+import { diarizationModelPaths } from './models'
+import { knownRefusal } from './model-trial'
 import { createSherpaDiarizationEngine, sherpaModelsPresent } from './sherpa'
 import { threadedEngine } from './thread'
 
@@ -29,11 +33,36 @@ export function createDiarizationSelector(config: Pick<Config, 'diarization' | '
     'sherpa-onnx': () => (sherpa ??= createSherpaDiarizationEngine({ modelsDir: config.modelsDir, log })),
   }
 
+  let warned = ''
+  /** `auto`: sherpa-onnx, or the builtin engine when sherpa-onnx cannot run (its models refused, its addon missing); said once per reason. */
+  function sherpaElseBuiltin(): DiarizationEngine {
+    let chosen: DiarizationEngine = engines['sherpa-onnx']()
+    return {
+      get name() {
+        return chosen.name
+      },
+      async ready() {
+        try {
+          await engines['sherpa-onnx']().ready()
+        } catch (err) {
+          if (!(err instanceof DiarizationUnavailableError)) throw err
+          if (warned !== err.message) log?.warn('sherpa-onnx cannot run here; the builtin diarization engine is used instead', { error: err.message })
+          warned = err.message
+          chosen = engines.builtin()
+          await chosen.ready()
+        }
+      },
+      start: () => chosen.start(),
+    }
+  }
+
   function describe(): { engine: DiarizationChoice; detail: string } {
     if (config.diarization === 'off') return { engine: 'off', detail: 'off (NOTESVC_DIARIZATION=off): transcripts have no speakers' }
     if (config.diarization === 'builtin') return { engine: 'builtin', detail: 'builtin: spectral voice prints and clustering, no model files (NOTESVC_DIARIZATION=builtin)' }
     const models = sherpaModelsPresent(config.modelsDir)
-    if (config.diarization === 'sherpa-onnx') return { engine: 'sherpa-onnx', detail: `sherpa-onnx (NOTESVC_DIARIZATION=sherpa-onnx): ${models.message}` }
+    const refusal = models.ready ? knownRefusal(diarizationModelPaths(config.modelsDir)) : null
+    if (config.diarization === 'sherpa-onnx') return { engine: 'sherpa-onnx', detail: `sherpa-onnx (NOTESVC_DIARIZATION=sherpa-onnx): ${refusal ?? models.message}` }
+    if (refusal) return { engine: 'builtin', detail: `builtin: spectral voice prints and clustering, in place of sherpa-onnx, which cannot run its model files: ${refusal}` }
     if (models.ready) return { engine: 'sherpa-onnx', detail: `sherpa-onnx: ${models.message}` }
     return { engine: 'builtin', detail: `builtin: spectral voice prints and clustering, no model files; for the neural engine ${models.message}` }
   }
@@ -42,7 +71,8 @@ export function createDiarizationSelector(config: Pick<Config, 'diarization' | '
     describe,
     current() {
       const { engine } = describe()
-      return engine === 'off' ? null : engines[engine]()
+      if (engine === 'off') return null
+      return engine === 'sherpa-onnx' && config.diarization === 'auto' ? sherpaElseBuiltin() : engines[engine]()
     },
   }
 }

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto'
 import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { commandLine } from '../../command-name'
-import { checkDiarizationModel, DiarizationModelError, diarizationModelPath, type DiarizationModelRole } from './models'
+import { checkDiarizationModel, DiarizationModelError, diarizationModelPath, pullDiarizationCommand, type DiarizationModelRole } from './models'
+import { tryDiarizationModels } from './model-trial'
 
 export const SHERPA_RELEASES_URL = 'https://github.com/k2-fsa/sherpa-onnx/releases/download'
 
@@ -42,15 +43,20 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
-/** Checks `staged` (a file in the destination folder) for `role` and renames it into place; removes it when it fails. */
+/**
+ * Checks `staged` (a file in the destination folder) for `role`, metadata first, then loaded and run
+ * by sherpa-onnx in a child process (model-trial.ts), and renames it into place; removes it when it fails.
+ */
 async function install(staged: string, role: DiarizationModelRole | undefined, modelsDir: string, what: string): Promise<InstalledModel> {
   let found: DiarizationModelRole
   try {
     found = checkDiarizationModel(staged, role)
+    await tryDiarizationModels({ [found]: staged })
   } catch (err) {
     rmSync(staged, { force: true })
-    if (err instanceof DiarizationModelError) throw new DiarizationPullError(err.message.replace(staged, what))
-    throw err
+    if (!(err instanceof DiarizationModelError)) throw err
+    const tried = err.message.startsWith('sherpa-onnx ') ? `; it was not installed: download a sound copy with \`${pullDiarizationCommand()}\`, or import another file` : ''
+    throw new DiarizationPullError(`${err.message.replaceAll(staged, what)}${tried}`)
   }
   const dest = diarizationModelPath(modelsDir, found)
   const sha256 = await sha256Of(staged)
@@ -125,6 +131,7 @@ export async function pullDiarizationModels(o: { modelsDir: string; baseUrl?: st
     if (existsSync(dest)) {
       try {
         checkDiarizationModel(dest, role)
+        await tryDiarizationModels({ [role]: dest })
         out.push({ role, path: dest, bytes: statSync(dest).size, sha256: await sha256Of(dest), kept: true })
         continue
       } catch {

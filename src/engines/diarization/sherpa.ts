@@ -23,7 +23,8 @@
  *   thread): one print per piece of at most 10 s of the speaker's turns of at least 1 s (all turns
  *   when none is that long), longest turns first, up to 60 s of speech, averaged weighted by length,
  *   unit length.
- * - A bad model file ends the process (see onnx.ts): both files are checked before loading.
+ * - A bad model file ends the process (see onnx.ts): both files are checked before loading, their
+ *   metadata here and their graphs by loading and running them in a child process first (model-trial.ts).
  * - Its logs go to stderr ("No speakers found in the audio samples" for silence); there is no
  *   callback to route them.
  */
@@ -32,6 +33,7 @@ import { silentLogger, type Logger } from '../../log'
 import { DiarizationUnavailableError, SAMPLE_RATE, type Diarization, type DiarizationEngine, type DiarizeOptions, type SpeakerHint } from './engine'
 import { checkDiarizationModel, DiarizationModelError, diarizationModelPaths, missingModelsMessage, pullDiarizationCommand, sherpaModelsPresent } from './models'
 import { mergeSpeakers, numberedByFirstSpeech, unitLength, withoutOverlaps, type RawSegment } from './turns'
+import { tryDiarizationModels } from './model-trial'
 
 export { sherpaModelsPresent }
 
@@ -79,6 +81,21 @@ async function loadSherpaAddon(): Promise<SherpaAddon> {
         'its prebuilt addon (npm package sherpa-onnx-linux-x64) needs linux-x64; install the dependencies with `bun install`',
     )
   }
+}
+
+/**
+ * Checks both files and tries them together in a child process (once per version of the files):
+ * sherpa-onnx would end this process on a file it cannot load or run.
+ */
+async function triedModels(modelsDir: string): Promise<Record<'segmentation' | 'embedding', string>> {
+  const paths = checkModels(modelsDir)
+  try {
+    await tryDiarizationModels(paths)
+  } catch (err) {
+    if (!(err instanceof DiarizationModelError)) throw err
+    throw new DiarizationUnavailableError(`${err.message}; replace it with \`${pullDiarizationCommand()}\` (or \`models import\` of a sound copy)`)
+  }
+  return paths
 }
 
 /** Checks both files: present, and what sherpa-onnx needs (it would end the process otherwise). */
@@ -147,8 +164,8 @@ function clusteringFor(hint: SpeakerHint | undefined, threshold: number): { numC
 }
 
 /**
- * Nothing is loaded until needed: `ready()` checks both model files and loads the addon (not the
- * models); the first `finish` loads the models. `sherpaModelsPresent(modelsDir)` says whether the
+ * Nothing is loaded until needed: `ready()` checks both model files, tries them in a child process
+ * and loads the addon (not the models); the first `finish` loads the models. `sherpaModelsPresent(modelsDir)` says whether the
  * files are there without loading anything (for `doctor` and a description of the engines).
  */
 export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions): DiarizationEngine {
@@ -161,7 +178,7 @@ export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions)
 
   function load(): Promise<Loaded> {
     loading ??= (async () => {
-      const paths = checkModels(options.modelsDir)
+      const paths = await triedModels(options.modelsDir)
       const native = await loadSherpaAddon()
       const started = performance.now()
       const diarizer = native.createOfflineSpeakerDiarization({
@@ -241,7 +258,7 @@ export function createSherpaDiarizationEngine(options: SherpaDiarizationOptions)
     name: 'sherpa-onnx',
 
     async ready() {
-      checkModels(options.modelsDir)
+      await triedModels(options.modelsDir)
       await loadSherpaAddon()
     },
 

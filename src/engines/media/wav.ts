@@ -15,6 +15,20 @@ const WAVE_FORMAT_PCM = 1
 const WAVE_FORMAT_EXTENSIBLE = 0xfffe
 
 /**
+ * The sample rates a recording can have, in samples a second: from 4 kHz (below it no speech is
+ * intelligible; telephone audio is 8 kHz) to 768 kHz (the highest any audio interface records). A
+ * header outside them is damaged or made to lie about the length (issue 29: a 202 KB WAV claiming
+ * 1 Hz reads as 28 hours).
+ */
+export const SAMPLE_RATES = { min: 4000, max: 768_000 }
+
+/** Why `rate` cannot be a recording's sample rate, or null when it can be. */
+export function impossibleSampleRate(rate: number): string | null {
+  if (Number.isFinite(rate) && rate >= SAMPLE_RATES.min && rate <= SAMPLE_RATES.max) return null
+  return `its header says the audio has ${rate} samples a second, which no recording has (${SAMPLE_RATES.min} to ${SAMPLE_RATES.max}): the file is damaged or its header was altered`
+}
+
+/**
  * Reads the header of a RIFF/WAVE file. Returns null when the file is not a WAV at all (so another
  * reader may try), and throws when it is a WAV this reader cannot use (not 16-bit PCM, or broken).
  */
@@ -43,7 +57,9 @@ export async function readWavInfo(path: string): Promise<WavInfo | null> {
       } else if (id === 'data') {
         if (!fmt) throw new MediaUnreadableError('the WAV file has audio data before its format chunk')
         if (fmt.format !== WAVE_FORMAT_PCM || fmt.bits !== 16) return null
-        if (fmt.channels < 1 || fmt.sampleRate < 1000) throw new MediaUnreadableError('the WAV file declares no channels or an impossible sample rate')
+        if (fmt.channels < 1) throw new MediaUnreadableError('the WAV file declares no channels')
+        const rate = impossibleSampleRate(fmt.sampleRate)
+        if (rate) throw new MediaUnreadableError(`the WAV file cannot be read: ${rate}`)
         // Streams written live often leave the length at 0 or 0xFFFFFFFF: trust the file's size then.
         const dataBytes = length === 0 || length === 0xffffffff || body + length > size ? size - body : length
         const frame = fmt.channels * 2

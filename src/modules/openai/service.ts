@@ -235,7 +235,7 @@ export function createOpenAiService(deps: {
     } catch (err) {
       // OpenAI answers 400 for a file that is not audio; the processing service's 502 is for its other routes
       if (err instanceof UnreadableMediaError) {
-        throw invalid([{ field, issue: 'is not audio or video that ffmpeg can read' }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as \`${field}\`. Nothing was charged.`)
+        throw invalid([{ field, issue: `is not audio or video that ffmpeg can read: ${err.reason}` }], ` Send a recording (WAV, MP3, M4A, Opus, MP4, …) as \`${field}\`. Nothing was charged.`)
       }
       throw err
     }

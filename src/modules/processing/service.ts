@@ -12,7 +12,7 @@ import { LlmRefusalError, LlmUnavailableError, type LlmEngine, type StyleId } fr
 import { retrievePassages } from '../../engines/llm/retrieval'
 import { sentencesText, timedSentences } from '../../engines/llm/sentences'
 import { summarizeLong } from '../../engines/llm/summarize'
-import { decodeMedia, mediaDuration } from '../../engines/media/decode'
+import { decodeMedia, measuredDuration } from '../../engines/media/decode'
 import { MediaToolMissingError, MediaUnreadableError } from '../../engines/media/errors'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import { downloadUrl, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../engines/media/url-fetch'
@@ -37,7 +37,8 @@ export type ProcessingService = ReturnType<typeof createProcessingService>
 
 /** The media is not audio or video ffmpeg reads: 502 on notesvc's routes; the OpenAI route answers 400 for it, as OpenAI does. */
 export class UnreadableMediaError extends ApiError {
-  constructor(message: string) {
+  /** what is wrong with the file, as the media reader said it */
+  constructor(message: string, readonly reason: string) {
     super('upstream_failure', message)
   }
 }
@@ -98,7 +99,7 @@ function asApiError(err: unknown): never {
   if (err instanceof UrlRefusedError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: err.message }] })
   if (err instanceof UrlTooLargeError) throw new ApiError('invalid_request', err.message, { details: [{ field: 'audioUrl', issue: 'the file is too large' }] })
   if (err instanceof UrlTimeoutError || err instanceof UrlFetchFailedError || err instanceof YtdlpFailedError) throw new ApiError('upstream_failure', `${err.message} Nothing was charged.`)
-  if (err instanceof MediaUnreadableError) throw new UnreadableMediaError(`The media could not be read as audio: ${err.message}. Nothing was charged.`)
+  if (err instanceof MediaUnreadableError) throw new UnreadableMediaError(`The media could not be read as audio: ${err.message}. Nothing was charged.`, err.message)
   if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError') throw new ApiError('upstream_failure', 'The operation ran past its time limit; try a shorter recording or a longer timeoutSeconds. Nothing was charged.')
   throw err
 }
@@ -160,12 +161,13 @@ export function createProcessingService(deps: {
 
   /**
    * A media file on this host, transcribed in the process's ASR slots and charged one credit per
-   * started minute: the balance is checked when the duration is known (402 before any decoding) and
-   * charged, as `createTranscription`, only once the transcript is there.
+   * started minute of the audio it holds (measured, never a header's claim): the balance is checked
+   * when the duration is known (402 before any transcription) and charged, as `createTranscription`,
+   * only once the transcript is there.
    */
   async function transcribeAndCharge(p: Principal, path: string, language: string | null, signal: AbortSignal, speakers?: { hint?: SpeakerHint }, decoding?: Decoding): Promise<Charged<HeardRecording>> {
     try {
-      const duration = await mediaDuration(path, deps.tools)
+      const duration = await measuredDuration(path, deps.tools, signal)
       const cost = credits.quote(p, 'createTranscription', duration)
       await ensureBalance(p, 'createTranscription', cost)
       const heard = await transcribeFile(p, path, language, signal, speakers, decoding)

@@ -9,7 +9,8 @@ import type { MediaStorage } from '../../storage/storage'
 import { TooLargeError } from '../../storage/storage'
 import type { DiskStorage } from '../../storage/disk'
 import { checkUploadSignature } from '../../storage/signed-url'
-import { mediaDuration } from '../../engines/media/decode'
+import { measuredDuration } from '../../engines/media/decode'
+import { MediaUnreadableError } from '../../engines/media/errors'
 import type { AsrEngine } from '../../engines/asr/engine'
 import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
@@ -61,10 +62,20 @@ export function createUploadsService(deps: {
 
   const limitOf = (row: UploadRow) => Math.min(row.declared_size ?? MAX_UPLOAD_BYTES, MAX_UPLOAD_BYTES)
 
-  async function durationOf(key: string): Promise<number | null> {
-    const copy = await storage.localCopy(key)
+  /**
+   * The stored file's duration, measured from its audio (never its header's claim), before anything is
+   * charged; a file whose header cannot be true, or that holds no audio, is refused here with nothing
+   * charged and the upload left open for another PUT.
+   */
+  async function durationOf(row: UploadRow): Promise<number | null> {
+    const copy = await storage.localCopy(row.storage_key)
     try {
-      return await mediaDuration(copy.path, deps.tools)
+      return await measuredDuration(copy.path, deps.tools)
+    } catch (err) {
+      if (!(err instanceof MediaUnreadableError)) throw err
+      throw new ApiError('invalid_request', `The file uploaded for ${row.note_id} cannot be transcribed: ${err.message}. Nothing was charged; PUT a playable recording to the uploadUrl again and complete the upload, or start a new one with POST /v1/uploads.`, {
+        details: [{ field: 'file', issue: err.message }],
+      })
     } finally {
       await copy.release()
     }
@@ -197,7 +208,7 @@ export function createUploadsService(deps: {
         await storage.delete(row.storage_key)
         throw new ApiError('conflict', `The stored file (${stored.size} bytes) is larger than the ${limitOf(row)} bytes allowed for this upload, so it was removed; upload it again.`)
       }
-      const duration = await durationOf(row.storage_key)
+      const duration = await durationOf(row)
       const cost = credits.quote(p, 'completeUpload', duration)
 
       // Charging, marking complete, the note's stage and queueing are one transaction, on the upload's

@@ -29,22 +29,32 @@ const RECENT_AUDIT_EVENTS = 25
 const BASE = 'http://notesvc.invalid'
 
 /**
- * The `next` parameter, if it is a same-origin relative path (`/settings`, `/oauth/authorize?…`);
- * null for anything that could leave the site: absolute URLs, `//host`, backslashes (browsers read
- * `/\host` as `//host`), control characters, other schemes.
+ * The `next` parameter as the path to send the browser to, if it is one on this site (`/settings`,
+ * `/oauth/authorize?…`); null for anything that could leave the site: absolute URLs, `//host`,
+ * backslashes (browsers read `/\host` as `//host`), control characters, other schemes.
+ *
+ * The value is resolved first, then checked, and the checked value is the one returned: dot segments
+ * (`/.//host`, `/x/..//host`, `/%2e//host`) resolve to `//host`, so a check of the raw string alone
+ * would pass what the browser then reads as another site. The resolved path must also read back as
+ * itself, so no second resolution (the browser's) can turn it into something else.
  */
 export function safeNext(raw: unknown): string | null {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return null
-  if (raw[0] !== '/' || raw.startsWith('//')) return null
-  if (/[\\\x00-\x1f\x7f]/.test(raw)) return null
+  if (raw[0] !== '/' || /[\\\x00-\x1f\x7f]/.test(raw)) return null
+  const resolved = sameSitePath(raw)
+  if (resolved === null || resolved.startsWith('//') || sameSitePath(resolved) !== resolved) return null
+  return resolved
+}
+
+/** `path` resolved against this site (dot segments applied, percent-encoded as a browser sends it), or null when it leaves it. */
+function sameSitePath(path: string): string | null {
   let url: URL
   try {
-    url = new URL(raw, BASE)
+    url = new URL(path, BASE)
   } catch {
     return null
   }
-  if (url.origin !== BASE) return null
-  return url.pathname + url.search + url.hash
+  return url.origin === BASE ? url.pathname + url.search + url.hash : null
 }
 
 

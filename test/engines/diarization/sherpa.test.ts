@@ -278,8 +278,11 @@ describe('inside a compiled binary', () => {
     writeFileSync(entry, `
       import { diarizeSamples } from ${JSON.stringify(join(ROOT, 'src/engines/diarization/engine.ts'))}
       import { createSherpaDiarizationEngine } from ${JSON.stringify(join(ROOT, 'src/engines/diarization/sherpa.ts'))}
+      import { MODEL_TRIAL_COMMAND, runModelTrial } from ${JSON.stringify(join(ROOT, 'src/engines/diarization/model-trial-child.ts'))}
+      // the binary is also the child process that tries model files before they are loaded, as cli.ts is
+      if (process.argv[2] === MODEL_TRIAL_COMMAND) void runModelTrial(process.argv.slice(3)).then(code => process.exit(code))
       // in a function: a binary built with --bytecode (scripts/build.ts) cannot have top-level await
-      void (async () => {
+      else void (async () => {
         const engine = createSherpaDiarizationEngine({ modelsDir: process.argv[2]!, threads: 1 })
         try {
           const samples = new Float32Array(await Bun.file(process.argv[3]!).arrayBuffer())
@@ -305,5 +308,13 @@ describe('inside a compiled binary', () => {
     const extracted = join(tmp, `notesvc-sherpa-onnx-1.13.8-${process.getuid!()}`)
     expect(readdirSync(extracted).sort()).toEqual(['libonnxruntime.so', 'libsherpa-onnx-c-api.so'])
     expect(statSync(extracted).mode & 0o777).toBe(0o700)
+    // a model with a broken graph is tried by the binary as a child of itself: refused, nothing aborted
+    const brokenDir = join(work.path, 'broken-models')
+    mkdirSync(join(brokenDir, 'diarization'), { recursive: true })
+    writeTinyDiarizationModels(diarizationModelPaths(brokenDir))
+    writeFileSync(diarizationModelPaths(brokenDir).embedding, tinyEmbeddingModel({ unknownOperator: true }))
+    const refused = await run([binary, brokenDir, samples], { cwd: work.path, env: { TMPDIR: tmp } })
+    expect(refused.code).toBe(0)
+    expect(JSON.parse(refused.stdout).error).toContain(`sherpa-onnx ended the process that loaded it (SIGABRT): ${diarizationModelPaths(brokenDir).embedding} is not an embedding model it can run`)
   }, 120_000)
 })

@@ -10,6 +10,7 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import type { Server } from 'bun'
+import { makeWav } from '../../fixtures/wav'
 import { createTestApp, fixedClock } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
@@ -113,9 +114,12 @@ for (const b of backEnds) describe.skipIf(b.skip)(`GET /metrics: what did not su
     const before = await scrape(t)
     expect(before.jobs).toEqual({ done: 0, failed: 0, retried: 0, taken_over: 0 })
     const up = await t.call('POST', '/v1/uploads', { token: key, body: { fileName: 'broken.mp3', contentType: 'audio/mpeg' } })
-    const put = await t.app.handle(new Request(up.body.uploadUrl, { method: 'PUT', headers: up.body.headers, body: crypto.getRandomValues(new Uint8Array(4096)) }))
+    const put = await t.app.handle(new Request(up.body.uploadUrl, { method: 'PUT', headers: up.body.headers, body: makeWav({ seconds: 1 }) as BodyInit }))
     expect(put.status).toBe(200)
     expect((await t.call('POST', `/v1/uploads/${up.body.noteId}/complete`, { token: key })).status).toBe(202)
+    // a file that is not audio is refused at completion (it is decoded before the charge), so the stored
+    // recording is damaged after it: the job then cannot read it
+    await Bun.write((await t.services.storage.localCopy(`uploads/${up.body.noteId}`)).path, crypto.getRandomValues(new Uint8Array(4096)))
     await t.services.workers.start()
     try {
       await until('the job ended', async () => ['done', 'failed'].includes((await t.services.jobs.latestForNote(up.body.noteId))?.status ?? ''), 30_000)

@@ -236,7 +236,7 @@ describe('a file that is not audio', () => {
   const folder = tempDir('notesvc-not-audio-')
   afterAll(() => folder.remove())
   /** a live key's refusal of a file it cannot read as audio (nothing charged), and what a sandbox key must get too */
-  const REFUSAL = { status: 400, code: 'invalid_request', type: 'invalid_request_error', message: /^400 The form failed validation: file: is not audio or video that ffmpeg can read\. Send a recording [\s\S]*Nothing was charged\.$/ }
+  const REFUSAL = { status: 400, code: 'invalid_request', type: 'invalid_request_error', message: /^400 The form failed validation: file: is not audio or video that ffmpeg can read: [\s\S]*\. Send a recording [\s\S]*Nothing was charged\.$/ }
   const random = seededRandom(22)
   const notAudio = [
     ['a text file', 'notes.txt', 'text/plain', new TextEncoder().encode('Minutes of the meeting.\nWe agreed to ship on Friday.\n'.repeat(40))],

@@ -155,20 +155,21 @@ describe('upload → PUT → complete → Done (disk storage)', () => {
     expect(await put(t, up.uploadUrl, wav, up.headers)).toEqual({ status: 200, body: { noteId: up.noteId, receivedBytes: wav.length } })
   })
 
-  test('a corrupt file ends in Error with media_unreadable, and the charge is refunded', async () => {
+  // Before issue 29 such a file was charged, then refunded when its job failed; now it is measured
+  // (decoded) before the charge. A job that fails after a charge still refunds: speech-pipeline.test.ts.
+  test('a corrupt file is refused at completion with what ffmpeg said, nothing charged, no job queued', async () => {
     const t = await setup()
     const up = await startUpload(t, t.token, { fileName: 'broken.mp3', contentType: 'audio/mpeg' })
     await put(t, up.uploadUrl, crypto.getRandomValues(new Uint8Array(4096)))
     const done = await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token: t.token })
-    expect(done.status).toBe(202)
-    expect(done.body.creditsCharged).toBe(1)
-    const { status } = await waitForStatus(t, t.token, up.noteId, ['Done', 'Error'])
-    expect(status).toMatchObject({ status: 'Error', hasError: true, isComplete: false, errorCode: 'media_unreadable', processingStage: 'converting' })
-    expect(status.errorMessage).toContain('could not be read')
+    expect(done.status).toBe(400)
+    expect(done.body.error.code).toBe('invalid_request')
+    expect(done.body.error.message).toMatch(/^The file uploaded for note_\w+ cannot be transcribed: ffmpeg could not decode the file.*Nothing was charged; PUT a playable recording to the uploadUrl again/)
     const usage = (await t.call('GET', '/v1/usage', { token: t.token })).body
-    expect(usage.recent.map((r: any) => [r.operation, r.credits])).toEqual([['refund:completeUpload', -1], ['completeUpload', 1]])
+    expect(usage.recent).toEqual([])
     expect(usage.balance.totalRemaining).toBe(60)
-    expect(usage.spentThisPeriod).toBe(0)
+    expect(await t.services.jobs.latestForNote(up.noteId)).toBeNull()
+    expect((await t.call('GET', `/v1/notes/${up.noteId}/status`, { token: t.token })).body.processingStage).toBe('awaiting_upload')
     expect(t.rec.calls).toEqual([])
   })
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
+import { makeWav } from '../../fixtures/wav'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
@@ -333,11 +334,13 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     // sandbox: Done at once
     const up = await t.call('POST', '/v1/uploads', { token: sandbox, body: { fileName: 'memo.wav', contentType: 'audio/wav' } })
     await t.call('POST', `/v1/uploads/${up.body.noteId}/complete`, { token: sandbox })
-    // live: a file that is not audio, processed by a real worker, ends in Error (media_unreadable)
-    const bad = await t.call('POST', '/v1/uploads', { token: live, body: { fileName: 'broken.mp3', contentType: 'audio/mpeg' } })
-    const put = await t.app.handle(new Request(bad.body.uploadUrl, { method: 'PUT', body: crypto.getRandomValues(new Uint8Array(4096)) }))
+    // live: a recording damaged after its completion (a file that is not audio is refused before it),
+    // processed by a real worker, ends in Error (media_unreadable)
+    const bad = await t.call('POST', '/v1/uploads', { token: live, body: { fileName: 'broken.wav', contentType: 'audio/wav' } })
+    const put = await t.app.handle(new Request(bad.body.uploadUrl, { method: 'PUT', body: makeWav({ seconds: 1 }) as BodyInit }))
     expect(put.status).toBe(200)
     expect((await t.call('POST', `/v1/uploads/${bad.body.noteId}/complete`, { token: live })).status).toBe(202)
+    await Bun.write((await t.services.storage.localCopy(`uploads/${bad.body.noteId}`)).path, crypto.getRandomValues(new Uint8Array(4096)))
     await t.services.workers.start()
     try {
       const deadline = Date.now() + 20_000
