@@ -1,17 +1,22 @@
 import { BodyTooLargeError, declaredLength, readTextLimited } from './body-limit'
 import { formShapeIssue, multipartShapeIssue, shapeMessage } from './body-shape'
-import { ApiError } from './errors'
+import { ApiError, type ErrorDetail } from './errors'
+import { formTextDetails } from './text-check'
 
 /**
  * A form (`application/x-www-form-urlencoded`, or `multipart/form-data` when `multipart` is allowed)
- * read no further than `limit` bytes, its fields counted before it is parsed (http/body-shape.ts).
- * Throws BodyTooLargeError past the limit, and a 400 `invalid_request` ApiError naming the limit; a
- * route answering in another format (OAuth) turns that into its own.
+ * read no further than `limit` bytes, its fields counted before it is parsed (http/body-shape.ts) and
+ * its text checked after (http/text-check.ts: U+0000 and lone surrogates, which PostgreSQL cannot
+ * hold). Throws BodyTooLargeError past the limit, and a 400 `invalid_request` ApiError naming the
+ * limit or the fields at fault; a route answering in another format (OAuth) turns that into its own.
  * Used by the pages' forms (modules/web) and OAuth's endpoints (modules/oauth).
  */
 export async function readForm(request: Request, o: { limit: number; multipart?: boolean }): Promise<URLSearchParams> {
   const type = request.headers.get('content-type') ?? ''
-  return o.multipart && type.toLowerCase().startsWith('multipart/form-data') ? readMultipart(request, type, o.limit) : readUrlEncoded(request, o.limit)
+  const form = o.multipart && type.toLowerCase().startsWith('multipart/form-data') ? await readMultipart(request, type, o.limit) : await readUrlEncoded(request, o.limit)
+  const details = formTextDetails(form)
+  if (details.length) throw new ApiError('invalid_request', formTextMessage(details), { details })
+  return form
 }
 
 async function readUrlEncoded(request: Request, limit: number): Promise<URLSearchParams> {
@@ -42,3 +47,6 @@ async function readMultipart(request: Request, type: string, limit: number): Pro
   return params
 }
 
+function formTextMessage(details: ErrorDetail[]): string {
+  return `The form failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}. Type the text again without control characters.`
+}

@@ -4,10 +4,11 @@ import type { Admission, CredentialVerifier } from '../../http/admission'
 import { clientAddress, type PeerServer } from '../../http/client-address'
 import { originOf } from '../audit/by'
 import { fromOwnOrigin } from '../../http/origin'
-import { ApiError } from '../../http/errors'
+import { ApiError, knownApiError } from '../../http/errors'
 import { BodyTooLargeError, readTextLimited } from '../../http/body-limit'
 import { jsonShapeIssue, shapeMessage } from '../../http/body-shape'
 import { readForm } from '../../http/form-body'
+import { formTextDetails, textDetails } from '../../http/text-check'
 import type { Logger } from '../../log'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
@@ -63,7 +64,7 @@ async function readBody(request: Request): Promise<string> {
   }
 }
 
-/** A form, its fields counted before it is parsed (http/form-body.ts). */
+/** A form, its fields counted before it is parsed and their text checked (http/form-body.ts). */
 async function readOAuthForm(request: Request): Promise<URLSearchParams> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded.')
@@ -74,7 +75,15 @@ async function readOAuthForm(request: Request): Promise<URLSearchParams> {
   }
 }
 
-/** The client metadata of a registration: JSON within the shape limits (http/body-shape.ts). */
+/** The query of GET /oauth/authorize, its text checked as a form's is. */
+function authorizeQuery(request: Request): URLSearchParams {
+  const params = new URL(request.url).searchParams
+  const details = formTextDetails(params)
+  if (details.length) throw new OAuthError('invalid_request', `The request failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}. Go back to the application and start again.`)
+  return params
+}
+
+/** The client metadata of a registration: JSON within the shape limits (http/body-shape.ts), with text the database can hold. */
 function clientMetadata(text: string): unknown {
   const shape = jsonShapeIssue(text)
   if (shape) throw new OAuthError('invalid_request', shapeMessage(shape))
@@ -84,15 +93,26 @@ function clientMetadata(text: string): unknown {
   } catch {
     throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON.')
   }
+  const details = textDetails(body, 'body')
+  if (details.length) throw new OAuthError('invalid_client_metadata', `The client metadata failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`)
   return body
 }
 
-/** Runs an endpoint so that every failure is answered as OAuth error JSON, never reaching the API's envelope. */
+/**
+ * Runs an endpoint so that every failure is answered as OAuth error JSON, never reaching the API's
+ * envelope: a database that cannot be reached as 503 `temporarily_unavailable` with Retry-After (as
+ * the API's 503 `service_unavailable`), anything else unforeseen as 500 `server_error`, logged.
+ */
 async function guarded(fn: () => Response | Promise<Response>, log?: OAuthRouteDeps['log']): Promise<Response> {
   try {
     return await fn()
   } catch (e) {
     if (e instanceof OAuthError) return oauthError(e)
+    const known = knownApiError(e)
+    if (known?.code === 'service_unavailable') {
+      log?.warn('the database cannot be reached', { error: (e as Error).message })
+      return json({ error: 'temporarily_unavailable', error_description: known.message }, 503, known.options.headers)
+    }
     log?.error('oauth endpoint failed', { error: e })
     return json({ error: 'server_error', error_description: 'The authorization server failed to process the request.' }, 500)
   }
@@ -103,7 +123,7 @@ export interface OAuthRouteDeps {
   sessions: SessionService
   /** the public URL: the consent form must come from its origin */
   publicUrl: string
-  log?: Pick<Logger, 'error'>
+  log?: Pick<Logger, 'error' | 'warn'>
   /** per client address, the `write` class: registration, token and revocation requests */
   /** counts the registration, token and revocation requests of each client address */
   admission?: Pick<Admission, 'limitAddress'>
@@ -161,7 +181,12 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     .get('/oauth/register', notAllowed('POST'))
 
     .get('/oauth/authorize', async ({ request }) => {
-      const params = new URL(request.url).searchParams
+      let params: URLSearchParams
+      try {
+        params = authorizeQuery(request)
+      } catch (e) {
+        return html(errorPage('Bad request', (e as OAuthError).description), 400)
+      }
       const check = await service.checkAuthorization(params)
       if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
       if (check.kind === 'redirect') return redirect(check.location)
