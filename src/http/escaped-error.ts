@@ -1,6 +1,7 @@
 import type { Logger } from '../log'
 import { accessLine } from './access-log'
 import { ApiError, errorEnvelope } from './errors'
+import { ANSWER_HEADERS } from './security-headers'
 
 /** The answer to an error that escaped the application; `request` and `started` unknown only in Bun's own error handler. */
 export type EscapedErrorAnswer = (error: unknown, request?: Request, started?: number) => Response
@@ -27,7 +28,7 @@ export function escapedErrorAnswer(opts: { docsUrl: string; log: Logger; accessL
     const apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId} when reporting it.`)
     return new Response(JSON.stringify(errorEnvelope(apiError, opts.docsUrl, requestId)), {
       status: 500,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...ANSWER_HEADERS },
     })
   }
 }

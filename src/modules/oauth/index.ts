@@ -12,7 +12,7 @@ import { formTextDetails, textDetails } from '../../http/text-check'
 import type { Logger } from '../../log'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
-import { consentPage, errorPage, PAGE_HEADERS } from './pages'
+import { consentPage, errorPage, OAUTH_STYLESHEET, PAGE_HEADERS } from './pages'
 import { OAuthError, type OAuthService } from './service'
 import { safeEqual } from '../../crypto/digest'
 
@@ -170,6 +170,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     .options('/.well-known/oauth-authorization-server', preflight)
     .options('/.well-known/oauth-protected-resource', preflight)
     .options('/.well-known/oauth-protected-resource/mcp', preflight)
+    .get(OAUTH_STYLESHEET.path, ({ query }) => OAUTH_STYLESHEET.answer(query.v))
 
     .post('/oauth/register', ({ request, server }) => guarded(async () => {
       await limit(server, request)

@@ -6,7 +6,7 @@ import { isScope, type Scope } from '../../http/contract'
 import { clientAddress } from '../../http/client-address'
 import { ApiError } from '../../http/errors'
 import { fromOwnOrigin } from '../../http/origin'
-import { messagePage, settingsPage, signInPage, type SignInMethods } from './pages'
+import { messagePage, PAGES_STYLESHEET, settingsPage, signInPage, type SignInMethods } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
@@ -141,6 +141,7 @@ export function webRoutes(deps: WebRouteDeps) {
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
     .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit }))
+    .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
       if (await sessions.userOf(request)) return redirect(next)
