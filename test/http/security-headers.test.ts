@@ -81,7 +81,7 @@ beforeAll(async () => {
     { name: 'OAuth token error', family: 'api', status: 400, send: () => handle('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password' }) },
     { name: 'OAuth metadata', family: 'asset', status: 200, send: () => handle('/.well-known/oauth-authorization-server') },
     { name: 'metrics', family: 'api', status: 200, send: () => handle('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }) },
-    { name: 'the upload’s PUT', family: 'media', status: 200, send: () => handle(uploadPath, { method: 'PUT', headers: upload.headers, body: makeWav({ seconds: 1 }) }) },
+    { name: 'the upload’s PUT', family: 'media', status: 200, send: () => handle(uploadPath, { method: 'PUT', headers: upload.headers, body: Buffer.from(makeWav({ seconds: 1 })) }) },
     { name: 'a note’s recording', family: 'media', status: 200, send: () => handle(`/notes/${upload.noteId}/media`, { headers: cookie }) },
     { name: '/docs', family: 'page', status: 200, send: () => handle('/docs') },
     { name: '/docs/errors', family: 'page', status: 200, send: () => handle('/docs/errors') },
