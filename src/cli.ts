@@ -246,11 +246,16 @@ function serveWorkerMetrics(config: Config, log: Logger, services: Services) {
   return { server, url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/metrics` }
 }
 
-/** What `metering` in force means, and how to change it: one line of the first start. */
+/**
+ * What `metering` in force means, the rate limits of this start (NOTESVC_RATE_LIMITS; without
+ * metering the processing class has none), and how to change them: one line of the first start.
+ */
 function describeMetering(config: Config): string {
+  const { read, write, processing } = config.rateLimits
+  const limits = `requests a minute per key: ${read} reads, ${write} writes`
   return config.metering
-    ? 'metering: on (credits per minute of media, 10 processing calls a minute per key); for a single-user install start with NOTESVC_METERING=off'
-    : 'metering: off (NOTESVC_METERING=off): nothing is charged and processing calls are not rate-limited; unset it to meter again'
+    ? `metering: on (credits per minute of media); ${limits}, ${processing} processing calls (NOTESVC_RATE_LIMITS); for a single-user install start with NOTESVC_METERING=off`
+    : `metering: off (NOTESVC_METERING=off): nothing is charged and processing calls are not rate-limited; ${limits} (NOTESVC_RATE_LIMITS); unset NOTESVC_METERING to meter again`
 }
 
 /**

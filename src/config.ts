@@ -50,6 +50,8 @@ export interface Config {
   allowPrivateUrls: boolean
   /** webhook endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT) */
   maxWebhooksPerAccount: number
+  /** voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT) */
+  maxSpeakerProfilesPerAccount: number
   ffmpeg?: string
   ffprobe?: string
   ytdlp?: string
@@ -118,6 +120,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
+  'NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
   'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
   'NOTESVC_OIDC_SIGNIN', 'NOTESVC_OIDC_PROVIDER_NAME', 'NOTESVC_OIDC_SCOPES', 'NOTESVC_OIDC_ALLOWED_DOMAINS', 'NOTESVC_OIDC_GROUPS_CLAIM',
@@ -388,6 +391,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
     // 25: DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT of modules/webhooks/service.ts
     maxWebhooksPerAccount: integer('NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT', env.NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT, 25, 1, 1000),
+    // 500: DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT of modules/notes/speakers.ts
+    maxSpeakerProfilesPerAccount: integer('NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT', env.NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT, 500, 1, 100_000),
     ffmpeg: env.NOTESVC_FFMPEG || undefined,
     ffprobe: env.NOTESVC_FFPROBE || undefined,
     ytdlp: env.NOTESVC_YTDLP || undefined,

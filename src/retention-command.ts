@@ -7,9 +7,12 @@ import { RETENTION_SWEEP } from './modules/retention/service'
 import type { SweepSummary } from './modules/retention/model'
 export { unsweptNotice } from './modules/retention/sweep'
 
-/** The summary line of a sweep, as `notesvc retention sweep` prints it. */
+/**
+ * The summary line of a sweep, as `notesvc retention sweep` prints it. "Recordings removed" are files
+ * deleted from storage in either mode, with their notes or alone (SweepSummary.recordingsRemoved).
+ */
 export const describeSweep = (s: SweepSummary) =>
-  `${s.notesDeleted} notes deleted, ${s.recordingsRemoved} recordings removed, ${s.skippedProcessing} skipped while processing, ${s.failed} failed, ${s.auditEventsPruned} audit events pruned`
+  `${s.notesDeleted} notes deleted, ${s.recordingsRemoved} recordings removed (files deleted from storage, with their notes or alone), ${s.skippedProcessing} skipped while processing, ${s.failed} failed, ${s.auditEventsPruned} audit events pruned`
 
 /**
  * `notesvc retention sweep`: one sweep now, under the same leased row as the scheduled sweeps of the

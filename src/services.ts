@@ -140,7 +140,7 @@ export function createServices(deps: CoreDeps) {
     onSettled: e => webhooks.noteSettled(e),
     speakers: speakersRepo,
   })
-  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript })
+  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
 
   const tools = findMediaTools(config)
@@ -187,7 +187,7 @@ export function createServices(deps: CoreDeps) {
   /** retention (docs/decisions.md "Retention"): the policies, and the sweep every process with workers schedules */
   const retention = createRetentionService({
     repo: createRetentionRepo(store), clock, log, config: config.retention, notes, audit, transaction: fn => store.transaction(fn, 'write'),
-    accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: key => storage.delete(key),
+    accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: media.deleteStored,
   })
   const recurring = createRecurringJobs(store)
   const identity = thisProcess(ids.next('wrk'))

@@ -169,6 +169,41 @@ describe('serve', () => {
     }
   })
 
+  // Fails if the first start quotes fixed figures (it said "10 processing calls a minute" whatever
+  // NOTESVC_RATE_LIMITS said): the line names the limits of this start, and the key is held to them.
+  test('the first start quotes the rate limits in force, metered or not', async () => {
+    const cases: { env: Record<string, string>; line: string; readLimit: string }[] = [
+      {
+        env: { NOTESVC_RATE_LIMITS: 'read=500,write=40,processing=3' },
+        line: 'metering: on (credits per minute of media); requests a minute per key: 500 reads, 40 writes, 3 processing calls (NOTESVC_RATE_LIMITS); for a single-user install start with NOTESVC_METERING=off',
+        readLimit: '500',
+      },
+      {
+        env: { NOTESVC_RATE_LIMITS: 'read=70,write=9,processing=2', NOTESVC_METERING: 'off' },
+        line: 'metering: off (NOTESVC_METERING=off): nothing is charged and processing calls are not rate-limited; requests a minute per key: 70 reads, 9 writes (NOTESVC_RATE_LIMITS); unset NOTESVC_METERING to meter again',
+        readLimit: '70',
+      },
+    ]
+    for (const c of cases) {
+      const d = tempDir('notesvc-serve-limits-')
+      try {
+        const port = await freePort()
+        const server = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `http://127.0.0.1:${port}/v1/health`, { env: { NOTESVC_DATA_DIR: d.path, NOTESVC_LLM: 'builtin', PORT: String(port), ...c.env } })
+        let limit: string | null = null
+        try {
+          const live = await firstStartKey(server.proc.stdout)
+          limit = (await fetch(`http://127.0.0.1:${port}/v1/notes`, { headers: { authorization: `Bearer ${live}` } })).headers.get('x-ratelimit-limit')
+        } finally {
+          await server.stop()
+        }
+        const said = (await new Response(server.proc.stderr).text()).split('\n').filter(l => l.startsWith('metering: '))
+        expect({ said, limit }).toEqual({ said: [c.line], limit: c.readLimit })
+      } finally {
+        d.remove()
+      }
+    }
+  }, 30_000)
+
   test('with no speech engine installed, start-up logs one warning with both fixes and health reports asr none', async () => {
     const d = tempDir('notesvc-serve-none-')
     try {
@@ -355,7 +390,7 @@ describe('one data folder every command finds', () => {
         `First start: created the owner account owner@localhost (plan pro) and two API keys.`,
         `browser:     http://127.0.0.1:${port}/ (sign in as owner@localhost once it has a password:`,
         `accounts password --email owner@localhost)`,
-        'metering: on (credits per minute of media, 10 processing calls a minute per key); for a single-user install start with NOTESVC_METERING=off',
+        'metering: on (credits per minute of media); requests a minute per key: 120 reads, 30 writes, 10 processing calls (NOTESVC_RATE_LIMITS); for a single-user install start with NOTESVC_METERING=off',
       ]) expect(said).toContain(line)
       // no second database anywhere else
       expect([existsSync(`${checkout}/data`), existsSync(`${elsewhere}/data`)]).toEqual([false, false])

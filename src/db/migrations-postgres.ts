@@ -672,6 +672,34 @@ const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX sso_identities_account ON sso_identities(account_id, issuer);
     `,
   },
+  {
+    version: 19,
+    name: 'audit log: reads counted in one row per slot, writes still never changed',
+    sql: `
+      -- Reads (a transcript exported, a recording played, the log exported) are counted rather than
+      -- repeated (src/modules/audit): one row per account, actor, action, target and client address in
+      -- each 10-minute slot of the clock, named by read_key (unique; null for every other event), whose
+      -- count grows by one with each further read of the slot and last_at with the latest. Every other
+      -- event keeps count 1 and is never changed. The function of migration 17 is replaced by one that
+      -- allows exactly that growth of a read's row and refuses any other UPDATE (the trigger calls it).
+      ALTER TABLE audit_events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE audit_events ADD COLUMN last_at TEXT;
+      ALTER TABLE audit_events ADD COLUMN read_key TEXT;
+      CREATE UNIQUE INDEX audit_events_read_key ON audit_events(read_key);
+      CREATE OR REPLACE FUNCTION audit_events_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF OLD.read_key IS NOT NULL AND OLD.action IN ('note.transcript_exported', 'note.media_read', 'audit.exported')
+          AND NEW.id IS NOT DISTINCT FROM OLD.id AND NEW.at IS NOT DISTINCT FROM OLD.at AND NEW.account_id IS NOT DISTINCT FROM OLD.account_id
+          AND NEW.actor_type IS NOT DISTINCT FROM OLD.actor_type AND NEW.actor_id IS NOT DISTINCT FROM OLD.actor_id AND NEW.action IS NOT DISTINCT FROM OLD.action
+          AND NEW.target_type IS NOT DISTINCT FROM OLD.target_type AND NEW.target_id IS NOT DISTINCT FROM OLD.target_id AND NEW.ip IS NOT DISTINCT FROM OLD.ip
+          AND NEW.user_agent IS NOT DISTINCT FROM OLD.user_agent AND NEW.details IS NOT DISTINCT FROM OLD.details AND NEW.read_key IS NOT DISTINCT FROM OLD.read_key
+          AND NEW.count > OLD.count AND NEW.last_at >= COALESCE(OLD.last_at, OLD.at) THEN
+          RETURN NEW;
+        END IF;
+        RAISE EXCEPTION 'audit_events is append-only: an event is never changed (only a read''s count and last time grow)' USING ERRCODE = 'restrict_violation';
+      END $$;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

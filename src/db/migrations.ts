@@ -652,4 +652,33 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE UNIQUE INDEX sso_identities_account ON sso_identities(account_id, issuer);
     `,
   },
+  {
+    version: 19,
+    name: 'audit log: reads counted in one row per slot, writes still never changed',
+    sql: `
+      -- Reads (a transcript exported, a recording played, the log exported) are counted rather than
+      -- repeated (src/modules/audit): one row per account, actor, action, target and client address in
+      -- each 10-minute slot of the clock, named by read_key (unique; null for every other event), whose
+      -- count grows by one with each further read of the slot and last_at with the latest. Every other
+      -- event keeps count 1 and is never changed. The trigger of migration 17 is replaced by one that
+      -- allows exactly that growth of a read's row and refuses any other UPDATE.
+      ALTER TABLE audit_events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE audit_events ADD COLUMN last_at TEXT;
+      ALTER TABLE audit_events ADD COLUMN read_key TEXT;
+      CREATE UNIQUE INDEX audit_events_read_key ON audit_events(read_key);
+      DROP TRIGGER audit_events_append_only;
+      CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events
+      WHEN NOT (
+        OLD.read_key IS NOT NULL AND OLD.action IN ('note.transcript_exported', 'note.media_read', 'audit.exported')
+        AND NEW.id IS OLD.id AND NEW.at IS OLD.at AND NEW.account_id IS OLD.account_id
+        AND NEW.actor_type IS OLD.actor_type AND NEW.actor_id IS OLD.actor_id AND NEW.action IS OLD.action
+        AND NEW.target_type IS OLD.target_type AND NEW.target_id IS OLD.target_id AND NEW.ip IS OLD.ip
+        AND NEW.user_agent IS OLD.user_agent AND NEW.details IS OLD.details AND NEW.read_key IS OLD.read_key
+        AND NEW.count > OLD.count AND NEW.last_at >= COALESCE(OLD.last_at, OLD.at)
+      )
+      BEGIN
+        SELECT RAISE(ABORT, 'audit_events is append-only: an event is never changed (only a read''s count and last time grow)');
+      END;
+    `,
+  },
 ]

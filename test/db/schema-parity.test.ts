@@ -19,6 +19,12 @@ import { compareFacts, postgresSchemaFacts, sqliteSchemaFacts, type DialectDiffe
 const pgSkip = postgresUnavailable()
 if (pgSkip) console.log(`schema parity tests skipped: ${pgSkip}`)
 
+/** SQLite's audit trigger as schema-facts.ts reads it: any UPDATE refused but a read's count and last time growing (migration 19). */
+const SQLITE_AUDIT_TRIGGER = 'before update on audit_events when not(old.read_key is not null and '
+  + "old.action in('audit.exported','note.media_read','note.transcript_exported')and "
+  + ['id', 'at', 'account_id', 'actor_type', 'actor_id', 'action', 'target_type', 'target_id', 'ip', 'user_agent', 'details', 'read_key'].map(c => `new.${c} is old.${c}`).join(' and ')
+  + ' and new.count>old.count and new.last_at>=coalesce(old.last_at,old.at))'
+
 /**
  * Every way PostgreSQL's schema differs from SQLite's on purpose. A key is `<subject> <attribute>`
  * as schema-facts.ts reads it; `*` in a key is any text, a value `*` any value. A side that does not
@@ -132,13 +138,13 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       + 'type is copied into it; SQLite reads those from notes. The effects are compared below.',
   },
   {
-    what: 'the audit log refuses an UPDATE (migration 17)',
-    sqlite: { 'trigger audit_events_append_only fires': 'before update on audit_events' },
+    what: 'the audit log refuses an UPDATE but the growth of a read\'s count (migrations 17 and 19)',
+    sqlite: { 'trigger audit_events_append_only fires': SQLITE_AUDIT_TRIGGER },
     postgres: {
       'trigger audit_events_append_only fires': 'before update on audit_events for each row execute function audit_events_refuse_update()',
       'function audit_events_refuse_update returns': 'trigger () in plpgsql',
     },
-    why: "SQLite's trigger raises in its body; PostgreSQL's calls a function that raises. The refusal is compared below.",
+    why: "SQLite's trigger says in its WHEN which UPDATE it lets through and raises in its body; PostgreSQL's calls a function that lets the same through and raises otherwise. What each refuses and allows is compared below.",
   },
   {
     what: 'rate-limit windows',
@@ -308,6 +314,9 @@ type Effect = 'list item' | 'revision' | 'counter' | 'search row' | 'search word
  * shows for each. Not written: an UPDATE that sets notes.revision itself (no repository does):
  * SQLite's trigger then keeps that revision and leaves the counter, PostgreSQL's gives a new one.
  */
+/** A transcript read of key_1 in one slot (read_key 'k_read'), as the audit repo counts it. */
+const INSERT_READ = "INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, target_type, target_id, ip, read_key, last_at) VALUES (?, ?, 'acct_1', 'key', 'key_1', 'note.transcript_exported', 'note', 'n_1', '192.0.2.1', 'k_read', ?)"
+
 const WRITES: { what: string; statements: [string, SqlValue[]][]; effects: Effect[] }[] = [
   { what: 'a note is inserted', statements: [[INSERT_NOTE, noteRow({ id: 'n_1', folder_id: 'fld_1', title: 'alpha', summary: 'gamma', status: 'Summarizing', type: 'audio' })]], effects: ['list item', 'revision', 'counter', 'search row', 'search words'] },
   { what: 'its body is inserted', statements: [['INSERT INTO note_bodies (note_id, original_transcription) VALUES (?, ?)', ['n_1', 'omega']]], effects: ['search words'] },
@@ -334,6 +343,14 @@ const WRITES: { what: string; statements: [string, SqlValue[]][]; effects: Effec
   { what: 'an audit event is appended', statements: [["INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action) VALUES ('aud_1', ?, 'acct_1', 'user', 'acct_1', 'signin.succeeded')", [CREATED]]], effects: ['audit rows'] },
   { what: 'another audit event is appended', statements: [["INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action) VALUES ('aud_2', ?, 'acct_1', 'key', 'key_1', 'note.deleted')", [later(DAY)]]], effects: ['audit rows'] },
   { what: 'an audit event cannot be changed', statements: [["UPDATE audit_events SET action = 'signout' WHERE id = 'aud_1'", []]], effects: ['refused'] },
+  // reads (migration 19): one row per slot, whose count and last time, and nothing else, may grow
+  { what: 'a read is appended with its slot\'s key', statements: [[`${INSERT_READ} ON CONFLICT (read_key) DO UPDATE SET count = audit_events.count + 1, last_at = excluded.last_at`, ['aud_3', later(DAY + SECOND), later(DAY + SECOND)]]], effects: ['audit rows'] },
+  { what: 'the same read again is counted in its row', statements: [[`${INSERT_READ} ON CONFLICT (read_key) DO UPDATE SET count = audit_events.count + 1, last_at = excluded.last_at`, ['aud_4', later(DAY + 2 * SECOND), later(DAY + 2 * SECOND)]]], effects: ['audit rows'] },
+  { what: 'a read\'s count cannot go down', statements: [["UPDATE audit_events SET count = count - 1 WHERE id = 'aud_3'", []]], effects: ['refused'] },
+  { what: 'a read\'s address cannot change, even with its count', statements: [["UPDATE audit_events SET count = count + 1, ip = '10.0.0.1' WHERE id = 'aud_3'", []]], effects: ['refused'] },
+  { what: 'a read\'s last time cannot go back', statements: [["UPDATE audit_events SET count = count + 1, last_at = ? WHERE id = 'aud_3'", [later(DAY)]]], effects: ['refused'] },
+  { what: 'a write cannot be counted', statements: [["UPDATE audit_events SET count = count + 1, last_at = ? WHERE id = 'aud_2'", [later(2 * DAY)]]], effects: ['refused'] },
+  { what: 'a write with a key cannot be counted either', statements: [["INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, read_key, last_at) VALUES ('aud_5', ?, 'acct_1', 'key', 'key_1', 'note.deleted', 'k_write', ?)", [later(DAY), later(DAY)]], ["UPDATE audit_events SET count = count + 1 WHERE id = 'aud_5'", []]], effects: ['refused'] },
   { what: 'old audit events are pruned (the log\'s own retention)', statements: [['DELETE FROM audit_events WHERE at < ?', [later(SECOND)]]], effects: ['audit rows'] },
   { what: 'the account is deleted (its notes cascade)', statements: [["DELETE FROM accounts WHERE id = 'acct_1'", []]], effects: ['list item', 'counter', 'search row', 'search words'] },
 ]
@@ -395,7 +412,7 @@ async function readDerived(s: Store): Promise<Derived> {
     counter: Number((await s.get<{ n: number | string }>('SELECT n FROM note_revision_counter'))!.n),
     search: await s.all(SEARCH_ROWS[s.sql.name]),
     words,
-    audit: await s.all('SELECT id, at, account_id, actor_type, actor_id, action FROM audit_events ORDER BY id'),
+    audit: await s.all('SELECT id, at, account_id, actor_type, actor_id, action, ip, count, last_at FROM audit_events ORDER BY id'),
   }
 }
 

@@ -6,7 +6,8 @@ import { freePort } from './process'
 /** A person at the loopback provider: the devInteractions login name is the key of `people`. */
 export interface ProviderPerson {
   email?: string
-  email_verified?: boolean
+  /** a string as some providers send it (Amazon Cognito: "true"/"false") */
+  email_verified?: boolean | 'true' | 'false'
   name?: string
   groups?: string[]
 }

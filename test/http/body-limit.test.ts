@@ -48,6 +48,40 @@ describe('JSON bodies', () => {
     expect(r.sentBeforeAnswer).toBeLessThan(40 * MiB)
   })
 
+  // Fails if a chunked body at the limit were refused (`size >= limit`): the limit is docs/usage.md's
+  // "JSON requests at most 16 MiB", a body of exactly that many bytes is allowed.
+  test('a body of exactly 16 MiB is accepted, chunked or declared (the note made); one byte more is refused with 413', async () => {
+    const { t, port } = serving()
+    const key = await t.key()
+    const LIMIT = 16 * MiB
+    /**
+     * A note's JSON padded with spaces (still JSON) to `size` bytes: sent chunked in pieces of 1 MiB
+     * (no Content-Length), or `declared` with its Content-Length.
+     */
+    const post = (title: string, size: number, declared = false) => {
+      const json = Buffer.from(JSON.stringify({ title, content: 'padded with spaces' }))
+      const bytes = Buffer.alloc(size, 0x20)
+      json.copy(bytes)
+      const body = declared ? bytes : new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let at = 0; at < size; at += MiB) c.enqueue(bytes.subarray(at, at + MiB))
+          c.close()
+        },
+      })
+      return fetch(`http://127.0.0.1:${port}/v1/notes`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } } as RequestInit)
+    }
+    const atLimit = await post('chunked at the limit', LIMIT)
+    expect(atLimit.status).toBe(201)
+    const over = await post('chunked over', LIMIT + 1)
+    expect(over.status).toBe(413)
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe('payload_too_large')
+    // the same with a Content-Length
+    expect((await post('declared at the limit', LIMIT, true)).status).toBe(201)
+    expect((await post('declared over', LIMIT + 1, true)).status).toBe(413)
+    const listed = (await (await fetch(`http://127.0.0.1:${port}/v1/notes`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { title: string }[] }
+    expect(listed.data.map(n => n.title).sort()).toEqual(['chunked at the limit', 'declared at the limit'])
+  })
+
   test('without a credential, the caller is told that first, and the body is not read', async () => {
     const { port } = serving()
     const r = await rawRequest(port, postNotes(null, `Content-Length: ${100 * MiB}\r\n`), { total: 100 * MiB, chunked: false })

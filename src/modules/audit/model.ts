@@ -31,6 +31,17 @@ export const AUDIT_ACTIONS = [
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
+/**
+ * The reads: counted, not repeated. One row per account, actor, action, target and client address in
+ * each slot of READ_SLOT_MS of the clock, whose count and last time grow with each further read of the
+ * slot (its user agent and details are the first read's). Every other action is one row per event,
+ * never changed. Migration 19 names the same three in its trigger.
+ */
+export const READ_ACTIONS: readonly AuditAction[] = ['note.transcript_exported', 'note.media_read', 'audit.exported']
+
+/** The reads' slot: ten minutes of the clock (00:00–00:10 UTC, 00:10–00:20, …). */
+export const READ_SLOT_MS = 10 * 60_000
+
 export interface AuditActor {
   type: AuditActorType
   /** the account's user, the key's or token's id, the policy's name; null when unknown */
@@ -57,7 +68,12 @@ export interface AuditEventInput {
 /** An event as stored and as the API returns it. */
 export interface AuditEvent {
   id: string
+  /** when it happened; for a read, the first of the slot */
   at: string
+  /** reads of the slot this event counts (1 for every other action) */
+  count: number
+  /** the last of them (`at` when count is 1) */
+  lastAt: string
   accountId: string | null
   actor: { type: AuditActorType; id: string | null }
   action: AuditAction

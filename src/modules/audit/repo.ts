@@ -1,6 +1,6 @@
 import type { Queryable, Store } from '../../db/store'
 
-/** A row of audit_events (migration 15). */
+/** A row of audit_events (migrations 15 and 19). */
 export interface AuditEventRow {
   id: string
   at: string
@@ -13,6 +13,12 @@ export interface AuditEventRow {
   ip: string | null
   user_agent: string | null
   details: string
+  /** how many reads the row counts (1 for every other event) */
+  count: number
+  /** a read's latest time (null for every other event, whose one time is `at`) */
+  last_at: string | null
+  /** names a read's row of one slot (null for every other event) */
+  read_key: string | null
 }
 
 export type AuditRepo = ReturnType<typeof createAuditRepo>
@@ -20,17 +26,28 @@ export type AuditRepo = ReturnType<typeof createAuditRepo>
 /** Events a statement of the audit log's prune removes at most: each a short write, however large the log. */
 export const PRUNE_BATCH = 5000
 
+const INSERT = 'INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, details, last_at, read_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+const values = (row: AuditEventRow) => [row.id, row.at, row.account_id, row.actor_type, row.actor_id, row.action, row.target_type, row.target_id, row.ip, row.user_agent, row.details, row.last_at, row.read_key]
+
 /**
- * The audit log's SQL, the same on both back ends: append, read an account's page, prune by age.
- * `pruneBatch`: the events one DELETE of the prune removes (PRUNE_BATCH; smaller in tests).
+ * The audit log's SQL, the same on both back ends: append, count a read, read an account's page, prune
+ * by age. `pruneBatch`: the events one DELETE of the prune removes (PRUNE_BATCH; smaller in tests).
  */
 export function createAuditRepo(store: Store, o: { pruneBatch?: number } = {}) {
   const pruneBatch = o.pruneBatch ?? PRUNE_BATCH
+  // a read's latest time: the later of the row's and this read's (clocks of two nodes may disagree)
+  const countRead = `${INSERT} ON CONFLICT (read_key) DO UPDATE SET count = audit_events.count + 1, last_at = ${store.sql.greatest('audit_events.last_at', 'excluded.last_at')}`
   return {
     /** Appends one event; `q` is the transaction the audited change runs in, when there is one. */
-    append: (row: AuditEventRow, q: Queryable = store) =>
-      q.run('INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [row.id, row.at, row.account_id, row.actor_type, row.actor_id, row.action, row.target_type, row.target_id, row.ip, row.user_agent, row.details]),
+    append: (row: AuditEventRow, q: Queryable = store) => q.run(INSERT, values(row)),
+
+    /**
+     * Counts a read: appends its row (`read_key` set), or, when the slot's row of that key is there,
+     * adds one to its count and moves its last time. One statement, so two reads at once on two nodes
+     * make one row counting 2 (the unique read_key decides; migration 19's trigger allows this growth
+     * and nothing else).
+     */
+    appendRead: (row: AuditEventRow & { read_key: string }, q: Queryable = store) => q.run(countRead, values(row)),
 
     /**
      * An account's events, newest first, after the cursor (the last row's at and id), optionally of one

@@ -1,12 +1,14 @@
 import { t } from 'elysia'
-import { DateTime, Integer, Nullable } from '../../http/schemas'
-import { AUDIT_ACTIONS } from './model'
+import { Integer, Nullable } from '../../http/schemas'
+import { AUDIT_ACTIONS, READ_ACTIONS, READ_SLOT_MS } from './model'
 
 /** The API's shapes of the audit log (GET /v1/audit-events, its JSON lines export). */
 export const AuditEventSchema = t.Object(
   {
     id: t.String({ examples: ['aud_01jd6x3m2k8v4n7p9q2r5s8t0w'] }),
-    at: DateTime,
+    at: t.String({ format: 'date-time', examples: ['2026-11-22T10:00:00.000Z'], description: 'when it happened; for a read, the first read of its slot' }),
+    lastAt: t.String({ format: 'date-time', examples: ['2026-11-22T10:07:31.250Z'], description: 'for a read, the last read of its slot; the same as `at` when `count` is 1' }),
+    count: Integer({ minimum: 1, description: `how many times it happened: reads (${READ_ACTIONS.map(a => `\`${a}\``).join(', ')}) are counted in one event per account, actor, action, target and address in each ${READ_SLOT_MS / 60_000}-minute slot of the clock (from :00, :10, … UTC), whose \`count\` and \`lastAt\` grow with each further read (its \`userAgent\` and \`details\` are the first read's); every other event is 1` }),
     accountId: Nullable(t.String()),
     actor: t.Object({
       type: t.String({ description: '`user` (a person signed in to the browser), `key` (an API key), `oauth` (an OAuth client\'s token), `sso` (a sign-in through the identity provider), `policy` (the retention sweep), `operator` (the command line)' }),
@@ -18,7 +20,7 @@ export const AuditEventSchema = t.Object(
     userAgent: Nullable(t.String({ description: 'the request\'s User-Agent, at most 512 characters' })),
     details: t.Record(t.String(), t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]), { description: 'ids, names and values of settings: never a secret or a note\'s text' }),
   },
-  { title: 'AuditEvent', description: 'One security- or privacy-relevant event: who (actor), what (action, target), when (at) and from where (ip, userAgent).' },
+  { title: 'AuditEvent', description: 'One security- or privacy-relevant event: who (actor), what (action, target), when (at) and from where (ip, userAgent); a read repeated within ten minutes is one event with its `count`.' },
 )
 
 export const AuditEventList = t.Object(

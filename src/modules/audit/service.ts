@@ -3,7 +3,8 @@ import type { IdGenerator } from '../../ids'
 import type { Queryable } from '../../db/store'
 import type { Logger } from '../../log'
 import { ApiError } from '../../http/errors'
-import type { AuditBy, AuditEvent, AuditEventInput, AuditActorType, AuditAction } from './model'
+import { sha256 } from '../../crypto/digest'
+import { READ_ACTIONS, READ_SLOT_MS, type AuditBy, type AuditEvent, type AuditEventInput, type AuditActorType, type AuditAction } from './model'
 import type { AuditEventRow, AuditRepo } from './repo'
 
 export type AuditService = ReturnType<typeof createAuditService>
@@ -12,6 +13,8 @@ function toEvent(r: AuditEventRow): AuditEvent {
   return {
     id: r.id,
     at: r.at,
+    lastAt: r.last_at ?? r.at,
+    count: Number(r.count),
     accountId: r.account_id,
     actor: { type: r.actor_type as AuditActorType, id: r.actor_id },
     action: r.action as AuditAction,
@@ -20,6 +23,16 @@ function toEvent(r: AuditEventRow): AuditEvent {
     userAgent: r.user_agent,
     details: JSON.parse(r.details) as AuditEvent['details'],
   }
+}
+
+/**
+ * The row a read is counted in: its account, actor, action, target and client address, in the slot of
+ * the clock it falls in (READ_SLOT_MS). The user agent and details are the first read's: a client that
+ * changes them does not make new rows. Hashed to one short fixed-length key.
+ */
+function readKey(e: AuditEventInput, at: Date): string {
+  const slot = new Date(Math.floor(at.getTime() / READ_SLOT_MS) * READ_SLOT_MS).toISOString()
+  return sha256(JSON.stringify([slot, e.accountId, e.actor.type, e.actor.id ?? null, e.action, e.target?.type ?? null, e.target?.id ?? null, e.origin?.ip ?? null]))
 }
 
 /** Events read per query of an export. */
@@ -38,9 +51,11 @@ function decodeCursor(cursor: string): { at: string; id: string } {
 export function createAuditService(deps: { repo: AuditRepo; clock: Clock; ids: IdGenerator; log?: Logger }) {
   const { repo, clock, ids } = deps
   function row(e: AuditEventInput): AuditEventRow {
+    const now = clock.now()
+    const read = READ_ACTIONS.includes(e.action)
     return {
       id: ids.next('aud'),
-      at: clock.now().toISOString(),
+      at: now.toISOString(),
       account_id: e.accountId,
       actor_type: e.actor.type,
       actor_id: e.actor.id ?? null,
@@ -50,7 +65,15 @@ export function createAuditService(deps: { repo: AuditRepo; clock: Clock; ids: I
       ip: e.origin?.ip ?? null,
       user_agent: e.origin?.userAgent?.slice(0, 512) ?? null,
       details: JSON.stringify(e.details ?? {}),
+      count: 1,
+      last_at: read ? now.toISOString() : null,
+      read_key: read ? readKey(e, now) : null,
     }
+  }
+  /** Appends a write, or counts a read in its slot's row (READ_ACTIONS). */
+  async function append(r: AuditEventRow, q?: Queryable): Promise<void> {
+    if (r.read_key === null) await repo.append(r, q)
+    else await repo.appendRead({ ...r, read_key: r.read_key }, q)
   }
   return {
     /**
@@ -58,12 +81,12 @@ export function createAuditService(deps: { repo: AuditRepo; clock: Clock; ids: I
      * together or not at all; without one, it is written on its own.
      */
     async record(e: AuditEventInput, q?: Queryable): Promise<void> {
-      await repo.append(row(e), q)
+      await append(row(e), q)
     },
 
     /** Appends `action` done by `by` (a route's principal and origin, or the operator) to the account's log. */
     async recordBy(by: AuditBy, e: Omit<AuditEventInput, 'actor' | 'origin'>, q?: Queryable): Promise<void> {
-      await repo.append(row({ ...e, actor: by.actor, origin: by.origin }), q)
+      await append(row({ ...e, actor: by.actor, origin: by.origin }), q)
     },
 
     /**

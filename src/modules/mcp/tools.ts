@@ -229,7 +229,7 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
     listNoteSpeakers: async (p, { id }) => out({ data: await speakers.list(p, id) }),
     updateNoteSpeaker: async (p, { id, speakerId, ...body }) => out(await speakers.update(p, id, speakerId, body)),
     updateNoteSegment: async (p, { id, index, speaker }) => out({ data: await speakers.reassign(p, id, Number(index), speaker) }),
-    listSpeakerProfiles: async p => out({ data: await speakers.profiles(p) }),
+    listSpeakerProfiles: async (p, q) => out(await speakers.profiles(p, q)),
     deleteSpeakerProfile: async (p, { id }) => {
       await speakers.deleteProfile(p, id)
       return out({ id, deleted: true })

@@ -12,6 +12,7 @@ import { auditBy } from '../audit/by'
 
 const listQuery = queryReader(listNotes)
 const transcriptQuery = queryReader(getNoteTranscript)
+const profilesQuery = queryReader(listSpeakerProfiles)
 
 export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: NotesService; processing: ProcessingService; speakers: SpeakersService; audit: AuditService }) {
   const { notes, processing, speakers, audit } = deps
@@ -60,7 +61,7 @@ export function notesRoutes(deps: { guard: ReturnType<typeof authGuard>; notes: 
     route(listNoteSpeakers, async ({ principal, params }) => ({ data: await speakers.list(principal, params.id) })),
     route(updateNoteSpeaker, ({ principal, params, body }) => speakers.update(principal, params.id, params.speakerId, body)),
     route(updateNoteSegment, async ({ principal, params, body }) => ({ data: await speakers.reassign(principal, params.id, Number(params.index), body.speaker) })),
-    route(listSpeakerProfiles, async ({ principal }) => ({ data: await speakers.profiles(principal) })),
+    route(listSpeakerProfiles, ({ principal, query }) => speakers.profiles(principal, profilesQuery(query))),
     route(deleteSpeakerProfile, async ({ principal, params, set }) => {
       await speakers.deleteProfile(principal, params.id)
       set.status = 204

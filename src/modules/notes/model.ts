@@ -44,13 +44,16 @@ export const NoteListItem = t.Object(
   { title: 'NoteListItem', description: 'A note as lists show it: without its transcript and structured content.' },
 )
 
+/** The page a list holds (SPEC's NoteList): the notes' list and the remembered voices' list. */
+export const Pagination = t.Object(
+  { limit: Integer(), offset: Integer(), hasMore: t.Boolean({ description: 'true when another page exists' }) },
+  { title: 'Pagination', description: 'The page a list holds.' },
+)
+
 export const NoteList = t.Object(
   {
     data: t.Array(NoteListItem),
-    pagination: t.Object(
-      { limit: Integer(), offset: Integer(), hasMore: t.Boolean({ description: 'true when another page exists' }) },
-      { title: 'Pagination', description: 'The page a list holds.' },
-    ),
+    pagination: Pagination,
   },
   { title: 'NoteList', description: 'A page of notes, newest first.' },
 )
@@ -111,6 +114,12 @@ export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 /** The longest search text `q` accepted, in characters. */
 export const MAX_QUERY_CHARS = 500
 
+/** `limit` and `offset` of a paged list, as listNotes takes them (SPEC: 1 to 100, default 50; from 0). */
+const pageQuery = {
+  limit: t.Optional(Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
+  offset: t.Optional(Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, error: `must be a whole number from 0 to ${MAX_OFFSET}` })),
+}
+
 export const ListNotesQuery = t.Object({
   speaker: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'with `q`: only notes where the speaker of this name (or "Speaker A" while unnamed) said every word of `q`', error: 'must be a speaker\'s name of 1 to 100 characters, sent with q' })),
   q: t.Optional(t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'search text: only notes whose title, summary or transcript contain every word (the last one also as the start of a word), most relevant first, each with a `snippet`; any text is accepted and read as plain words (quotes and operators are not syntax), but U+0000 and lone surrogates, refused in every field', error: `must be search text of 1 to ${MAX_QUERY_CHARS} characters; omit q to list every note` })),
@@ -118,8 +127,7 @@ export const ListNotesQuery = t.Object({
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),
   type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
-  limit: t.Optional(Integer({ minimum: 1, maximum: 100, default: 50, error: 'must be a whole number from 1 to 100' })),
-  offset: t.Optional(Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, error: `must be a whole number from 0 to ${MAX_OFFSET}` })),
+  ...pageQuery,
 })
 export type ListNotesQuery = Static<typeof ListNotesQuery>
 
@@ -203,6 +211,7 @@ export const NoteSpeaker = t.Object(
     segments: Integer({ description: 'how many transcript segments are theirs' }),
     seconds: t.Number({ description: 'how long they speak, in seconds' }),
     profileId: Nullable(t.String({ description: 'the stored voice (GET /v1/speakers) that named them, if any' })),
+    notice: t.Optional(t.String({ description: 'present when a name was given but its voice not remembered because the account already remembers the most voices it may (500 unless the server\'s operator set another number): `profileId` is then null; forget voices no longer needed with DELETE /v1/speakers/{id}, then name the speaker again to remember it' })),
   },
   { title: 'NoteSpeaker' },
 )
@@ -243,4 +252,11 @@ export const SpeakerProfile = t.Object(
   { title: 'SpeakerProfile', description: 'A voice named in a note, recognised in later recordings of the library.' },
 )
 export type SpeakerProfile = Static<typeof SpeakerProfile>
-export const SpeakerProfileList = t.Object({ data: t.Array(SpeakerProfile) }, { title: 'SpeakerProfileList' })
+export const SpeakerProfileList = t.Object(
+  { data: t.Array(SpeakerProfile), pagination: Pagination },
+  { title: 'SpeakerProfileList', description: 'A page of the library\'s remembered voices, by name.' },
+)
+export type SpeakerProfileList = Static<typeof SpeakerProfileList>
+
+export const ListSpeakerProfilesQuery = t.Object(pageQuery)
+export type ListSpeakerProfilesQuery = Static<typeof ListSpeakerProfilesQuery>

@@ -11,7 +11,7 @@ import type { TranscriptSegment } from '../../engines/asr/engine'
 import { ApiError, notFound } from '../../http/errors'
 import type { IdGenerator } from '../../ids'
 import type { Library } from '../library'
-import type { NoteSpeaker, SpeakerProfile, UpdateNoteSpeakerRequest } from './model'
+import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfileList, UpdateNoteSpeakerRequest } from './model'
 import type { NoteRow, NotesRepo } from './repo'
 import { saidText } from './search-query'
 import type { NoteSpeakerRow, SpeakersRepo } from './speakers-repo'
@@ -58,6 +58,14 @@ function renamed<T>(value: T, from: string, to: string): T {
 
 export type SpeakersService = ReturnType<typeof createSpeakersService>
 
+/** How many voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT). */
+export const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
+
+/** What a rename past the limit says: the name was given, the voice not remembered, and what to do. */
+function notRemembered(had: number): string {
+  return `Named, but the voice is not remembered: this account already remembers ${had} voices, the most it may on this server (live and sandbox together). Forget voices it no longer needs (GET /v1/speakers, then DELETE /v1/speakers/{id}), then name the speaker again to remember it; the server's operator can raise the limit (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT).`
+}
+
 export function createSpeakersService(deps: {
   repo: SpeakersRepo
   notes: NotesRepo
@@ -66,8 +74,11 @@ export function createSpeakersService(deps: {
   ids: IdGenerator
   /** the note when its transcript can be read (409 while processing) */
   readable: (lib: Library, id: string) => Promise<NoteRow>
+  /** voices one account may remember (default DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT) */
+  maxProfilesPerAccount?: number
 }) {
   const { repo, notes, store, clock, ids } = deps
+  const maxProfiles = deps.maxProfilesPerAccount ?? DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT
 
   function view(row: NoteSpeakerRow, segments: readonly TranscriptSegment[]): NoteSpeaker {
     const mine = segments.filter(s => s.speaker === row.label)
@@ -125,12 +136,16 @@ export function createSpeakersService(deps: {
         const name = body.name === undefined ? speaker.name : body.name === null ? null : body.name.trim()
         if (name === '') throw new ApiError('invalid_request', 'name is blank; send a name, or null to unname the speaker.', { details: [{ field: 'name', issue: 'blank' }] })
         let profileId = name === null ? null : speaker.profile_id
+        let notice: string | undefined
         if (name !== null && body.remember !== false && speaker.embedding && speaker.engine) {
-          profileId = await repo.saveProfile(lib, { id: ids.next('spk'), name, engine: speaker.engine, embedding: speaker.embedding, at: clock.now().toISOString() })
+          // past the account's limit the name is still given (what the person asked for), not remembered
+          const saved = await repo.saveProfileUnder(lib, { id: ids.next('spk'), name, engine: speaker.engine, embedding: speaker.embedding, at: clock.now().toISOString() }, maxProfiles)
+          profileId = saved.saved ? saved.id : null
+          if (!saved.saved) notice = notRemembered(saved.had)
         } else if (body.remember === false) profileId = null
         await repo.setName(note.id, label, name, profileId)
         await rewrite(note, displayName(label, speaker.name), displayName(label, name))
-        return view({ ...speaker, name, profile_id: profileId }, noteSegments(note) ?? [])
+        return { ...view({ ...speaker, name, profile_id: profileId }, noteSegments(note) ?? []), ...(notice ? { notice } : {}) }
       })
     },
 
@@ -152,8 +167,15 @@ export function createSpeakersService(deps: {
       })
     },
 
-    async profiles(lib: Library): Promise<SpeakerProfile[]> {
-      return (await repo.profiles(lib)).map(p => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at }))
+    /** A page of the library's remembered voices by name: `limit` (default 50) from `offset`. */
+    async profiles(lib: Library, q: ListSpeakerProfilesQuery = {}): Promise<SpeakerProfileList> {
+      const limit = q.limit ?? 50
+      const offset = q.offset ?? 0
+      const rows = await repo.profiles(lib, limit + 1, offset)
+      return {
+        data: rows.slice(0, limit).map(p => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at })),
+        pagination: { limit, offset, hasMore: rows.length > limit },
+      }
     },
 
     async deleteProfile(lib: Library, id: string): Promise<void> {

@@ -45,7 +45,11 @@ export const RETENTION_CHOICES = ['default', 'forever', 'media', 'notes'] as con
 export interface SweepSummary {
   /** whole notes deleted (mode `notes`) */
   notesDeleted: number
-  /** recordings removed, their notes kept (mode `media`) */
+  /**
+   * recording files deleted from storage, in either mode: with their notes (`notes`) or alone, the
+   * notes kept (`media`). A note whose file was already gone (no file ever uploaded, or a killed sweep
+   * deleted it) adds nothing here.
+   */
   recordingsRemoved: number
   /** notes old enough but still processing (queued, converting, transcribing, summarizing): left for a later sweep */
   skippedProcessing: number

@@ -29,7 +29,7 @@ export function createRetentionService(deps: {
   transaction: <T>(fn: () => Promise<T>) => Promise<T>
   accountIdsAfter: (after: string, limit: number) => Promise<string[]>
   mediaOf: (noteId: string) => Promise<string[]>
-  deleteObject: (key: string) => Promise<void>
+  deleteObject: (key: string) => Promise<boolean>
 }) {
   const { repo, clock, config } = deps
   const instanceDefault = { mode: config.mode, days: config.days }

@@ -22,8 +22,8 @@ export interface SweepDeps {
   policyOf: (accountId: string) => Promise<{ mode: RetentionMode; days: number | null }>
   /** the storage keys of a note's recording */
   mediaOf: (noteId: string) => Promise<string[]>
-  /** deletes a stored object; an object already gone is no error; any other failure throws */
-  deleteObject: (key: string) => Promise<void>
+  /** deletes a stored object; true when there was one, false when it was already gone; any other failure throws */
+  deleteObject: (key: string) => Promise<boolean>
   /** NOTESVC_AUDIT_RETENTION_DAYS, null: keep forever */
   auditDays: number | null
 }
@@ -93,8 +93,9 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
       }
       stop()
       const keys = await deps.mediaOf(note.id)
+      let removed = 0
       try {
-        for (const key of keys) await deps.deleteObject(key)
+        for (const key of keys) if (await deps.deleteObject(key)) removed++
       } catch (err) {
         // One object the storage will not delete stops neither the sweep nor the accounts after it:
         // the note is left as it is (its row still qualifies, so the next sweep tries again), counted
@@ -105,12 +106,14 @@ async function sweepLibrary(deps: SweepDeps, lib: Library, mode: 'media' | 'note
         })
         continue
       }
+      // the files are gone whatever the row's transaction finds next, so they are counted now
+      totals.recordingsRemoved += removed
       const at = deps.clock.now().toISOString()
       const record = (action: 'note.deleted' | 'note.media_deleted') => () =>
         deps.audit.record({ accountId: lib.accountId, actor, action, target: { type: 'note', id: note.id }, details: { mode, days, sandbox: lib.sandbox, ...(abandoned ? { abandonedUpload: true } : {}) } })
       if (mode === 'notes') {
         if (await deps.notes.deleteSettled(lib, note.id, abandonedBefore, record('note.deleted'))) totals.notesDeleted++
-      } else if (await deps.notes.markMediaRemoved(lib, note.id, at, abandonedBefore, record('note.media_deleted'))) totals.recordingsRemoved++
+      } else await deps.notes.markMediaRemoved(lib, note.id, at, abandonedBefore, record('note.media_deleted'))
     }
     report()
   }

@@ -16,6 +16,16 @@ export function createNoteMedia(deps: { repo: UploadsRepo; storage: MediaStorage
       const upload = await deps.repo.byNote(noteId)
       return upload ? [upload.storage_key] : []
     },
+    /**
+     * Deletes one stored file and says whether there was one (the retention sweep counts them). Asked
+     * first, because S3's DeleteObject answers the same whether the object existed or not. Any storage
+     * error throws.
+     */
+    deleteStored: async (key: string): Promise<boolean> => {
+      const there = (await deps.storage.stat(key)) !== null
+      await deps.storage.delete(key)
+      return there
+    },
     /** removes stored files; a file that cannot be removed is logged and left (an orphan, never an error) */
     remove: async (keys: string[]): Promise<void> => {
       for (const key of keys) {

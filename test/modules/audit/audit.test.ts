@@ -117,6 +117,39 @@ describe('GET /v1/audit-events', () => {
   })
 })
 
+describe('reads counted, not repeated (issue 29)', () => {
+  // Fails on the old code: every read was an event of its own (2,000 reads, 2,000 events).
+  test('a transcript read again and again is one event with its count, first and last time; the export counts itself', async () => {
+    const t = await twoAccounts()
+    const note = await t.call('POST', '/v1/notes', { token: t.alice, body: { title: 'n', content: 'words' } })
+    for (const format of ['', '?format=srt', '?format=txt', '']) {
+      t.clock.advance(1000)
+      expect((await t.call('GET', `/v1/notes/${note.body.id}/transcript${format}`, { token: t.alice })).status).toBe(format === '?format=srt' ? 409 : 200)
+    }
+    const [e] = (await t.call('GET', '/v1/audit-events?action=note.transcript_exported', { token: t.alice })).body.data
+    // three readable (a note from text has no times: srt is 409 and exports nothing); the first's details
+    expect({ count: e.count, at: e.at, lastAt: e.lastAt, details: e.details }).toEqual({ count: 3, at: '2026-11-20T09:00:02.000Z', lastAt: '2026-11-20T09:00:05.000Z', details: { format: 'json', sandbox: false } })
+
+    // exported twice: the second export's line counts both, in the first's place
+    t.clock.advance(1000)
+    await t.call('GET', '/v1/audit-events/export', { token: t.alice })
+    t.clock.advance(1000)
+    const second = await t.call('GET', '/v1/audit-events/export', { token: t.alice })
+    const lines = second.text.trimEnd().split('\n').map(l => JSON.parse(l))
+    expect(lines.map(l => [l.action, l.count])).toEqual([['account.created', 1], ['key.created', 1], ['note.transcript_exported', 3], ['audit.exported', 2]])
+    expect(lines.at(-1)).toMatchObject({ at: '2026-11-20T09:00:06.000Z', lastAt: '2026-11-20T09:00:07.000Z' })
+    // ten minutes on, another slot: a new event
+    t.clock.advance(10 * 60_000)
+    await t.call('GET', `/v1/notes/${note.body.id}/transcript`, { token: t.alice })
+    const all = (await t.call('GET', '/v1/audit-events?action=note.transcript_exported', { token: t.alice })).body.data
+    expect(all.map((x: any) => x.count)).toEqual([1, 3])
+    // a write stays one event each, count 1
+    expect((await t.call('DELETE', `/v1/notes/${note.body.id}`, { token: t.alice })).status).toBe(204)
+    const [deleted] = (await t.call('GET', '/v1/audit-events?action=note.deleted', { token: t.alice })).body.data
+    expect({ count: deleted.count, lastAt: deleted.lastAt }).toEqual({ count: 1, lastAt: deleted.at })
+  })
+})
+
 describe('ID tokens of the identity provider', () => {
   // fails if requireOwnCredential refuses only the 'oauth' actor (an ID token is the 'sso' actor)
   test('an ID token bearer cannot read or export the log (403); the same account\'s live key can', async () => {

@@ -76,6 +76,8 @@ test('a scripted session is in the audit log, in order, with who, what, where; n
   const exported = await b.get(`/v1/notes/${note.id}/transcript?format=txt`, { 'x-csrf-token': csrf })
   expect(exported.status).toBe(200)
   expect(exported.text).toContain(TRANSCRIPT)
+  // … twice: one event counting two reads (issue 29)
+  expect((await b.get(`/v1/notes/${note.id}/transcript?format=txt`, { 'x-csrf-token': csrf })).status).toBe(200)
   // … and plays the recording
   const played = await b.get(`/notes/${upload.noteId}/media`)
   expect(played.status).toBe(200)
@@ -115,6 +117,10 @@ test('a scripted session is in the audit log, in order, with who, what, where; n
     { action: 'signin.succeeded', actor: user, target: account, ...HTTP, details: { method: 'password' } },
     { action: 'audit.exported', actor: user, target: account, ...HTTP, details: {} },
   ])
+  // how many times: the transcript's two downloads are one event; everything else once
+  expect(events.map(e => `${e.action} ×${e.count}`)).toContain('note.transcript_exported ×2')
+  expect(events.filter(e => e.count !== 1).map(e => e.action)).toEqual(['note.transcript_exported'])
+  expect(settings.text).toContain('Transcript read or exported, 2 times')
   // when: each at a real instant, in order
   for (let i = 1; i < events.length; i++) expect(events[i].at >= events[i - 1].at).toBe(true)
   for (const e of events) expect(e.accountId).toBe(accountId)
@@ -136,6 +142,7 @@ test('a scripted session is in the audit log, in order, with who, what, where; n
     { actor: { type: 'user', id: null }, target: null, ip: '127.0.0.1', userAgent: UA, details: { reason: 'unknown_account' } },
   ])
   expect(allEvents.at(-1)).toMatchObject({ action: 'audit.exported', accountId: null, actor: { type: 'operator', id: null }, details: { scope: 'all' } })
+  expect(allEvents.find(e => e.action === 'note.transcript_exported')).toMatchObject({ count: 2, lastAt: expect.any(String) })
   expect(allEvents.length).toBe(events.length + 2)
   for (const secret of [key, PASSWORD, WRONG_PASSWORD, TRANSCRIPT, TITLE, UNKNOWN_EMAIL]) expect({ secret, found: all.out.includes(secret) }).toEqual({ secret, found: false })
   expect(all.err).toContain(`audit export: ${events.length + 2} events of all accounts`)

@@ -35,7 +35,7 @@ function startServer() {
   fetchApp = r => app.handle(r)
   const key = async (o: { email?: string; scopes?: Scope[]; sandbox?: boolean } = {}) =>
     (await services.accounts.createKey({ email: o.email ?? 'agent@example.com', scopes: o.scopes, sandbox: o.sandbox })).key
-  return { server, base, services, key, stop: () => server.stop(true) }
+  return { server, base, services, key, db, stop: () => server.stop(true) }
 }
 
 async function connect(base: string, token: string): Promise<Client> {
@@ -81,6 +81,25 @@ describe('MCP endpoint', () => {
       expect(update.additionalProperties).toBe(false)
       expect((byName.get('askNoteQuestion')!.inputSchema as any).required).toEqual(['id', 'question'])
       expect(byName.get('deleteNote')!.annotations?.destructiveHint).toBe(true)
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('listSpeakerProfiles pages as the API does: limit, offset, hasMore; a limit over 100 refused', async () => {
+    const client = await connect(srv.base, await srv.key({ email: 'voices@example.com' }))
+    try {
+      const account = (await srv.services.accounts.accountOfEmail('voices@example.com'))!.id
+      for (const name of ['Cleo', 'Ana', 'Bo']) {
+        srv.db.query('INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, 0, ?, \'builtin\', \'[1,0]\', \'2026-11-01T00:00:00.000Z\', \'2026-11-01T00:00:00.000Z\')').run(`spk_${name}`, account, name)
+      }
+      const first = (await client.callTool({ name: 'listSpeakerProfiles', arguments: { limit: 2 } })).structuredContent as any
+      expect({ names: first.data.map((p: any) => p.name), pagination: first.pagination }).toEqual({ names: ['Ana', 'Bo'], pagination: { limit: 2, offset: 0, hasMore: true } })
+      const rest = (await client.callTool({ name: 'listSpeakerProfiles', arguments: { limit: 2, offset: 2 } })).structuredContent as any
+      expect({ names: rest.data.map((p: any) => p.name), pagination: rest.pagination }).toEqual({ names: ['Cleo'], pagination: { limit: 2, offset: 2, hasMore: false } })
+      const refused = await client.callTool({ name: 'listSpeakerProfiles', arguments: { limit: 101 } })
+      expect(refused.isError).toBe(true)
+      expect((refused.structuredContent as any).error.code).toBe('invalid_request')
     } finally {
       await client.close()
     }

@@ -78,7 +78,8 @@ for (const b of backEnds) for (const kind of ['disk', 's3'] as const) describe.s
     }
 
     const first = await t.services.retention.sweep()
-    // before the fix: { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 6 }, every run
+    // before the fix: { notesDeleted: 0, recordingsRemoved: 0, skippedProcessing: 6 }, every run;
+    // recordings removed: the two files (one with its note, one alone), not the uploads that had none
     expect(first).toEqual({ notesDeleted: 2, recordingsRemoved: 2, skippedProcessing: 2, failed: 0, auditEventsPruned: 0 })
 
     // policy notes: both abandoned uploads gone, as the user's delete leaves them

@@ -64,7 +64,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a recording that cannot be de
 
       // before the fix the sweep threw here, at the same note on every run, and swept nothing after it
       const first = await t.services.retention.sweep()
-      expect(first).toEqual({ notesDeleted: 5, recordingsRemoved: 0, skippedProcessing: 0, failed: 1, auditEventsPruned: 0 })
+      // the 5 notes deleted took their 5 files with them
+      expect(first).toEqual({ notesDeleted: 5, recordingsRemoved: 5, skippedProcessing: 0, failed: 1, auditEventsPruned: 0 })
       const status = async (token: string, id: string) => (await t.call('GET', `/v1/notes/${id}`, { token })).status
       expect(await status(firstToken!, stuck)).toBe(200)
       for (const id of notesOf.get(firstToken!)!.slice(1)) expect(await status(firstToken!, id)).toBe(404)
@@ -80,6 +81,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a recording that cannot be de
 
       // the storage fixed, the next sweep takes it
       fix()
+      // its file went with the fix (the directory removed by hand): the note is deleted, no file is
       expect(await t.services.retention.sweep()).toEqual({ notesDeleted: 1, recordingsRemoved: 0, skippedProcessing: 0, failed: 0, auditEventsPruned: 0 })
       expect(await status(firstToken!, stuck)).toBe(404)
     } finally {
@@ -125,7 +127,7 @@ describe('notesvc retention sweep with a recording that cannot be deleted', () =
     }
     const first = await run()
     console.log(`notesvc retention sweep (one recording undeletable): exit ${first.code}\nstdout: ${first.out}\nstderr: ${first.err}`)
-    expect(first.out).toBe('2 notes deleted, 0 recordings removed, 0 skipped while processing, 1 failed, 0 audit events pruned')
+    expect(first.out).toBe('2 notes deleted, 2 recordings removed (files deleted from storage, with their notes or alone), 0 skipped while processing, 1 failed, 0 audit events pruned')
     expect(first.code).toBe(1)
     expect(first.err).toContain(stuck)
     expect(first.err).toContain('1 note was not swept')
@@ -134,6 +136,6 @@ describe('notesvc retention sweep with a recording that cannot be deleted', () =
 
     fix()
     const second = await run()
-    expect({ out: second.out, code: second.code }).toEqual({ out: '1 notes deleted, 0 recordings removed, 0 skipped while processing, 0 failed, 0 audit events pruned', code: 0 })
+    expect({ out: second.out, code: second.code }).toEqual({ out: '1 notes deleted, 0 recordings removed (files deleted from storage, with their notes or alone), 0 skipped while processing, 0 failed, 0 audit events pruned', code: 0 })
   }, 60_000)
 })

@@ -111,9 +111,12 @@ describe('notesvc retention sweep killed with SIGKILL, then run again', () => {
     console.log(`second sweep: ${out.trim()}`)
     expect(code, err).toBe(0)
     expect(err).toContain('another sweep is running')
-    expect(out.trim()).toBe(`${OLD_DONE - (before.notes - mid.notes)} notes deleted, ${MEDIA_OLD_DONE} recordings removed, ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
-
     const after = { notes: await count('SELECT count(*) AS n FROM notes'), files: files() }
+    // recordings removed: exactly the files this sweep deleted (the old notes' it reached with their
+    // file, and the media account's); a half-done note's file, gone already, is not counted again
+    expect(out.trim()).toBe(`${OLD_DONE - (before.notes - mid.notes)} notes deleted, ${mid.files - after.files} recordings removed (files deleted from storage, with their notes or alone), ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
+    expect(mid.files - after.files).toBe(OLD_DONE - (before.notes - mid.notes) - halfDone + MEDIA_OLD_DONE)
+
     console.log(`after the second sweep: notes ${after.notes}, files ${after.files}`)
     // kept: the processing and young notes of the first account, every note of the second
     expect(after).toEqual({ notes: OLD_PROCESSING + YOUNG + MEDIA_OLD_DONE + YOUNG, files: OLD_PROCESSING + YOUNG + YOUNG })
@@ -127,7 +130,7 @@ describe('notesvc retention sweep killed with SIGKILL, then run again', () => {
 
     // and a third sweep has nothing left to do
     const third = sweep()
-    expect((await new Response(third.stdout).text()).trim()).toBe(`0 notes deleted, 0 recordings removed, ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
+    expect((await new Response(third.stdout).text()).trim()).toBe(`0 notes deleted, 0 recordings removed (files deleted from storage, with their notes or alone), ${OLD_PROCESSING} skipped while processing, 0 failed, 0 audit events pruned`)
     expect(await third.exited).toBe(0)
   }, 120_000)
 })

@@ -125,8 +125,10 @@ for (const b of backEnds) {
         // deleted notes, 2 removed by the `media` policy
         expect(before).toEqual({ notes: 24, recordings: 18 })
         expect(after).toEqual({ notes: 21, recordings: 14 })
-        // the processing and queued notes of the two accounts with a policy are skipped, not swept
-        expect(first).toEqual({ notesDeleted: 3, recordingsRemoved: 2, skippedProcessing: 4, failed: 0, auditEventsPruned: 0 })
+        // the processing and queued notes of the two accounts with a policy are skipped, not swept;
+        // recordings removed: the 4 files deleted, 2 with their notes (`notes`) and 2 alone (`media`)
+        // (it said 2 before issue 29: the files of the deleted notes were not counted)
+        expect(first).toEqual({ notesDeleted: 3, recordingsRemoved: 4, skippedProcessing: 4, failed: 0, auditEventsPruned: 0 })
 
         for (const [policy, expected] of Object.entries(EXPECTED)) {
           for (const [name, , , recording] of NOTES) {

@@ -125,6 +125,59 @@ for (const b of backEnds) describe.skipIf(b.skip)(`single sign-on on ${b.name}`,
     })
   })
 
+  // Fails if the email's domain were compared as sent (no toLowerCase in links.ts) or the allowed
+  // domains as configured (config.ts): domains are not case-sensitive, so neither may refuse.
+  test('allowed domains written in capitals admit their people, whatever case the email is in; another domain is refused; both ways in', async () => {
+    const store = await open()
+    const byDomain = ssoOver(store, { NOTESVC_OIDC_ALLOWED_DOMAINS: 'Example.COM' })
+    people[`alice-${b.name}`] = { email: 'alice@example.com', email_verified: true }
+    people[`bob-${b.name}`] = { email: 'Bob@EXAMPLE.com', email_verified: true }
+    people[`carl-${b.name}`] = { email: 'carl@example.org', email_verified: true }
+    people[`dora-${b.name}`] = { email: 'dora@Example.Com', email_verified: true }
+    people[`emil-${b.name}`] = { email: 'emil@EXAMPLE.ORG', email_verified: true }
+    expect(await byDomain.signIn(`alice-${b.name}`)).toMatchObject({ ok: true, email: 'alice@example.com', created: true })
+    expect(await byDomain.signIn(`bob-${b.name}`)).toMatchObject({ ok: true, created: true })
+    expect(await byDomain.signIn(`carl-${b.name}`)).toMatchObject({ ok: false, reason: 'domain_not_allowed', status: 403 })
+    expect(await byDomain.bearer(`dora-${b.name}`)).toMatch(/^acct_/)
+    expect(await byDomain.bearer(`emil-${b.name}`)).toBeNull()
+    expect((await tables(store)).accounts).toEqual(['alice@example.com free', 'Bob@EXAMPLE.com free', 'dora@Example.Com free'])
+  }, 20_000)
+
+  // Fails if an email_verified that is missing, or the string "false", were taken as verified: the
+  // provider's unverified email would then be matched to the existing account of that address.
+  test('an email_verified missing or "false" (a string): not matched to the existing account of that email, by the browser or as a bearer', async () => {
+    const store = await open()
+    const { signIn, bearer, accounts } = ssoOver(store)
+    // an account of its own for each kind and way in, so that one let in does not hide another
+    const outcomes: Record<string, unknown> = {}
+    for (const [kind, claim] of [['missing', {}], ['false', { email_verified: 'false' as const }]] as const) {
+      for (const way of ['browser', 'bearer']) {
+        const email = `lee-${kind}-${way}@example.com`
+        await accounts.createAccount(email, 'pro')
+        people[`lee-${kind}-${way}-${b.name}`] = { email, ...claim }
+        if (way === 'browser') {
+          const r = await signIn(`lee-${kind}-${way}-${b.name}`)
+          outcomes[`${kind} by the browser`] = r.ok ? `signed in to ${email}'s account` : `${r.status} ${r.reason}`
+        } else {
+          outcomes[`${kind} as a bearer`] = (await bearer(`lee-${kind}-${way}-${b.name}`)) ? `taken as ${email}'s account` : '401'
+        }
+      }
+    }
+    expect(outcomes).toEqual({
+      'missing by the browser': '403 email_unverified', 'missing as a bearer': '401',
+      'false by the browser': '403 email_unverified', 'false as a bearer': '401',
+    })
+    const { accounts: left, links, events } = await tables(store)
+    expect({ accounts: left.length, links, events }).toEqual({
+      accounts: 4,
+      links: [],
+      events: [`signin.failed lee-missing-browser-${b.name} email_unverified`, `signin.failed lee-false-browser-${b.name} email_unverified`],
+    })
+    // the string "true" is verified (as Amazon Cognito sends it): matched, so the refusals above were for the claim
+    people[`lee-true-${b.name}`] = { email: 'lee-missing-bearer@example.com', email_verified: 'true' }
+    expect(await bearer(`lee-true-${b.name}`)).toBe((await accountOf(store, 'lee-missing-bearer@example.com')).id)
+  }, 20_000)
+
   const accountOf = async (store: Store, email: string) => (await store.get<{ id: string; oidc_subject: string | null }>('SELECT id, oidc_subject FROM accounts WHERE email = ?', [email]))!
 
   // each fails with separate links: before, the bearer path wrote accounts.oidc_subject and the browser

@@ -23,8 +23,13 @@ describe('the audit log in the browser', () => {
     // a note that is not there (or another account's): 404, and nothing recorded
     expect((await b.get(`/notes/note_01jd6x3m2k8v4n7p9q2r5s8t0w/media`)).status).toBe(404)
     const played = (await t.call('GET', '/v1/audit-events?action=note.media_read', { token: key })).body.data
-    // the read from byte 0 and the whole read: two playings; the two seeks are not events
-    expect(played.map((e: any) => [e.actor.type, e.target.id])).toEqual([['user', up.body.noteId], ['user', up.body.noteId]])
+    // the read from byte 0 and the whole read: two playings, counted in one event (the same read within
+    // ten minutes); the two seeks are not counted
+    expect(played.map((e: any) => [e.actor.type, e.target.id, e.count])).toEqual([['user', up.body.noteId, 2]])
+    // the Activity section says how many times
+    const page = await b.get('/settings')
+    expect(page.text).toContain(`<tr data-action="note.media_read" data-count="2">\n<td>Recording played, 2 times<br><code class="muted">${up.body.noteId}</code></td>`)
+    expect(page.text).toContain('<br><span class="muted">last <time datetime=')
   })
 
   test('the Activity section lists the latest events with what a browser sent escaped, and the download link works', async () => {

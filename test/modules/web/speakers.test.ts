@@ -37,14 +37,18 @@ let base = ''
 let key = ''
 let diarized = ''
 let plain = ''
+let withVoices = ''
 
-/** A note as the pipeline leaves it: created pending, its transcript (with `speakers`, if given), then its summary. */
-async function processedNote(title: string, speakers: string[]): Promise<string> {
+/**
+ * A note as the pipeline leaves it: created pending, its transcript (with `speakers`, if given, and their
+ * voice prints with `voices`), then its summary.
+ */
+async function processedNote(title: string, speakers: string[], voices = false): Promise<string> {
   const lib = { accountId: (await t.services.accounts.ensureAccount(EMAIL)).id, sandbox: false }
   const note = await t.services.notes.createPending(lib, { title: `${title}.wav`, type: 'audio', styleId: 'meeting-notes', language: null, source: 'upload', stage: 'transcribing' })
   const segments = speakers.length ? SEGMENTS : SEGMENTS.map(({ speaker: _, ...s }) => s)
   const transcript = segments.map(s => s.text).join(' ')
-  await t.services.notes.saveTranscript(note.id, { transcript, language: 'en', segments, speakers: speakers.map(label => ({ label, name: null, engine: null, embedding: null, profileId: null })) })
+  await t.services.notes.saveTranscript(note.id, { transcript, language: 'en', segments, speakers: speakers.map((label, i) => ({ label, name: null, engine: voices ? 'builtin' : null, embedding: voices ? [i, 1 - i] : null, profileId: null })) })
   const who = speakers.length ? speakers.map(l => `Speaker ${l}`) : []
   await t.services.notes.finish(note.id, {
     title, summary: 'The launch plan.', language: 'en', segments,
@@ -62,6 +66,12 @@ beforeAll(async () => {
   key = (await t.services.accounts.createKey({ email: EMAIL, scopes: ['notes:read'] })).key
   diarized = await processedNote('Launch sync', ['A', 'B'])
   plain = await processedNote('Solo memo', [])
+  withVoices = await processedNote('Voice memo', ['A', 'B'], true)
+  // the account already remembers 500 voices, the most it may (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT unset)
+  const account = (await t.services.accounts.ensureAccount(EMAIL)).id
+  for (let i = 0; i < 500; i++) {
+    await t.store.run("INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, 0, ?, 'builtin', '[1,0]', '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')", [`spk_seed_${i}`, account, `Voice ${i}`])
+  }
   server = listen(t.app as unknown as Fetching, { port, hostname: '127.0.0.1' })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -166,6 +176,18 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
     await expect(page.locator('#speaker-shown').textContent()).resolves.toBe('')
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     await scan(page)
+
+    step('past the limit of remembered voices, the rename names the speaker and the page says the voice was not remembered')
+    await page.goto(`${base}/notes/${withVoices}`)
+    await page.waitForSelector('#segments button.speaker-name')
+    await page.click('#segments button.speaker-name[data-speaker=A]')
+    await page.locator('.speaker-rename input').fill('Ana')
+    await Promise.all([
+      page.waitForResponse(r => r.request().method() === 'PATCH' && new URL(r.url()).pathname === `/v1/notes/${withVoices}/speakers/A`),
+      page.keyboard.press('Enter'),
+    ])
+    await page.waitForFunction(() => document.getElementById('action-status')?.textContent?.startsWith('Speaker A is now Ana. Named, but the voice is not remembered: this account already remembers 500 voices'))
+    expect(await turnNames(page)).toEqual(['Ana', 'Speaker B', 'Ana'])
 
     step('a note without speakers shows none of it')
     await page.goto(`${base}/notes/${plain}`)

@@ -84,7 +84,8 @@ export function openRename(button, noteId, speakerId, current, saved) {
     try {
       // a blank name unnames the speaker: "Speaker A" again
       const r = await api('PATCH', `/v1/notes/${encodeURIComponent(noteId)}/speakers/${encodeURIComponent(speakerId)}`, { name: name || null })
-      await saved(r.displayName, `${current} is now ${r.displayName}.`)
+      // past the account's limit of remembered voices the name is given but not remembered: say so
+      await saved(r.displayName, `${current} is now ${r.displayName}.${r.notice ? ` ${r.notice}` : ''}`)
     } catch (err) {
       form.querySelectorAll('button, input').forEach(x => { x.disabled = false })
       $('action-status').textContent = explain(err)
