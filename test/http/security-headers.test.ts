@@ -77,6 +77,7 @@ beforeAll(async () => {
     { name: 'a 405 envelope', family: 'api', status: 405, send: () => handle('/v1/health', { method: 'DELETE' }) },
     { name: 'an escaped error', family: 'api', status: 500, send: () => fetch(`${base}/v1/escape`) },
     { name: 'the audit log export', family: 'api', status: 200, send: () => handle('/v1/audit-events/export', { headers: auth }) },
+    { name: 'OpenAI-compatible transcription, refused', family: 'api', status: 400, send: () => handle('/v1/audio/transcriptions', { method: 'POST', headers: auth }) },
     { name: 'MCP', family: 'api', status: 200, send: () => handle('/mcp', { method: 'POST', headers: mcpHeaders, body: initialize }) },
     { name: 'OAuth token error', family: 'api', status: 400, send: () => handle('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password' }) },
     { name: 'OAuth metadata', family: 'asset', status: 200, send: () => handle('/.well-known/oauth-authorization-server') },
