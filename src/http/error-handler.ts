@@ -2,6 +2,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { BodyTooLargeError } from './body-limit'
 import { ApiError, detailsFromValueErrors, errorEnvelope, knownApiError, validationMessage } from './errors'
 import type { Logger } from '../log'
+import { ANSWER_HEADERS } from './security-headers'
 
 /** Which methods a path serves, for 405 `Allow`; empty when the path is unknown. */
 export type MethodsForPath = (path: string) => string[]
@@ -42,11 +43,14 @@ function toApiError(code: string | number, error: unknown, path: string, methods
   return null
 }
 
-/** Request ids on every response, and every failure as the SPEC's envelope. */
+/** Request ids and the security headers on every response, and every failure as the SPEC's envelope. */
 export function errorHandler(opts: { docsUrl: string; log: Logger; methodsForPath: () => MethodsForPath; newRequestId: () => string }) {
   return new Elysia({ name: 'notesvc-errors' })
     .onRequest(({ set }) => {
       set.headers['x-request-id'] = opts.newRequestId()
+      // no-store and nosniff (http/security-headers.ts); an answer's own headers win
+      set.headers['cache-control'] = ANSWER_HEADERS['cache-control']
+      set.headers['x-content-type-options'] = ANSWER_HEADERS['x-content-type-options']
     })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const requestId = set.headers['x-request-id'] as string | undefined

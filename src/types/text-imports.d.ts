@@ -7,6 +7,8 @@ declare module '*/assets/library.css' {
   const text: string
   export default text
 }
+// The stylesheets of the pages (src/modules/web/assets/pages.css) and of OAuth's (src/modules/oauth/assets/pages.css).
+declare module '*/assets/pages.css' { const text: string; export default text }
 // The web library's script modules (src/modules/web/assets/library/), imported by library.ts.
 declare module '*/assets/library/add.js' { const text: string; export default text }
 declare module '*/assets/library/api.js' { const text: string; export default text }

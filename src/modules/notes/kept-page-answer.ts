@@ -3,6 +3,7 @@ import { rateHeadersOn, type Admission, type Principal } from '../../http/admiss
 import { accessLine } from '../../http/access-log'
 import { bearerToken } from '../../http/auth'
 import { labelRequest } from '../../http/request-label'
+import { ANSWER_HEADERS } from '../../http/security-headers'
 import { queryReader } from '../../http/contract'
 import type { Logger } from '../../log'
 import { listNotes } from './contract'
@@ -18,7 +19,7 @@ const MAX_QUERIES_PER_PRINCIPAL = 64
  * synchronously, when everything the route needs is in memory: a key the key cache holds (with the
  * scope), a query that reads, a page kept under the notes' current stamp (sent from its bytes, kept
  * with it), and a rate limit counted in memory that allows it. The answer is the route's own: the same
- * status, body and headers (request id, X-RateLimit-*, content type) and the same count, plus the
+ * status, body and headers (request id, the security headers, X-RateLimit-*, content type) and the same count, plus the
  * NOTESVC_ACCESS_LOG line and the metrics' label (GET /metrics). Anything else (no credential, an unknown or uncached key, a missing scope,
  * a query to refuse, no kept page, a 429, HEAD, '/v1/notes/', a search, and PostgreSQL, where the
  * counter is read with the rate limit) is left to the route, which answers it as always, errors
@@ -42,7 +43,7 @@ export function keptListAnswer(deps: {
   // One Headers object, set afresh for each answer and copied by the Response made from it (the
   // Fetch standard's Response constructor copies its init's headers; nothing is awaited in between):
   // on Bun, a Response made from a record of five headers cost about 2 µs more than from a Headers.
-  const headers = new Headers([['x-request-id', ''], ['x-ratelimit-limit', ''], ['x-ratelimit-remaining', ''], ['x-ratelimit-reset', ''], ['content-type', 'application/json; charset=utf-8']])
+  const headers = new Headers([['x-request-id', ''], ...Object.entries(ANSWER_HEADERS), ['x-ratelimit-limit', ''], ['x-ratelimit-remaining', ''], ['x-ratelimit-reset', ''], ['content-type', 'application/json; charset=utf-8']])
   const setRateHeaders = rateHeadersOn(headers)
   // Each principal's query strings and the keys of their pages. A principal is the key cache's object
   // for a key, the same from request to request until a commit empties the cache; its entries go with
@@ -64,13 +65,13 @@ export function keptListAnswer(deps: {
     if (keys === undefined) pageKeys.set(principal, (keys = new Map()))
     let key = keys.get(raw)
     if (key === undefined) {
-      let q: ListNotesQuery
       try {
-        q = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1))
+        const q: ListNotesQuery = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1))
+        key = notes.listPageKey(principal, q)
       } catch {
-        return undefined // the route answers 400
+        // a query to refuse (a bound, `speaker` without `q`): the route answers it, inside the error handler
+        return undefined
       }
-      key = notes.listPageKey(principal, q)
       if (key === undefined) return undefined // a search
       if (keys.size >= MAX_QUERIES_PER_PRINCIPAL) keys.clear()
       keys.set(raw, key)

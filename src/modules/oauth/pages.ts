@@ -1,32 +1,24 @@
 /** The consent and error pages of /oauth/authorize: plain server-rendered HTML, no script. */
 
-import { escapeHtml } from '../../http/html'
+import { escapeHtml, stylesheet } from '../../http/html'
+import { pageHeaders } from '../../http/security-headers'
+import css from './assets/pages.css' with { type: 'text' }
 
 export { escapeHtml }
 
 /**
  * No framing (clickjacking), no referrer to other sites (the query carries the request), nothing
- * cached, no script. `same-origin` rather than `no-referrer`: with no-referrer, browsers send
- * `Origin: null` on the consent form, which the origin check must refuse.
+ * cached, no script, styles only from the stylesheet. `same-origin` rather than `no-referrer`: with
+ * no-referrer, browsers send `Origin: null` on the consent form, which the origin check must refuse.
+ * No form-action: browsers apply it to the redirect that follows the form, which goes to the client.
  */
-export const PAGE_HEADERS: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'same-origin',
-  'x-content-type-options': 'nosniff',
-  // No form-action: browsers apply it to the redirect that follows the form, which goes to the client.
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-}
+export const PAGE_HEADERS: Record<string, string> = pageHeaders("default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.4rem}ul{padding-left:1.2rem}li{margin:.4rem 0}code{background:#f3f3f3;padding:0 .2rem}
-.actions{display:flex;gap:1rem;margin-top:1.5rem}button{font-size:1rem;padding:.5rem 1.2rem;cursor:pointer}
-.allow{background:#1a5fb4;color:#fff;border:0;border-radius:4px}.deny{background:#fff;border:1px solid #999;border-radius:4px}
-.muted{color:#666;font-size:.9rem}`
+/** The pages' style, served as a stylesheet (`/assets/oauth.css`): their CSP allows no inline style. */
+export const OAUTH_STYLESHEET = stylesheet('/assets/oauth.css', css)
 
 function layout(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · notesvc</title><style>${STYLE}</style></head><body>${body}</body></html>`
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · notesvc</title><link rel="stylesheet" href="${OAUTH_STYLESHEET.href}"></head><body>${body}</body></html>`
 }
 
 export function consentPage(o: {

@@ -1,4 +1,4 @@
-import { BodyTooLargeError, declaredLength, readTextLimited } from '../../http/body-limit'
+import { readForm } from '../../http/form-body'
 import { Elysia } from 'elysia'
 import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
@@ -6,7 +6,7 @@ import { isScope, type Scope } from '../../http/contract'
 import { clientAddress } from '../../http/client-address'
 import { ApiError } from '../../http/errors'
 import { fromOwnOrigin } from '../../http/origin'
-import { messagePage, settingsPage, signInPage, type SignInMethods } from './pages'
+import { messagePage, PAGES_STYLESHEET, settingsPage, signInPage, type SignInMethods } from './pages'
 import { cookieValue, SIGN_IN_PATH, type SessionUser } from './sessions'
 import type { WebService } from './service'
 import { safeEqual } from '../../crypto/digest'
@@ -61,18 +61,7 @@ function sameSitePath(path: string): string | null {
 /** The pages' forms are a few fields: a body of more than 1 MB is refused before it is read. */
 const MAX_FORM_BODY_BYTES = 1024 * 1024
 
-async function formOf(request: Request): Promise<URLSearchParams> {
-  const type = request.headers.get('content-type') ?? ''
-  if (type.startsWith('multipart/form-data')) {
-    const declared = declaredLength(request)
-    if (declared === null || declared > MAX_FORM_BODY_BYTES) throw new BodyTooLargeError(MAX_FORM_BODY_BYTES)
-    const fd = await request.formData()
-    const params = new URLSearchParams()
-    for (const [k, v] of fd) if (typeof v === 'string') params.append(k, v)
-    return params
-  }
-  return new URLSearchParams(await readTextLimited(request, MAX_FORM_BODY_BYTES))
-}
+const formOf = (request: Request) => readForm(request, { limit: MAX_FORM_BODY_BYTES, multipart: true })
 
 export interface WebRouteDeps {
   web: WebService
@@ -162,6 +151,7 @@ export function webRoutes(deps: WebRouteDeps) {
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
     .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit }))
+    .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
       if (await sessions.userOf(request)) return redirect(next)

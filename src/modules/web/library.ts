@@ -7,6 +7,8 @@ import { libraryShell } from './library-pages'
 import type { AuditService } from '../audit/service'
 import { userBy } from '../audit/by'
 import { SIGN_IN_PATH, type SessionService } from './sessions'
+import { assetResponse } from '../../http/html'
+import { pageHeaders } from '../../http/security-headers'
 // The library's script modules and style are embedded in the binary: the pages load nothing from elsewhere.
 import add from './assets/library/add.js' with { type: 'text' }
 import api from './assets/library/api.js' with { type: 'text' }
@@ -104,12 +106,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       view, user, balance, noteId,
       assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
     })
-    return new Response(body, {
-      headers: {
-        'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff',
-        'referrer-policy': 'same-origin', 'content-security-policy': csp,
-      },
-    })
+    return new Response(body, { headers: pageHeaders(csp) })
   }
 
   const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => async ({ query }: { query: Record<string, string | undefined> }) =>
@@ -154,13 +151,6 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       if (ids.length > MAX_IDS) throw new ApiError('invalid_request', `Ask for at most ${MAX_IDS} notes at once.`, { details: [{ field: 'ids', issue: `at most ${MAX_IDS}` }] })
       return { durations: await uploads.durations(p, ids) }
     })
-}
-
-/** A script or style: versioned URLs never change; any other (an old or no version) is checked each time. */
-function assetResponse(body: string, type: string, current: boolean): Response {
-  return new Response(body, {
-    headers: { 'content-type': type, 'x-content-type-options': 'nosniff', 'cache-control': current ? 'public, max-age=31536000, immutable' : 'no-cache' },
-  })
 }
 
 /**

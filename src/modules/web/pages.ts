@@ -2,52 +2,13 @@ import { SCOPES } from '../../http/contract'
 import type { KeyInfo } from '../accounts/service'
 import type { Balance } from '../usage/service'
 import { commandLine } from '../../command-name'
-import { escapeHtml } from '../../http/html'
+import { escapeHtml, stylesheet } from '../../http/html'
+import css from './assets/pages.css' with { type: 'text' }
 
 export const esc = escapeHtml
 
-const CSS = `
-*{box-sizing:border-box}
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
-header{background:#1d2330;color:#fff;padding:.7rem 1.5rem;display:flex;align-items:center;justify-content:space-between}
-header b{font-size:1.05rem;letter-spacing:.02em}
-header form{margin:0}
-main{max-width:980px;margin:1.5rem auto;padding:0 1rem}
-section{background:#fff;border:1px solid #dde1e7;border-radius:8px;padding:1rem 1.25rem;margin-bottom:1.25rem}
-h1{font-size:1.35rem;margin:.2rem 0 1rem}
-h2{font-size:1.05rem;margin:0 0 .75rem}
-table{border-collapse:collapse;width:100%;font-size:.9rem}
-th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #eceff3;vertical-align:top}
-th{color:#5b6475;font-weight:600}
-code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace}
-label{display:block;margin:.35rem 0}
-input[type=email],input[type=password],input[type=text]{width:100%;max-width:360px;padding:.45rem .55rem;border:1px solid #c4cad4;border-radius:5px;font:inherit}
-button{font:inherit;padding:.4rem .9rem;border-radius:5px;border:1px solid #2b59c3;background:#2b59c3;color:#fff;cursor:pointer}
-button.secondary{background:#fff;color:#2b59c3}
-button.danger{background:#fff;color:#b42318;border-color:#b42318;padding:.2rem .6rem;font-size:.85rem}
-header button{background:transparent;border-color:#8b93a5;color:#fff;padding:.25rem .7rem}
-header.top{gap:1rem;flex-wrap:wrap;justify-content:flex-start}
-header.top .brand{color:#fff;font-weight:700;text-decoration:none;margin-right:.5rem}
-header.top nav{display:flex;gap:.9rem;flex:1}
-header.top nav a{color:#c9cfdb}
-header.top nav a[aria-current=page]{color:#fff;font-weight:600}
-header.top .balance-chip{color:#fff}
-header.top .who{color:#c9cfdb;margin-right:.8rem}
-.scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:.1rem 1rem;margin:.4rem 0 .8rem}
-.scopes label{font-size:.9rem}
-.muted{color:#6b7385}
-.tag{display:inline-block;padding:0 .45rem;border-radius:9px;font-size:.78rem;background:#e8edf8;color:#2b59c3}
-.tag.sandbox{background:#fff3dc;color:#9a5b00}
-.tag.revoked{background:#fde8e7;color:#b42318}
-.error{background:#fde8e7;border:1px solid #f3b9b4;color:#7a1c14;padding:.6rem .8rem;border-radius:6px;margin-bottom:1rem}
-.newkey{background:#e9f7ef;border:1px solid #a6dcbc;padding:.8rem 1rem;border-radius:6px;margin-bottom:1rem}
-.newkey code{display:block;font-size:15px;padding:.4rem 0;word-break:break-all}
-.balance{display:flex;gap:2rem;flex-wrap:wrap}
-.balance div{min-width:120px}
-.balance strong{display:block;font-size:1.4rem}
-.narrow{max-width:420px;margin:4rem auto}
-a.sso{display:inline-block;padding:.45rem 1rem;border:1px solid #2b59c3;border-radius:5px;text-decoration:none}
-`
+/** The pages' style, served as a stylesheet (`/assets/pages.css`): their CSP allows no inline style. */
+export const PAGES_STYLESHEET = stylesheet('/assets/pages.css', css)
 
 /** The signed-in user as the page header shows them. */
 export interface HeaderUser {
@@ -88,7 +49,7 @@ export function layout(o: PageOptions): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(o.title)} · notesvc</title>
-<style>${CSS}</style>
+<link rel="stylesheet" href="${PAGES_STYLESHEET.href}">
 </head>
 <body>
 ${o.user ? siteHeader({ user: o.user, balance: o.balance ?? null, current: 'settings' }) : '<header><b>notesvc</b></header>'}
@@ -201,7 +162,7 @@ ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 <div><span class="muted">Monthly grant left</span><strong id="grant">${esc(b.grantRemaining)} / ${esc(b.grantTotal)}</strong></div>
 <div><span class="muted">Prepaid</span><strong id="prepaid">${esc(b.purchasedRemaining)}</strong></div>
 <div><span class="muted">Total available</span><strong id="total">${esc(b.totalRemaining)}</strong></div>
-<div><span class="muted">Grant resets</span><strong style="font-size:1rem">${date(b.grantResetsAt)}</strong></div>
+<div><span class="muted">Grant resets</span><strong class="date">${date(b.grantResetsAt)}</strong></div>
 </div>
 </section>
 <section>
@@ -217,8 +178,8 @@ ${keyRows}
 <form method="post" action="/settings/keys" id="create-key">
 ${csrfField}
 <label>Name<br><input type="text" name="name" maxlength="100" placeholder="e.g. laptop script"></label>
-<label style="display:inline-block;margin-right:1rem"><input type="radio" name="library" value="live" checked> Live</label>
-<label style="display:inline-block"><input type="radio" name="library" value="sandbox"> Sandbox (the separate test library)</label>
+<label class="inline"><input type="radio" name="library" value="live" checked> Live</label>
+<label class="inline"><input type="radio" name="library" value="sandbox"> Sandbox (the separate test library)</label>
 <div class="scopes">
 ${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.scope)}" checked> <code>${esc(s.scope)}</code> <span class="muted">${esc(s.description)}</span></label>`).join('\n')}
 </div>

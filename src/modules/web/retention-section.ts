@@ -12,7 +12,7 @@ const describe = (p: { mode: string; days: number | null }) =>
 
 /** The settings page's "Retention" section: the policy in effect and the form that changes it. */
 export function retentionSection(p: RetentionPolicy, csrf: string): string {
-  const option = (value: string, label: string) => `<label style="display:block"><input type="radio" name="mode" value="${value}"${p.mode === value ? ' checked' : ''}> ${label}</label>`
+  const option = (value: string, label: string) => `<label><input type="radio" name="mode" value="${value}"${p.mode === value ? ' checked' : ''}> ${label}</label>`
   return `<section id="retention">
 <h2>Retention</h2>
 <p>In effect: <strong id="retention-effective">${esc(describe(p.effective))}</strong>${p.mode === 'default' ? ' <span class="muted">(this server\'s default)</span>' : ''}. Finished and failed notes are swept on the server\'s schedule; notes still processing never are.</p>

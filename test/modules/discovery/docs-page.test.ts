@@ -41,3 +41,46 @@ test('the reference renders the operations without the hosted-service buttons, a
   expect(shown).toEqual([])
   expect(elsewhere).toEqual([])
 }, 30_000)
+
+/**
+ * A page opened in Chromium with every Content-Security-Policy violation it reports collected (the
+ * `securitypolicyviolation` event, which fires even for a blocked attempt the page survives, such as
+ * an eval it falls back from) and every console error.
+ */
+async function openWatched(url: string) {
+  const page = await browser!.newPage()
+  const reported: string[] = []
+  page.on('console', m => {
+    if (m.type() === 'error') reported.push(`console: ${m.text().slice(0, 200)}`)
+  })
+  page.on('pageerror', e => reported.push(`page error: ${e.message.slice(0, 200)}`))
+  await page.exposeFunction('reportViolation', (v: string) => reported.push(`violation: ${v}`))
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', e => (window as unknown as { reportViolation(v: string): void }).reportViolation(`${e.violatedDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`))
+  })
+  const response = await page.goto(url)
+  return { page, reported, response: response! }
+}
+
+test('the reference renders under its Content-Security-Policy with no violation: no eval, scripts from this server only', async () => {
+  const base = `http://localhost:${server!.port}`
+  const { page, reported, response } = await openWatched(`${base}/docs`)
+  const csp = response.headers()['content-security-policy'] ?? ''
+  expect(csp).toContain("script-src 'self'")
+  expect(csp).not.toContain('unsafe-eval')
+  expect(response.headers()['x-frame-options']).toBe('DENY')
+  expect(response.headers()['x-content-type-options']).toBe('nosniff')
+  await page.getByText('Liveness check').first().waitFor({ timeout: 15_000 })
+  // an operation opened from the sidebar: Scalar renders more of the page, with more of its styles
+  await page.getByText('Liveness check').first().click()
+  await page.getByText('/v1/health').first().waitFor({ timeout: 15_000 })
+  expect(reported).toEqual([])
+}, 30_000)
+
+test('the errors page is styled under its policy (its one style element by hash), with no violation', async () => {
+  const { page, reported, response } = await openWatched(`http://localhost:${server!.port}/docs/errors#not_found`)
+  expect(response.headers()['content-security-policy']).toMatch(/style-src 'sha256-[A-Za-z0-9+/]+=*'/)
+  // the row the link points at is highlighted by the page's style
+  expect(await page.locator('tr#not_found').evaluate(el => getComputedStyle(el).backgroundColor)).toBe('rgb(255, 246, 204)')
+  expect(reported).toEqual([])
+}, 30_000)

@@ -87,6 +87,8 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
     await page.fill('input[name=password]', PASSWORD)
     await Promise.all([page.waitForURL(`${base}/settings`), page.click('button[type=submit]')])
     await expect(page.locator('h1').textContent()).resolves.toBe('Account settings')
+    // styled by the pages' stylesheet, which their CSP allows (no inline style: issue 29)
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(245, 246, 248)')
 
     const cookies = await context.cookies()
     const session = cookies.find(c => c.name === 'notesvc_session')!
@@ -158,6 +160,8 @@ test('an application asks for access: sign in, the consent page lists the scopes
 
   const context = await browser!.newContext({ viewport: { width: 900, height: 700 } })
   const page = await context.newPage()
+  const pageErrors: string[] = []
+  page.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()) })
   await page.goto(authorize)
   expect(new URL(page.url()).pathname).toBe('/signin')
   await page.fill('input[name=email]', EMAIL)
@@ -168,6 +172,9 @@ test('an application asks for access: sign in, the consent page lists the scopes
   expect(text).toContain('Meeting Bot <beta>')
   expect(text).toContain('read notes, transcripts and summaries')
   expect(text).toContain('generate summaries from audio, text and video URLs')
+  // styled by OAuth's stylesheet under the page's CSP (no inline style: issue 29), with no violation
+  expect(await page.evaluate(() => getComputedStyle(document.querySelector('button.allow')!).backgroundColor)).toBe('rgb(26, 95, 180)')
+  expect(pageErrors).toEqual([])
   await page.screenshot({ path: '/tmp/notesvc-consent.png', fullPage: true })
 
   // Allow: the browser is sent back to the application with a code and the state.
