@@ -7,7 +7,7 @@
  * request from memory are exercised: issue 29's finding 2 was the second `GET /v1/notes?speaker=A`).
  */
 import fc from 'fast-check'
-import { fieldValue, hostileJsonBody, hostileValue, jsonText, RawJson, resolve, validValue, type OpenApiDocument, type Schema } from './fuzz-schema'
+import { fieldValue, hostileJsonBody, hostileValue, jsonText, RawJson, resolve, validValue, type Known, type OpenApiDocument, type Schema, type SchemaContext } from './fuzz-schema'
 
 export interface Operation {
   id: string
@@ -39,9 +39,16 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
 
 export type Auth = 'live' | 'sandbox' | 'scoped' | 'bogus' | 'none'
 
-/** Ids that exist: the caller's (per collection of the path: notes, folders, webhooks, speakers; speakerLabels for {speakerId}) and another account's. */
-export interface IdPools {
-  own: Record<string, string[]>
+/**
+ * What exists on the server, per library (the live one, which the under-scoped key also reads, and the
+ * sandbox one): for path parameters the ids of each collection (`notes`, `folders`, `webhooks`,
+ * `speakers`; `speakerId` and `index` by their names) and those a DELETE may take (`notes:delete`, …),
+ * and values known by field name (fuzz-schema.ts Known); `others`: ids of another account's notes
+ * and folders (each must be a 404).
+ */
+export interface Libraries {
+  live: Known
+  sandbox: Known
   others: string[]
 }
 
@@ -59,8 +66,12 @@ export interface FuzzRequest {
   repeat: number
 }
 
-/** Bun answers a request head over 16 KB with a bare 431 before the application sees it: URL values are cut below that. */
-const MAX_URL_VALUE = 6_000
+/**
+ * Bun answers a request head over about 12 KB with a bare 431 before the application sees it (no
+ * envelope can be given there): each URL value is cut at 2,000 characters and the query at 6,000.
+ */
+const MAX_URL_VALUE = 2_000
+const MAX_QUERY = 6_000
 
 /** encodeURIComponent, except that a lone surrogate is written as the three bytes a careless encoder writes (%ED%A0%80), where encodeURIComponent throws. */
 export function percentEncode(s: string): string {
@@ -96,34 +107,35 @@ function queryPairs(name: string, v: unknown): string[] {
 /** Segments no encoder writes but a client can send. */
 const RAW_SEGMENTS = ['%', '%zz', '..', '%2e%2e', '%2F', '%00', '%ED%A0%80', '%C0%AE', 'a%2Fb', '%252F'].map(t => new RawJson(t, t))
 
-function pathValue(doc: OpenApiDocument, op: Operation, name: string, schema: Schema, pools: IdPools): fc.Arbitrary<unknown> {
+function pathValue(ctx: SchemaContext, op: Operation, name: string, schema: Schema, others: string[]): fc.Arbitrary<unknown> {
   const before = op.path.split(`/{${name}}`)[0]!.split('/').pop()!
-  const collection = name === 'speakerId' ? 'speakerLabels' : before === 'uploads' ? 'notes' : before
-  const own = pools.own[collection] ?? []
+  const collection = name !== 'id' ? name : before === 'uploads' ? 'notes' : before
+  // a DELETE takes the ids set aside for it (`notes:delete`), so the others stay for the rest of the run
+  const own = (op.method === 'DELETE' ? ctx.known[`${collection}:delete`] : undefined) ?? ctx.known[collection] ?? []
   const choices: fc.WeightedArbitrary<unknown>[] = [
-    { arbitrary: validValue(doc, schema), weight: 1 },
-    { arbitrary: hostileValue(doc, schema), weight: 2 },
+    { arbitrary: validValue(ctx, schema), weight: 1 },
+    { arbitrary: hostileValue(ctx, schema), weight: 2 },
     { arbitrary: fc.constantFrom(...RAW_SEGMENTS), weight: 1 },
   ]
-  if (own.length) choices.push({ arbitrary: fc.constantFrom(...own), weight: 6 })
-  if (pools.others.length && name === 'id') choices.push({ arbitrary: fc.constantFrom(...pools.others), weight: 1 })
+  if (own.length) choices.push({ arbitrary: fc.constantFrom(...own), weight: 8 })
+  if (others.length && name === 'id') choices.push({ arbitrary: fc.constantFrom(...others), weight: 1 })
   return fc.oneof(...choices)
 }
 
 /** Query parameters: each absent or present (mostly valid), and now and then one the operation does not have. */
-function queryArbitrary(doc: OpenApiDocument, op: Operation): fc.Arbitrary<string[]> {
+function queryArbitrary(ctx: SchemaContext, op: Operation): fc.Arbitrary<string[]> {
   const declared = op.params.filter(p => p.in === 'query').map(p =>
-    fc.option(fc.oneof({ arbitrary: validValue(doc, p.schema), weight: 4 }, { arbitrary: hostileValue(doc, p.schema), weight: 1 }).map(v => queryPairs(p.name, v)), { freq: 2, nil: [] as string[] }))
+    fc.option(fc.oneof({ arbitrary: validValue(ctx, p.schema, p.name), weight: 4 }, { arbitrary: hostileValue(ctx, p.schema), weight: 1 }).map(v => queryPairs(p.name, v)), { freq: 2, nil: [] as string[] }))
   const unknown = fc.option(fc.constantFrom('unknown=1', 'limit=1&limit=2', '__proto__[polluted]=1', 'a[b][c]=1', '=', '&&', 'q', '%zz=1', 'x=%ED%A0%80'), { freq: 5, nil: undefined })
   return fc.tuple(fc.tuple(...declared), unknown).map(([pairs, extra]) => [...pairs.flat(), ...(extra ? [extra] : [])])
 }
 
 const CONTENT_TYPES = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x']
 
-function jsonBody(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<FuzzBody | undefined> {
+function jsonBody(ctx: SchemaContext, schema: Schema): fc.Arbitrary<FuzzBody | undefined> {
   const value = fc.oneof(
-    { arbitrary: validValue(doc, schema), weight: 6 },
-    { arbitrary: hostileValue(doc, schema), weight: 6 },
+    { arbitrary: validValue(ctx, schema), weight: 6 },
+    { arbitrary: hostileValue(ctx, schema), weight: 6 },
     { arbitrary: hostileJsonBody, weight: 2 },
   )
   const contentType = fc.oneof({ arbitrary: fc.constant('application/json'), weight: 12 }, { arbitrary: fc.constantFrom<string | undefined>(...CONTENT_TYPES, undefined), weight: 1 })
@@ -134,15 +146,15 @@ function jsonBody(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<FuzzBody |
 }
 
 /** A multipart form from the schema: each field as text (arrays as repeated `name[]` fields), the binary one a file. */
-function formBody(doc: OpenApiDocument, schema: Schema, wav: Uint8Array): fc.Arbitrary<FuzzBody> {
-  const s = resolve(doc, schema)
+function formBody(ctx: SchemaContext, schema: Schema, wav: Uint8Array): fc.Arbitrary<FuzzBody> {
+  const s = resolve(ctx, schema)
   const file = fc.oneof(
     fc.uint8Array({ maxLength: 4096 }).map(b => ({ file: b, type: 'audio/wav' })),
     fc.constant({ file: wav, type: 'audio/wav' }),
     fc.constantFrom('not a file', '', '\u0000'),
   )
   const entries = Object.entries((s.properties ?? {}) as Record<string, Schema>).map(([name, p]) => {
-    const value = p.format === 'binary' ? file.map(v => [v]) : fieldValue(doc, p).map(v => (Array.isArray(v) ? v : [v]))
+    const value = p.format === 'binary' ? file.map(v => [v]) : fieldValue(ctx, p, name).map(v => (Array.isArray(v) ? v : [v]))
     const present = (s.required ?? []).includes(name) ? 8 : 2
     return fc.option(value.map(vs => vs.map(v => [name, typeof v === 'object' && v !== null && 'file' in v ? v : v instanceof RawJson ? v : typeof v === 'string' ? v : jsonText(v)] as FormEntry)), { freq: present, nil: [] as FormEntry[] })
   })
@@ -150,42 +162,45 @@ function formBody(doc: OpenApiDocument, schema: Schema, wav: Uint8Array): fc.Arb
   return fc.tuple(fc.tuple(...entries), extra).map(([fields, e]) => ({ form: [...fields.flat(), ...(e ? [e] : [])] }))
 }
 
-function bodyArbitrary(doc: OpenApiDocument, op: Operation, wav: Uint8Array): fc.Arbitrary<FuzzBody | undefined> {
-  if (op.body?.kind === 'json') return jsonBody(doc, op.body.schema)
-  if (op.body?.kind === 'form') return fc.oneof({ arbitrary: formBody(doc, op.body.schema, wav), weight: 8 }, { arbitrary: jsonBody(doc, {}), weight: 1 })
+function bodyArbitrary(ctx: SchemaContext, op: Operation, wav: Uint8Array): fc.Arbitrary<FuzzBody | undefined> {
+  if (op.body?.kind === 'json') return jsonBody(ctx, op.body.schema)
+  if (op.body?.kind === 'form') return fc.oneof({ arbitrary: formBody(ctx, op.body.schema, wav), weight: 8 }, { arbitrary: jsonBody(ctx, {}), weight: 1 })
   // an operation without a body sent one anyway (GET cannot carry one)
   if (op.method === 'GET') return fc.constant(undefined)
   return fc.oneof({ arbitrary: fc.constant(undefined), weight: 6 }, { arbitrary: hostileJsonBody.map(json => ({ contentType: 'application/json', json })), weight: 1 })
 }
 
-const AUTH: fc.Arbitrary<Auth> = fc.oneof(
-  { arbitrary: fc.constant<Auth>('live'), weight: 8 },
-  { arbitrary: fc.constant<Auth>('sandbox'), weight: 6 },
-  { arbitrary: fc.constantFrom<Auth>('scoped', 'bogus', 'none'), weight: 2 },
-)
+/** How often each credential is used, and the library whose ids go with it. */
+const CREDENTIALS: { auth: Auth; weight: number; library: 'live' | 'sandbox' }[] = [
+  { auth: 'live', weight: 8, library: 'live' },
+  { auth: 'sandbox', weight: 6, library: 'sandbox' },
+  { auth: 'scoped', weight: 1, library: 'live' },
+  { auth: 'bogus', weight: 1, library: 'live' },
+  { auth: 'none', weight: 1, library: 'live' },
+]
 
-/** The requests of one operation. */
-export function requestArbitrary(doc: OpenApiDocument, op: Operation, pools: IdPools, wav: Uint8Array): fc.Arbitrary<FuzzRequest> {
+/** The requests of one operation with one credential, its path and body ids from `ctx`'s library. */
+function requestArbitrary(ctx: SchemaContext, op: Operation, auth: Auth, others: string[], wav: Uint8Array): fc.Arbitrary<FuzzRequest> {
   const pathParams = op.params.filter(p => p.in === 'path')
-  const path = fc.tuple(...pathParams.map(p => pathValue(doc, op, p.name, p.schema, pools)))
+  const path = fc.tuple(...pathParams.map(p => pathValue(ctx, op, p.name, p.schema, others)))
     .map(values => pathParams.reduce((url, p, i) => url.replace(`{${p.name}}`, urlText(values[i])), op.path))
   return fc.record({
     path,
-    query: queryArbitrary(doc, op),
-    auth: AUTH,
-    body: bodyArbitrary(doc, op, wav),
+    query: queryArbitrary(ctx, op),
+    body: bodyArbitrary(ctx, op, wav),
     repeat: fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.constant(2), weight: 3 }, { arbitrary: fc.constant(3), weight: 1 }),
   }).map(r => ({
     operation: op.id,
     method: op.method,
-    url: r.query.length ? `${r.path}?${r.query.join('&')}` : r.path,
-    auth: r.auth,
+    url: r.query.length ? `${r.path}?${r.query.join('&').slice(0, MAX_QUERY)}` : r.path,
+    auth,
     ...(r.body ? { body: r.body } : {}),
     repeat: r.repeat,
   }))
 }
 
-/** The requests of every operation, each operation as likely as the others. */
-export function fuzzArbitrary(doc: OpenApiDocument, ops: Operation[], pools: IdPools, wav: Uint8Array): fc.Arbitrary<FuzzRequest> {
-  return fc.oneof(...ops.map(op => requestArbitrary(doc, op, pools, wav)))
+/** The requests of every operation, each operation as likely as the others, with each credential. */
+export function fuzzArbitrary(doc: OpenApiDocument, ops: Operation[], libraries: Libraries, wav: Uint8Array): fc.Arbitrary<FuzzRequest> {
+  const contexts = { live: { doc, known: libraries.live }, sandbox: { doc, known: libraries.sandbox } }
+  return fc.oneof(...ops.map(op => fc.oneof(...CREDENTIALS.map(c => ({ arbitrary: requestArbitrary(contexts[c.library], op, c.auth, libraries.others, wav), weight: c.weight })))))
 }

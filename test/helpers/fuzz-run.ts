@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check'
 import { jsonText, RawJson } from './fuzz-schema'
-import { fuzzArbitrary, type Auth, type FuzzBody, type FuzzRequest, type IdPools, type Operation } from './fuzz-requests'
+import { fuzzArbitrary, type Auth, type FuzzBody, type FuzzRequest, type Libraries, type Operation } from './fuzz-requests'
 import type { OpenApiDocument } from './fuzz-schema'
 import { ROOT } from './process'
 
@@ -53,7 +53,7 @@ function requestInit(r: FuzzRequest, keys: Record<Auth, string | undefined>): Re
     for (const [name, v] of r.body.form) {
       if (typeof v === 'string') form.append(name, v)
       else if (v instanceof RawJson) form.append(name, v.text)
-      else form.append(name, new Blob([v.file], { type: v.type }), 'recording.wav')
+      else form.append(name, new Blob([v.file as Uint8Array<ArrayBuffer>], { type: v.type }), 'recording.wav')
     }
     body = form
   }
@@ -182,20 +182,22 @@ export interface FuzzOptions {
   base: string
   doc: OpenApiDocument
   ops: Operation[]
-  pools: IdPools
+  libraries: Libraries
   keys: Record<Auth, string | undefined>
   /** another account's key, for the health polls */
   victimKey: string
   seed: number
   runs: number
   wav: Uint8Array
+  /** print each request and its answer (NOTESVC_FUZZ_TRACE=1) */
+  trace?: boolean
 }
 
 export interface FuzzOutcome {
   requests: number
   statuses: Map<number, number>
-  /** requests sent per operation */
-  perOperation: Map<string, number>
+  /** the statuses of the answers to each operation */
+  perOperation: Map<string, Map<number, number>>
   maxLatencyMs: number
   maxHealthMs: number
   /** the shrunk counterexample and what was wrong, when the run failed */
@@ -210,17 +212,19 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
   const poller = new HealthPoller()
   poller.start(o.base, o.victimKey)
   let firstFailureAt = 0
-  const property = fc.asyncProperty(fuzzArbitrary(o.doc, o.ops, o.pools, o.wav), async r => {
+  const property = fc.asyncProperty(fuzzArbitrary(o.doc, o.ops, o.libraries, o.wav), async r => {
     if (firstFailureAt && performance.now() - firstFailureAt > SHRINK_BUDGET_MS) return true // shrinking has had its time
     for (let i = 0; i < r.repeat; i++) {
       const from = epochNow()
       const a = await send(o.base, r, o.keys)
       const to = epochNow()
+      if (o.trace) console.log(`${describeRequest(r)}\n  → ${describeAnswer(a).slice(0, 300)}`)
       await poller.coveredUntil(to)
       const health = poller.during(from, to)
       outcome.requests++
       outcome.statuses.set(a.status, (outcome.statuses.get(a.status) ?? 0) + 1)
-      outcome.perOperation.set(r.operation, (outcome.perOperation.get(r.operation) ?? 0) + 1)
+      const ofOperation = outcome.perOperation.get(r.operation) ?? new Map<number, number>()
+      outcome.perOperation.set(r.operation, ofOperation.set(a.status, (ofOperation.get(a.status) ?? 0) + 1))
       outcome.maxLatencyMs = Math.max(outcome.maxLatencyMs, a.ms)
       outcome.maxHealthMs = Math.max(outcome.maxHealthMs, health.maxMs)
       const problem = problemOf(r, a)
@@ -245,10 +249,17 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
   return outcome
 }
 
+const n = (x: number) => x.toLocaleString('en-US')
+const statusList = (m: Map<number, number>) => [...m].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}: ${n(c)}`).join(', ')
+
+/** The statuses of each operation's answers, one line each (NOTESVC_FUZZ_VERBOSE=1). */
+export function perOperationLines(r: FuzzOutcome): string {
+  return [...r.perOperation].sort((a, b) => a[0].localeCompare(b[0])).map(([op, m]) => `  ${op}: ${statusList(m)}`).join('\n')
+}
+
 /** The one summary line of a run. */
 export function summaryLine(o: FuzzOptions, r: FuzzOutcome): string {
-  const n = (x: number) => x.toLocaleString('en-US')
   const fivexx = [...r.statuses].filter(([s]) => s >= 500).reduce((t, [, c]) => t + c, 0)
-  const statuses = [...r.statuses].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}: ${n(c)}`).join(', ')
+  const statuses = statusList(r.statuses)
   return `fuzz ${o.name}: ${o.ops.length} operations, ${n(r.requests)} requests, seed ${o.seed}, ${r.statuses.get(500) ?? 0} × 500, ${fivexx} × 5xx, max latency ${(r.maxLatencyMs / 1000).toFixed(2)} s, max health ${r.maxHealthMs.toFixed(0)} ms (statuses ${statuses})`
 }

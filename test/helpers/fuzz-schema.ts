@@ -21,6 +21,19 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, Schema> }
 }
 
+/**
+ * What the schemas cannot say, by property or parameter name: values that exist on the server under
+ * test (the caller's folder ids for `folderId`) or that its rules take (`audio/wav` for
+ * `contentType`). A generated value of such a field is one of them half of the time.
+ */
+export type Known = Record<string, readonly unknown[]>
+
+/** The document, and the known values of one library. */
+export interface SchemaContext {
+  doc: OpenApiDocument
+  known: Known
+}
+
 /** JSON text sent as it is; `label` is what a failure message shows of it. */
 export class RawJson {
   constructor(readonly text: string, readonly label: string) {}
@@ -43,9 +56,9 @@ export function jsonText(value: unknown): string {
 }
 
 /** The schema `$ref` points at, or the schema itself. */
-export function resolve(doc: OpenApiDocument, schema: Schema): Schema {
+export function resolve(ctx: SchemaContext, schema: Schema): Schema {
   let s = schema
-  while (typeof s.$ref === 'string') s = doc.components.schemas[s.$ref.replace('#/components/schemas/', '')] ?? {}
+  while (typeof s.$ref === 'string') s = ctx.doc.components.schemas[s.$ref.replace('#/components/schemas/', '')] ?? {}
   return s
 }
 
@@ -74,13 +87,21 @@ function validInteger(s: Schema): fc.Arbitrary<number> {
   return fc.oneof(fc.integer({ min: Math.max(min, -INT32), max: Math.min(max, INT32) }), fc.constantFrom(min, max))
 }
 
-/** A value `schema` accepts. */
-export function validValue(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<unknown> {
-  const s = resolve(doc, schema)
+/** A value `schema` accepts (or, for a field of `known` values, one of them half of the time). */
+export function validValue(ctx: SchemaContext, schema: Schema, name?: string): fc.Arbitrary<unknown> {
+  const s = resolve(ctx, schema)
+  const known = name === undefined ? undefined : ctx.known[name]
+  const own = generated(ctx, s)
+  // the schema's own examples, and the known values, beside what its constraints allow
+  const given = [...(known ?? []), ...(Array.isArray(s.examples) ? s.examples : [])]
+  return given.length ? fc.oneof(own, fc.constantFrom(...given)) : own
+}
+
+function generated(ctx: SchemaContext, s: Schema): fc.Arbitrary<unknown> {
   if (Array.isArray(s.enum)) return fc.constantFrom(...s.enum)
   if ('const' in s) return fc.constant(s.const)
   const members = s.anyOf ?? s.oneOf
-  if (Array.isArray(members)) return fc.oneof(...members.map((m: Schema) => validValue(doc, m)))
+  if (Array.isArray(members)) return fc.oneof(...members.map((m: Schema) => validValue(ctx, m)))
   switch (s.type) {
     case 'string': return validString(s)
     case 'integer': return validInteger(s)
@@ -88,18 +109,18 @@ export function validValue(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<u
     case 'boolean': return fc.boolean()
     case 'null': return fc.constant(null)
     case 'array': {
-      const items = validValue(doc, s.items ?? {})
+      const items = validValue(ctx, s.items ?? {})
       const bounds = { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 5, 5) }
       return s.uniqueItems ? fc.uniqueArray(items, { ...bounds, selector: v => JSON.stringify(v) }) : fc.array(items, bounds)
     }
-    case 'object': return validObject(doc, s)
+    case 'object': return validObject(ctx, s)
     default: return fc.jsonValue({ maxDepth: 2 })
   }
 }
 
-function validObject(doc: OpenApiDocument, s: Schema): fc.Arbitrary<Record<string, unknown>> {
+function validObject(ctx: SchemaContext, s: Schema): fc.Arbitrary<Record<string, unknown>> {
   const props: Record<string, Schema> = s.properties ?? {}
-  const model = Object.fromEntries(Object.entries(props).map(([k, p]) => [k, validValue(doc, p)]))
+  const model = Object.fromEntries(Object.entries(props).map(([k, p]) => [k, validValue(ctx, p, k)]))
   const record = fc.record(model, { requiredKeys: s.required ?? [] })
   return s.minProperties ? record.filter(o => Object.keys(o).length >= s.minProperties) : record
 }
@@ -150,10 +171,10 @@ function hostileNumber(s: Schema): fc.Arbitrary<unknown> {
   return fc.oneof(fc.constantFrom(...edges), fc.constantFrom(new RawJson('1e400', '1e400'), new RawJson('-1e400', '-1e400'), new RawJson('1' + '0'.repeat(400), '1 and 400 zeros'), new RawJson('0.' + '0'.repeat(400) + '1', '0.(400 zeros)1')))
 }
 
-function hostileArray(doc: OpenApiDocument, s: Schema): fc.Arbitrary<unknown> {
-  const item = validValue(doc, s.items ?? {})
+function hostileArray(ctx: SchemaContext, s: Schema): fc.Arbitrary<unknown> {
+  const item = validValue(ctx, s.items ?? {})
   return fc.oneof(
-    fc.array(hostileValue(doc, s.items ?? {}), { minLength: 1, maxLength: 3 }),
+    fc.array(hostileValue(ctx, s.items ?? {}), { minLength: 1, maxLength: 3 }),
     fc.array(item, { minLength: (s.maxItems ?? 1000) + 1, maxLength: (s.maxItems ?? 1000) + 1 }),
     s.uniqueItems ? item.map(v => [v, v]) : fc.constant([]),
     fc.constant([]),
@@ -161,15 +182,15 @@ function hostileArray(doc: OpenApiDocument, s: Schema): fc.Arbitrary<unknown> {
 }
 
 /** An object with one field hostile, a required field missing, or unknown fields added. */
-function hostileObject(doc: OpenApiDocument, s: Schema): fc.Arbitrary<unknown> {
+function hostileObject(ctx: SchemaContext, s: Schema): fc.Arbitrary<unknown> {
   const props = Object.entries((s.properties ?? {}) as Record<string, Schema>)
-  const base = validObject(doc, s)
+  const base = validObject(ctx, s)
   const unknownKeys = fc.constantFrom('unknown', '__proto__', 'constructor', '', 'a'.repeat(10_000), 'x\u0000', '\uD800')
   const withUnknown = fc.tuple(base, fc.dictionary(unknownKeys, fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 }))
     .map(([o, extra]) => { const r: Record<string, unknown> = { ...o }; for (const [k, v] of Object.entries(extra)) Object.defineProperty(r, k, { value: v, enumerable: true, writable: true, configurable: true }); return r })
   const choices: fc.Arbitrary<unknown>[] = [withUnknown, fc.constant({})]
   if (props.length) {
-    const oneBad = fc.tuple(base, fc.constantFrom(...props)).chain(([o, [k, p]]) => hostileValue(doc, p).map(v => ({ ...o, [k]: v })))
+    const oneBad = fc.tuple(base, fc.constantFrom(...props)).chain(([o, [k, p]]) => hostileValue(ctx, p).map(v => ({ ...o, [k]: v })))
     choices.push(oneBad, oneBad, oneBad)
   }
   for (const k of s.required ?? []) choices.push(base.map(o => { const r = { ...o }; delete r[k]; return r }))
@@ -177,16 +198,16 @@ function hostileObject(doc: OpenApiDocument, s: Schema): fc.Arbitrary<unknown> {
 }
 
 /** A value `schema` should be refused for (or, at a bound, accepted without trouble). */
-export function hostileValue(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<unknown> {
-  const s = resolve(doc, schema)
+export function hostileValue(ctx: SchemaContext, schema: Schema): fc.Arbitrary<unknown> {
+  const s = resolve(ctx, schema)
   const members: Schema[] | undefined = s.anyOf ?? s.oneOf
   const type: string | undefined = members ? undefined : s.type
   const ofType: fc.Arbitrary<unknown>[] = []
-  if (members) ofType.push(...members.map(m => hostileValue(doc, m)))
+  if (members) ofType.push(...members.map(m => hostileValue(ctx, m)))
   else if (type === 'string') ofType.push(hostileString(s))
   else if (type === 'integer' || type === 'number') ofType.push(hostileNumber(s))
-  else if (type === 'array') ofType.push(hostileArray(doc, s))
-  else if (type === 'object') ofType.push(hostileObject(doc, s))
+  else if (type === 'array') ofType.push(hostileArray(ctx, s))
+  else if (type === 'object') ofType.push(hostileObject(ctx, s))
   return fc.oneof(
     { arbitrary: ofType.length ? fc.oneof(...ofType) : fc.jsonValue({ maxDepth: 3 }), weight: 6 },
     { arbitrary: wrongTypes(type), weight: 2 },
@@ -195,8 +216,8 @@ export function hostileValue(doc: OpenApiDocument, schema: Schema): fc.Arbitrary
 }
 
 /** Mostly valid, sometimes hostile: a field of a body, or a parameter. */
-export function fieldValue(doc: OpenApiDocument, schema: Schema): fc.Arbitrary<unknown> {
-  return fc.oneof({ arbitrary: validValue(doc, schema), weight: 3 }, { arbitrary: hostileValue(doc, schema), weight: 2 })
+export function fieldValue(ctx: SchemaContext, schema: Schema, name?: string): fc.Arbitrary<unknown> {
+  return fc.oneof({ arbitrary: validValue(ctx, schema, name), weight: 3 }, { arbitrary: hostileValue(ctx, schema), weight: 2 })
 }
 
 /** Whole bodies that are not what any JSON route takes: top-level nesting (finding 1), other types, broken JSON. */

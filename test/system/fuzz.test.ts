@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startCluster, type Cluster } from '../helpers/cluster'
-import { operationsOf, type Auth, type IdPools, type Operation } from '../helpers/fuzz-requests'
-import { runFuzz, summaryLine, type FuzzOptions } from '../helpers/fuzz-run'
-import type { OpenApiDocument } from '../helpers/fuzz-schema'
+import { operationsOf, type Auth, type Libraries, type Operation } from '../helpers/fuzz-requests'
+import { perOperationLines, runFuzz, summaryLine, type FuzzOptions } from '../helpers/fuzz-run'
+import type { Known, OpenApiDocument } from '../helpers/fuzz-schema'
 import { postgresUnavailable } from '../helpers/postgres'
 import { makeWav } from '../fixtures/wav'
 
@@ -17,18 +17,33 @@ import { makeWav } from '../fixtures/wav'
  * (fuzz-run.ts), and prints the shrunk request.
  *
  * The seed is fixed and printed: NOTESVC_FUZZ_SEED=… and NOTESVC_FUZZ_RUNS=… run another seed or
- * count; NOTESVC_FUZZ_ONLY=listNotes,createFolder fuzzes only those operations (test/README.md).
+ * count; NOTESVC_FUZZ_ONLY=listNotes,createFolder fuzzes only those operations, NOTESVC_FUZZ_VERBOSE=1
+ * prints the statuses of each operation's answers, NOTESVC_FUZZ_TRACE=1 every request and answer
+ * (test/README.md).
  */
 const SEED = Number(process.env.NOTESVC_FUZZ_SEED ?? 29)
-const RUNS = Number(process.env.NOTESVC_FUZZ_RUNS ?? 600)
+const RUNS = Number(process.env.NOTESVC_FUZZ_RUNS ?? 1800)
 const ONLY = process.env.NOTESVC_FUZZ_ONLY?.split(',').map(s => s.trim()).filter(Boolean)
 if (!Number.isInteger(SEED) || !Number.isInteger(RUNS) || RUNS < 1) throw new Error('NOTESVC_FUZZ_SEED and NOTESVC_FUZZ_RUNS must be whole numbers (RUNS at least 1)')
 console.log(`fuzz: seed ${SEED} (NOTESVC_FUZZ_SEED), ${RUNS} runs per back end (NOTESVC_FUZZ_RUNS)${ONLY ? `, only ${ONLY.join(', ')}` : ''}`)
 
 const pgSkip = postgresUnavailable()
 const UNLIMITED = 'read=1000000,write=1000000,processing=1000000'
+/** where the seeded webhooks point (nothing listens: a delivery fails, which is not what is fuzzed) */
+const HOOK_URL = 'http://127.0.0.1:8089/hook'
 
-/** A library's notes, folders, a webhook, an upload and a sandbox speaker profile, made through the API; their ids. */
+/** Values the rules take that no schema states (DECISIONS.md, docs/api.md), by field name. */
+const RULES: Known = {
+  contentType: ['audio/wav', 'audio/mpeg', 'video/mp4', 'application/pdf'],
+  url: [HOOK_URL, 'https://hooks.example.com/notesvc'],
+  mode: ['default', 'forever', 'media', 'notes'],
+  audioUrl: ['http://127.0.0.1:8089/memo.wav', 'https://media.example.com/memo.mp3'],
+  youtubeUrl: ['https://www.youtube.com/watch?v=dQw4w9WgXcQ', 'https://youtu.be/dQw4w9WgXcQ'],
+  q: ['budget', 'Maria budget', '"the budget"'],
+  speaker: ['A', 'Maria'],
+}
+
+/** A library's notes, folders, a webhook, an upload and a sandbox speaker profile, made through the API; their ids (fuzz-requests.ts Libraries). */
 async function seedLibrary(base: string, key: string, sandbox: boolean): Promise<Record<string, string[]>> {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -36,15 +51,18 @@ async function seedLibrary(base: string, key: string, sandbox: boolean): Promise
     if (res.status >= 300) throw new Error(`seeding ${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
     return json
   }
-  const folders = [(await call('POST', '/v1/folders', { name: 'Fuzz A' })).id, (await call('POST', '/v1/folders', { name: 'Fuzz B', color: '#ff0000' })).id]
-  const notes = [
-    (await call('POST', '/v1/notes', { title: 'Budget', content: 'Maria said the budget is fine.' })).id,
-    (await call('POST', '/v1/notes', { title: 'Filed', content: 'in a folder', folderId: folders[0] })).id,
-  ]
+  const folder = async (name: string) => (await call('POST', '/v1/folders', { name, color: '#ff0000' })).id as string
+  const note = async (title: string, folderId?: string) => (await call('POST', '/v1/notes', { title, content: `Maria said the ${title} is fine.`, folderId })).id as string
+  const folders = [await folder('Fuzz A'), await folder('Fuzz B')]
+  const doomedFolders = [await folder('Doomed A'), await folder('Doomed B')]
+  const notes = [await note('budget'), await note('plan', folders[0]), await note('trip', doomedFolders[0])]
+  const doomedNotes = [await note('old'), await note('older', folders[1])]
   const upload = await call('POST', '/v1/uploads', { fileName: 'memo.wav', contentType: 'audio/wav', fileSize: 1000 })
   notes.push(upload.noteId)
   if (sandbox) await call('POST', `/v1/uploads/${upload.noteId}/complete`)
-  const webhooks = [(await call('POST', '/v1/webhooks', { url: 'http://127.0.0.1:8089/hook', events: ['note.completed'] })).id]
+  const webhook = async () => (await call('POST', '/v1/webhooks', { url: HOOK_URL, events: ['note.completed'] })).id as string
+  const webhooks = [await webhook()]
+  const doomedWebhooks = [await webhook()]
   const speakerLabels = ['A', 'B', 'S1', 'Z']
   const speakers: string[] = []
   if (sandbox) {
@@ -53,7 +71,10 @@ async function seedLibrary(base: string, key: string, sandbox: boolean): Promise
     if (labels[0]) await call('PATCH', `/v1/notes/${upload.noteId}/speakers/${labels[0]}`, { name: 'Maria', remember: true }).catch(() => null)
     speakers.push(...((await call('GET', '/v1/speakers')).data ?? []).map((s: any) => s.id as string))
   }
-  return { notes, folders, webhooks, speakers, speakerLabels: [...new Set(speakerLabels)] }
+  return {
+    notes, folders, webhooks, speakers, speakerId: [...new Set(speakerLabels)], index: ['0', '1', '2'],
+    'notes:delete': doomedNotes, 'folders:delete': doomedFolders, 'webhooks:delete': doomedWebhooks,
+  }
 }
 
 for (const backEnd of ['sqlite', 'postgres'] as const) {
@@ -75,16 +96,18 @@ for (const backEnd of ['sqlite', 'postgres'] as const) {
       const own = await seedLibrary(base, live, false)
       const sandboxIds = await seedLibrary(base, sandbox!, true)
       const victimIds = await seedLibrary(base, victim!, false)
-      const pools: IdPools = {
-        own: Object.fromEntries(Object.keys(own).map(k => [k, [...own[k]!, ...sandboxIds[k]!]])),
-        others: [...victimIds.notes!, ...victimIds.folders!, ...victimIds.webhooks!],
-      }
+      /** a library's ids, by collection and by the fields that name them */
+      const library = (ids: Record<string, string[]>): Known => ({
+        ...RULES, ...ids,
+        folderId: ids.folders!, noteId: ids.notes!, mergeInto: ids.speakerId!, speaker: [...RULES.speaker!, ...ids.speakerId!],
+      })
+      const libraries: Libraries = { live: library(own), sandbox: library(sandboxIds), others: [...victimIds.notes!, ...victimIds.folders!, ...victimIds.webhooks!] }
       const doc = await (await fetch(`${base}/v1/openapi.json`)).json() as OpenApiDocument
       const all: Operation[] = operationsOf(doc)
       const ops = ONLY ? all.filter(op => ONLY.includes(op.id)) : all
       if (ONLY && ops.length !== ONLY.length) throw new Error(`NOTESVC_FUZZ_ONLY names operations the document does not have: ${ONLY.filter(id => !all.some(op => op.id === id)).join(', ')}`)
       const keys: Record<Auth, string | undefined> = { live, sandbox, scoped, bogus: 'svc_live_notAKeyAtAllButShapedLikeOne00', none: undefined }
-      options = { name: backEnd, base, doc, ops, pools, keys, victimKey: victim!, seed: SEED, runs: RUNS, wav: makeWav({ seconds: 0.5 }) }
+      options = { name: backEnd, base, doc, ops, libraries, keys, victimKey: victim!, seed: SEED, runs: RUNS, wav: makeWav({ seconds: 0.5 }), trace: process.env.NOTESVC_FUZZ_TRACE === '1' }
     }, 120_000)
 
     afterAll(async () => {
@@ -94,6 +117,7 @@ for (const backEnd of ['sqlite', 'postgres'] as const) {
     test('no 5xx but the documented ones, every error in the envelope, no HTML, each answer within 2 s, no stall of another account', async () => {
       const outcome = await runFuzz(options)
       console.log(summaryLine(options, outcome))
+      if (process.env.NOTESVC_FUZZ_VERBOSE) console.log(perOperationLines(outcome))
       if (outcome.failure) console.log(outcome.failure)
       if (outcome.failure) console.log(`the server's last lines:\n${c.nodes[0]!.tail(15)}`)
       expect(outcome.failure).toBeNull()
