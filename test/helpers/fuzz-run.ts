@@ -259,7 +259,7 @@ export function perOperationLines(r: FuzzOutcome): string {
 
 /** The one summary line of a run. */
 export function summaryLine(o: FuzzOptions, r: FuzzOutcome): string {
-  const fivexx = [...r.statuses].filter(([s]) => s >= 500).reduce((t, [, c]) => t + c, 0)
+  const count = (which: (s: number) => boolean) => [...r.statuses].filter(([s]) => which(s)).reduce((t, [, c]) => t + c, 0)
   const statuses = statusList(r.statuses)
-  return `fuzz ${o.name}: ${o.ops.length} operations, ${n(r.requests)} requests, seed ${o.seed}, ${r.statuses.get(500) ?? 0} × 500, ${fivexx} × 5xx, max latency ${(r.maxLatencyMs / 1000).toFixed(2)} s, max health ${r.maxHealthMs.toFixed(0)} ms (statuses ${statuses})`
+  return `fuzz ${o.name}: ${o.ops.length} operations, ${n(r.requests)} requests, seed ${o.seed}, ${n(count(s => s === 500))} × 500, ${n(count(s => s > 500))} × 502/503, max latency ${(r.maxLatencyMs / 1000).toFixed(2)} s, max health ${r.maxHealthMs.toFixed(0)} ms (statuses ${statuses})`
 }
