@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startCluster, type Cluster } from '../helpers/cluster'
-import { operationsOf, type Auth, type Libraries, type Operation } from '../helpers/fuzz-requests'
-import { perOperationLines, runFuzz, summaryLine, type FuzzOptions } from '../helpers/fuzz-run'
-import type { Known, OpenApiDocument } from '../helpers/fuzz-schema'
+import fc from 'fast-check'
+import { createTestApp } from '../helpers/app'
+import { fuzzArbitrary, operationsOf, type Auth, type FuzzRequest, type Libraries, type Operation } from '../helpers/fuzz-requests'
+import { perOperationLines, problemOf, runFuzz, summaryLine, type Answer, type FuzzOptions } from '../helpers/fuzz-run'
+import { jsonText, type Known, type OpenApiDocument } from '../helpers/fuzz-schema'
 import { postgresUnavailable } from '../helpers/postgres'
 import { makeWav } from '../fixtures/wav'
 
@@ -126,3 +128,66 @@ for (const backEnd of ['sqlite', 'postgres'] as const) {
     }, 150_000)
   })
 }
+
+/**
+ * The fuzz cannot go blind unnoticed: its checks refuse each kind of bad answer, and what it generates
+ * from the served document holds what the issue asks for (no server needed: the document of an app).
+ */
+describe('the standing fuzz itself', () => {
+  const listNotes: FuzzRequest = { operation: 'listNotes', method: 'GET', url: '/v1/notes', auth: 'live', repeat: 1 }
+  const answer = (status: number, body: unknown, o: { contentType?: string; ms?: number; headers?: Record<string, string> } = {}): Answer => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body)
+    return { status, contentType: o.contentType ?? 'application/json', head: text.slice(0, 200), body: typeof body === 'string' ? undefined : body, headers: new Headers({ 'x-request-id': 'req_1', ...o.headers }), ms: o.ms ?? 5 }
+  }
+  const envelope = (code: string, extra: Record<string, unknown> = {}) => ({ error: { type: 'invalid_request_error', code, message: 'what to do next', doc_url: `http://x/docs/errors#${code}`, request_id: 'req_1', ...extra } })
+
+  test('its checks refuse a 500, an undocumented 5xx, HTML, a broken envelope, a slow answer and no answer', () => {
+    expect(problemOf(listNotes, answer(200, { data: [] }))).toBeNull()
+    expect(problemOf(listNotes, answer(400, envelope('invalid_request', { details: [{ field: 'limit', issue: 'too big' }] })))).toBeNull()
+    expect(problemOf(listNotes, answer(503, envelope('service_unavailable')))).toBeNull()
+    expect(problemOf({ ...listNotes, operation: 'createSummary' }, answer(502, envelope('upstream_failure')))).toBeNull()
+    const refused: [string, Answer][] = [
+      ['500 in the envelope', answer(500, envelope('internal_error'))],
+      ['502 where SPEC documents none', answer(502, envelope('upstream_failure'))],
+      ["Bun's debug page", answer(500, '<!doctype html><html>', { contentType: 'text/html;charset=utf-8' })],
+      ['HTML with a 200', answer(200, '<html></html>', { contentType: 'text/html' })],
+      ['a bare 431', answer(431, '', { contentType: '' })],
+      ['a code with another status', answer(404, envelope('invalid_request'))],
+      ['another type', answer(400, envelope('invalid_request', { type: 'api_error' }))],
+      ['no message', answer(400, envelope('invalid_request', { message: ' ' }))],
+      ['doc_url of another code', answer(400, envelope('invalid_request', { doc_url: 'http://x/docs/errors#not_found' }))],
+      ['details of another shape', answer(400, envelope('invalid_request', { details: ['limit'] }))],
+      ['another request id', answer(400, envelope('invalid_request', { request_id: 'req_2' }))],
+      ['429 without Retry-After', answer(429, envelope('rate_limited'))],
+      ['after 2.5 s', answer(200, { data: [] }, { ms: 2_500 })],
+      ['no answer', { ...answer(0, ''), error: 'connection reset' }],
+    ]
+    for (const [what, a] of refused) expect({ what, problem: problemOf(listNotes, a) }).toEqual({ what, problem: expect.any(String) })
+  })
+
+  test('it generates every operation, both nesting depths, NUL, lone surrogates, bounds, unknown fields and repeats', async () => {
+    const { call } = createTestApp()
+    const doc = (await call('GET', '/v1/openapi.json')).body as OpenApiDocument
+    const ops = operationsOf(doc)
+    const libraries: Libraries = { live: { notes: ['note_1'], folderId: ['fld_1'] }, sandbox: {}, others: ['note_other'] }
+    const requests = fc.sample(fuzzArbitrary(doc, ops, libraries, new Uint8Array(44)), { seed: SEED, numRuns: 3_000 })
+    const bodies = requests.map(r => (r.body && 'json' in r.body ? jsonText(r.body.json) : ''))
+    expect(new Set(requests.map(r => r.operation))).toEqual(new Set(ops.map(op => op.id)))
+    expect(new Set(requests.map(r => r.auth))).toEqual(new Set(['live', 'sandbox', 'scoped', 'bogus', 'none']))
+    expect(new Set(requests.map(r => r.repeat))).toEqual(new Set([1, 2, 3]))
+    expect(bodies.some(b => b.startsWith('['.repeat(20_000) + ']'))).toBe(true)
+    expect(bodies.some(b => b.startsWith('['.repeat(40_000) + ']'))).toBe(true)
+    expect(bodies.some(b => b.includes('{"a":'.repeat(40_000)))).toBe(true)
+    expect(bodies.some(b => b.includes('\\u0000'))).toBe(true)
+    expect(bodies.some(b => /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/.test(b))).toBe(true)
+    expect(requests.some(r => r.url.includes('%ED%A0%80') || r.url.includes('%ED%B0%80'))).toBe(true)
+    // CreateFolderRequest's name: at most 200 characters; one past it; and empty strings
+    expect(bodies.some(b => b.includes(`"name":"${'x'.repeat(201)}"`))).toBe(true)
+    expect(bodies.some(b => b.includes('":""'))).toBe(true)
+    expect(bodies.some(b => b.includes('"unknown":'))).toBe(true)
+    expect(requests.some(r => r.url === '/v1/notes/note_1')).toBe(true)
+    expect(requests.some(r => r.url === '/v1/notes/note_other')).toBe(true)
+    // finding 2's request: a speaker without q
+    expect(requests.some(r => r.url.startsWith('/v1/notes?') && /[?&]speaker=/.test(r.url) && !/[?&]q=/.test(r.url))).toBe(true)
+  })
+})
