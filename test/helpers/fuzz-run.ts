@@ -201,7 +201,7 @@ export interface FuzzOutcome {
   maxLatencyMs: number
   maxHealthMs: number
   /** slow health polls that did not come back when their request was sent again (not stalls; printed) */
-  unconfirmedStalls: number[]
+  unconfirmedStalls: { operation: string; ms: number }[]
   /** the shrunk counterexample and what was wrong, when the run failed */
   failure: string | null
 }
@@ -254,7 +254,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
       if (!problem && health.maxMs > HEALTH_BOUND_MS) {
         const again = await stallAgain(o, poller, r, outcome)
         if (again) problem = `another account's GET /v1/health took ${health.maxMs.toFixed(0)} ms meanwhile, and ${again.map(ms => `${ms.toFixed(0)} ms`).join(', then ')} when sent again (bound ${HEALTH_BOUND_MS} ms)`
-        else outcome.unconfirmedStalls.push(health.maxMs)
+        else outcome.unconfirmedStalls.push({ operation: r.operation, ms: health.maxMs })
       }
       if (problem) {
         firstFailureAt ||= performance.now()
@@ -287,5 +287,5 @@ export function perOperationLines(r: FuzzOutcome): string {
 export function summaryLine(o: FuzzOptions, r: FuzzOutcome): string {
   const count = (which: (s: number) => boolean) => [...r.statuses].filter(([s]) => which(s)).reduce((t, [, c]) => t + c, 0)
   const statuses = statusList(r.statuses)
-  return `fuzz ${o.name}: ${o.ops.length} operations, ${n(r.requests)} requests, seed ${o.seed}, ${n(count(s => s === 500))} × 500, ${n(count(s => s > 500))} × 502/503, max latency ${(r.maxLatencyMs / 1000).toFixed(2)} s, max health ${r.maxHealthMs.toFixed(0)} ms${r.unconfirmedStalls.length ? ` (${r.unconfirmedStalls.length} slow polls not repeated when sent again: ${r.unconfirmedStalls.map(ms => ms.toFixed(0)).join(', ')} ms)` : ''} (statuses ${statuses})`
+  return `fuzz ${o.name}: ${o.ops.length} operations, ${n(r.requests)} requests, seed ${o.seed}, ${n(count(s => s === 500))} × 500, ${n(count(s => s > 500))} × 502/503, max latency ${(r.maxLatencyMs / 1000).toFixed(2)} s, max health ${r.maxHealthMs.toFixed(0)} ms${r.unconfirmedStalls.length ? ` (${r.unconfirmedStalls.length} slow polls not repeated when sent again: ${r.unconfirmedStalls.map(u => `${u.operation} ${u.ms.toFixed(0)} ms`).join(', ')})` : ''} (statuses ${statuses})`
 }
