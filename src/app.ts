@@ -9,6 +9,7 @@ import { authGuard } from './http/auth'
 import { accessLog } from './http/access-log'
 import { keptListAnswer } from './modules/notes/kept-page-answer'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
+import { escapedErrorAnswer } from './http/escaped-error'
 import { discoveryRoutes } from './modules/discovery'
 import { foldersRoutes } from './modules/folders'
 import { notesRoutes } from './modules/notes'
@@ -98,6 +99,8 @@ export function createApp(deps: AppDeps) {
   return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
     // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts
     observe: config.metricsToken ? (label: string | undefined, status: number, seconds: number) => services.metrics.request(label ?? 'unmatched', status, seconds) : undefined,
+    // an error that escaped all of the above, answered by http/listen.ts as the envelope's 500
+    escaped: escapedErrorAnswer({ docsUrl: config.docsUrl, log, accessLog: config.accessLog ? log : undefined, newRequestId }),
   })
 }
 
@@ -108,7 +111,8 @@ export type App = ReturnType<typeof createApp>
  * behind the same token, with the same envelope for what fails (404 for any other path).
  */
 export function createMetricsApp(deps: Pick<AppDeps, 'config' | 'log' | 'services'>) {
-  return new Elysia({ name: 'notesvc-metrics-only', normalize: false })
+  const app = new Elysia({ name: 'notesvc-metrics-only', normalize: false })
     .use(errorHandler({ docsUrl: deps.config.docsUrl, log: deps.log, newRequestId: () => `req_${crypto.randomUUID()}`, methodsForPath: () => path => (path === '/metrics' ? ['GET', 'HEAD'] : []) }))
     .use(metricsRoutes({ metrics: deps.services.metrics, token: deps.config.metricsToken }))
+  return Object.assign(app, { escaped: escapedErrorAnswer({ docsUrl: deps.config.docsUrl, log: deps.log }) })
 }

@@ -3,7 +3,8 @@ import type { Admission, AdmissionTerms, Admitted, Principal } from './admission
 import { clientAddress, type PeerServer } from './client-address'
 import { ApiError } from './errors'
 import { formatBytes, MAX_JSON_BODY_BYTES } from './body-limit'
-import { UNPARSEABLE_BODY } from './json-body'
+import { UNPARSEABLE_BODY, type Unparseable } from './json-body'
+import { shapeMessage } from './body-shape'
 import { refuseUnstorableText } from './text-check'
 import { labelRequest } from './request-label'
 
@@ -31,21 +32,21 @@ type Guarded = Admitted & { operation: AdmissionTerms | null }
 export type SessionCredential = (request: Request) => Promise<Principal | null>
 
 /**
- * An admitted request whose JSON body could not be parsed is refused now, with what to send instead;
- * then one whose path parameters or body hold text the database cannot hold (U+0000, a lone
- * surrogate: src/http/text-check.ts), naming each field, whatever the back end. (Query parameters are
- * checked with the rest of the query, by `queryValidator`.)
+ * An admitted request whose JSON body could not be parsed (too large, empty, not JSON, or nested or
+ * numerous past the limits of http/body-shape.ts) is refused now, with what to send instead; then
+ * one whose path parameters or body hold text the database cannot hold (U+0000, a lone surrogate:
+ * src/http/text-check.ts), naming each field, whatever the back end. (Query parameters are checked
+ * with the rest of the query, by `queryValidator`; the body against its schema after the path, by
+ * the route's own check, contract.ts `routeOptions`.)
  */
 function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unknown, body: unknown): Guarded {
-  const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, string>)[UNPARSEABLE_BODY] : undefined
+  const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, Unparseable>)[UNPARSEABLE_BODY] : undefined
   if (unparseable === 'too_large') {
     throw new ApiError('payload_too_large', `The request body is larger than ${formatBytes(MAX_JSON_BODY_BYTES)}, the limit of JSON requests; send recordings as uploads (POST /v1/uploads).`)
   }
-  if (unparseable) {
-    throw new ApiError('invalid_request', unparseable === 'empty'
-      ? `${terms.id} needs a JSON body; send one with \`Content-Type: application/json\`.`
-      : 'The request body is not valid JSON; check quotes and commas, and send it with `Content-Type: application/json`.')
-  }
+  if (unparseable === 'empty') throw new ApiError('invalid_request', `${terms.id} needs a JSON body; send one with \`Content-Type: application/json\`.`)
+  if (unparseable === 'invalid') throw new ApiError('invalid_request', 'The request body is not valid JSON; check quotes and commas, and send it with `Content-Type: application/json`.')
+  if (unparseable) throw new ApiError('invalid_request', shapeMessage(unparseable))
   if (admitted.principal) {
     refuseUnstorableText('params', params)
     refuseUnstorableText('body', body)

@@ -1,5 +1,7 @@
 import type { Server } from 'bun'
 import { requestLabel } from './request-label'
+import { escapedErrorAnswer, type EscapedErrorAnswer } from './escaped-error'
+import { createLogger } from '../log'
 
 /**
  * The HTTP server of `serve`: Bun.serve around the application's fetch, with one addition.
@@ -75,6 +77,12 @@ export interface Fetching {
    * request was handed to the server's handler. Unset: nothing is timed.
    */
   observe?: (label: string | undefined, status: number, seconds: number) => void
+  /**
+   * The answer to an error that escaped the application (thrown by `answerAtOnce` or `fetch`, or a
+   * rejected promise): the envelope's 500, logged (http/escaped-error.ts). Unset: one that logs to
+   * stderr with a relative `doc_url`.
+   */
+  escaped?: EscapedErrorAnswer
 }
 
 export interface ListenOptions {
@@ -107,25 +115,54 @@ function serve(app: Fetching, options: ListenOptions): Server<unknown> {
     maxRequestBodySize: options.maxRequestBodySize,
     // as Elysia's own listen: connections idle for 30 s are closed
     idleTimeout: 30,
+    // Never Bun's development error page (source lines, file paths), whatever NODE_ENV says; and
+    // should anything still reach Bun's own handler, the envelope's 500 rather than Bun's.
+    development: false,
+    // said outright: in production mode Bun (1.4.5) shares a busy port (SO_REUSEPORT) unless told not to
+    reusePort: false,
+    error: error => escapedAnswerOf(app)(error),
     fetch: serverFetch(app),
   })
 }
 
+let fallbackEscaped: EscapedErrorAnswer | undefined
+const escapedAnswerOf = (app: Fetching): EscapedErrorAnswer => app.escaped ?? (fallbackEscaped ??= escapedErrorAnswer({ docsUrl: '/docs', log: createLogger() }))
+
+/** The envelope's 500 for an error that escaped the application, told to `observe` as any answer. */
+function failed(app: Fetching, request: Request, t0: number, error: unknown): Response {
+  const answer = escapedAnswerOf(app)(error, request, t0)
+  app.observe?.(requestLabel(request), answer.status, (performance.now() - t0) / 1000)
+  return answer
+}
+
 /**
  * The handler Bun.serve calls for each request: the answer made at once when there is one, else the
- * application's (late JSON responses in one write), each told to `app.observe` when ready.
+ * application's (late JSON responses in one write), each told to `app.observe` when ready. This is
+ * the one place every answer leaves, so an error that escaped the application (a synchronous throw
+ * or a rejected promise of either) is turned here into the envelope's 500 (`app.escaped`), timed and
+ * told to `observe` like any other answer.
  */
 export function serverFetch(app: Fetching): (request: Request) => Response | Promise<Response> {
   return request => {
     const observe = app.observe
-    const t0 = observe ? performance.now() : 0
-    const atOnce = app.answerAtOnce?.(request)
+    const t0 = performance.now()
+    let atOnce: Response | undefined
+    try {
+      atOnce = app.answerAtOnce?.(request)
+    } catch (error) {
+      return failed(app, request, t0, error)
+    }
     if (atOnce !== undefined) {
       observe?.(requestLabel(request), atOnce.status, (performance.now() - t0) / 1000)
       return atOnce
     }
     const started = currentTurn()
-    const response = app.fetch(request)
+    let response: Response | Promise<Response>
+    try {
+      response = app.fetch(request)
+    } catch (error) {
+      return failed(app, request, t0, error)
+    }
     if (!(response instanceof Promise)) {
       observe?.(requestLabel(request), response.status, (performance.now() - t0) / 1000)
       return response
@@ -133,6 +170,6 @@ export function serverFetch(app: Fetching): (request: Request) => Response | Pro
     return response.then(r => {
       observe?.(requestLabel(request), r.status, (performance.now() - t0) / 1000)
       return currentTurn() !== started && sentInPieces(request, r) ? inOneWrite(r) : r
-    })
+    }, error => failed(app, request, t0, error))
   }
 }

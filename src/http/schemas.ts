@@ -1,7 +1,7 @@
 import { t } from 'elysia'
-import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage } from './errors'
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage, type ErrorDetail } from './errors'
 import { textDetails } from './text-check'
 
 /** Shapes shared by several modules. */
@@ -52,10 +52,43 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
     // the declared parameters' text the database cannot hold (text-check.ts); others are never read
     const unfit = names.flatMap(k => (query[k] === undefined ? [] : textDetails({ [k]: query[k] }, 'query')))
     if (!check.Check(query) || unfit.length) {
-      const details = detailsFromValueErrors('query', [...check.Errors(query)])
+      const details = valueErrorDetails(check, query, 'query')
       for (const d of unfit) if (!details.some(x => x.field === d.field)) details.push(d)
       throw new ApiError('invalid_request', validationMessage('query', details), { details })
     }
     return query as Static<T>
+  }
+}
+
+/**
+ * At most this many of the validator's errors are read for a refusal: more than any honest request
+ * has fields at fault, and a hostile value is not walked further (the validator's errors are produced
+ * one at a time, as they are read).
+ */
+const MAX_ERRORS_READ = 20
+
+/** The details of a value the check refused, from at most MAX_ERRORS_READ of its errors; never a copy or a print of the value. */
+export function valueErrorDetails<T extends TSchema>(check: TypeCheck<T>, value: unknown, part: string): ErrorDetail[] {
+  const errors = []
+  for (const e of check.Errors(value)) {
+    errors.push(e)
+    if (errors.length >= MAX_ERRORS_READ) break
+  }
+  return detailsFromValueErrors(part, errors)
+}
+
+/**
+ * A check of a JSON body against `schema` that names the fields at fault (400 `invalid_request`),
+ * run before each operation's handler (contract.ts `routeOptions`) in place of Elysia's: Elysia's
+ * validation error prints the whole value into its message with JSON.stringify (indented), which for
+ * a deeply nested body took seconds and then overflowed the stack. Defaults are not filled in: the
+ * services apply their own, as they must for MCP's calls.
+ */
+export function bodyValidator(schema: TObject): (body: unknown) => void {
+  const check = TypeCompiler.Compile(schema)
+  return body => {
+    if (check.Check(body)) return
+    const details = valueErrorDetails(check, body, 'body')
+    throw new ApiError('invalid_request', validationMessage('body', details), { details })
   }
 }

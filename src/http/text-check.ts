@@ -49,3 +49,15 @@ export function refuseUnstorableText(part: 'params' | 'query' | 'body', value: u
   const details = textDetails(value, part)
   if (details.length) throw new ApiError('invalid_request', validationMessage(part, details), { details })
 }
+
+/** One detail per form field at fault, its name or its value, named by the field's name. */
+export function formTextDetails(form: URLSearchParams): ErrorDetail[] {
+  const details: ErrorDetail[] = []
+  for (const [name, value] of form) {
+    const nameIssue = textIssue(name)
+    if (nameIssue) details.push({ field: name, issue: `its name ${nameIssue}` })
+    const issue = textIssue(value)
+    if (issue) details.push({ field: name, issue })
+  }
+  return details
+}

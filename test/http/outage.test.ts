@@ -27,6 +27,16 @@ function expectUnavailable(res: CallResult, what: string, seconds: number) {
   expect(res.body.error.retry_after_seconds).toBe(seconds)
 }
 
+/** An OAuth endpoint's answer during an outage: 503 with Retry-After, in OAuth's error format. */
+async function expectOAuthUnavailable(t: ReturnType<typeof createTestApp>, path: string, body: string, type: string, seconds: number) {
+  const res = await t.app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': type }, body }))
+  expect({ path, status: res.status, retryAfter: res.headers.get('retry-after') }).toEqual({ path, status: 503, retryAfter: String(seconds) })
+  expect(await res.json()).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringContaining(`Retry after ${seconds} second`) })
+}
+
+const CLIENT_METADATA = JSON.stringify({ client_name: 'During the outage', redirect_uris: ['http://127.0.0.1:9999/callback'], token_endpoint_auth_method: 'none' })
+const TOKEN_FORM = new URLSearchParams({ grant_type: 'authorization_code', client_id: 'cli_x', code: 'x', code_verifier: 'y', redirect_uri: 'http://127.0.0.1:9999/callback' }).toString()
+
 let rpcId = 0
 /** A tool call over POST /mcp: the error code of its answer (an HTTP error, or a tool result with isError), or 'ok'. */
 async function toolCall(t: ReturnType<typeof createTestApp>, token: string, name: string, args: Record<string, unknown>): Promise<string> {
@@ -80,6 +90,9 @@ describe.skipIf(pgSkip !== null)('PostgreSQL stopped in the middle of the test',
       expect(detail.body).toMatchObject({ status: 'degraded', database: 'postgres' })
       expect(detail.body.workers).toBeUndefined()
       expect(['503 service_unavailable', 'tool service_unavailable 5']).toContain(await toolCall(t, token, 'createNote', { title: 'Over MCP', content: 'lost' }))
+      // OAuth's endpoints say so too, in their own format, rather than a 500 server_error
+      await expectOAuthUnavailable(t, '/oauth/register', CLIENT_METADATA, 'application/json', 5)
+      await expectOAuthUnavailable(t, '/oauth/token', TOKEN_FORM, 'application/x-www-form-urlencoded', 5)
     } finally {
       await pg.resume()
     }
@@ -119,6 +132,7 @@ describe('SQLite locked by another process past the busy timeout', () => {
     try {
       expectUnavailable(await t.call('POST', '/v1/notes', { token, body: { title: 'While locked', content: 'lost' } }), 'createNote', 1)
       expectUnavailable(await t.call('POST', '/v1/folders', { token, body: { name: 'While locked' } }), 'createFolder', 1)
+      await expectOAuthUnavailable(t, '/oauth/register', CLIENT_METADATA, 'application/json', 1)
       expect((await t.call('GET', '/v1/notes', { token })).status).toBe(200)
     } finally {
       other.exec('ROLLBACK')

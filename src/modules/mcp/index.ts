@@ -1,6 +1,7 @@
 import { originOf, withOrigin } from '../audit/by'
 import type { PeerServer } from '../../http/client-address'
 import { BodyTooLargeError, MAX_MCP_BODY_BYTES, readTextLimited } from '../../http/body-limit'
+import { jsonShapeIssue, shapeMessage } from '../../http/body-shape'
 import { Elysia } from 'elysia'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -124,8 +125,11 @@ async function serverFor(principal: Principal, tools: Tool[], byName: Map<string
   return server
 }
 
-function jsonRpcError(status: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), {
+/** JSON-RPC's code for a message that is not a valid request object. */
+const JSON_RPC_INVALID_REQUEST = -32600
+
+function jsonRpcError(status: number, message: string, headers: Record<string, string> = {}, o: { code?: number; data?: unknown } = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: o.code ?? -32000, message, ...(o.data === undefined ? {} : { data: o.data }) }, id: null }), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   })
@@ -153,6 +157,12 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
     } catch (err) {
       if (err instanceof BodyTooLargeError) return jsonRpcError(413, `${err.message} Give audioUrl for recordings larger than 25 MB.`)
       throw err
+    }
+    // nested or numerous past the limits: refused before the SDK parses and walks it (http/body-shape.ts)
+    const shape = jsonShapeIssue(body)
+    if (shape) {
+      const envelope = errorEnvelope(new ApiError('invalid_request', shapeMessage(shape)), deps.config.docsUrl, undefined)
+      return jsonRpcError(400, shapeMessage(shape), {}, { code: JSON_RPC_INVALID_REQUEST, data: envelope })
     }
     const server = await serverFor(principal, tools, byName, deps)
     const { WebStandardStreamableHTTPServerTransport } = (await mcpSdk())[1]

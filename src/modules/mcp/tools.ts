@@ -7,7 +7,8 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { Config } from '../../config'
 import type { Principal } from '../../http/admission'
 import type { OperationDeclaration } from '../../http/contract'
-import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
+import { ApiError, type ErrorDetail } from '../../http/errors'
+import { valueErrorDetails } from '../../http/schemas'
 import { textDetails } from '../../http/text-check'
 import type { Operation } from '../../http/contract'
 // the registry's type only: which operations exist, so that every tool has a runner (checked at compile time)
@@ -93,7 +94,7 @@ function withUnfitText(op: Operation, details: ErrorDetail[], args: unknown): Er
 }
 
 function check<T extends TSchema>(c: TypeCheck<T>, value: unknown, part: string): ErrorDetail[] {
-  return c.Check(value) ? [] : detailsFromValueErrors(part, [...c.Errors(value)])
+  return c.Check(value) ? [] : valueErrorDetails(c, value, part)
 }
 
 const compiled = new Map<TSchema, TypeCheck<TSchema>>()

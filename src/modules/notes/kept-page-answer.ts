@@ -64,13 +64,13 @@ export function keptListAnswer(deps: {
     if (keys === undefined) pageKeys.set(principal, (keys = new Map()))
     let key = keys.get(raw)
     if (key === undefined) {
-      let q: ListNotesQuery
       try {
-        q = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1))
+        const q: ListNotesQuery = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1))
+        key = notes.listPageKey(principal, q)
       } catch {
-        return undefined // the route answers 400
+        // a query to refuse (a bound, `speaker` without `q`): the route answers it, inside the error handler
+        return undefined
       }
-      key = notes.listPageKey(principal, q)
       if (key === undefined) return undefined // a search
       if (keys.size >= MAX_QUERIES_PER_PRINCIPAL) keys.clear()
       keys.set(raw, key)

@@ -4,7 +4,12 @@ import type { Admission, CredentialVerifier } from '../../http/admission'
 import { clientAddress, type PeerServer } from '../../http/client-address'
 import { originOf } from '../audit/by'
 import { fromOwnOrigin } from '../../http/origin'
-import { ApiError } from '../../http/errors'
+import { ApiError, knownApiError } from '../../http/errors'
+import { BodyTooLargeError, readTextLimited } from '../../http/body-limit'
+import { jsonShapeIssue, shapeMessage } from '../../http/body-shape'
+import { readForm } from '../../http/form-body'
+import { formTextDetails, textDetails } from '../../http/text-check'
+import type { Logger } from '../../log'
 import type { SessionService } from '../web/sessions'
 import { SIGN_IN_PATH } from '../web/sessions'
 import { consentPage, errorPage, PAGE_HEADERS } from './pages'
@@ -44,27 +49,71 @@ function redirect(location: string, status = 302): Response {
   return new Response(null, { status, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
 }
 
-async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? 0)
-  if (declared > MAX_BODY_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes.`)
-  const text = await request.text()
-  if (text.length > MAX_BODY_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes.`)
-  return text
+/** An ApiError of the shared body readers (http/form-body.ts, body-shape.ts) in OAuth's error format. */
+function asOAuthError(err: unknown): unknown {
+  if (err instanceof BodyTooLargeError) return new OAuthError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes; these endpoints take a few fields.`)
+  if (err instanceof ApiError && err.code === 'invalid_request') return new OAuthError('invalid_request', err.message)
+  return err
 }
 
-async function readForm(request: Request): Promise<URLSearchParams> {
+async function readBody(request: Request): Promise<string> {
+  try {
+    return await readTextLimited(request, MAX_BODY_BYTES)
+  } catch (err) {
+    throw asOAuthError(err)
+  }
+}
+
+/** A form, its fields counted before it is parsed and their text checked (http/form-body.ts). */
+async function readOAuthForm(request: Request): Promise<URLSearchParams> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded.')
-  return new URLSearchParams(await readBody(request))
+  try {
+    return await readForm(request, { limit: MAX_BODY_BYTES })
+  } catch (err) {
+    throw asOAuthError(err)
+  }
 }
 
-/** Runs an endpoint so that every failure is answered as OAuth error JSON, never reaching the API's envelope. */
-async function guarded(fn: () => Response | Promise<Response>, log?: (e: unknown) => void): Promise<Response> {
+/** The query of GET /oauth/authorize, its text checked as a form's is. */
+function authorizeQuery(request: Request): URLSearchParams {
+  const params = new URL(request.url).searchParams
+  const details = formTextDetails(params)
+  if (details.length) throw new OAuthError('invalid_request', `The request failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}. Go back to the application and start again.`)
+  return params
+}
+
+/** The client metadata of a registration: JSON within the shape limits (http/body-shape.ts), with text the database can hold. */
+function clientMetadata(text: string): unknown {
+  const shape = jsonShapeIssue(text)
+  if (shape) throw new OAuthError('invalid_request', shapeMessage(shape))
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON.')
+  }
+  const details = textDetails(body, 'body')
+  if (details.length) throw new OAuthError('invalid_client_metadata', `The client metadata failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.`)
+  return body
+}
+
+/**
+ * Runs an endpoint so that every failure is answered as OAuth error JSON, never reaching the API's
+ * envelope: a database that cannot be reached as 503 `temporarily_unavailable` with Retry-After (as
+ * the API's 503 `service_unavailable`), anything else unforeseen as 500 `server_error`, logged.
+ */
+async function guarded(fn: () => Response | Promise<Response>, log?: OAuthRouteDeps['log']): Promise<Response> {
   try {
     return await fn()
   } catch (e) {
     if (e instanceof OAuthError) return oauthError(e)
-    log?.(e)
+    const known = knownApiError(e)
+    if (known?.code === 'service_unavailable') {
+      log?.warn('the database cannot be reached', { error: (e as Error).message })
+      return json({ error: 'temporarily_unavailable', error_description: known.message }, 503, known.options.headers)
+    }
+    log?.error('oauth endpoint failed', { error: e })
     return json({ error: 'server_error', error_description: 'The authorization server failed to process the request.' }, 500)
   }
 }
@@ -74,7 +123,7 @@ export interface OAuthRouteDeps {
   sessions: SessionService
   /** the public URL: the consent form must come from its origin */
   publicUrl: string
-  log?: { error(msg: string, fields?: Record<string, unknown>): void }
+  log?: Pick<Logger, 'error' | 'warn'>
   /** per client address, the `write` class: registration, token and revocation requests */
   /** counts the registration, token and revocation requests of each client address */
   admission?: Pick<Admission, 'limitAddress'>
@@ -87,7 +136,6 @@ export interface OAuthRouteDeps {
  */
 export function oauthRoutes(deps: OAuthRouteDeps) {
   const { service, sessions } = deps
-  const logError = (e: unknown) => deps.log?.error('oauth endpoint failed', { error: e })
   const notAllowed = (allow: string) => () => json({ error: 'invalid_request', error_description: `Use ${allow}.` }, 405, { allow })
   const preflight = () => new Response(null, { status: 204, headers: CORS })
   async function limit(server: PeerServer, request: Request) {
@@ -127,20 +175,18 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       await limit(server, request)
       const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
       if (type !== 'application/json') throw new OAuthError('invalid_client_metadata', 'Send the client metadata as application/json.')
-      let body: unknown
-      try {
-        body = JSON.parse(await readBody(request))
-      } catch (e) {
-        if (e instanceof OAuthError) throw e
-        throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON.')
-      }
-      return json(await service.register(body), 201)
-    }, logError), noParse)
+      return json(await service.register(clientMetadata(await readBody(request))), 201)
+    }, deps.log), noParse)
     .options('/oauth/register', preflight)
     .get('/oauth/register', notAllowed('POST'))
 
     .get('/oauth/authorize', async ({ request }) => {
-      const params = new URL(request.url).searchParams
+      let params: URLSearchParams
+      try {
+        params = authorizeQuery(request)
+      } catch (e) {
+        return html(errorPage('Bad request', (e as OAuthError).description), 400)
+      }
       const check = await service.checkAuthorization(params)
       if (check.kind === 'page') return html(errorPage('This authorization request cannot be completed', check.message), 400)
       if (check.kind === 'redirect') return redirect(check.location)
@@ -155,7 +201,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     .post('/oauth/authorize', async ({ request, server }) => {
       let params: URLSearchParams
       try {
-        params = await readForm(request)
+        params = await readOAuthForm(request)
       } catch (e) {
         return html(errorPage('Bad request', e instanceof OAuthError ? e.description : 'The form could not be read.'), 400)
       }
@@ -175,17 +221,17 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
 
     .post('/oauth/token', ({ request, server }) => guarded(async () => {
       await limit(server, request)
-      const params = await readForm(request)
+      const params = await readOAuthForm(request)
       return json(await service.token(params, request.headers.get('authorization')))
-    }, logError), noParse)
+    }, deps.log), noParse)
     .options('/oauth/token', preflight)
     .get('/oauth/token', notAllowed('POST'))
 
     .post('/oauth/revoke', ({ request, server }) => guarded(async () => {
       await limit(server, request)
-      await service.revoke(await readForm(request), request.headers.get('authorization'), originOf(server, request))
+      await service.revoke(await readOAuthForm(request), request.headers.get('authorization'), originOf(server, request))
       return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', ...CORS } })
-    }, logError), noParse)
+    }, deps.log), noParse)
     .options('/oauth/revoke', preflight)
     .get('/oauth/revoke', notAllowed('POST'))
 }

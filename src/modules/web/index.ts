@@ -1,4 +1,4 @@
-import { BodyTooLargeError, declaredLength, readTextLimited } from '../../http/body-limit'
+import { readForm } from '../../http/form-body'
 import { Elysia } from 'elysia'
 import type { AccountsService, KeyInfo } from '../accounts/service'
 import type { UsageService } from '../usage/service'
@@ -51,18 +51,7 @@ export function safeNext(raw: unknown): string | null {
 /** The pages' forms are a few fields: a body of more than 1 MB is refused before it is read. */
 const MAX_FORM_BODY_BYTES = 1024 * 1024
 
-async function formOf(request: Request): Promise<URLSearchParams> {
-  const type = request.headers.get('content-type') ?? ''
-  if (type.startsWith('multipart/form-data')) {
-    const declared = declaredLength(request)
-    if (declared === null || declared > MAX_FORM_BODY_BYTES) throw new BodyTooLargeError(MAX_FORM_BODY_BYTES)
-    const fd = await request.formData()
-    const params = new URLSearchParams()
-    for (const [k, v] of fd) if (typeof v === 'string') params.append(k, v)
-    return params
-  }
-  return new URLSearchParams(await readTextLimited(request, MAX_FORM_BODY_BYTES))
-}
+const formOf = (request: Request) => readForm(request, { limit: MAX_FORM_BODY_BYTES, multipart: true })
 
 export interface WebRouteDeps {
   web: WebService

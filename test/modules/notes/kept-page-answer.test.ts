@@ -123,6 +123,20 @@ describe('the kept first page answered before routing', () => {
     expect(JSON.parse(refused.body).error.code).toBe('rate_limited')
   })
 
+  test('a query the route refuses is refused each time it is sent, with the envelope, never a 500', async () => {
+    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000' } })
+    const { key } = await withNotes(t)
+    const s = serving(t)
+    for (let i = 0; i < 3; i++) await s.get('/v1/notes', key) // the key is cached, the page kept
+    const early = s.counts.early
+    // `speaker` filters a search: without `q` it is a 400 (listArgs), whether or not the key is cached
+    const answers = []
+    for (let i = 0; i < 3; i++) answers.push(await s.get('/v1/notes?speaker=A', key))
+    expect(answers.map(a => [a.status, a.headers['content-type']])).toEqual(Array(3).fill([400, 'application/json; charset=utf-8']))
+    for (const a of answers) expect(JSON.parse(a.body).error).toMatchObject({ code: 'invalid_request', details: [{ field: 'speaker', issue: 'sent without q' }] })
+    expect(s.counts.early).toBe(early)
+  })
+
   test('writes the access-log line of each answer, the same line as the route writes', async () => {
     const lines: string[] = []
     const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000', NOTESVC_ACCESS_LOG: '1' }, log: createLogger('info', l => lines.push(l)) })
