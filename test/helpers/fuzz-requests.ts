@@ -145,7 +145,7 @@ function jsonBody(ctx: SchemaContext, schema: Schema): fc.Arbitrary<FuzzBody | u
   )
 }
 
-/** A multipart form from the schema: each field as text (arrays as repeated `name[]` fields), the binary one a file. */
+/** A multipart form from the schema: each field as text (arrays as repeated `name[]` fields), the binary one a file (random bytes, or `wav`). */
 function formBody(ctx: SchemaContext, schema: Schema, wav: Uint8Array): fc.Arbitrary<FuzzBody> {
   const s = resolve(ctx, schema)
   const file = fc.oneof(
