@@ -246,6 +246,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
   const poller = new HealthPoller()
   poller.start(o.base, o.victimKey)
   let firstFailureAt = 0
+  let firstFailure = ''
   const property = fc.asyncProperty(fuzzArbitrary(o.doc, o.ops, o.libraries, o.wav), async r => {
     if (firstFailureAt && performance.now() - firstFailureAt > SHRINK_BUDGET_MS) return true // shrinking has had its time
     for (let i = 0; i < r.repeat; i++) {
@@ -257,8 +258,9 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
         else outcome.unconfirmedStalls.push({ operation: r.operation, ms: health.maxMs })
       }
       if (problem) {
-        firstFailureAt ||= performance.now()
-        throw new Error(`${problem}\n  request (${i + 1} of ${r.repeat}): ${describeRequest(r)}\n  answer: ${describeAnswer(a)}`)
+        const message = `${problem}\n  request (${i + 1} of ${r.repeat}): ${describeRequest(r)}\n  answer: ${describeAnswer(a)}`
+        if (!firstFailureAt) [firstFailureAt, firstFailure] = [performance.now(), message]
+        throw new Error(message)
       }
     }
     return true
@@ -268,6 +270,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzOutcome> {
     if (details.failed) {
       const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
       outcome.failure = `fuzz ${o.name} failed (seed ${o.seed}, fast-check path ${details.counterexamplePath}, after ${details.numRuns} runs and ${details.numShrinks} shrinks):\n  ${error}`
+        + (firstFailure && firstFailure !== error ? `\nfirst seen, before shrinking, as:\n  ${firstFailure}` : '')
     }
   } finally {
     await poller.stop()
