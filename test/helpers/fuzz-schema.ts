@@ -41,10 +41,10 @@ export class RawJson {
 }
 
 /** The nesting depths of issue 29's finding 1 (20,000 levels answered after 4 s; 40,000 a 500). */
-export const DEEP_LEVELS = [20_000, 40_000] as const
+const DEEP_LEVELS = [20_000, 40_000] as const
 
-export const deepArray = (depth: number) => new RawJson('['.repeat(depth) + ']'.repeat(depth), `[ nested ${depth} deep ]`)
-export const deepObject = (depth: number) => new RawJson('{"a":'.repeat(depth) + '1' + '}'.repeat(depth), `{"a": nested ${depth} deep }`)
+const deepArray = (depth: number) => new RawJson('['.repeat(depth) + ']'.repeat(depth), `[ nested ${depth} deep ]`)
+const deepObject = (depth: number) => new RawJson('{"a":'.repeat(depth) + '1' + '}'.repeat(depth), `{"a": nested ${depth} deep }`)
 const deepValue = fc.oneof(fc.constantFrom(...DEEP_LEVELS).map(deepArray), fc.constantFrom(...DEEP_LEVELS).map(deepObject))
 
 /** The body text of `value`: JSON.stringify, with each RawJson written in place of its placeholder. */
