@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import { CloneType, Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ApiError, ERROR_STATUS, detailsFromValueErrors, validationMessage, type ErrorDetail } from './errors'
 import { textDetails } from './text-check'
@@ -43,7 +43,7 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
     .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
     .map(([k]) => k)
   const names = Object.keys(schema.properties)
-  const check = TypeCompiler.Compile(schema)
+  const check = compileCheck(schema)
   return query => {
     for (const k of numeric) {
       const v = query[k]
@@ -58,6 +58,43 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
     }
     return query as Static<T>
   }
+}
+
+/** The schema with every `uniqueItems` taken out (a deep copy; the schema itself is left as it is). */
+function withoutUniqueItems<T extends TSchema>(schema: T): { relaxed: T; had: boolean } {
+  const relaxed = CloneType(schema)
+  let had = false
+  const visit = (node: unknown) => {
+    if (typeof node !== 'object' || node === null) return
+    if (Array.isArray(node)) return node.forEach(visit)
+    const n = node as Record<string, unknown>
+    if (n.uniqueItems === true) {
+      delete n.uniqueItems
+      had = true
+    }
+    for (const v of Object.values(n)) visit(v)
+  }
+  visit(relaxed)
+  return { relaxed, had }
+}
+
+/**
+ * TypeBox's compiled check, for values a client sends, in an order that never lets a hostile value
+ * cost more than reading it once. TypeBox checks `uniqueItems` before the items themselves, by
+ * hashing each item with a 64-bit FNV-1a computed in BigInt arithmetic, byte by byte: one 4 MB
+ * string in `events` (whose items are two short names) held the event loop for seconds (issue 29,
+ * found by the standing fuzz). So a schema that has `uniqueItems` is first checked without it: only a
+ * value whose every item is valid (here, one of a few short names) is hashed for uniqueness.
+ */
+export function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
+  const full = TypeCompiler.Compile(schema)
+  const { relaxed, had } = withoutUniqueItems(schema)
+  if (!had) return full
+  const first = TypeCompiler.Compile(relaxed)
+  return Object.assign(Object.create(Object.getPrototypeOf(full)) as TypeCheck<T>, full, {
+    Check: (value: unknown): value is Static<T> => first.Check(value) && full.Check(value),
+    Errors: (value: unknown) => (first.Check(value) ? full.Errors(value) : first.Errors(value)),
+  })
 }
 
 /**
@@ -85,7 +122,7 @@ export function valueErrorDetails<T extends TSchema>(check: TypeCheck<T>, value:
  * services apply their own, as they must for MCP's calls.
  */
 export function bodyValidator(schema: TObject): (body: unknown) => void {
-  const check = TypeCompiler.Compile(schema)
+  const check = compileCheck(schema)
   return body => {
     if (check.Check(body)) return
     const details = valueErrorDetails(check, body, 'body')

@@ -3,12 +3,12 @@ import { principalBy } from '../audit/by'
 import type { DiarizationSelector } from '../../engines/diarization'
 import type { SpeakersService } from '../notes/speakers'
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { TypeCheck } from '@sinclair/typebox/compiler'
 import type { Config } from '../../config'
 import type { Principal } from '../../http/admission'
 import type { OperationDeclaration } from '../../http/contract'
 import { ApiError, type ErrorDetail } from '../../http/errors'
-import { valueErrorDetails } from '../../http/schemas'
+import { compileCheck, valueErrorDetails } from '../../http/schemas'
 import { textDetails } from '../../http/text-check'
 import type { Operation } from '../../http/contract'
 // the registry's type only: which operations exist, so that every tool has a runner (checked at compile time)
@@ -100,7 +100,7 @@ function check<T extends TSchema>(c: TypeCheck<T>, value: unknown, part: string)
 const compiled = new Map<TSchema, TypeCheck<TSchema>>()
 function compile<T extends TSchema>(schema: T): TypeCheck<T> {
   let c = compiled.get(schema)
-  if (!c) compiled.set(schema, (c = TypeCompiler.Compile(schema)))
+  if (!c) compiled.set(schema, (c = compileCheck(schema)))
   return c as TypeCheck<T>
 }
 
