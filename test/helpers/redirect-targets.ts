@@ -70,3 +70,12 @@ export function followed(location: string | null, origin: string): URL {
 export function expectStaysOn(location: string | null, origin: string, what: string) {
   expect({ what, origin: followed(location, origin).origin }).toEqual({ what, origin })
 }
+
+/**
+ * Whether a value holds text the database cannot hold (U+0000, a lone surrogate): the pages' forms
+ * and OAuth's endpoints refuse such a field with 400 before anything else (issue 29, item 10), so no
+ * redirect is made at all.
+ */
+export function refusedAsText(value: string): boolean {
+  return /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)
+}
