@@ -3,7 +3,8 @@
  * byte of GET /v1/health, over several runs, beside the same for `bun run src/cli.ts serve`; then the
  * median of each phase the server reports with NOTESVC_STARTUP_TIMING=1 (src/startup-timing.ts).
  * BASELINE=path/to/an/older/notesvc runs that binary too, interleaved with dist/notesvc, so that a
- * busy machine slows both alike.
+ * busy machine slows both alike; several, comma-separated, run in turn the same way. SOURCE=0 leaves
+ * out the (slow) source runs.
  * Run: bun run build && bun run bench/cold-start.ts   (RUNS=10 by default)
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -71,21 +72,24 @@ if (!existsSync(BINARY)) {
   console.error('dist/notesvc is missing; run: bun run build')
   process.exit(1)
 }
-const BASELINE = process.env.BASELINE
+const BASELINES = (process.env.BASELINE ?? '').split(',').filter(Boolean)
+const WITH_SOURCE = process.env.SOURCE !== '0'
 const binaryTimes: number[] = []
-const baselineTimes: number[] = []
+const baselineTimes = BASELINES.map(() => [] as number[])
 const sourceTimes: number[] = []
 for (let i = 0; i < RUNS; i++) {
   binaryTimes.push(await coldStart([BINARY, 'serve']))
-  if (BASELINE) baselineTimes.push(await coldStart([BASELINE, 'serve']))
-  sourceTimes.push(await coldStart(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve']))
+  for (const [b, baseline] of BASELINES.entries()) baselineTimes[b]!.push(await coldStart([baseline, 'serve']))
+  if (WITH_SOURCE) sourceTimes.push(await coldStart(['bun', 'run', join(ROOT, 'src/cli.ts'), 'serve']))
 }
 // The phases come from separate runs, so that writing them is not in the times above.
 for (let i = 0; i < RUNS; i++) await coldStart([BINARY, 'serve'], true)
 console.log(`binary size:                  ${(statSync(BINARY).size / 1024 / 1024).toFixed(1)} MB (${statSync(BINARY).size} bytes)`)
 console.log(`cold start, dist/notesvc:     ${summary(binaryTimes)}`)
-if (BASELINE) console.log(`cold start, ${BASELINE}: ${summary(baselineTimes)}`)
-console.log(`cold start, bun run (source): ${summary(sourceTimes)}`)
+for (const [b, baseline] of BASELINES.entries()) {
+  console.log(`cold start, ${baseline} (${(statSync(baseline).size / 1024 / 1024).toFixed(1)} MB): ${summary(baselineTimes[b]!)}`)
+}
+if (WITH_SOURCE) console.log(`cold start, bun run (source): ${summary(sourceTimes)}`)
 console.log('\nwhere dist/notesvc spends its start (median of each phase; the rest of the time to the first byte is the request itself):')
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 for (const [phase, times] of phases) console.log(`  ${phase.padEnd(30)} ${median(times).toFixed(1).padStart(6)} ms`)

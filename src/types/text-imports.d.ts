@@ -1,8 +1,9 @@
-// Files imported `with { type: 'text' }` arrive as their contents.
+// The API reference's script, imported `with { type: 'file' }`: the import is the file's path.
 declare module '*/standalone.js' {
-  const text: string
-  export default text
+  const path: string
+  export default path
 }
+// Files imported `with { type: 'text' }` arrive as their contents.
 declare module '*/assets/library.css' {
   const text: string
   export default text

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort, run, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
+import { diarizationModelPaths } from '../../src/engines/diarization/models'
+import { freePort, ROOT, run, startServer, statusOnceProcessed, tempDir } from '../helpers/process'
 import { writeTinyWhisperModel } from '../fixtures/ggml-model'
+import { writeTinyDiarizationModels } from '../fixtures/onnx-model'
 import { makeWav } from '../fixtures/wav'
 import { sessionCookie } from '../helpers/web'
 
@@ -11,9 +13,12 @@ const build = tempDir('notesvc-bin-')
 const binary = join(build.path, 'notesvc')
 const work = tempDir('notesvc-bin-run-')
 
+let buildStderr = ''
+
 beforeAll(async () => {
   const r = await run(['bun', 'run', 'scripts/build.ts', binary])
   if (r.code !== 0) throw new Error(`build failed: ${r.stderr}`)
+  buildStderr = r.stderr
 }, 120_000)
 afterAll(() => { build.remove(); work.remove() })
 
@@ -136,5 +141,97 @@ describe('dist/notesvc', () => {
     expect(r.stdout).toMatch(/^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\nhe was not an /)
     expect(r.stderr).toContain('100%')
     expect(existsSync(join(work.path, 'transcribe-data'))).toBe(false)
+  })
+})
+
+// The large files the build packs (issue 30: the binary had grown to 159.2 MB), with their packages' paths.
+const PACKED_FILES: [path: string, codec: string][] = [
+  ['node_modules/sherpa-onnx-linux-x64/libonnxruntime.so', 'zstd'],
+  ['node_modules/sherpa-onnx-linux-x64/libsherpa-onnx-c-api.so', 'zstd'],
+  ['node_modules/sherpa-onnx-linux-x64/sherpa-onnx.node', 'zstd'],
+  ['node_modules/@fugood/node-whisper-linux-x64/index.node', 'zstd'],
+  ['node_modules/@scalar/api-reference/dist/browser/standalone.js', 'gzip'],
+]
+
+describe('dist/notesvc: its size', () => {
+  test('stays within 130 MB (MiB, as the build prints it)', () => {
+    expect(statSync(binary).size).toBeLessThanOrEqual(130 * 1024 * 1024)
+  })
+
+  test('the build prints what each part costs, and the parts add up to the binary', () => {
+    const rows = [...buildStderr.matchAll(/^ {2}(.+?) {2,}([\d,]+)$/gm)].map(m => ({ part: m[1]!, bytes: Number(m[2]!.replaceAll(',', '')) }))
+    const total = rows.at(-1)!
+    expect(total).toEqual({ part: 'total', bytes: statSync(binary).size })
+    expect(rows.slice(0, -1).reduce((n, r) => n + r.bytes, 0)).toBe(total.bytes)
+    const parts = rows.map(r => r.part)
+    expect(parts[0]).toStartWith('Bun runtime')
+    expect(parts).toContainEqual(expect.stringContaining('bytecode'))
+    expect(parts).toContainEqual(expect.stringMatching(/^JavaScript: @aws-sdk/))
+    // each large file embedded packed, smaller than on disk
+    for (const [path, codec] of PACKED_FILES) {
+      const size = statSync(join(ROOT, path)).size
+      const row = rows.find(r => r.part === `embedded: ${path} (${codec}; ${size.toLocaleString('en')} unpacked)`)
+      expect({ path, packed: row !== undefined && row.bytes < size }).toEqual({ path, packed: true })
+    }
+  })
+})
+
+describe('dist/notesvc: the packed files unpack', () => {
+  test('sherpa-onnx diarizes an upload inside the binary: its addon and libraries written out whole to a private folder', async () => {
+    const data = tempDir('notesvc-bin-sherpa-')
+    try {
+      const models = join(data.path, 'models')
+      mkdirSync(join(models, 'diarization'), { recursive: true })
+      writeTinyDiarizationModels(diarizationModelPaths(models))
+      const tmp = join(data.path, 'tmp')
+      mkdirSync(tmp)
+      const port = await freePort()
+      const base = `http://127.0.0.1:${port}`
+      const env = { PORT: String(port), NOTESVC_DATA_DIR: join(data.path, 'data'), NOTESVC_MODELS_DIR: models, NOTESVC_ASR: 'pocketsphinx', NOTESVC_LLM: 'builtin', NOTESVC_DIARIZATION: 'sherpa-onnx', TMPDIR: tmp }
+      const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env })
+      try {
+        expect(((await (await fetch(`${base}/v1/health`)).json()) as any).engines.diarization).toBe('sherpa-onnx')
+        const key = (await run([binary, 'keys', 'create', '--email', 's@example.com'], { cwd: work.path, env })).stdout.trim()
+        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+        const wav = readFileSync('/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav')
+        const up = (await (await fetch(`${base}/v1/uploads`, { method: 'POST', headers, body: JSON.stringify({ fileName: 'reading.wav', contentType: 'audio/wav', styleId: 'transcript', speakers: 2 }) })).json()) as any
+        expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.headers, body: wav })).status).toBe(200)
+        expect((await fetch(`${base}/v1/uploads/${up.noteId}/complete`, { method: 'POST', headers })).status).toBe(202)
+        const status = await statusOnceProcessed(async () => await (await fetch(`${base}/v1/notes/${up.noteId}/status`, { headers })).json(), 100, 600)
+        expect(status).toMatchObject({ status: 'Done', errorCode: null })
+        // speakers on the transcript: sherpa-onnx ran (a diarization that fails leaves none; the
+        // generated model's random weights decide how many of the two asked for own a segment)
+        const speakers = ((await (await fetch(`${base}/v1/notes/${up.noteId}/speakers`, { headers })).json()) as any).data
+        expect(speakers.length).toBeGreaterThan(0)
+        expect(speakers[0].id).toBe('A')
+      } finally {
+        await server.stop()
+      }
+      const folder = join(tmp, `notesvc-sherpa-onnx-1.13.8-${process.getuid!()}`)
+      expect(readdirSync(folder).sort()).toEqual(['libonnxruntime.so', 'libsherpa-onnx-c-api.so', 'sherpa-onnx.node'])
+      for (const name of readdirSync(folder)) expect(readFileSync(join(folder, name)).equals(readFileSync(join(ROOT, 'node_modules/sherpa-onnx-linux-x64', name)))).toBe(true)
+      expect(statSync(folder).mode & 0o777).toBe(0o700)
+    } finally {
+      data.remove()
+    }
+  }, 120_000)
+
+  test('the docs script goes gzipped to a client that takes gzip and as it is to one that does not; both are the reference\'s script', async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const server = await startServer([binary, 'serve'], `${base}/v1/health`, { cwd: work.path, env: { PORT: String(port), NOTESVC_DATA_DIR: join(work.path, 'docs-data') } })
+    try {
+      const original = readFileSync(join(ROOT, 'node_modules/@scalar/api-reference/dist/browser/standalone.js'))
+      const gzipped = await fetch(`${base}/docs/scalar.js`, { headers: { 'accept-encoding': 'gzip, deflate, br' }, decompress: false } as RequestInit)
+      expect(gzipped.headers.get('content-encoding')).toBe('gzip')
+      const bytes = new Uint8Array(await gzipped.arrayBuffer())
+      expect(bytes.length).toBeLessThan(original.length / 2)
+      expect(Buffer.from(Bun.gunzipSync(bytes)).equals(original)).toBe(true)
+      const plain = await fetch(`${base}/docs/scalar.js`, { headers: { 'accept-encoding': 'identity' } })
+      expect(plain.headers.get('content-encoding')).toBeNull()
+      expect(Buffer.from(await plain.arrayBuffer()).equals(original)).toBe(true)
+    } finally {
+      await server.stop()
+    }
   })
 })

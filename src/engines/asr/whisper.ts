@@ -4,8 +4,9 @@
  *
  * Why this binding (checked on Bun 1.4.5, linux-x64):
  * - The addon loads under Bun, and inside a `bun build --compile` binary when it is required by a
- *   literal path: Bun embeds the .node file and extracts it to $TMPDIR when the binary starts. The
- *   compiled test in test/engines/asr/whisper.test.ts runs it from an empty folder. It needs libgomp.so.1.
+ *   literal path: Bun embeds the .node file and extracts it to $TMPDIR when the binary starts (or,
+ *   packed by scripts/build.ts, ../embedded-native.ts does on first use). The compiled test in
+ *   test/engines/asr/whisper.test.ts runs it from an empty folder. It needs libgomp.so.1.
  * - We require the platform package's `index.node` ourselves instead of using `@fugood/whisper.node`'s
  *   loader, which computes the package name at run time (`import(name)`), so the bundler cannot embed
  *   it, and which pulls in 250 MB of CUDA, Vulkan and WASM variants.
@@ -42,6 +43,7 @@ import { basename } from 'node:path'
 import { silentLogger, type Logger } from '../../log'
 import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type ChunkTranscription, type TranscriptSegment } from './engine'
 import { commandLine } from '../../command-name'
+import { addonFrom } from '../embedded-native'
 
 export interface WhisperEngineOptions {
   /** a whisper.cpp ggml model file (see `modelPath` in models.ts) */
@@ -99,13 +101,15 @@ const GGML_MAGIC = 0x67676d6c
 /** Multilingual models have 51865 tokens or more (whisper_vocab::is_multilingual). */
 const MULTILINGUAL_VOCAB = 51865
 
+/** `@fugood/node-whisper-linux-x64`'s version (package.json pins it), naming the folder its addon is written to. */
+const ADDON_VERSION = '1.1.3'
 let addon: NativeAddon | undefined
 
 function loadAddon(): NativeAddon {
   if (addon) return addon
   try {
-    // A literal path, so that `bun build --compile` embeds the addon in the binary.
-    addon = require('@fugood/node-whisper-linux-x64/index.node') as NativeAddon
+    // A literal path, so that `bun build --compile` embeds the addon in the binary (packed by scripts/build.ts).
+    addon = addonFrom(require('@fugood/node-whisper-linux-x64/index.node'), `notesvc-whisper-${ADDON_VERSION}`, 'index.node') as NativeAddon
     return addon
   } catch (err) {
     throw new AsrUnavailableError(
