@@ -8,7 +8,7 @@ import { auditBy } from '../audit/by'
 import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
 import type { SpeakersService } from './speakers'
-import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 /** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
 interface NotesServices {
@@ -151,6 +151,16 @@ export const listSpeakerProfiles = defineOperation({
   responses: { 200: SpeakerProfileList },
 }, (q, { principal }, { speakers }) => speakers.profiles(principal, q))
 
+export const getSpeakerProfile = defineOperation({
+  id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/:id', tag: 'Speakers',
+  summary: 'A remembered voice',
+  description: 'One voice this library remembers: its name, the diarization engine whose voice print it is, and when it was first named and last updated. 404 for a voice of another library (another account\'s, or the sandbox\'s for a live key).',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: SpeakerProfile },
+  errors: ['not_found'],
+}, ({ id }, { principal }, { speakers }) => speakers.profile(principal, id))
+
 export const deleteSpeakerProfile = defineOperation({
   id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/:id', tag: 'Speakers',
   summary: 'Forget a voice',
@@ -161,4 +171,4 @@ export const deleteSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const

@@ -168,6 +168,26 @@ describe('MCP endpoint', () => {
     }
   })
 
+  test('getSpeakerProfile reads one remembered voice as GET /v1/speakers/{id} does; another account\'s is not_found', async () => {
+    const token = await srv.key({ email: 'voices@example.com' })
+    const account = (srv.db.query('SELECT id FROM accounts WHERE email = ?').get('voices@example.com') as { id: string }).id
+    const at = '2026-11-01T00:00:00.000Z'
+    srv.db.run('INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, 0, ?, ?, ?, ?, ?)', ['spk_mcp_voice', account, 'Maria', 'builtin', '[1,0]', at, at])
+    const client = await connect(srv.base, token)
+    const stranger = await connect(srv.base, await srv.key({ email: 'stranger@example.com' }))
+    try {
+      const r = await client.callTool({ name: 'getSpeakerProfile', arguments: { id: 'spk_mcp_voice' } })
+      const expected = { id: 'spk_mcp_voice', name: 'Maria', engine: 'builtin', createdAt: at, updatedAt: at }
+      expect(r.structuredContent).toEqual(expected)
+      expect(await (await fetch(`${srv.base}/v1/speakers/spk_mcp_voice`, { headers: { authorization: `Bearer ${token}` } })).json()).toEqual(expected)
+      const refused = await stranger.callTool({ name: 'getSpeakerProfile', arguments: { id: 'spk_mcp_voice' } })
+      expect({ isError: refused.isError, code: (refused.structuredContent as any).error.code }).toEqual({ isError: true, code: 'not_found' })
+    } finally {
+      await client.close()
+      await stranger.close()
+    }
+  })
+
   test('createSummary charges 2 credits recorded with source "mcp"', async () => {
     const token = await srv.key({ email: 'summaries@example.com' })
     const client = await connect(srv.base, token)
