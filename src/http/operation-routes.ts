@@ -5,7 +5,8 @@ import { routeOptions, type OperationDefinition, type ServicesOf } from './contr
 import type { Principal } from './principal'
 import { queryValidator } from './schemas'
 
-type Set = { status?: number | string; headers: Record<string, string | number> }
+/** What Elysia gives a handler to set the answer's status and headers with */
+type ResponseSet = { status?: number | string; headers: Record<string, string | number> }
 type Handle = (input: unknown, caller: Caller<Principal | null>, services: unknown) => unknown
 
 const JSON_TEXT = 'application/json; charset=utf-8'
@@ -22,7 +23,7 @@ function firstStatus(op: OperationDefinition): number {
  * `Answer` with its status and headers, anything else (a body, a ready Response) as it is, under the
  * operation's first declared status.
  */
-function respond(set: Set, status: number, r: unknown): unknown {
+function respond(set: ResponseSet, status: number, r: unknown): unknown {
   if (typeof r === 'string') {
     set.headers['content-type'] = JSON_TEXT
     if (status !== 200) set.status = status
@@ -45,7 +46,7 @@ function respond(set: Set, status: number, r: unknown): unknown {
 }
 
 /** `respond` once the result is there: at once when the handler answered at once (a kept page), with no turn through promises. */
-function settle(set: Set, status: number, r: unknown): unknown {
+function settle(set: ResponseSet, status: number, r: unknown): unknown {
   return r instanceof Promise ? r.then(value => respond(set, status, value)) : respond(set, status, r)
 }
 
@@ -61,15 +62,15 @@ function elysiaHandler(op: OperationDefinition, services: unknown): (ctx: never)
   const handle = op.handle.bind(op) as Handle
   const status = firstStatus(op)
   if (op.multipartBody) {
-    return (({ caller, request, set }: { caller: Caller<Principal | null>; request: Request; set: Set }) =>
+    return (({ caller, request, set }: { caller: Caller<Principal | null>; request: Request; set: ResponseSet }) =>
       settle(set, status, handle({ form: request }, caller, services))) as never
   }
   const input = inputOf(op)
   if (op.query) {
-    return (({ caller, params, query, body, set }: { caller: Caller<Principal | null>; params: unknown; query: Record<string, unknown>; body: unknown; set: Set }) =>
+    return (({ caller, params, query, body, set }: { caller: Caller<Principal | null>; params: unknown; query: Record<string, unknown>; body: unknown; set: ResponseSet }) =>
       settle(set, status, handle(input(params, query, body), caller, services))) as never
   }
-  return (({ caller, params, body, set }: { caller: Caller<Principal | null>; params: unknown; body: unknown; set: Set }) =>
+  return (({ caller, params, body, set }: { caller: Caller<Principal | null>; params: unknown; body: unknown; set: ResponseSet }) =>
     settle(set, status, handle(input(params, undefined, body), caller, services))) as never
 }
 

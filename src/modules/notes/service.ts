@@ -376,11 +376,7 @@ export function createNotesService(deps: {
       }
     },
 
-    /**
-     * The transcript as `getNoteTranscript` answers it: the Transcript, or a `file` in `format`
-     * (transcript-export.ts) with the note's title; recorded in the audit log as exported (`by`) once
-     * it is known to be readable (a 404 or 409 exports nothing).
-     */
+    /** `getNoteTranscript`: the Transcript, or a `file` in `format`, recorded as exported by `by` once readable (a 404 or 409 exports nothing). */
     async exportTranscript(lib: Library, id: string, format: NoteTranscriptFormat | undefined, by: AuditBy) {
       const r = await readableTranscript(lib, id)
       const speakers = await speakerNames(r.id)
