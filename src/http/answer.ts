@@ -1,5 +1,5 @@
 /** What an answer says besides its body (src/http/answer.ts `Answer`). */
-export interface AnswerOptions {
+interface AnswerOptions {
   /** one of the operation's declared success statuses, when not the first (`completeUpload`: 202 or 200) */
   status?: number
   /** the balance after a charge: `X-Credits-Remaining` over HTTP, the result's `notesvc/creditsRemaining` over MCP */
@@ -27,9 +27,4 @@ export class Answer<B = unknown> {
 /** A charging operation's answer: its body, and the balance left (`X-Credits-Remaining`). */
 export function charged<B>(r: { body: B; creditsRemaining: number }, options: Omit<AnswerOptions, 'creditsRemaining'> = {}): Answer<B> {
   return new Answer(r.body, { ...options, creditsRemaining: r.creditsRemaining })
-}
-
-/** A text body of one of the operation's `textResponses` (`text/vtt`, …), with what MCP shows instead (`textFields`). */
-export function textAnswer(content: string, contentType: string, options: Omit<AnswerOptions, 'contentType'> = {}): Answer<string> {
-  return new Answer(content, { ...options, contentType })
 }

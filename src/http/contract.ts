@@ -107,7 +107,7 @@ function contractOf<const D extends OperationDeclaration>(d: D): Operation<D> {
 type StaticOf<S, Else> = S extends TSchema ? Static<S> : Else
 
 /** The bodies an operation answers with on success. */
-export type SuccessBody<D extends OperationDeclaration> = {
+type SuccessBody<D extends OperationDeclaration> = {
   [S in keyof D['responses']]: D['responses'][S] extends TSchema ? Static<D['responses'][S]> : never
 }[keyof D['responses']]
 
@@ -115,10 +115,10 @@ export type SuccessBody<D extends OperationDeclaration> = {
  * A multipart operation's input: the request, whose body its handler streams (HTTP), or the tool's
  * arguments (`mcp.arguments`: the file base64-encoded or as a URL) over MCP.
  */
-export type FormInput<A> = { form: Request; arguments?: undefined } | { form?: undefined; arguments: A }
+type FormInput<A> = { form: Request; arguments?: undefined } | { form?: undefined; arguments: A }
 
 /** What a handler is given: the path parameters, the checked query and the body, in one object. */
-export type Input<D extends OperationDeclaration> = D['multipartBody'] extends TObject
+type Input<D extends OperationDeclaration> = D['multipartBody'] extends TObject
   ? FormInput<D['mcp'] extends { arguments: TSchema } ? Static<D['mcp']['arguments']> : never>
   : StaticOf<D['params'], unknown> & StaticOf<D['query'], unknown> & StaticOf<D['body'], unknown>
 
@@ -129,7 +129,7 @@ export type Input<D extends OperationDeclaration> = D['multipartBody'] extends T
  * body), nothing for an operation that answers 204, or a ready `Response` (a stream) for one that is
  * not an MCP tool. The first declared status is the answer's unless an `Answer` says otherwise.
  */
-export type Result<D extends OperationDeclaration> =
+type Result<D extends OperationDeclaration> =
   | SuccessBody<D>
   | JsonText<SuccessBody<D>>
   | Answer<SuccessBody<D> | (D['textResponses'] extends readonly string[] ? string : never)>
@@ -137,14 +137,14 @@ export type Result<D extends OperationDeclaration> =
   | (D['mcp'] extends { tool: false } ? Response : never)
 
 /** An operation's handler: its input, who calls, and the services its module asked for (`operationDefiner`). */
-export type Handler<D extends OperationDeclaration, S> = (
+type Handler<D extends OperationDeclaration, S> = (
   input: Input<D>,
   caller: Caller<D['scopes'] extends readonly [] ? null : Principal>,
   services: S,
 ) => Result<D> | Promise<Result<D>>
 
 /** One operation defined once: its contract and its handler, from which the HTTP route, the MCP tool and the OpenAPI entry are derived. */
-export type Definition<D extends OperationDeclaration, S> = Operation<D> & { handle: Handler<D, S> }
+type Definition<D extends OperationDeclaration, S> = Operation<D> & { handle: Handler<D, S> }
 
 /** Any operation's definition, as what derives from every one of them sees it (each is typed where it is defined). */
 export interface OperationDefinition extends Operation {
