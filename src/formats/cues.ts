@@ -25,6 +25,14 @@
  * cover the segment exactly. Either way the first cue of a segment starts at the segment's start and
  * the last ends at its end; cues never overlap; every word of the segment's text is kept, in order.
  *
+ * Across segments (`cutTranscriptCues`, for the whole transcript): a cue still under 1 s that cannot
+ * stay up a second before the next cue starts (a one-word segment, a turn cut short by a speaker
+ * change) is merged into a neighbour that can absorb it, the nearer in time first. The same speaker's
+ * words join theirs within 2 lines; across a speaker change the two make a dialogue cue, one line per
+ * speaker opening with a hyphen (Netflix's English guide: "a hyphen without a space", at most one
+ * speaker per line; "-Are you coming?" / "-In a minute."), so never more than two speakers and never
+ * a speaker's words split over the two lines.
+ *
  * Written here rather than taken from npm: the subtitle libraries (`subtitle`, `subsrt-ts`,
  * `node-webvtt`) parse and write cues they are given and at most resync them; none cuts a long
  * timed segment into readable cues from word times, which is all this file does (the file syntax
@@ -197,7 +205,7 @@ export interface CueTurn {
 
 /**
  * A cue of a whole transcript, in seconds: one speaker's lines (at most two), or a dialogue cue of two
- * speakers, one line each, which the formats open with a dash ("- Bob: the" / "- Ann: yes").
+ * speakers, one line each, which the formats open with a hyphen ("-Bob: the" / "-Ann: yes").
  */
 export interface TranscriptCue {
   start: number
@@ -216,7 +224,7 @@ export interface TranscriptCueOptions extends CueBounds {
 }
 
 /** What opens each line of a two-speaker cue. */
-export const DIALOGUE_DASH = '- '
+export const DIALOGUE_DASH = '-'
 
 interface Piece { start: number; end: number; turns: { speaker?: string; words: string[] }[] }
 
@@ -226,7 +234,7 @@ interface Piece { start: number; end: number; turns: { speaker?: string; words: 
  * neighbour that can absorb it: the nearer in time first (on a tie the same speaker's, then the one
  * before), else the other. A neighbour can absorb it when the result keeps the bounds: the same
  * speaker's words in at most 2 lines and `maxCueSeconds`; across a speaker change, a dialogue cue of
- * exactly two speakers with each one's words on one line, dash and name included. A cue no
+ * exactly two speakers with each one's words on one line, hyphen and name included. A cue no
  * neighbour can absorb stays up until a second has passed or the next cue starts, whichever is first.
  */
 export function cutTranscriptCues(segments: readonly SpokenSegment[], opts: TranscriptCueOptions = {}): TranscriptCue[] {

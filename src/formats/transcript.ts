@@ -94,7 +94,7 @@ const vttText = (line: string) => line.replaceAll('&', '&amp;').replaceAll('<', 
 
 /**
  * A cue's lines with the speaker's name before the first ("Maria: …"), as SubRip and plain text show
- * speakers; a dialogue cue's lines each open with the dash and the name ("- Maria: …").
+ * speakers; a dialogue cue's lines each open with the hyphen and the name ("-Maria: …").
  */
 function named(c: Cue): string[] {
   if (c.turns.length > 1) return c.turns.map(t => `${DIALOGUE_DASH}${t.speaker ? `${t.speaker}: ` : ''}${t.lines.join(' ')}`)
@@ -115,7 +115,7 @@ const voice = (name: string) => name.replace(/[\r\n]+/g, ' ').replaceAll('&', '&
 /**
  * WebVTT: the `WEBVTT` header, then numbered cues, `hh:mm:ss.mmm --> hh:mm:ss.mmm`; a cue of a named
  * speaker in a voice span (`<v Maria>…</v>`), which players show or style as the speaker; a dialogue
- * cue has one line and one voice span per speaker, each line opening with the dash.
+ * cue has one line and one voice span per speaker, each line opening with the hyphen.
  */
 export function toVtt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
   const cues = transcriptCues(segments, opts).map((c, i) => {

@@ -173,7 +173,7 @@ describe('a cue under 1 s is merged into a neighbour that can absorb it (issue 3
     ])
   })
 
-  test('across a speaker change the nearer neighbour makes a two-speaker cue, one line each opening with a dash; SRT and WebVTT parsers read it', () => {
+  test('across a speaker change the nearer neighbour makes a two-speaker cue, one line each opening with a hyphen; SRT and WebVTT parsers read it', () => {
     const segments: SpokenSegment[] = [
       { start: 20.14, end: 22.76, speaker: 'Bob', text: 'you too to on a friday' },
       { start: 23.98, end: 24.14, speaker: 'Bob', text: 'we' },
@@ -181,19 +181,19 @@ describe('a cue under 1 s is merged into a neighbour that can absorb it (issue 3
     ]
     expect(srtRead(toSrt(segments))).toEqual([
       { start: 20140, end: 22760, text: 'Bob: you too to on a friday' },
-      { start: 23980, end: 26790, text: '- Bob: we\n- Ann: decided to move it to friday' },
+      { start: 23980, end: 26790, text: '-Bob: we\n-Ann: decided to move it to friday' },
     ])
     expect(vttRead(toVtt(segments))).toEqual([
       { start: 20140, end: 22760, text: '<v Bob>you too to on a friday</v>' },
-      { start: 23980, end: 26790, text: '<v Bob>- we</v>\n<v Ann>- decided to move it to friday</v>' },
+      { start: 23980, end: 26790, text: '<v Bob>-we</v>\n<v Ann>-decided to move it to friday</v>' },
     ])
   })
 
   test('the meeting: each short cue goes to the nearer neighbour when that one can absorb it, else to the other; one that none can absorb is left', () => {
     const shown = (cues: TranscriptCue[]) => cues.map(c => [r3(c.start), r3(c.end), c.turns.map(t => `${t.speaker}: ${t.lines.join(' / ')}`)])
-    // SubRip writes the name in the text: "- Speaker A: decided…" is 53 characters, too long for one
+    // SubRip writes the name in the text: "-Speaker A: decided…" is 52 characters, too long for one
     // line, so "we" goes back to Speaker B's earlier words; the second "we" fits with neither (Speaker
-    // B's cue would need 3 lines, Speaker C's line would be 51 characters) and stays up 0.09 s, until
+    // B's cue would need 3 lines, Speaker C's line would be 50 characters) and stays up 0.09 s, until
     // Speaker C starts; "i" joins Speaker B's earlier cue
     expect(shown(cutTranscriptCues(MEETING, { namesInText: true }))).toEqual([
       [20.14, 24.14, ['Speaker B: you too to on a friday we']],
@@ -206,7 +206,7 @@ describe('a cue under 1 s is merged into a neighbour that can absorb it (issue 3
       [45.56, 48.37, ['Speaker C: will like the customers / at midnight wednesday']],
     ])
     // WebVTT names the speaker in a voice span, not in the text: the two "we" join the turn that
-    // follows them as dialogue cues; "- will like the customers at midnight wednesday" would be 47
+    // follows them as dialogue cues; "-will like the customers at midnight wednesday" would be 46
     // characters, so "i" goes back to Speaker B's words
     expect(shown(cutTranscriptCues(MEETING))).toEqual([
       [20.14, 22.76, ['Speaker B: you too to on a friday']],
@@ -222,7 +222,7 @@ describe('a cue under 1 s is merged into a neighbour that can absorb it (issue 3
       expect(c.end - c.start).toBeLessThanOrEqual(BOUNDS.maxSeconds)
     }
     const vtt = vttRead(toVtt(MEETING))
-    expect(vtt[1]).toEqual({ start: 23980, end: 26790, text: '<v Speaker B>- we</v>\n<v Speaker A>- decided to move that on tickets are in a</v>' })
+    expect(vtt[1]).toEqual({ start: 23980, end: 26790, text: '<v Speaker B>-we</v>\n<v Speaker A>-decided to move that on tickets are in a</v>' })
   })
 
   test('no merge past 7 s or 2 lines: a short cue between two long ones is left as it is, shown until the next starts', () => {
@@ -276,8 +276,8 @@ describe('a cue under 1 s is merged into a neighbour that can absorb it (issue 3
   })
 })
 
-/** A cue's lines as shown without names in the text (WebVTT): a two-speaker cue's lines open with "- ". */
-const dialogueLines = (c: TranscriptCue) => (c.turns.length > 1 ? c.turns.flatMap(t => t.lines.map(l => `- ${l}`)) : c.turns.flatMap(t => t.lines))
+/** A cue's lines as shown without names in the text (WebVTT): a two-speaker cue's lines open with "-" (Netflix: a hyphen without a space). */
+const dialogueLines = (c: TranscriptCue) => (c.turns.length > 1 ? c.turns.flatMap(t => t.lines.map(l => `-${l}`)) : c.turns.flatMap(t => t.lines))
 
 /** Whether two neighbouring cues could be one within BOUNDS: one speaker in at most 2 lines, or two speakers a line each. */
 function canAbsorb(a: TranscriptCue, b: TranscriptCue): boolean {
@@ -289,7 +289,7 @@ function canAbsorb(a: TranscriptCue, b: TranscriptCue): boolean {
     else turns.push({ speaker: t.speaker, words })
   }
   if (turns.length === 1) return fillLines(turns[0]!.words) <= BOUNDS.lines
-  return turns.length === 2 && turns.every(t => `- ${t.words.join(' ')}`.length <= BOUNDS.lineChars)
+  return turns.length === 2 && turns.every(t => `-${t.words.join(' ')}`.length <= BOUNDS.lineChars)
 }
 
 /** How many lines of BOUNDS.lineChars the words need, filled greedily (the fewest any wrapping can use). */

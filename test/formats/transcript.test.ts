@@ -59,7 +59,7 @@ describe('SRT', () => {
     expect(srt).toContain('00:00:02,345 --> 00:00:03,345')
   })
 
-  test('a cue under a second joins the nearer neighbour that can absorb it (two speakers: a dash each), or stays up for a second when the silence after it allows', () => {
+  test('a cue under a second joins the nearer neighbour that can absorb it (two speakers: a hyphen each), or stays up for a second when the silence after it allows', () => {
     const cuesRead = srtCues(toSrt([
       { start: 0, end: 2, text: 'shall we start', speaker: 'Maria' },
       { start: 2.1, end: 2.3, text: 'yes', speaker: 'Tom' },
@@ -67,7 +67,7 @@ describe('SRT', () => {
       { start: 10, end: 10.2, text: 'bye', speaker: 'Tom' },
     ]))
     expect(cuesRead.map(c => [c.start, c.end, c.text])).toEqual([
-      [0, 2300, '- Maria: shall we start\n- Tom: yes'],
+      [0, 2300, '-Maria: shall we start\n-Tom: yes'],
       [2800, 4000, 'Maria: good the budget first'],
       [10000, 11000, 'Tom: bye'],
     ])
