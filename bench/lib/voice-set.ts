@@ -1,0 +1,103 @@
+/**
+ * A measured set of repeat speakers for calibrating voice recognition (bench/voices.ts, and the test
+ * of the chosen threshold): different voices, each heard in TWO recordings that share nothing but the
+ * voice — other sentences, another partner in the conversation, another level of hiss.
+ *
+ * The voices: the three real people of Debian's pocketsphinx-testdata (the LibriVox reader, the
+ * speaker of the playing cards, the speaker of the commands), each recording from different clips of
+ * theirs, and espeak-ng voices of different variants and pitches, each reading a different half of the
+ * lecture in each recording. Two of the synthetic voices share a variant at different pitches, and two
+ * share a pitch in different variants: the pairs most alike.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { conversation, pcmOfRaw, pcmOfWav, type Conversation } from '../../test/fixtures/conversation'
+import { LECTURE } from '../../test/fixtures/lecture'
+import { LIBRIVOX } from '../../test/fixtures/speech'
+
+const TESTDATA = '/usr/share/pocketsphinx/test/data'
+const LIBRIVOX_CLIP = (n: string) => join(LIBRIVOX, `sense_and_sensibility_01_austen_64kb-${n}.wav`)
+
+export interface Voice {
+  name: string
+  /** the voice's speech in recording 1 and in recording 2: different words */
+  takes: (dir: string) => [Float32Array, Float32Array]
+}
+
+const SENTENCES = LECTURE.split(/(?<=\.) /)
+const HALVES: [string, string] = [SENTENCES.slice(0, 12).join(' '), SENTENCES.slice(12).join(' ')]
+
+function real(name: string, first: string[], second: string[]): Voice {
+  const load = (path: string) => (path.endsWith('.wav') ? pcmOfWav(readFileSync(path)) : pcmOfRaw(readFileSync(path)))
+  return { name, takes: () => [joined(first.map(load)), joined(second.map(load))] }
+}
+
+/** An espeak-ng voice: variant, pitch (0-99), speed (words a minute). */
+function synthetic(variant: string, pitch: number, speed: number): Voice {
+  const name = `${variant} p${pitch}`
+  return { name, takes: dir => [speak(dir, variant, pitch, speed, HALVES[0]), speak(dir, variant, pitch, speed, HALVES[1])] }
+}
+
+export const VOICES: Voice[] = [
+  real('librivox reader', ['0870', '0880', '0890'].map(LIBRIVOX_CLIP), ['0920', '0930'].map(LIBRIVOX_CLIP)),
+  real('cards speaker', ['001', '002', '003'].map(n => join(TESTDATA, 'cards', `${n}.wav`)), ['004', '005'].map(n => join(TESTDATA, 'cards', `${n}.wav`))),
+  real('commands speaker', [join(TESTDATA, 'goforward.raw'), join(TESTDATA, 'something.raw')], [join(TESTDATA, 'numbers.raw')]),
+  synthetic('en-us+m3', 45, 160),
+  synthetic('en+f3', 60, 170),
+  synthetic('en-gb+m1', 30, 145),
+  synthetic('en-us+f2', 75, 155),
+  synthetic('en-gb-scotland+m4', 50, 175),
+  synthetic('en-us+f5', 85, 130),
+  synthetic('en-gb+m7', 45, 140),
+  synthetic('en-us+m3', 20, 125),
+  synthetic('en-029+m2', 40, 150),
+]
+
+/** Hiss under each session's recordings (RMS; the voices at 0.08): about 30 dB, then about 20 dB below them. */
+export const NOISE: [number, number] = [0.0025, 0.008]
+
+export interface SetRecording extends Conversation {
+  /** 1 or 2 */
+  session: number
+  /** the indexes into VOICES of the voices in it, in the order of `truth`'s speakers */
+  voices: number[]
+}
+
+/**
+ * The two sessions of recordings: in session 1 the voices talk in pairs (0 with 1, 2 with 3, …), in
+ * session 2 each with the next voice's partner (1 with 2, …, the last with 0), from their second takes,
+ * over more hiss. `seconds` is each recording's length; `voices` another list of voices than VOICES.
+ */
+export function voiceSet(dir: string, o: { seconds: number; voices?: Voice[] } = { seconds: 40 }): SetRecording[] {
+  const voices = o.voices ?? VOICES
+  const takes = voices.map(v => v.takes(dir))
+  const out: SetRecording[] = []
+  for (const session of [1, 2]) {
+    const shift = session - 1
+    for (let i = 0; i + 1 < voices.length; i += 2) {
+      const pair = [(i + shift) % voices.length, (i + 1 + shift) % voices.length]
+      const talk = conversation(pair.map(v => takes[v]![session - 1]), { seconds: o.seconds, seed: 300 + 10 * session + i, turn: [1.5, 3], noise: NOISE[session - 1] })
+      out.push({ ...talk, session, voices: pair })
+    }
+  }
+  return out
+}
+
+function speak(dir: string, variant: string, pitch: number, speed: number, text: string): Float32Array {
+  const wav = join(dir, `${variant}-${pitch}-${text.length}.wav`)
+  const say = Bun.spawnSync(['espeak-ng', '-v', variant, '-p', String(pitch), '-s', String(speed), '-w', wav, text])
+  if (say.exitCode !== 0) throw new Error(`espeak-ng failed (install it with: apt-get install espeak-ng): ${say.stderr.toString()}`)
+  const convert = Bun.spawnSync(['ffmpeg', '-nostdin', '-v', 'error', '-i', wav, '-ac', '1', '-ar', '16000', '-f', 's16le', '-'])
+  if (convert.exitCode !== 0) throw new Error(`ffmpeg failed: ${convert.stderr.toString()}`)
+  return pcmOfRaw(convert.stdout)
+}
+
+function joined(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
