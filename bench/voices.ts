@@ -36,7 +36,7 @@ async function measure(name: string, engine: DiarizationEngine, recordings: SetR
   const speakers: FoundSpeaker[] = []
   let engineSeconds = 0
   let audio = 0
-  console.log(`\n${name}: speakers found per recording (voice, share of the speaker's time that is that voice)`)
+  console.log(`\n${name}: speakers found per recording (the voice, the share of the speaker's speech that is that voice)`)
   for (const [i, r] of recordings.entries()) {
     const started = performance.now()
     const d = await diarizeSamples(engine, r.samples)

@@ -8,7 +8,7 @@ export interface FoundSpeaker {
   speaker: number
   /** the true voice sharing the most time with the speaker's turns (an index into the set's voices) */
   voice: number
-  /** the share of the speaker's time that is that voice */
+  /** of the speaker's time during which a true voice speaks, the share that is that voice */
   purity: number
   print: number[]
 }
@@ -22,7 +22,7 @@ export function foundSpeakers(recording: number, d: Diarization, truth: SpeakerT
     const turns = d.turns.filter(t => t.speaker === s)
     const shared = voices.map((_, v) => turns.reduce((sum, t) => sum + truth.filter(x => x.speaker === v).reduce((n, x) => n + overlap(t, x), 0), 0))
     const best = shared.indexOf(Math.max(...shared))
-    const total = turns.reduce((n, t) => n + t.end - t.start, 0)
+    const total = shared.reduce((a, b) => a + b, 0)
     return { recording, speaker: s, voice: voices[best]!, purity: total ? shared[best]! / total : 0, print: Array.from(d.embeddings?.[s] ?? []) }
   })
 }

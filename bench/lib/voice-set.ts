@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { conversation, pcmOfRaw, pcmOfWav, type Conversation } from '../../test/fixtures/conversation'
-import { LECTURE } from '../../test/fixtures/lecture'
+import { longMeetingTranscript } from '../../test/fixtures/long-text'
 import { LIBRIVOX } from '../../test/fixtures/speech'
 
 const TESTDATA = '/usr/share/pocketsphinx/test/data'
@@ -24,18 +24,29 @@ export interface Voice {
   takes: (dir: string) => [Float32Array, Float32Array]
 }
 
-const SENTENCES = LECTURE.split(/(?<=\.) /)
-const HALVES: [string, string] = [SENTENCES.slice(0, 12).join(' '), SENTENCES.slice(12).join(' ')]
+/** Passages of about 1,200 characters (70-80 s of speech) of a made-up meeting's talk, without the speakers' names. */
+const PASSAGES = (() => {
+  const lines = longMeetingTranscript(40_000).split('\n').filter(l => l.includes(': ')).map(l => l.slice(l.indexOf(': ') + 2))
+  const out: string[] = []
+  let passage = ''
+  for (const line of lines) {
+    passage += (passage ? ' ' : '') + line
+    if (passage.length >= 1200) [out[out.length], passage] = [passage, '']
+  }
+  return out
+})()
 
 function real(name: string, first: string[], second: string[]): Voice {
   const load = (path: string) => (path.endsWith('.wav') ? pcmOfWav(readFileSync(path)) : pcmOfRaw(readFileSync(path)))
   return { name, takes: () => [joined(first.map(load)), joined(second.map(load))] }
 }
 
-/** An espeak-ng voice: variant, pitch (0-99), speed (words a minute). */
+let passagesTaken = 0
+/** An espeak-ng voice: variant, pitch (0-99), speed (words a minute); each take its own passage. */
 function synthetic(variant: string, pitch: number, speed: number): Voice {
   const name = `${variant} p${pitch}`
-  return { name, takes: dir => [speak(dir, variant, pitch, speed, HALVES[0]), speak(dir, variant, pitch, speed, HALVES[1])] }
+  const [first, second] = [PASSAGES[passagesTaken++]!, PASSAGES[passagesTaken++]!]
+  return { name, takes: dir => [speak(dir, variant, pitch, speed, first), speak(dir, variant, pitch, speed, second)] }
 }
 
 export const VOICES: Voice[] = [
