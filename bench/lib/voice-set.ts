@@ -5,9 +5,10 @@
  *
  * The voices: the three real people of Debian's pocketsphinx-testdata (the LibriVox reader, the
  * speaker of the playing cards, the speaker of the commands), each recording from different clips of
- * theirs, and espeak-ng voices of different variants and pitches, each reading a different half of the
- * lecture in each recording. Two of the synthetic voices share a variant at different pitches, and two
- * share a pitch in different variants: the pairs most alike.
+ * theirs, and espeak-ng voices of different variants and pitches, each reading a passage of meeting
+ * talk of its own in each recording (no two takes share a sentence, as no two people in a meeting say
+ * the same). Two of the synthetic voices share a variant at different pitches (en-us+m3), and two share
+ * a pitch in different variants (p45): the pairs most alike.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -24,14 +25,18 @@ export interface Voice {
   takes: (dir: string) => [Float32Array, Float32Array]
 }
 
-/** Passages of about 1,200 characters (70-80 s of speech) of a made-up meeting's talk, without the speakers' names. */
-const PASSAGES = (() => {
+/**
+ * Passages of about 700 characters (40-45 s of speech, more than a voice says in a recording of the
+ * set) of a made-up meeting's talk, without the speakers' names. The set's voices read the first
+ * ones; other voices read from the end (bench/voice-population.ts).
+ */
+export const PASSAGES = (() => {
   const lines = longMeetingTranscript(40_000).split('\n').filter(l => l.includes(': ')).map(l => l.slice(l.indexOf(': ') + 2))
   const out: string[] = []
   let passage = ''
   for (const line of lines) {
     passage += (passage ? ' ' : '') + line
-    if (passage.length >= 1200) [out[out.length], passage] = [passage, '']
+    if (passage.length >= 700) [out[out.length], passage] = [passage, '']
   }
   return out
 })()
@@ -46,7 +51,7 @@ let passagesTaken = 0
 function synthetic(variant: string, pitch: number, speed: number): Voice {
   const name = `${variant} p${pitch}`
   const [first, second] = [PASSAGES[passagesTaken++]!, PASSAGES[passagesTaken++]!]
-  return { name, takes: dir => [speak(dir, variant, pitch, speed, first), speak(dir, variant, pitch, speed, second)] }
+  return { name, takes: dir => [espeakSamples(dir, variant, pitch, speed, first), espeakSamples(dir, variant, pitch, speed, second)] }
 }
 
 export const VOICES: Voice[] = [
@@ -75,26 +80,34 @@ export interface SetRecording extends Conversation {
 }
 
 /**
- * The two sessions of recordings: in session 1 the voices talk in pairs (0 with 1, 2 with 3, …), in
- * session 2 each with the next voice's partner (1 with 2, …, the last with 0), from their second takes,
- * over more hiss. `seconds` is each recording's length; `voices` another list of voices than VOICES.
+ * The set's recordings, numbered from 1 as bench/voices.ts prints them: in session 1 the voices talk in
+ * pairs (0 with 1, 2 with 3, …) from their first takes; in session 2 each with the next voice's partner
+ * (1 with 2, …, the last with 0) from their second takes, over more hiss.
  */
-export function voiceSet(dir: string, o: { seconds: number; voices?: Voice[] } = { seconds: 40 }): SetRecording[] {
-  const voices = o.voices ?? VOICES
-  const takes = voices.map(v => v.takes(dir))
-  const out: SetRecording[] = []
-  for (const session of [1, 2]) {
-    const shift = session - 1
-    for (let i = 0; i + 1 < voices.length; i += 2) {
-      const pair = [(i + shift) % voices.length, (i + 1 + shift) % voices.length]
-      const talk = conversation(pair.map(v => takes[v]![session - 1]), { seconds: o.seconds, seed: 300 + 10 * session + i, turn: [1.5, 3], noise: NOISE[session - 1] })
-      out.push({ ...talk, session, voices: pair })
-    }
-  }
-  return out
+export const RECORDINGS: { session: 1 | 2; voices: [number, number]; seed: number }[] = ([1, 2] as const).flatMap(session =>
+  Array.from({ length: Math.floor(VOICES.length / 2) }, (_, k) => ({
+    session,
+    voices: [(2 * k + session - 1) % VOICES.length, (2 * k + session) % VOICES.length] as [number, number],
+    seed: 300 + 10 * session + 2 * k,
+  })),
+)
+
+/**
+ * The set's recordings of `seconds` each (all, or the numbers in `only`); a voice's takes are made only
+ * when a recording needs them.
+ */
+export function voiceSet(dir: string, o: { seconds: number; only?: number[] }): SetRecording[] {
+  const takes = new Map<number, [Float32Array, Float32Array]>()
+  const takesOf = (v: number) => takes.get(v) ?? takes.set(v, VOICES[v]!.takes(dir)).get(v)!
+  return RECORDINGS.flatMap((r, i) => {
+    if (o.only && !o.only.includes(i + 1)) return []
+    const talk = conversation(r.voices.map(v => takesOf(v)[r.session - 1]!), { seconds: o.seconds, seed: r.seed, turn: [1.5, 3], noise: NOISE[r.session - 1] })
+    return [{ ...talk, session: r.session, voices: r.voices }]
+  })
 }
 
-function speak(dir: string, variant: string, pitch: number, speed: number, text: string): Float32Array {
+/** `text` said by espeak-ng (variant, pitch 0-99, words a minute), as 16 kHz samples (ffmpeg resamples it). */
+export function espeakSamples(dir: string, variant: string, pitch: number, speed: number, text: string): Float32Array {
   const wav = join(dir, `${variant}-${pitch}-${text.length}.wav`)
   const say = Bun.spawnSync(['espeak-ng', '-v', variant, '-p', String(pitch), '-s', String(speed), '-w', wav, text])
   if (say.exitCode !== 0) throw new Error(`espeak-ng failed (install it with: apt-get install espeak-ng): ${say.stderr.toString()}`)
