@@ -10,7 +10,8 @@ import { CEPSTRA, type FrameFeatures } from './features'
  *
  * each less POPULATION's mean and divided by its spread, then unit length. Prints before issue 31 were
  * the mean and spread of the raw cepstra: every voice's print pointed the same way (the average speech
- * spectrum), so different voices scored 0.9-0.99 and no threshold kept strangers out (bench/voices.ts).
+ * spectrum), so most pairs of different voices scored 0.8-0.998 and no threshold kept strangers out
+ * (bench/voices.ts).
  * Those had 24 numbers, these have VOICE_PRINT_LENGTH: recognise.ts never matches prints of different
  * lengths, so voices remembered before are not matched until named again.
  */
