@@ -1,7 +1,7 @@
 /**
  * Forced alignment with PocketSphinx's C library: the segment's audio decoded against a grammar that
  * is exactly its text (grammar.ts), each word's times read from the best path. One decoder per
- * aligner, opened on first use (about 0.4 s) and kept: the dictionary gains the phone words once.
+ * aligner, opened on first use (about 0.4 s) and kept: the dictionary gains `_unknown` once.
  *
  * Why the library and not `pocketsphinx_continuous -jsgf … -time yes`: the program loads the model
  * for every call (0.4 s, more than aligning a 10-s segment takes), needs the grammar and the audio in
@@ -9,9 +9,10 @@
  * loaded, the audio goes in from memory with every frame kept, and the grammar is a string
  * (docs/decisions.md, "Forced alignment", has the measurements).
  */
-import { FRAME_RATE, PocketsphinxDecoder, pocketsphinxLibraryMissing, type DecodedWord, type DecoderOptions } from '../pocketsphinx/decoder'
+import { FRAME_RATE, PocketsphinxDecoder, PocketsphinxError, pocketsphinxLibraryMissing, type DecodedWord, type DecoderOptions } from '../pocketsphinx/decoder'
 import { wordFits } from './fit'
-import { alignmentGrammar, isPhoneWord, MODEL_PHONES, phoneWord } from './grammar'
+import { alignmentGrammar, UNKNOWN_PHONES, UNKNOWN_WORD } from './grammar'
+import { frameLevels, soundSpan, type Levels } from './sound-span'
 import { spokenTokens, type SpokenToken, type SpokenUnit } from './spoken-words'
 import type { EngineAlignment, WordAligner } from './word-aligner'
 
@@ -31,19 +32,22 @@ interface UnitTime {
 
 export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligner {
   let decoder: PocketsphinxDecoder | null = null
-  let phones: string[] = []
 
   function open(): PocketsphinxDecoder {
     if (decoder) return decoder
     const d = PocketsphinxDecoder.open({ ...opts, lm: null })
-    phones = MODEL_PHONES.filter(p => {
+    const added = UNKNOWN_PHONES.some(phone => {
       try {
-        d.addWord(phoneWord(p), p)
+        d.addWord(UNKNOWN_WORD, phone)
         return true
       } catch {
         return false // a model without this phone
       }
     })
+    if (!added) {
+      d.free()
+      throw new PocketsphinxError(`the acoustic model has none of the phones ${UNKNOWN_PHONES.join(', ')} to stand for unknown words`)
+    }
     decoder = d
     return d
   }
@@ -54,7 +58,7 @@ export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligne
     align(samples: Int16Array, text: string): EngineAlignment {
       const d = open()
       const tokens = spokenTokens(text, w => d.pronunciation(w) !== null)
-      const grammar = alignmentGrammar(tokens, phones)
+      const grammar = alignmentGrammar(tokens)
       if (!grammar) return { failed: 'the text has no spoken words' }
       const seconds = samples.length / 16_000
       if (seconds > MAX_ALIGN_SECONDS) return { failed: `the audio is longer than ${MAX_ALIGN_SECONDS} s` }
@@ -66,7 +70,7 @@ export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligne
       d.start()
       d.process(samples, true)
       d.end()
-      const times = unitTimes(units, d.segments())
+      const times = unitTimes(units, d.segments(), () => frameLevels(samples), seconds)
       if (!times) return { failed: 'the audio did not match the text' }
       return { words: tokenTimes(tokens, times) }
     },
@@ -83,36 +87,42 @@ function phoneCount(d: PocketsphinxDecoder, word: string): number {
 
 /**
  * Each unit's times from the best path: a known word is the next real word on it, with its fit
- * (fit.ts) as confidence; a run of unknown units is the run of phone words there (shared among the
- * run by characters; no confidence). Null when the path does not spell the units (a grammar the
- * audio could not be matched to).
+ * (fit.ts) as confidence; a run of unknown units takes the sound between the known words around
+ * `_unknown` (sound-span.ts), shared among the run by characters, with no confidence. Null when the
+ * path does not spell the units (a grammar the audio could not be matched to).
  */
-export function unitTimes(units: SpokenUnit[], path: DecodedWord[]): UnitTime[] | null {
+export function unitTimes(units: SpokenUnit[], path: DecodedWord[], levels: () => Levels, seconds: number): UnitTime[] | null {
   const heard = path.filter(w => !FILLER.test(w.word))
+  if (heard.length !== alignmentLength(units)) return null
   const out: UnitTime[] = []
   const matched: { at: number; word: DecodedWord }[] = []
   let at = 0
   for (let i = 0; i < units.length; ) {
     const u = units[i]!
+    const w = heard[at++]!
     if (u.kind === 'word') {
-      const w = heard[at++]
-      if (!w || baseWord(w.word) !== u.word) return null
+      if (baseWord(w.word) !== u.word) return null
       matched.push({ at: out.length, word: w })
       out.push({ start: w.start, end: w.end, confidence: null })
       i++
       continue
     }
+    if (w.word !== UNKNOWN_WORD) return null
     const run: SpokenUnit[] = []
     while (units[i]?.kind === 'unknown') run.push(units[i++]!)
-    const phonesHeard: DecodedWord[] = []
-    while (heard[at] && isPhoneWord(heard[at]!.word)) phonesHeard.push(heard[at++]!)
-    if (phonesHeard.length === 0) return null
-    out.push(...shareByCharacters(run, phonesHeard[0]!.start, phonesHeard[phonesHeard.length - 1]!.end))
+    const from = out.length > 0 ? out[out.length - 1]!.end : 0
+    const to = heard[at]?.start ?? seconds
+    const [start, end] = soundSpan(levels(), Math.min(from, w.start), Math.max(to, w.end))
+    out.push(...shareByCharacters(run, start, end))
   }
-  if (at !== heard.length) return null
   const fits = wordFits(matched.map(m => ({ acousticScore: m.word.acousticScore, frames: m.word.endFrame - m.word.startFrame + 1 })))
   matched.forEach((m, k) => (out[m.at]!.confidence = fits[k]!))
   return out
+}
+
+/** How many words the best path holds for these units: each known word, and one `_unknown` a run. */
+function alignmentLength(units: SpokenUnit[]): number {
+  return units.filter((u, i) => u.kind === 'word' || units[i - 1]?.kind !== 'unknown').length
 }
 
 function shareByCharacters(run: SpokenUnit[], start: number, end: number): UnitTime[] {

@@ -14,6 +14,7 @@
 import { CString, ptr, type Pointer } from 'bun:ffi'
 import { statSync } from 'node:fs'
 import { LIBRARY_INSTALL_HINT, loadPocketsphinxNative, type PocketsphinxNative } from './native'
+import { locateNormalization, resetNormalization, type Normalization } from './normalization'
 
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
 
@@ -78,6 +79,11 @@ function cString(s: string): Buffer {
   return Buffer.from(`${s}\0`, 'utf8')
 }
 
+/** A pointer the library returned, as bun:ffi types it (a number; a bigint only past 2^53, which no x86-64 address is). */
+function pointer(p: Pointer | bigint | null): Pointer | null {
+  return typeof p === 'bigint' ? (Number(p) as Pointer) : p
+}
+
 function readCString(p: Pointer | null): string | null {
   return p ? new CString(p).toString() : null
 }
@@ -110,12 +116,18 @@ export class PocketsphinxDecoder {
   #decoder: Pointer | null
   #logmath: Pointer
   #state: State = 'idle'
+  /** where the decoder's feature normalization lives, to start each stream afresh (null: not found) */
+  #normalization: Normalization | null
 
   private constructor(native: PocketsphinxNative, decoder: Pointer, logmath: Pointer) {
     this.#native = native
     this.#decoder = decoder
     this.#logmath = logmath
     collected.register(this, { native, decoder }, this)
+    const feat = pointer(native.ps.ps_get_feat(decoder))
+    const config = pointer(native.ps.ps_get_config(decoder))
+    const cmninit = config ? readCString(pointer(native.base.cmd_ln_str_r(config, cString('-cmninit')))) : null
+    this.#normalization = feat ? locateNormalization(feat, cmninit) : null
   }
 
   /** Loads the model; throws PocketsphinxUnavailableError naming what is missing. */
@@ -136,13 +148,13 @@ export class PocketsphinxDecoder {
     ]
     const strings = args.map(cString)
     const argv = new BigUint64Array(strings.map(s => BigInt(ptr(s))))
-    const config = base.cmd_ln_parse_r(null, ps.ps_args(), args.length, argv, 1)
+    const config = pointer(base.cmd_ln_parse_r(null, ps.ps_args(), args.length, argv, 1))
     if (!config) throw new PocketsphinxError(`PocketSphinx refused its settings (${args.join(' ')}); check the option names and values`)
     // the decoder keeps its own reference to the configuration
-    const decoder = ps.ps_init(config)
+    const decoder = pointer(ps.ps_init(config))
     base.cmd_ln_free_r(config)
     if (!decoder) throw new PocketsphinxUnavailableError(`PocketSphinx could not load its model from ${args[1]} and ${args[3]}; reinstall it with \`${LIBRARY_INSTALL_HINT}\``)
-    const logmath = ps.ps_get_logmath(decoder)
+    const logmath = pointer(ps.ps_get_logmath(decoder))
     if (!logmath) {
       ps.ps_free(decoder)
       throw new PocketsphinxError('PocketSphinx gave no log-math table')
@@ -157,7 +169,7 @@ export class PocketsphinxDecoder {
 
   /** The pronunciation of `word` (phones separated by spaces), or null when the dictionary lacks it. */
   pronunciation(word: string): string | null {
-    const phones = this.#native.ps.ps_lookup_word(this.#live(), cString(word))
+    const phones = pointer(this.#native.ps.ps_lookup_word(this.#live(), cString(word)))
     if (!phones) return null
     try {
       return readCString(phones)
@@ -174,6 +186,19 @@ export class PocketsphinxDecoder {
   addWord(word: string, phones: string, update = false): void {
     const id = this.#native.ps.ps_add_word(this.#live(), cString(word), cString(phones), update ? 1 : 0)
     if (id < 0) throw new PocketsphinxError(`PocketSphinx could not add the word '${word}' with the phones '${phones}' (already there, or a phone the model lacks)`)
+  }
+
+  /**
+   * Changes a numeric setting of the searches made after this call (`-beam`, `-wbeam`, `-pbeam`,
+   * `-wip`, …); searches already made keep theirs.
+   */
+  setSearchSetting(name: string, value: number): void {
+    this.#idle('change a setting')
+    const config = pointer(this.#native.ps.ps_get_config(this.#live()))
+    if (!config || this.#native.base.cmd_ln_exists_r(config, cString(name)) === 0) {
+      throw new PocketsphinxError(`PocketSphinx has no setting named '${name}'`)
+    }
+    this.#native.base.cmd_ln_set_float_r(config, cString(name), value)
   }
 
   /** Makes a search from a JSGF grammar, named `name`, and uses it for the next utterances. */
@@ -212,11 +237,16 @@ export class PocketsphinxDecoder {
 
   /**
    * Starts a new recording: times count from its first sample again (with `vad`, each utterance's
-   * times otherwise count from the first audio this decoder was given).
+   * times otherwise count from the first audio this decoder was given), the noise estimate starts
+   * afresh, and so does the feature normalization (normalization.ts) where this library's layout
+   * allows; returns false when it does not, and the recording would be heard as a continuation.
    */
-  startStream(): void {
+  startStream(): boolean {
     this.#idle('start a stream')
     this.#native.ps.ps_start_stream(this.#live())
+    if (!this.#normalization) return false
+    resetNormalization(this.#normalization)
+    return true
   }
 
   start(): void {
@@ -241,7 +271,7 @@ export class PocketsphinxDecoder {
   /** What the decoder has heard so far in this utterance (or heard in the last one), or null. */
   partial(): string | null {
     if (this.#state === 'idle') return null
-    const text = readCString(this.#native.ps.ps_get_hyp(this.#live(), null))
+    const text = readCString(pointer(this.#native.ps.ps_get_hyp(this.#live(), null)))
     return text === '' ? null : text
   }
 
@@ -272,10 +302,10 @@ export class PocketsphinxDecoder {
     const endFrame = new Int32Array(1)
     const acoustic = new Int32Array(1)
     const words: DecodedWord[] = []
-    let seg = ps.ps_seg_iter(this.#live())
+    let seg = pointer(ps.ps_seg_iter(this.#live()))
     try {
       while (seg) {
-        const word = readCString(ps.ps_seg_word(seg))
+        const word = readCString(pointer(ps.ps_seg_word(seg)))
         ps.ps_seg_frames(seg, startFrame, endFrame)
         const logPosterior = ps.ps_seg_prob(seg, acoustic, null, null)
         if (word !== null) {
@@ -289,7 +319,7 @@ export class PocketsphinxDecoder {
             acousticScore: acoustic[0]!,
           })
         }
-        seg = ps.ps_seg_next(seg)
+        seg = pointer(ps.ps_seg_next(seg))
       }
     } finally {
       // the iterator frees itself at its end; only an early exit leaves one to free

@@ -21,6 +21,9 @@ const none = FFIType.void
 const sphinxbaseSymbols = {
   cmd_ln_parse_r: { args: [ptr, ptr, i32, ptr, i32], returns: ptr },
   cmd_ln_free_r: { args: [ptr], returns: i32 },
+  cmd_ln_set_float_r: { args: [ptr, ptr, f64], returns: none },
+  cmd_ln_exists_r: { args: [ptr, ptr], returns: i32 },
+  cmd_ln_str_r: { args: [ptr, ptr], returns: ptr },
   err_set_logfp: { args: [ptr], returns: none },
   ckd_free: { args: [ptr], returns: none },
   logmath_exp: { args: [ptr, i32], returns: f64 },
@@ -31,6 +34,8 @@ const pocketsphinxSymbols = {
   ps_init: { args: [ptr], returns: ptr },
   ps_free: { args: [ptr], returns: i32 },
   ps_get_logmath: { args: [ptr], returns: ptr },
+  ps_get_config: { args: [ptr], returns: ptr },
+  ps_get_feat: { args: [ptr], returns: ptr },
   ps_add_word: { args: [ptr, ptr, ptr, i32], returns: i32 },
   /** a phone string the caller frees with ckd_free, or null for a word not in the dictionary */
   ps_lookup_word: { args: [ptr, ptr], returns: ptr },

@@ -9,6 +9,7 @@ import { POCKETSPHINX_MODEL, PocketsphinxDecoder, type DecoderOptions } from './
 
 /** 16-bit samples handed to the library at a time, as the program reads them. */
 const BLOCK = 2048
+const MAX_UTTERANCE_SAMPLES = 60 * 16_000
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+|\(NULL\))$/
 
 export interface HeardWord {
@@ -32,12 +33,20 @@ export interface PocketsphinxRecognizer {
   close(): void
 }
 
-/** A recognizer with its own decoder (the language model loaded: about 1.4 s, once). */
+/** A recognizer with its own decoder (the language model loaded: about 1.3 s, once). */
 export function createPocketsphinxRecognizer(opts: DecoderOptions = {}): PocketsphinxRecognizer {
   let decoder: PocketsphinxDecoder | null = null
+  const open = () => PocketsphinxDecoder.open({ ...opts, lm: opts.lm ?? POCKETSPHINX_MODEL.lm, vad: true })
   return {
     recognize(samples) {
-      decoder ??= PocketsphinxDecoder.open({ ...opts, lm: opts.lm ?? POCKETSPHINX_MODEL.lm, vad: true })
+      decoder ??= open()
+      // each recording heard afresh, as the program hears each file; a library whose normalization
+      // cannot be reset gets a new decoder instead
+      if (!decoder.startStream()) {
+        decoder.free()
+        decoder = open()
+        decoder.startStream()
+      }
       return utterances(decoder, samples)
     },
     close() {
@@ -47,7 +56,11 @@ export function createPocketsphinxRecognizer(opts: DecoderOptions = {}): Pockets
   }
 }
 
-/** The program's loop (`recognize_from_file`): an utterance ends when the detector stops hearing speech. */
+/**
+ * The program's loop (`recognize_from_file`): an utterance ends when the detector stops hearing
+ * speech, or, unlike the program, after a minute of it (a long stretch of noise would otherwise be
+ * one search over all of it).
+ */
 function utterances(d: PocketsphinxDecoder, samples: Int16Array): HeardUtterance[] {
   const out: HeardUtterance[] = []
   const collect = () => {
@@ -56,21 +69,20 @@ function utterances(d: PocketsphinxDecoder, samples: Int16Array): HeardUtterance
       .map(w => ({ word: w.word.replace(/\(\d+\)$/, ''), start: w.start, end: w.end, confidence: w.posterior }))
     if (words.length > 0) out.push({ text: words.map(w => w.word).join(' '), words })
   }
-  d.startStream()
   d.start()
-  let inUtterance = false
+  let speechFrom: number | null = null
   for (let at = 0; at < samples.length; at += BLOCK) {
     d.process(samples.subarray(at, Math.min(samples.length, at + BLOCK)))
     const speech = d.inSpeech()
-    if (speech && !inUtterance) inUtterance = true
-    if (!speech && inUtterance) {
+    if (speech && speechFrom === null) speechFrom = at
+    if (speechFrom !== null && (!speech || at - speechFrom > MAX_UTTERANCE_SAMPLES)) {
       d.end()
       collect()
       d.start()
-      inUtterance = false
+      speechFrom = null
     }
   }
   d.end()
-  if (inUtterance) collect()
+  if (speechFrom !== null) collect()
   return out
 }
