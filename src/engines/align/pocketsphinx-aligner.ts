@@ -32,9 +32,20 @@ interface UnitTime {
 
 export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligner {
   let decoder: PocketsphinxDecoder | null = null
+  /** whether the decoder has aligned anything yet */
+  let used = false
 
-  function open(): PocketsphinxDecoder {
+  /**
+   * The decoder, ready for a new segment: no noise estimate or normalization left from the one
+   * before (a library whose normalization cannot be reset gets a new decoder).
+   */
+  function ready(): PocketsphinxDecoder {
+    if (decoder && !decoder.startStream() && used) {
+      decoder.free()
+      decoder = null
+    }
     if (decoder) return decoder
+    used = false
     const d = PocketsphinxDecoder.open({ ...opts, lm: null })
     const added = UNKNOWN_PHONES.some(phone => {
       try {
@@ -56,7 +67,7 @@ export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligne
     name: 'pocketsphinx',
     unavailable: () => pocketsphinxLibraryMissing(opts),
     align(samples: Int16Array, text: string): EngineAlignment {
-      const d = open()
+      const d = ready()
       const tokens = spokenTokens(text, w => d.pronunciation(w) !== null)
       const grammar = alignmentGrammar(tokens)
       if (!grammar) return { failed: 'the text has no spoken words' }
@@ -66,6 +77,7 @@ export function createPocketsphinxAligner(opts: DecoderOptions = {}): WordAligne
       const minFrames = units.reduce((n, u) => n + MIN_FRAMES_PER_PHONE * (u.kind === 'word' ? phoneCount(d, u.word) : 1), 0)
       if (minFrames > seconds * FRAME_RATE) return { failed: 'the text is too long to have been said in this audio' }
 
+      used = true
       d.setGrammar('alignment', grammar)
       d.start()
       d.process(samples, true)

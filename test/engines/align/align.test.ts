@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { AlignmentInputError, createAligner, createPocketsphinxAligner, type Alignment } from '../../../src/engines/align'
+import { LIBRIVOX } from '../../fixtures/speech'
 import { espeakSentence, RATE, recordingOf, type TimedRecording } from '../../fixtures/timed-speech'
 
 /**
@@ -65,6 +68,16 @@ describe('words said with known gaps', () => {
     expect(fromFloat.words.map(w => [w.word, w.start, w.end])).toEqual(fromInt.words.map(w => [w.word, rounded(w.start + 12.5), rounded(w.end + 12.5)]))
   }, SLOW)
 })
+
+test('a segment aligned after another gets the same times and fits as the first time', () => {
+  const clip = (id: string) => {
+    const b = readFileSync(join(LIBRIVOX, `sense_and_sensibility_01_austen_64kb-${id}.wav`))
+    return new Int16Array(b.buffer.slice(b.byteOffset + 44, b.byteOffset + b.length))
+  }
+  const first = aligner.align(clip('0880'), 'he was not an ill disposed young man')
+  aligner.align(clip('0870'), 'and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them')
+  expect(aligner.align(clip('0880'), 'he was not an ill disposed young man')).toEqual(first)
+}, SLOW)
 
 describe('words outside the dictionary', () => {
   // "Zorblax" and "Quenvik" are in no dictionary; espeak-ng says them by its own rules
