@@ -60,6 +60,7 @@ const quantile = (xs: number[], q: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN
 }
 const ms = (s: number) => `${Math.round(s * 1000)} ms`.padStart(8)
+const cpuSeconds = (u: { user: number; system: number }) => (u.user + u.system) / 1e6
 
 function buildRecordings(): TimedRecording[] {
   const clips = librivoxPieces()
@@ -91,6 +92,7 @@ async function main() {
 
   const boundaries: Boundary[] = []
   const speed: number[] = []
+  const cpu: number[] = []
   const segmentsAligned: { samples: Int16Array; text: string }[] = []
   let refWords = 0
   let errors = 0
@@ -109,8 +111,10 @@ async function main() {
       const to = Math.min(after, Math.max(seg.end, piece.end) + 0.3)
       const samples = rec.samples.subarray(Math.round(from * RATE), Math.round(to * RATE))
       const t = performance.now()
+      const c = process.cpuUsage()
       const result = aligner.align(samples, piece.text, { offset: from })
       speed.push((performance.now() - t) / 1000 / (to - from))
+      cpu.push(cpuSeconds(process.cpuUsage(c)) / (to - from))
       if (result.aligned !== 'pocketsphinx') fallbacks++
       segmentsAligned.push({ samples, text: piece.text })
       const baseline = proportionalWords(piece.text, seg.start, seg.end)
@@ -130,7 +134,10 @@ async function main() {
   row('espeak-ng words (starts and ends)', boundaries.filter(b => b.kind === 'espeak'))
   row('LibriVox clips (first start, last end)', boundaries.filter(b => b.kind === 'librivox'))
   row('all', boundaries)
-  console.log(`\nalignment time / segment duration (target ≤ 0.1×): median ${quantile(speed, 0.5).toFixed(3)}×, p95 ${quantile(speed, 0.95).toFixed(3)}×, max ${Math.max(...speed).toFixed(3)}×; opening the decoder once: ${openSeconds.toFixed(2)} s`)
+  const load = (await Bun.file('/proc/loadavg').text()).split(' ')[0]
+  console.log(`\nalignment time / segment duration (target ≤ 0.1×), load average ${load} on ${navigator.hardwareConcurrency} cores:`)
+  console.log(`  wall: median ${quantile(speed, 0.5).toFixed(3)}×, p95 ${quantile(speed, 0.95).toFixed(3)}×, max ${Math.max(...speed).toFixed(3)}×   CPU: median ${quantile(cpu, 0.5).toFixed(3)}×, p95 ${quantile(cpu, 0.95).toFixed(3)}×, max ${Math.max(...cpu).toFixed(3)}×`)
+  console.log(`  opening the decoder, once: ${openSeconds.toFixed(2)} s`)
 
   fitOfWrongWords(aligner, segmentsAligned)
   programAgainstLibrary(segmentsAligned.slice(0, 6))
@@ -173,7 +180,9 @@ function programAgainstLibrary(segments: { samples: Int16Array; text: string }[]
     const tokens = segments.map(s => spokenTokens(s.text, w => decoder.pronunciation(w) !== null))
     decoder.free()
     let program = 0
+    let programCpu = 0
     let library = 0
+    let libraryCpu = 0
     let audio = 0
     own.align(segments[0]!.samples, segments[0]!.text)
     segments.forEach((s, i) => {
@@ -182,14 +191,18 @@ function programAgainstLibrary(segments: { samples: Int16Array; text: string }[]
       let t = performance.now()
       const run = Bun.spawnSync(['pocketsphinx_continuous', '-infile', join(dir, `${i}.raw`), '-jsgf', join(dir, `${i}.gram`), '-time', 'yes', '-remove_silence', 'no', '-logfn', '/dev/null'])
       program += performance.now() - t
+      programCpu += Number(run.resourceUsage.cpuTime.total) / 1e6
       if (run.exitCode !== 0) throw new Error(`pocketsphinx_continuous failed: ${run.stderr.toString().slice(-300)}`)
       t = performance.now()
+      const c = process.cpuUsage()
       own.align(s.samples, s.text)
       library += performance.now() - t
+      libraryCpu += cpuSeconds(process.cpuUsage(c))
       audio += s.samples.length / RATE
     })
     console.log(`\nthe program against the library on ${segments.length} segments (${audio.toFixed(1)} s of audio, the same grammars)`)
-    console.log(`  pocketsphinx_continuous -jsgf: ${(program / 1000).toFixed(2)} s (${(program / 1000 / audio).toFixed(3)}×)   library, decoder kept: ${(library / 1000).toFixed(2)} s (${(library / 1000 / audio).toFixed(3)}×)`)
+    console.log(`  pocketsphinx_continuous -jsgf, a process each: wall ${(program / 1000).toFixed(2)} s (${(program / 1000 / audio).toFixed(3)}×), CPU ${programCpu.toFixed(2)} s (${(programCpu / audio).toFixed(3)}×)`)
+    console.log(`  the library, decoder kept:                   wall ${(library / 1000).toFixed(2)} s (${(library / 1000 / audio).toFixed(3)}×), CPU ${libraryCpu.toFixed(2)} s (${(libraryCpu / audio).toFixed(3)}×)`)
   } finally {
     own.close()
     rmSync(dir, { recursive: true, force: true })

@@ -77,8 +77,8 @@ const recognizer = createPocketsphinxRecognizer()
 try {
   let t = performance.now()
   recognizer.recognize(new Int16Array(1600))
-  console.log(`opening the decoder with the language model: ${((performance.now() - t) / 1000).toFixed(2)} s (once a process)\n`)
-  console.log('recording              audio  same words  max Δtime  max Δconfidence   program    library')
+  console.log(`opening the decoder with the language model: ${((performance.now() - t) / 1000).toFixed(2)} s (once a process); load average ${(await Bun.file('/proc/loadavg').text()).split(' ')[0]} on ${navigator.hardwareConcurrency} cores\n`)
+  console.log('recording              audio  same words  max Δtime  max Δconfidence   program wall (CPU)   library wall (CPU)')
   const scored: { confidence: number; right: boolean }[] = []
   for (const rec of recordings()) {
     const raw = join(dir, 'input.raw')
@@ -86,16 +86,20 @@ try {
     t = performance.now()
     const run = Bun.spawnSync(['pocketsphinx_continuous', '-infile', raw, '-time', 'yes', '-logfn', '/dev/null'])
     const programSeconds = (performance.now() - t) / 1000
+    const programCpu = Number(run.resourceUsage.cpuTime.total) / 1e6
     if (run.exitCode !== 0) throw new Error(`pocketsphinx_continuous failed: ${run.stderr.toString().slice(-300)}`)
     const fromProgram = programWords(run.stdout.toString())
     t = performance.now()
+    const c = process.cpuUsage()
     const fromLibrary = recognizer.recognize(rec.samples).flatMap(u => u.words)
     const librarySeconds = (performance.now() - t) / 1000
+    const used = process.cpuUsage(c)
+    const libraryCpu = (used.user + used.system) / 1e6
     const same = fromProgram.length === fromLibrary.length && fromProgram.every((w, i) => w.word === fromLibrary[i]!.word)
     const dTime = same ? Math.max(0, ...fromLibrary.map((w, i) => Math.max(Math.abs(w.start - fromProgram[i]!.start), Math.abs(w.end - fromProgram[i]!.end)))) : NaN
     const dConf = same ? Math.max(0, ...fromLibrary.map((w, i) => Math.abs(w.confidence - fromProgram[i]!.confidence))) : NaN
     console.log(
-      `${rec.name.padEnd(20)} ${(rec.samples.length / 16_000).toFixed(1).padStart(6)} s  ${(same ? 'yes' : 'NO').padStart(10)}  ${(dTime * 1000).toFixed(1).padStart(6)} ms  ${dConf.toExponential(1).padStart(15)}  ${programSeconds.toFixed(2).padStart(6)} s  ${librarySeconds.toFixed(2).padStart(7)} s`,
+      `${rec.name.padEnd(20)} ${(rec.samples.length / 16_000).toFixed(1).padStart(6)} s  ${(same ? 'yes' : 'NO').padStart(10)}  ${(dTime * 1000).toFixed(1).padStart(6)} ms  ${dConf.toExponential(1).padStart(15)}  ${programSeconds.toFixed(1).padStart(6)} s (${programCpu.toFixed(1).padStart(4)} s)  ${librarySeconds.toFixed(1).padStart(7)} s (${libraryCpu.toFixed(1).padStart(4)} s)`,
     )
     const right = correctness(normalWords(rec.reference), fromLibrary.map(w => w.word))
     fromLibrary.forEach((w, i) => scored.push({ confidence: w.confidence, right: right[i]! }))

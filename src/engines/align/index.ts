@@ -59,7 +59,13 @@ export function createAligner(engines: WordAligner[] = [createPocketsphinxAligne
           reasons.push(`${engine.name}: ${missing}`)
           continue
         }
-        const result = engine.align(pcm, text)
+        let result: ReturnType<WordAligner['align']>
+        try {
+          result = engine.align(pcm, text)
+        } catch (err) {
+          // the engine could not run (its model would not load, the library refused a call): the next one, or proportional times
+          result = { failed: (err as Error).message }
+        }
         if ('failed' in result) {
           reasons.push(`${engine.name}: ${result.failed}`)
           continue

@@ -174,6 +174,16 @@ describe('text and audio that cannot be aligned', () => {
     }
   }, SLOW)
 
+  test('an engine that fails to start: proportional times with its reason, not an exception', () => {
+    const refused = createAligner([createPocketsphinxAligner({ settings: { '-nonsense': 'yes' } })])
+    const r = refused.align(new Int16Array(RATE), 'one')
+    expect(r).toEqual({
+      words: [{ word: 'one', start: 0, end: 1, confidence: null }],
+      aligned: 'proportional',
+      reason: expect.stringContaining('pocketsphinx: PocketSphinx refused its settings'),
+    })
+  })
+
   test('no engine here (its model missing): proportional times, and the reason names what is missing', () => {
     const missing = createAligner([createPocketsphinxAligner({ hmm: '/nonexistent/en-us' })])
     const r = missing.align(new Int16Array(2 * RATE), 'two words')
