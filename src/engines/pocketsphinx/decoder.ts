@@ -211,18 +211,6 @@ export class PocketsphinxDecoder {
     this.useSearch(name)
   }
 
-  /**
-   * Makes a search that hears phones, any phone after any other (no phone language model), named
-   * `name`, and uses it: its segments are phones with their acoustic scores.
-   */
-  setPhoneLoop(name: string): void {
-    this.#idle('set a phone loop')
-    if (this.#native.ps.ps_set_allphone(this.#live(), cString(name), null) < 0) {
-      throw new PocketsphinxError('PocketSphinx could not build a phone loop')
-    }
-    this.useSearch(name)
-  }
-
   /** Uses a search made before: a grammar's name, or `lm` for the language model. */
   useSearch(name: string): void {
     this.#idle('change the search')

@@ -40,17 +40,13 @@ const pocketsphinxSymbols = {
   /** a phone string the caller frees with ckd_free, or null for a word not in the dictionary */
   ps_lookup_word: { args: [ptr, ptr], returns: ptr },
   ps_set_jsgf_string: { args: [ptr, ptr, ptr], returns: i32 },
-  ps_set_allphone: { args: [ptr, ptr, ptr], returns: i32 },
-  ps_set_lm_file: { args: [ptr, ptr, ptr], returns: i32 },
   ps_set_search: { args: [ptr, ptr], returns: i32 },
-  ps_get_search: { args: [ptr], returns: ptr },
   ps_start_stream: { args: [ptr], returns: i32 },
   ps_start_utt: { args: [ptr], returns: i32 },
   /** (decoder, int16 samples, n_samples, no_search, full_utt) → frames searched, or < 0 */
   ps_process_raw: { args: [ptr, ptr, u64, i32, i32], returns: i32 },
   ps_end_utt: { args: [ptr], returns: i32 },
   ps_get_in_speech: { args: [ptr], returns: FFIType.u8 },
-  ps_get_n_frames: { args: [ptr], returns: i32 },
   /** the hypothesis, owned by the decoder (valid until the next call that decodes) */
   ps_get_hyp: { args: [ptr, ptrOut], returns: ptr },
   ps_seg_iter: { args: [ptr], returns: ptr },
