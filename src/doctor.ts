@@ -18,6 +18,7 @@ import { systemClock } from './clock'
 import { createJobsRepo } from './jobs/repo'
 import { liveWorkerRows, thisObserver } from './jobs/presence'
 import { SSO_CALLBACK_PATH } from './modules/sso/service'
+import { checkStorage } from './storage'
 
 interface Check {
   name: string
@@ -145,18 +146,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     })
   }
 
-  if (config.storage === 'disk') {
-    // PostgreSQL is for several machines; media on one machine's disk is not where the others look
-    const shared = Boolean(config.databaseUrl)
-    checks.push({
-      name: 'storage', ok: true, essential: true, warn: shared,
-      detail: `disk, under ${config.dataDir}${shared ? ', with the database on PostgreSQL: fine for one machine, but several machines need shared media' : ''}`,
-      fix: shared ? 'set NOTESVC_STORAGE=s3 with NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or another S3-compatible store) on every node and worker' : undefined,
-    })
-  } else {
-    const ok = Boolean(config.s3.bucket)
-    checks.push({ name: 'storage', ok, essential: true, detail: ok ? `s3 bucket ${config.s3.bucket}${config.s3.endpoint ? ` at ${config.s3.endpoint}` : ''}` : 's3 selected but NOTESVC_S3_BUCKET is not set', fix: ok ? undefined : 'set NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)' })
-  }
+  checks.push({ name: 'storage', essential: true, ...checkStorage(config) })
 
   for (const [name, configured, fix] of [
     ['ffmpeg', config.ffmpeg, 'apt-get install ffmpeg (or set NOTESVC_FFMPEG); without it only WAV uploads work'],

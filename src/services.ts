@@ -116,7 +116,7 @@ export function createServices(deps: CoreDeps) {
   const foldersRepo = createFoldersRepo(store)
   const log = deps.log ?? silentLogger
   const uploadSecret = lazySecret(store, 'upload_signing_key')
-  const storage = deps.storage ?? createStorage(config, uploadSecret)
+  const storage = deps.storage ?? createStorage(config, { dataDir: config.dataDir, publicUrl: config.publicUrl, uploadSecret })
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
