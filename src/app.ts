@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps) {
     // before the routes, so that its hook applies to them (src/http/access-log.ts)
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
-    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
+    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, asrServer: () => services.asr().server?.(), llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers, audit: services.audit }))
     .use(foldersRoutes({ guard, folders: services.folders, audit: services.audit }))
     .use(uploadsRoutes({ guard, uploads: services.uploads }))

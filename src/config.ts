@@ -7,11 +7,11 @@ import { defaultAsrSlots } from './engines/asr/scheduler'
 import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
 import { ConfigError, flag, integer, oneOf, type Env } from './environment'
 import { STORAGE_VARIABLES, storageSetting } from './storage'
+import { SPEECH_VARIABLES, speechSetting } from './engines/asr/registry'
 
 export { ConfigError, type Env }
 
 export type RateClass = 'read' | 'write' | 'processing'
-export type AsrKind = 'auto' | 'whisper' | 'pocketsphinx'
 export type LlmKind = 'auto' | 'ollama' | 'builtin'
 
 export interface Config {
@@ -34,8 +34,13 @@ export interface Config {
   modelsDir: string
   /** where `models pull` downloads from */
   modelsUrl: string
-  /** `auto`: whisper.cpp when its model file is present, else PocketSphinx when installed, else none */
-  asr: AsrKind
+  /**
+   * NOTESVC_ASR: `auto` (whisper.cpp when its model file is present, else PocketSphinx when installed,
+   * else none), or the name a speech engine registered under (src/engines/asr/registry.ts)
+   */
+  asr: string
+  /** each engine's own settings, parsed by it from its variables, by its NOTESVC_ASR name */
+  speechSettings: Record<string, unknown>
   whisperModel: string
   /** where PocketSphinx is looked for: the Debian packages' program and model (not an environment variable) */
   pocketsphinx: PocketsphinxOptions
@@ -121,7 +126,7 @@ const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, p
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_DATABASE_TIMEOUT_MS', 'NOTESVC_STORAGE',
   ...STORAGE_VARIABLES,
-  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
+  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', ...SPEECH_VARIABLES, 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
@@ -352,7 +357,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ...storageSetting(env),
     modelsDir: resolveModelsDir(env, cwd, dataDir),
     modelsUrl: trimSlash(env.NOTESVC_MODELS_URL || DEFAULT_MODELS_URL),
-    asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['auto', 'whisper', 'pocketsphinx'] as const, 'auto'),
+    ...speechSetting(env),
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
     pocketsphinx: { ...POCKETSPHINX_DEFAULTS },
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),
