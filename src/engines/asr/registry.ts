@@ -1,6 +1,7 @@
 import { ConfigError, oneOf, type Env } from '../../environment'
 import type { SpeechEngineAdapter } from './adapter'
 import { pocketsphinxAdapter } from './pocketsphinx-adapter'
+import { remoteAdapter } from './remote'
 import { whisperAdapter } from './whisper-adapter'
 
 /**
@@ -10,6 +11,7 @@ import { whisperAdapter } from './whisper-adapter'
 export const SPEECH_ENGINES: readonly SpeechEngineAdapter[] = [
   whisperAdapter,
   pocketsphinxAdapter,
+  remoteAdapter,
 ]
 
 /** The variables the engines read besides NOTESVC_ASR (config.ts takes them as flags too). */
