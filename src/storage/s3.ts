@@ -91,7 +91,7 @@ export function createS3Storage(opts: S3Options): MediaStorage {
 }
 
 /** What NOTESVC_S3_* say; the bucket is required to open it (doctor reports it missing). */
-export interface S3Settings {
+interface S3Settings {
   bucket?: string
   endpoint?: string
   region?: string
