@@ -10,6 +10,8 @@ export interface TimedWord {
   word: string
   start: number
   end: number
+  /** how sure the engine is that it heard this word, 0 to 1, when it says (PocketSphinx's word posterior) */
+  confidence?: number
 }
 
 export interface TranscriptSegment {
