@@ -153,12 +153,19 @@ export function fileTitle(fileName: string | undefined): string | null {
   return base || null
 }
 
-/** The sentences heard clearly as a text of their own, each turn's speaker label kept. */
+/** Below this many words a sentence ("We.", "Oh, right.") says nothing of its own. */
+const FRAGMENT_WORDS = 3
+
+/**
+ * The sentences heard clearly as a text of their own, each turn's speaker label kept. Fragments are
+ * left out: among a few clear sentences they would be picked for the summary and the title, though
+ * they never were among many.
+ */
 function trustedText(units: readonly Unit[], trusted: readonly boolean[]): string {
   const lines: string[] = []
   let speaker: string | null = null
   for (const u of units) {
-    if (!trusted[u.i]) continue
+    if (!trusted[u.i] || u.words < FRAGMENT_WORDS) continue
     if (!lines.length || u.s.speaker !== speaker) {
       lines.push(u.s.speaker ? `${u.s.speaker}: ${u.s.body}` : u.s.body)
       speaker = u.s.speaker

@@ -132,6 +132,21 @@ describe('builtin engine: output that admits doubt', () => {
     expect(noteOf(note).sections.flatMap(s => s.points)).toEqual([decision])
   })
 
+  test('fragments heard clearly ("We.", "Okay.") are not what the summary, the bullets or the title are made of', async () => {
+    const decision = 'We decided to move the launch to Friday.'
+    const segments = heard([
+      ['Maria', 'we', 0.95],
+      ['Maria', 'we decided to move the launch to friday', 0.9],
+      ['Tom', 'okay', 0.9],
+      ['Tom', 'homeless will order the servers by monday', 0.2],
+      ['Anna', 'we agreed to buy two new servers in march', 0.3],
+    ])
+    const bullets = await summarize(segments, 'bulletpoints')
+    expect(bulletsOf(bullets)).toEqual([decision])
+    expect(bullets.title).toBe('We decided to move the launch to Friday')
+    expect((await summarize(segments, 'note')).summary).toEndWith(`heard clearly; no decision, action item or owner is taken from the others. Listen to the recording or correct the transcript, then summarize again. ${decision}`)
+  })
+
   test('a stretch of text whose words carry no confidence does not hide the words heard unclearly after it', async () => {
     const [order, agreed] = heard([
       [null, 'homeless will order the servers by monday', 0.2],
