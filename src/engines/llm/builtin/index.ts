@@ -148,7 +148,7 @@ function summarizeText(input: SummaryInput, signal?: AbortSignal, analysed?: Ana
 }
 
 /** The recording's file name without its folder and extension ("planning-meeting.wav" → "planning-meeting"), or null. */
-export function fileTitle(fileName: string | undefined): string | null {
+function fileTitle(fileName: string | undefined): string | null {
   const base = (fileName ?? '').split(/[/\\]/).pop()!.replace(/\.[^.]*$/, '').replace(/\s+/g, ' ').trim()
   return base || null
 }
