@@ -10,6 +10,11 @@ export interface TimedWord {
   word: string
   start: number
   end: number
+  /**
+   * how sure the engine is that it heard this word, 0 to 1, when it says (PocketSphinx's word
+   * posterior); not where it is (an aligned word's fit is not this)
+   */
+  confidence?: number
 }
 
 export interface TranscriptSegment {
