@@ -33,11 +33,9 @@ export interface AppDeps {
   verifiers?: CredentialVerifier[]
 }
 
-/** Where browsers PUT uploads besides this server: the public URL, and the S3 endpoint (or AWS's) with S3 storage. */
-function uploadOrigins(config: Config): string[] {
-  const origins = [new URL(config.publicUrl).origin]
-  if (config.storage === 's3') origins.push(config.s3.endpoint ? new URL(config.s3.endpoint).origin : 'https://*.amazonaws.com')
-  return origins
+/** Where browsers PUT uploads: this server, and the storage's own origins (an S3 endpoint, or AWS's). */
+function uploadOrigins(config: Config, services: Services): string[] {
+  return [new URL(config.publicUrl).origin, ...services.storage.browserOrigins]
 }
 
 /** Assembles the HTTP application from the modules. */
@@ -73,8 +71,8 @@ export function createApp(deps: AppDeps) {
     // every operation of the API, each from its one definition (src/operations.ts)
     .use(operationRoutes(guard, OPERATIONS, services))
     .use(discoveryRoutes({ config, operations: OPERATIONS }))
-    .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
+    .use(uploadsRoutes({ guard, uploads: services.uploads }))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))

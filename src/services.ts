@@ -1,5 +1,3 @@
-import { statSync } from 'node:fs'
-import { listModels } from './engines/asr/models'
 import type { Config } from './config'
 import type { Clock } from './clock'
 import type { Store } from './db/store'
@@ -9,7 +7,7 @@ import type { IdGenerator } from './ids'
 import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
-import { createAsrSelector } from './engines/asr'
+import { createAsrSelector, speechModels } from './engines/asr'
 import { createDiarizationSelector } from './engines/diarization'
 import type { DiarizationEngine } from './engines/diarization/engine'
 import { diarizeChannels } from './engines/diarization/channels'
@@ -117,7 +115,7 @@ export function createServices(deps: CoreDeps) {
   const foldersRepo = createFoldersRepo(store)
   const log = deps.log ?? silentLogger
   const uploadSecret = lazySecret(store, 'upload_signing_key')
-  const storage = deps.storage ?? createStorage(config, uploadSecret)
+  const storage = deps.storage ?? createStorage(config, { dataDir: config.dataDir, publicUrl: config.publicUrl, uploadSecret })
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
@@ -169,11 +167,7 @@ export function createServices(deps: CoreDeps) {
   })
   const openai = createOpenAiService({
     processing, dataDir: config.dataDir, log,
-    catalog: () => ({
-      engine: engines.asr().name,
-      whisperModels: listModels(config.modelsDir).map(m => ({ name: m.name, created: Math.floor(statSync(m.path).mtimeMs / 1000) })),
-      diarization: config.diarization !== 'off',
-    }),
+    catalog: () => ({ models: speechModels(config, engines.asr().name), diarization: config.diarization !== 'off' }),
   })
   const wakeup = createJobWakeup()
   const uploads = createUploadsService({
@@ -244,7 +238,7 @@ export function createServices(deps: CoreDeps) {
   /** what the two public operations answer: the API index and health */
   const discovery = createDiscoveryService({
     config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
-    asrEngine: () => engines.asr().name, llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
+    asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return { discovery, metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks }
 }

@@ -3,6 +3,7 @@ import { SCOPES, type Operation } from '../../http/contract'
 import { PLANS } from '../credits/model'
 import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
+import type { SpeechServerStatus } from '../../engines/asr/engine'
 import { OPENAPI_PATH } from './docs'
 
 /** What the API index lists beside the configuration: the operations (from the registry) and the published cost table (from credits). */
@@ -91,6 +92,8 @@ export function apiIndex(config: Config, catalogue: Catalogue) {
 /** What health reports, from where it is read. */
 export interface HealthSources {
   asrEngine(): string
+  /** the server the speech engine sends speech to, when it does (NOTESVC_ASR=remote): last known, never waited for */
+  asrServer?(): SpeechServerStatus | undefined
   llmEngine(): string
   /** the diarization engine in use: builtin, sherpa-onnx or off (absent: not reported) */
   diarizationEngine?(): string
@@ -101,6 +104,8 @@ export interface HealthSources {
     workers(): Promise<number>
   }
 }
+
+const withServer = (server: SpeechServerStatus | undefined) => (server ? { asrServer: server } : {})
 
 /** What a degraded health says, while the database does not answer. */
 export const DATABASE_UNREACHABLE = 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back'
@@ -120,7 +125,7 @@ export async function health(s: HealthSources, detail: unknown) {
   return {
     status: up ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
-    engines: { asr: s.asrEngine(), llm: s.llmEngine(), ...(s.diarizationEngine ? { diarization: s.diarizationEngine() } : {}) },
+    engines: { asr: s.asrEngine(), ...withServer(s.asrServer?.()), llm: s.llmEngine(), ...(s.diarizationEngine ? { diarization: s.diarizationEngine() } : {}) },
     ...(up ? {} : { reason: DATABASE_UNREACHABLE }),
     ...(wanted ? { database: s.backend.database, ...(up ? { workers: await s.backend.workers() } : {}) } : {}),
   }
