@@ -32,9 +32,16 @@ module.exports = {
     {
       name: 'composition-root-on-top',
       severity: 'error',
-      comment: 'The composition root (cli, app, services) and the operations registry stand above everything else; nothing below imports them (modules are handed the table; mcp reads only its type).',
+      comment: 'The composition root (cli, app, services) and the operations registry stand above everything else; nothing below imports them (modules are handed the table).',
       from: { path: '^src/(modules|http|db|engines|storage|net|jobs|formats|local|crypto)/' },
       to: { path: '^src/(cli|app|services|operations)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'mcp-knows-no-operation',
+      severity: 'error',
+      comment: "MCP derives every tool from the operations' definitions it is handed (src/modules/mcp/tools.ts): it imports no other module and not the registry, so an operation is never wired there by hand.",
+      from: { path: '^src/modules/mcp/' },
+      to: { path: ['^src/modules/(?!mcp/)', '^src/operations\\.ts$'] },
     },
     {
       name: 'jobs-below-modules-and-http',

@@ -10,11 +10,8 @@ import { accessLog } from './http/access-log'
 import { keptListAnswer } from './modules/notes/kept-page-answer'
 import { errorHandler, methodsForPathFrom, type MethodsForPath } from './http/error-handler'
 import { escapedErrorAnswer } from './http/escaped-error'
+import { operationRoutes } from './http/operation-routes'
 import { discoveryRoutes } from './modules/discovery'
-import { foldersRoutes } from './modules/folders'
-import { notesRoutes } from './modules/notes'
-import { processingRoutes } from './modules/processing'
-import { openAiRoutes } from './modules/openai'
 import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { ssoRoutes } from './modules/sso'
@@ -23,10 +20,6 @@ import { sessionCredential } from './modules/web/api-session'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
-import { usageRoutes } from './modules/usage'
-import { webhooksRoutes } from './modules/webhooks'
-import { auditRoutes } from './modules/audit'
-import { retentionRoutes } from './modules/retention'
 import { metricsRoutes } from './modules/metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 
@@ -75,16 +68,10 @@ export function createApp(deps: AppDeps) {
     // before the routes, so that its hook applies to them (src/http/access-log.ts)
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
-    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, asrServer: () => services.asr().server?.(), llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
-    .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers, audit: services.audit }))
-    .use(foldersRoutes({ guard, folders: services.folders, audit: services.audit }))
+    // every operation of the API, each from its one definition (src/operations.ts)
+    .use(operationRoutes(guard, OPERATIONS, services))
+    .use(discoveryRoutes({ config, operations: OPERATIONS }))
     .use(uploadsRoutes({ guard, uploads: services.uploads }))
-    .use(processingRoutes({ guard, processing: services.processing }))
-    .use(openAiRoutes({ guard, openai: services.openai }))
-    .use(usageRoutes({ guard, usage: services.usage }))
-    .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
-    .use(auditRoutes({ guard, audit: services.audit }))
-    .use(retentionRoutes({ guard, retention: services.retention }))
     .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))

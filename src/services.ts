@@ -58,6 +58,7 @@ import { createRetentionService, RETENTION_SWEEP } from './modules/retention/ser
 import { unsweptNotice } from './modules/retention/sweep'
 import { createRecurringJobs, scheduleRecurring } from './jobs/recurring'
 import { createMetrics } from './modules/metrics/registry'
+import { createDiscoveryService } from './modules/discovery/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -137,9 +138,10 @@ export function createServices(deps: CoreDeps) {
     removeMedia: media.remove,
     onSettled: e => webhooks.noteSettled(e),
     speakers: speakersRepo,
+    audit,
   })
   const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
-  const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
+  const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
   const jobsRepo = createJobsRepo(store)
@@ -233,7 +235,12 @@ export function createServices(deps: CoreDeps) {
     reachable: () => store.reachable(2000),
     workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
   }
-  return { metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks }
+  /** what the two public operations answer: the API index and health */
+  const discovery = createDiscoveryService({
+    config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
+    asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
+  })
+  return { discovery, metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks }
 }
 
 export type Services = ReturnType<typeof createServices>

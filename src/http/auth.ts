@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Admission, AdmissionTerms, Admitted, Principal } from './admission'
 import { clientAddress, type PeerServer } from './client-address'
+import { requestOrigin, type Caller, type CallOrigin } from './caller'
 import { ApiError } from './errors'
 import { formatBytes, MAX_JSON_BODY_BYTES } from './body-limit'
 import { UNPARSEABLE_BODY, type Unparseable } from './json-body'
@@ -21,8 +22,38 @@ export function bearerToken(header: string | undefined): string | undefined {
   return token === '' ? undefined : token
 }
 
-/** What the guard adds to a request's context: the admitted principal, the operation, and what the rate limit read alongside. */
-type Guarded = Admitted & { operation: AdmissionTerms | null }
+/**
+ * What the guard adds to a request's context: the admitted principal, the operation, what the rate
+ * limit read alongside, and for an operation the caller its handler is given.
+ */
+type Guarded = Admitted & { operation: AdmissionTerms | null; caller?: Caller<Principal | null> }
+
+/**
+ * A request admitted to an operation, as the guard puts it in the request's context: the principal,
+ * the operation and what was read alongside, and `caller`, the object the operation's handler is
+ * given (http/operation-routes.ts), which is this one: so a request to an operation costs one object
+ * here, not two. Its origin is read only when asked (the audit log).
+ */
+class AdmittedCall implements Caller<Principal | null> {
+  readonly caller: Caller<Principal | null> = this
+  readonly principal: Principal | null
+  readonly alongside: string | undefined
+  readonly operation: AdmissionTerms
+  readonly #request: Request
+  readonly #server: (() => PeerServer) | undefined
+
+  constructor(admitted: Admitted, terms: AdmissionTerms, request: Request, server: (() => PeerServer) | undefined) {
+    this.principal = admitted.principal
+    this.alongside = admitted.alongside
+    this.operation = terms
+    this.#request = request
+    this.#server = server
+  }
+
+  origin(): CallOrigin {
+    return requestOrigin(this.#server?.(), this.#request)
+  }
+}
 
 /**
  * A signed-in browser session as a credential (the web library's calls to the API): the principal of
@@ -39,7 +70,7 @@ export type SessionCredential = (request: Request) => Promise<Principal | null>
  * with the rest of the query, by `queryValidator`; the body against its schema after the path, by
  * the route's own check, contract.ts `routeOptions`.)
  */
-function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unknown, body: unknown): Guarded {
+function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unknown, body: unknown, request: Request, server: (() => PeerServer) | undefined): Guarded {
   const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, Unparseable>)[UNPARSEABLE_BODY] : undefined
   if (unparseable === 'too_large') {
     throw new ApiError('payload_too_large', `The request body is larger than ${formatBytes(MAX_JSON_BODY_BYTES)}, the limit of JSON requests; send recordings as uploads (POST /v1/uploads).`)
@@ -51,7 +82,7 @@ function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unk
     refuseUnstorableText('params', params)
     refuseUnstorableText('body', body)
   }
-  return { ...admitted, operation: terms }
+  return new AdmittedCall(admitted, terms, request, server)
 }
 
 /**
@@ -76,12 +107,12 @@ export function authGuard(admission: Admission, opts: { session?: SessionCredent
       const credential = bearerToken(request.headers.get('authorization') ?? undefined)
       // a cached key counted in memory (SQLite): admitted at once, no turn through promises
       const known = admission.admitNow(credential, terms, set.headers)
-      if (known) return refuseUnfitInput(known, terms, params, body)
+      if (known) return refuseUnfitInput(known, terms, params, body, request, opts.server)
       if (!credential && !terms.public && opts.session) {
         const viaSession = await opts.session(request)
-        if (viaSession) return refuseUnfitInput(await admission.authorize(viaSession, terms, set.headers), terms, params, body)
+        if (viaSession) return refuseUnfitInput(await admission.authorize(viaSession, terms, set.headers), terms, params, body, request, opts.server)
       }
       const admitted = await admission.admit({ credential, address: () => clientAddress(opts.server?.(), request) }, terms, { rateHeaders: set.headers })
-      return refuseUnfitInput(admitted, terms, params, body)
+      return refuseUnfitInput(admitted, terms, params, body, request, opts.server)
     })
 }

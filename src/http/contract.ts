@@ -1,8 +1,8 @@
-import { Elysia } from 'elysia'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
 import type { Principal } from './principal'
-import type { PeerServer } from './client-address'
+import type { Answer } from './answer'
+import type { Caller } from './caller'
 import { ALL_SCOPES, isScope, SCOPES, type Scope } from './scopes'
 
 export { ALL_SCOPES, isScope, SCOPES, type Scope }
@@ -94,7 +94,7 @@ export interface OperationTable {
   forRoute(method: string, path: string): Operation | undefined
 }
 
-export function defineOperation<const D extends OperationDeclaration>(d: D): Operation<D> {
+function contractOf<const D extends OperationDeclaration>(d: D): Operation<D> {
   return {
     ...d,
     rateClass: d.rateClass ?? (d.credits !== 0 ? 'processing' : d.method === 'GET' ? 'read' : 'write'),
@@ -107,47 +107,63 @@ export function defineOperation<const D extends OperationDeclaration>(d: D): Ope
 type StaticOf<S, Else> = S extends TSchema ? Static<S> : Else
 
 /** The bodies an operation answers with on success. */
-export type SuccessBody<D extends OperationDeclaration> = {
+type SuccessBody<D extends OperationDeclaration> = {
   [S in keyof D['responses']]: D['responses'][S] extends TSchema ? Static<D['responses'][S]> : never
 }[keyof D['responses']]
 
 /**
- * What a handler may return: a success body (checked against the response schemas at compile time;
- * responses are not re-checked at run time, which would cost half of a list request), the same as
- * ready JSON text, or an empty `Response` when the operation answers 204.
+ * A multipart operation's input: the request, whose body its handler streams (HTTP), or the tool's
+ * arguments (`mcp.arguments`: the file base64-encoded or as a URL) over MCP.
  */
-export type Reply<D extends OperationDeclaration> =
+type FormInput<A> = { form: Request; arguments?: undefined } | { form?: undefined; arguments: A }
+
+/** What a handler is given: the path parameters, the checked query and the body, in one object. */
+type Input<D extends OperationDeclaration> = D['multipartBody'] extends TObject
+  ? FormInput<D['mcp'] extends { arguments: TSchema } ? Static<D['mcp']['arguments']> : never>
+  : StaticOf<D['params'], unknown> & StaticOf<D['query'], unknown> & StaticOf<D['body'], unknown>
+
+/**
+ * What a handler returns: a success body (checked against the response schemas at compile time;
+ * responses are not re-checked at run time, which would cost half of a list request), the same as
+ * ready JSON text, an `Answer` (http/answer.ts: a charge's balance, another declared status, a text
+ * body), nothing for an operation that answers 204, or a ready `Response` (a stream) for one that is
+ * not an MCP tool. The first declared status is the answer's unless an `Answer` says otherwise.
+ */
+type Result<D extends OperationDeclaration> =
   | SuccessBody<D>
-  | (D['textResponses'] extends readonly string[] ? string : never)
   | JsonText<SuccessBody<D>>
-  | (null extends D['responses'][keyof D['responses']] ? Response : never)
+  | Answer<SuccessBody<D> | (D['textResponses'] extends readonly string[] ? string : never)>
+  | (null extends D['responses'][keyof D['responses']] ? void : never)
+  | (D['mcp'] extends { tool: false } ? Response : never)
 
-/** The part of Elysia's context a handler of the contract sees, typed from the declaration. */
-export interface HandlerContext<D extends OperationDeclaration> {
-  /** the admitted caller; null only for the public operations */
-  principal: D['scopes'] extends readonly [] ? null : Principal
-  params: StaticOf<D['params'], Record<string, never>>
-  /** as sent: read it with `queryReader(operation)` */
-  query: Record<string, unknown>
-  body: StaticOf<D['body'], undefined>
-  set: { status?: number | string; headers: Record<string, string | number> }
-  request: Request
-  /** the server, to ask for the client's address (src/http/client-address.ts); read it only where needed */
-  server: PeerServer
-  /** what admission's rate-limit statement read alongside its count (Admitted.alongside), if anything */
-  alongside: string | undefined
+/** An operation's handler: its input, who calls, and the services its module asked for (`operationDefiner`). */
+type Handler<D extends OperationDeclaration, S> = (
+  input: Input<D>,
+  caller: Caller<D['scopes'] extends readonly [] ? null : Principal>,
+  services: S,
+) => Result<D> | Promise<Result<D>>
+
+/** One operation defined once: its contract and its handler, from which the HTTP route, the MCP tool and the OpenAPI entry are derived. */
+type Definition<D extends OperationDeclaration, S> = Operation<D> & { handle: Handler<D, S> }
+
+/** Any operation's definition, as what derives from every one of them sees it (each is typed where it is defined). */
+export interface OperationDefinition extends Operation {
+  handle(input: unknown, caller: Caller<Principal | null>, services: unknown): unknown
 }
 
-export type Handler<D extends OperationDeclaration> = (ctx: HandlerContext<D>) => Reply<D> | Promise<Reply<D>>
+/** The services every one of a list of definitions asks for, together: what the transports hand them. */
+export type ServicesOf<Ops extends readonly { handle: (...args: never[]) => unknown }[]> = UnionToIntersection<
+  Ops[number] extends infer O ? (O extends { handle: (input: never, caller: never, services: infer S) => unknown } ? S : never) : never
+>
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
 
-export interface Route {
-  operation: Operation
-  handler: (ctx: never) => unknown
-}
-
-/** An operation and its handler, typed by the declaration. */
-export function route<const D extends OperationDeclaration>(operation: Operation<D>, handler: Handler<D>): Route {
-  return { operation, handler }
+/**
+ * How a module defines its operations: `const defineOperation = operationDefiner<TheServices>()`,
+ * then `defineOperation({ contract }, (input, caller, services) => …)` for each, where `services` is
+ * what the module named (its own service, another module's), handed in by the composition root.
+ */
+export function operationDefiner<S>() {
+  return <const D extends OperationDeclaration>(declaration: D, handle: Handler<D, S>): Definition<D, S> => ({ ...contractOf(declaration), handle })
 }
 
 /** The checked, typed query of an operation that declares one: numeric parameters become numbers. */
@@ -173,15 +189,4 @@ export function routeOptions(op: Operation): Record<string, unknown> {
 function bodyCheck(schema: TObject): (ctx: { body: unknown }) => void {
   let check: ((body: unknown) => void) | undefined
   return ({ body }) => (check ??= bodyValidator(schema))(body)
-}
-
-/**
- * The routes of one module. Each handler goes to Elysia as written, not wrapped: Elysia reads a
- * handler's parameters to decide what to parse, and a wrapper taking the whole context would make it
- * parse everything on every request.
- */
-export function contractRoutes(name: string, guard: Elysia<any, any, any, any, any, any, any>, routes: Route[]) {
-  const app = new Elysia({ name }).use(guard)
-  for (const r of routes) app.route(r.operation.method, r.operation.path, r.handler as never, routeOptions(r.operation) as never)
-  return app
 }

@@ -11,9 +11,3 @@ export function jsonText<T extends string | Uint8Array>(set: { headers: Record<s
   set.headers['content-type'] = 'application/json; charset=utf-8'
   return json
 }
-
-/** The body of a charging response, with the balance left in `X-Credits-Remaining` beside its `creditsCharged`. */
-export function withCreditsRemaining<T>(set: { headers: Record<string, unknown> }, charged: { body: T; creditsRemaining: number }): T {
-  set.headers['x-credits-remaining'] = String(charged.creditsRemaining)
-  return charged.body
-}

@@ -74,6 +74,7 @@ export const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
 ]
 

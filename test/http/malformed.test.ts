@@ -87,6 +87,7 @@ const OPS: Op[] = [
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers' },
+  { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention' },
   { id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', body: () => ({ mode: 'media', days: 30 }) },

@@ -34,6 +34,7 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
   updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'NoteSpeakerList' } },
   listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
+  getSpeakerProfile: { responses: { 200: 'SpeakerProfile' } },
   deleteSpeakerProfile: { responses: { 204: null } },
 }
 

@@ -1,10 +1,11 @@
-import { clientAddress, type PeerServer } from '../../http/client-address'
+import type { PeerServer } from '../../http/client-address'
+import { requestOrigin, type Caller } from '../../http/caller'
 import type { Principal } from '../../http/principal'
 import type { AuditActor, AuditBy, AuditOrigin } from './model'
 
 /** Where a request came from: the socket's address (src/http/client-address.ts) and its User-Agent. */
 export function originOf(server: PeerServer, request: Request): AuditOrigin {
-  return { ip: clientAddress(server, request), userAgent: request.headers.get('user-agent') }
+  return requestOrigin(server, request)
 }
 
 /**
@@ -32,26 +33,15 @@ export function isOwnCredential(p: Principal): boolean {
   return type === 'key' || type === 'user'
 }
 
-/** The principal of a request and where the request came from. */
-export function auditBy(p: Principal, server: PeerServer, request: Request): AuditBy {
-  return { actor: actorOf(p), origin: originOf(server, request) }
+/**
+ * Who an operation's caller is and where the call came from (an HTTP request's address and user
+ * agent, an MCP request's): what a service records an event of an operation with.
+ */
+export function auditBy(caller: Caller): AuditBy {
+  return { actor: actorOf(caller.principal), origin: caller.origin() }
 }
 
 /** A signed-in person in the browser (pages outside the API: sign-in, settings, the player). */
 export function userBy(accountId: string | null, server: PeerServer, request: Request): AuditBy {
   return { actor: { type: 'user', id: accountId }, origin: originOf(server, request) }
-}
-
-/** The origins of principals made for one request outside the routes' context (the MCP endpoint's). */
-const origins = new WeakMap<Principal, AuditOrigin>()
-
-/** Remembers where the request of a principal came from, for the events its tools record; returns it. */
-export function withOrigin<P extends Principal>(p: P, origin: AuditOrigin): P {
-  origins.set(p, origin)
-  return p
-}
-
-/** The principal and the origin remembered for it (null when none was). */
-export function principalBy(p: Principal): AuditBy {
-  return { actor: actorOf(p), origin: origins.get(p) ?? null }
 }

@@ -1,5 +1,23 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
+import { ApiError } from '../../http/errors'
+import type { Principal } from '../../http/principal'
+import { auditBy, isOwnCredential } from './by'
+import { jsonLinesResponse } from './json-lines'
 import { AuditEventList, AuditEventSchema, ExportAuditEventsQuery, ListAuditEventsQuery } from './schemas'
+import type { AuditService } from './service'
+
+const defineOperation = operationDefiner<{ audit: AuditService }>()
+
+/** The log is read by the account's own credentials only (the operations' descriptions say why). */
+function requireOwnCredential(p: Principal, operation: string): void {
+  if (p.sandbox) {
+    throw new ApiError('insufficient_scope', `A sandbox key cannot read the audit log (${operation}): use a live key of the account, with usage:read, or the settings page.`)
+  }
+  // only a live key or the signed-in browser: not an OAuth access token, not an ID token of the provider
+  if (!isOwnCredential(p)) {
+    throw new ApiError('insufficient_scope', `An OAuth access token or ID token cannot read the audit log (${operation}): the account's owner reads it with a live API key (usage:read) or on the settings page.`)
+  }
+}
 
 // The audit log is for the account's owner and their own tools, not for agents: not MCP tools.
 const notATool = { tool: false } as const
@@ -13,6 +31,11 @@ export const listAuditEvents = defineOperation({
   query: ListAuditEventsQuery,
   responses: { 200: AuditEventList },
   mcp: notATool,
+}, async (q, { principal }, { audit }) => {
+  requireOwnCredential(principal, 'listAuditEvents')
+  const limit = q.limit ?? 50
+  const page = await audit.list(principal.accountId, { limit, cursor: q.cursor, action: q.action, since: q.since })
+  return { data: page.items, pagination: { limit, hasMore: page.nextCursor !== null, nextCursor: page.nextCursor } }
 })
 
 export const exportAuditEvents = defineOperation({
@@ -24,6 +47,10 @@ export const exportAuditEvents = defineOperation({
   responses: { 200: AuditEventSchema },
   textResponses: ['application/x-ndjson'],
   mcp: notATool,
+}, async (q, caller, { audit }) => {
+  const { accountId } = caller.principal
+  requireOwnCredential(caller.principal, 'exportAuditEvents')
+  return jsonLinesResponse(await audit.exportFor(accountId, { since: q.since }, auditBy(caller)), `audit-${accountId}.jsonl`)
 })
 
 export const auditOperations = [listAuditEvents, exportAuditEvents] as const

@@ -103,22 +103,33 @@ export function createAuditService(deps: { repo: AuditRepo; clock: Clock; ids: I
     },
 
     /**
-     * Every event of an account (or, with null, of all accounts), oldest first, from `since`: read in
-     * batches of EXPORT_BATCH by keyset, so an export of any size holds one batch in memory.
+     * The account's events as `export` reads them, for its owner (`by`), recorded as `audit.exported`
+     * before any is read: the API's export and the settings page's download.
      */
-    async *export(accountId: string | null, o: { since?: string } = {}): AsyncGenerator<AuditEvent> {
-      const since = o.since === undefined ? undefined : new Date(o.since).toISOString()
-      let after: { at: string; id: string } | undefined
-      for (;;) {
-        const rows = await repo.ascending({ accountId, limit: EXPORT_BATCH, after, since })
-        for (const r of rows) yield toEvent(r)
-        if (rows.length < EXPORT_BATCH) return
-        const last = rows[rows.length - 1]!
-        after = { at: last.at, id: last.id }
-      }
+    async exportFor(accountId: string, o: { since?: string }, by: AuditBy): Promise<AsyncGenerator<AuditEvent>> {
+      await append(row({ accountId, actor: by.actor, origin: by.origin, action: 'audit.exported', target: { type: 'account', id: accountId }, details: o.since ? { since: new Date(o.since).toISOString() } : {} }))
+      return exportEvents(accountId, o)
     },
+
+    export: exportEvents,
 
     /** Removes events older than `days` days (the audit log's own retention); how many went. */
     prune: (days: number) => repo.pruneBefore(new Date(clock.now().getTime() - days * 86_400_000).toISOString()),
+  }
+
+  /**
+   * Every event of an account (or, with null, of all accounts), oldest first, from `since`: read in
+   * batches of EXPORT_BATCH by keyset, so an export of any size holds one batch in memory.
+   */
+  async function* exportEvents(accountId: string | null, o: { since?: string } = {}): AsyncGenerator<AuditEvent> {
+    const since = o.since === undefined ? undefined : new Date(o.since).toISOString()
+    let after: { at: string; id: string } | undefined
+    for (;;) {
+      const rows = await repo.ascending({ accountId, limit: EXPORT_BATCH, after, since })
+      for (const r of rows) yield toEvent(r)
+      if (rows.length < EXPORT_BATCH) return
+      const last = rows[rows.length - 1]!
+      after = { at: last.at, id: last.id }
+    }
   }
 }

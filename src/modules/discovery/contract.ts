@@ -1,5 +1,8 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
 import { ApiIndex, Health, HealthQuery } from './model'
+import type { DiscoveryService } from './service'
+
+const defineOperation = operationDefiner<{ discovery: DiscoveryService }>()
 
 export const getApiIndex = defineOperation({
   id: 'getApiIndex', method: 'GET', path: '/v1', tag: 'Discovery',
@@ -7,7 +10,7 @@ export const getApiIndex = defineOperation({
   description: 'What the service offers: how to authenticate, the sandbox rules, credits, rate limits, scopes and where each resource lives. No credential needed.',
   scopes: [], credits: 0,
   responses: { 200: ApiIndex },
-})
+}, (_, __, { discovery }) => discovery.index())
 
 export const getHealth = defineOperation({
   id: 'getHealth', method: 'GET', path: '/v1/health', tag: 'Discovery',
@@ -16,6 +19,6 @@ export const getHealth = defineOperation({
   scopes: [], credits: 0,
   query: HealthQuery,
   responses: { 200: Health },
-})
+}, ({ detail }, __, { discovery }) => discovery.health(detail))
 
 export const discoveryOperations = [getApiIndex, getHealth] as const

@@ -1,6 +1,10 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
 import { IdParams } from '../../http/schemas'
+import { auditBy } from '../audit/by'
 import { CreateFolderRequest, Folder, FolderList, UpdateFolderRequest } from './model'
+import type { FoldersService } from './service'
+
+const defineOperation = operationDefiner<{ folders: FoldersService }>()
 
 export const listFolders = defineOperation({
   id: 'listFolders', method: 'GET', path: '/v1/folders', tag: 'Folders',
@@ -8,7 +12,7 @@ export const listFolders = defineOperation({
   description: 'Every folder of the library, by name (case-insensitive, ties by id).',
   scopes: ['folders:read'], credits: 0,
   responses: { 200: FolderList },
-})
+}, (_, { principal }, { folders }) => folders.list(principal))
 
 export const createFolder = defineOperation({
   id: 'createFolder', method: 'POST', path: '/v1/folders', tag: 'Folders',
@@ -17,7 +21,7 @@ export const createFolder = defineOperation({
   scopes: ['folders:write'], credits: 0,
   body: CreateFolderRequest,
   responses: { 201: Folder },
-})
+}, (body, { principal }, { folders }) => folders.create(principal, body))
 
 export const getFolder = defineOperation({
   id: 'getFolder', method: 'GET', path: '/v1/folders/:id', tag: 'Folders',
@@ -27,7 +31,7 @@ export const getFolder = defineOperation({
   params: IdParams,
   responses: { 200: Folder },
   errors: ['not_found'],
-})
+}, ({ id }, { principal }, { folders }) => folders.get(principal, id))
 
 export const updateFolder = defineOperation({
   id: 'updateFolder', method: 'PATCH', path: '/v1/folders/:id', tag: 'Folders',
@@ -38,7 +42,7 @@ export const updateFolder = defineOperation({
   body: UpdateFolderRequest,
   responses: { 200: Folder },
   errors: ['not_found'],
-})
+}, ({ id, ...body }, { principal }, { folders }) => folders.update(principal, id, body))
 
 export const deleteFolder = defineOperation({
   id: 'deleteFolder', method: 'DELETE', path: '/v1/folders/:id', tag: 'Folders',
@@ -48,6 +52,6 @@ export const deleteFolder = defineOperation({
   params: IdParams,
   responses: { 204: null },
   errors: ['not_found'],
-})
+}, ({ id }, caller, { folders }) => folders.delete(caller.principal, id, auditBy(caller)))
 
 export const foldersOperations = [listFolders, createFolder, getFolder, updateFolder, deleteFolder] as const

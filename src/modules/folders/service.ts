@@ -5,6 +5,8 @@ import { notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { CreateFolderRequest, Folder, UpdateFolderRequest } from './model'
 import type { FolderRow, FoldersRepo } from './repo'
+import type { AuditService } from '../audit/service'
+import type { AuditBy } from '../audit/model'
 
 export type FoldersService = ReturnType<typeof createFoldersService>
 
@@ -29,6 +31,8 @@ export function createFoldersService(deps: {
   store: Pick<Store, 'transaction'>
   /** moves the folder's notes to the top level (the notes service), inside the deletion transaction */
   unfileNotes: (folderId: string) => Promise<number>
+  /** the audit log: deletions are recorded with who made them */
+  audit?: Pick<AuditService, 'recordBy'>
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -64,15 +68,15 @@ export function createFoldersService(deps: {
 
     /**
      * Deletes the folder and moves its notes to the top level, all or nothing: one transaction, which
-     * the notes repository's update joins (an ambient transaction of the store), with `inTransaction`
-     * (the audit log's record of it).
+     * the notes repository's update joins (an ambient transaction of the store), with the audit
+     * log's record of it (`by`: who, from where).
      */
-    async delete(lib: Library, id: string, inTransaction?: () => Promise<void>): Promise<void> {
+    async delete(lib: Library, id: string, by: AuditBy): Promise<void> {
       await store.transaction(async () => {
         await requireFolder(lib, id, true)
         await deps.unfileNotes(id)
         await repo.delete(lib, id)
-        await inTransaction?.()
+        await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'folder.deleted', target: { type: 'folder', id }, details: { sandbox: lib.sandbox } })
       })
     },
   }

@@ -1,5 +1,5 @@
-import { originOf, withOrigin } from '../audit/by'
 import type { PeerServer } from '../../http/client-address'
+import { knownCaller, requestOrigin, type Caller } from '../../http/caller'
 import { BodyTooLargeError, MAX_MCP_BODY_BYTES, readTextLimited } from '../../http/body-limit'
 import { jsonShapeIssue, shapeMessage } from '../../http/body-shape'
 import { Elysia } from 'elysia'
@@ -7,13 +7,12 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Config } from '../../config'
 import type { Admission, Principal } from '../../http/admission'
-import type { OPERATIONS } from '../../operations'
 import { bearerToken, type authGuard } from '../../http/auth'
 import { ApiError, errorEnvelope, knownApiError } from '../../http/errors'
-import { SCOPES } from '../../http/contract'
+import { SCOPES, type OperationDefinition } from '../../http/contract'
 import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
-import { createTools, type Tool, type ToolServices } from './tools'
+import { createTools, type Tool } from './tools'
 
 export { createTools, type Tool } from './tools'
 
@@ -25,9 +24,10 @@ const DESCRIPTION = 'Transcripts and structured summaries of audio, video and vi
 
 export interface McpDeps {
   config: Config
-  services: ToolServices
   /** the operations registry (`src/operations.ts`), from which the tools are made */
-  operations: typeof OPERATIONS
+  operations: readonly OperationDefinition[]
+  /** the services the operations' handlers asked for (the composition root's) */
+  services: unknown
   /** the API's admission: the same credentials, rate limits and scopes as the HTTP operations */
   admission: Admission
   log?: Logger
@@ -87,8 +87,8 @@ const mcpSdk = () => (sdkLoading ??= Promise.all([
   import('@modelcontextprotocol/sdk/types.js'),
 ]))
 
-/** A server for one request, acting for one principal (stateless: nothing outlives the request). */
-async function serverFor(principal: Principal, tools: Tool[], byName: Map<string, Tool>, deps: McpDeps): Promise<Server> {
+/** A server for one request, acting for one caller (stateless: nothing outlives the request). */
+async function serverFor(caller: Caller, tools: Tool[], byName: Map<string, Tool>, deps: McpDeps): Promise<Server> {
   const log = deps.log ?? silentLogger
   const [{ Server }, , { CallToolRequestSchema, ErrorCode: McpErrorCode, ListToolsRequestSchema, McpError }] = await mcpSdk()
   const server = new Server(
@@ -109,9 +109,9 @@ async function serverFor(principal: Principal, tools: Tool[], byName: Map<string
     const args = request.params.arguments ?? {}
     try {
       // The credential was admitted with the HTTP request; each call is counted and scope-checked as its operation.
-      await deps.admission.authorize(principal, deps.admission.termsForOperation(tool.name))
+      await deps.admission.authorize(caller.principal, deps.admission.termsForOperation(tool.name))
       tool.validate(args)
-      const r = await tool.run(principal, args)
+      const r = await tool.run(caller, args)
       const result: CallToolResult = {
         content: [{ type: 'text', text: JSON.stringify(r.result, null, 2) }],
         structuredContent: r.result,
@@ -141,14 +141,16 @@ function jsonRpcError(status: number, message: string, headers: Record<string, s
  * manifest at `/.well-known/mcp.json`. Charges made through it are recorded with source "mcp".
  */
 export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any> {
-  const tools = createTools({ config: deps.config, services: deps.services, operations: deps.operations })
+  const tools = createTools(deps.operations, deps.services)
   const byName = new Map(tools.map(t => [t.name, t]))
   const manifest = mcpManifest(deps.config, tools)
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`
 
   async function handle(request: Request, peer: PeerServer): Promise<Response> {
-    // Charges made through MCP are recorded with source "mcp", whatever the credential.
-    const principal: Principal = withOrigin({ ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }, originOf(peer, request))
+    // Charges made through MCP are recorded with source "mcp", whatever the credential; the request's
+    // origin is each tool call's (the audit log's events).
+    const principal: Principal = { ...await deps.admission.identify(bearerToken(request.headers.get('authorization') ?? undefined), challenge), source: 'mcp' }
+    const caller = knownCaller(principal, requestOrigin(peer, request))
     // Stateless: no session to resume, so no standalone SSE stream (GET) and no session to end (DELETE).
     if (request.method !== 'POST') return jsonRpcError(405, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST.', { allow: 'POST' })
     let body: string
@@ -164,7 +166,7 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
       const envelope = errorEnvelope(new ApiError('invalid_request', shapeMessage(shape)), deps.config.docsUrl, undefined)
       return jsonRpcError(400, shapeMessage(shape), {}, { code: JSON_RPC_INVALID_REQUEST, data: envelope })
     }
-    const server = await serverFor(principal, tools, byName, deps)
+    const server = await serverFor(caller, tools, byName, deps)
     const { WebStandardStreamableHTTPServerTransport } = (await mcpSdk())[1]
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {

@@ -1,30 +1,11 @@
-import type { AuditService } from '../audit/service'
-import { principalBy } from '../audit/by'
-import type { DiarizationSelector } from '../../engines/diarization'
-import type { SpeakersService } from '../notes/speakers'
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
-import type { Config } from '../../config'
-import type { Principal } from '../../http/admission'
-import type { OperationDeclaration } from '../../http/contract'
+import { Answer } from '../../http/answer'
+import type { Caller } from '../../http/caller'
+import type { Operation, OperationDefinition } from '../../http/contract'
 import { ApiError, type ErrorDetail } from '../../http/errors'
 import { compileCheck, valueErrorDetails } from '../../http/schemas'
 import { textDetails } from '../../http/text-check'
-import type { Operation } from '../../http/contract'
-// the registry's type only: which operations exist, so that every tool has a runner (checked at compile time)
-import type { OPERATIONS } from '../../operations'
-import type { AsrEngine } from '../../engines/asr/engine'
-import type { LlmSelector } from '../../engines/llm'
-import type { CreditsService } from '../credits/service'
-import type { FoldersService } from '../folders/service'
-import type { NotesService } from '../notes/service'
-import type { OpenAiService } from '../openai/service'
-import type { ProcessingService } from '../processing/service'
-import type { UploadsService } from '../uploads/service'
-import type { UsageService } from '../usage/service'
-import type { HealthSources } from '../discovery'
-import { apiIndex, health } from '../discovery'
-import { exportTranscript } from '../notes/transcript-export'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */
 export interface ToolOutput {
@@ -50,25 +31,7 @@ export interface Tool {
   annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean }
   /** checks the arguments against the model schemas, throwing `invalid_request` with one detail per field */
   validate(args: unknown): void
-  run(p: Principal, args: Record<string, unknown>): ToolOutput | Promise<ToolOutput>
-}
-
-/** The services the tools call (the composition root's, `src/services.ts`). */
-export interface ToolServices {
-  /** the audit log: deletions and transcript exports through tools are recorded as through the API */
-  audit: Pick<AuditService, 'recordBy'>
-  notes: NotesService
-  speakers: SpeakersService
-  folders: FoldersService
-  uploads: UploadsService
-  processing: ProcessingService
-  openai: OpenAiService
-  usage: UsageService
-  credits: CreditsService
-  asr: () => AsrEngine
-  llmSelector: Pick<LlmSelector, 'lastKnown'>
-  diarizationSelector: Pick<DiarizationSelector, 'describe'>
-  backend: HealthSources['backend']
+  run(caller: Caller, args: Record<string, unknown>): Promise<ToolOutput>
 }
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
@@ -123,7 +86,7 @@ function annotations(op: Operation): Tool['annotations'] {
   }
 }
 
-type Run = (p: Principal, args: Record<string, unknown>) => ToolOutput | Promise<ToolOutput>
+type Run = Tool['run']
 
 /** A tool whose arguments are exactly one model schema (the request body, or the query). */
 function plain(op: Operation, schema: TObject, run: Run): Tool {
@@ -187,81 +150,35 @@ function toolFor(op: Operation, run: Run): Tool {
   return op.params ? withPathParams(op, op.params, schema, run) : plain(op, schema, run)
 }
 
-const out = (result: unknown): ToolOutput => ({ result: result as Record<string, unknown> })
-const charged = (r: { body: unknown; creditsRemaining: number }): ToolOutput => ({ result: r.body as Record<string, unknown>, creditsRemaining: r.creditsRemaining })
-
-type Declared = (typeof OPERATIONS)[number]
-type StaticOf<S> = S extends TSchema ? Static<S> : unknown
-/** A tool's arguments: the operation's path parameters and body (or query) in one object. */
-type ArgsOf<D extends OperationDeclaration> = D['mcp'] extends { arguments: TSchema } ? Static<D['mcp']['arguments']> : StaticOf<D['params']> & StaticOf<D['body']> & StaticOf<D['query']>
-/** How each tool runs, by operation: one entry per operation offered as a tool, checked at compile time. */
-type Runners = { [D in Declared as D['mcp']['tool'] extends false ? never : D['id']]: (p: Principal, args: ArgsOf<D>) => ToolOutput | Promise<ToolOutput> }
-
-/** One tool per operation the contract offers to agents, in the table's order. */
-export function createTools(deps: { config: Config; services: ToolServices; operations: typeof OPERATIONS }): Tool[] {
-  const { notes, folders, uploads, processing, openai, usage, speakers, audit } = deps.services
-  const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
-  const runners: Runners = {
-    getApiIndex: () => out(index),
-    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, asrServer: () => deps.services.asr().server?.(), llmEngine: () => deps.services.llmSelector.lastKnown(), diarizationEngine: () => deps.services.diarizationSelector.describe().engine, backend: deps.services.backend }, q.detail)),
-
-    listNotes: async (p, q) => out(JSON.parse(await notes.listJson(p, q))),
-    createNote: async (p, body) => out(await notes.create(p, body)),
-    getNote: async (p, { id }) => out(await notes.get(p, id)),
-    updateNote: async (p, { id, ...body }) => out(await notes.update(p, id, body)),
-    deleteNote: async (p, { id }) => {
-      await notes.delete(p, id, () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'note.deleted', target: { type: 'note', id }, details: { sandbox: p.sandbox } }))
-      return out({ id, deleted: true })
-    },
-    getNoteStatus: async (p, { id }) => out(await notes.status(p, id)),
-    getNoteTranscript: async (p, { id, format }) => {
-      const exported = () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format: format ?? 'json', sandbox: p.sandbox } })
-      if (format === undefined) {
-        const transcript = await notes.transcript(p, id)
-        await exported()
-        return out(transcript)
-      }
-      const t = exportTranscript(await notes.transcriptWithTimes(p, id), format)
-      await exported()
-      return out(typeof t.body === 'string' ? { noteId: id, format, contentType: t.contentType, content: t.body } : t.body)
-    },
-    askNoteQuestion: async (p, { id, question }) => charged(await processing.askNoteQuestion(p, id, question)),
-    listNoteSpeakers: async (p, { id }) => out({ data: await speakers.list(p, id) }),
-    updateNoteSpeaker: async (p, { id, speakerId, ...body }) => out(await speakers.update(p, id, speakerId, body)),
-    updateNoteSegment: async (p, { id, index, speaker }) => out({ data: await speakers.reassign(p, id, Number(index), speaker) }),
-    listSpeakerProfiles: async (p, q) => out(await speakers.profiles(p, q)),
-    deleteSpeakerProfile: async (p, { id }) => {
-      await speakers.deleteProfile(p, id)
-      return out({ id, deleted: true })
-    },
-
-    listFolders: async p => out(await folders.list(p)),
-    createFolder: async (p, body) => out(await folders.create(p, body)),
-    getFolder: async (p, { id }) => out(await folders.get(p, id)),
-    updateFolder: async (p, { id, ...body }) => out(await folders.update(p, id, body)),
-    deleteFolder: async (p, { id }) => {
-      await folders.delete(p, id, () => audit.recordBy(principalBy(p), { accountId: p.accountId, action: 'folder.deleted', target: { type: 'folder', id }, details: { sandbox: p.sandbox } }))
-      return out({ id, deleted: true })
-    },
-
-    createUpload: async (p, body) => out(await uploads.createUpload(p, body)),
-    completeUpload: async (p, { id }) => charged(await uploads.completeUpload(p, id)),
-    createTranscription: async (p, body) => charged(await processing.createTranscription(p, body)),
-    createSummary: async (p, body) => charged(await processing.createSummary(p, body)),
-    createYoutubeSummary: async (p, body) => charged(await processing.createYoutubeSummary(p, body)),
-    createAudioTranscription: async (p, args) => {
-      const r = await openai.transcribeToolCall(p, args)
-      const body = r.body.body
-      return { creditsRemaining: r.creditsRemaining, result: typeof body === 'string' ? { format: args.response_format, contentType: r.body.contentType, content: body } : body }
-    },
-    createAudioTranslation: async (p, args) => {
-      const r = await openai.transcribeToolCall(p, args, 'translate')
-      const body = r.body.body
-      return { creditsRemaining: r.creditsRemaining, result: typeof body === 'string' ? { format: args.response_format, contentType: r.body.contentType, content: body } : body }
-    },
-    listModels: () => out(openai.listModels()),
-
-    getUsage: async (p, q) => out(await usage.usage(p.accountId, q.limit ?? 50)),
+/**
+ * What a handler's result is over MCP, which carries JSON only: JSON text parsed; nothing (a 204 of a
+ * DELETE) as the path's arguments with `deleted: true`; an `Answer`'s body, a text body as its
+ * `textFields` with `contentType` and `content`, and a charge's balance beside it; a body as it is.
+ */
+function toolOutput(op: Operation, args: Record<string, unknown>, r: unknown): ToolOutput {
+  if (typeof r === 'string') return { result: JSON.parse(r) as Record<string, unknown> }
+  if (r === undefined) return { result: { ...pathArguments(op, args), deleted: true } }
+  if (r instanceof Answer) {
+    const o = r.options
+    const result = typeof r.body === 'string' ? { ...o.textFields, contentType: o.contentType, content: r.body } : (r.body as Record<string, unknown>)
+    return o.creditsRemaining === undefined ? { result } : { result, creditsRemaining: o.creditsRemaining }
   }
-  return deps.operations.filter(op => op.mcp.tool).map(op => toolFor(op as Operation, runners[op.id as keyof Runners] as Run))
+  if (r instanceof Response) throw new Error(`${op.id} answers with a stream, which a tool cannot; it must not be offered over MCP (mcp: { tool: false })`)
+  return { result: r as Record<string, unknown> }
+}
+
+function pathArguments(op: Operation, args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(op.params?.properties ?? {}).map(name => [name, args[name]]))
+}
+
+/**
+ * One tool per operation the definitions offer to agents (`mcp.tool`), in their order, each running
+ * the operation's own handler with the services the definitions asked for: the arguments are its
+ * input (a multipart operation's, `mcp.arguments`, as `{ arguments }`).
+ */
+export function createTools(operations: readonly OperationDefinition[], services: unknown): Tool[] {
+  return operations.filter(op => op.mcp.tool).map(op => {
+    const run: Run = async (caller, args) => toolOutput(op, args, await op.handle(op.multipartBody ? { arguments: args } : args, caller, services))
+    return toolFor(op, run)
+  })
 }

@@ -1,7 +1,23 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
+import { Answer, charged } from '../../http/answer'
+import { attachment } from '../../http/download'
 import { IdParams } from '../../http/schemas'
 import { t } from 'elysia'
-import { Answer, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import type { Static } from '@sinclair/typebox'
+import { auditBy } from '../audit/by'
+import type { ProcessingService } from '../processing/service'
+import type { NotesService } from './service'
+import type { SpeakersService } from './speakers'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+
+/** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
+interface NotesServices {
+  notes: NotesService
+  speakers: SpeakersService
+  processing: ProcessingService
+}
+
+const defineOperation = operationDefiner<NotesServices>()
 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
@@ -10,7 +26,10 @@ export const listNotes = defineOperation({
   scopes: ['notes:read'], credits: 0,
   query: ListNotesQuery,
   responses: { 200: NoteList },
-})
+}, (q, { principal, alongside }, { notes }) =>
+  // `alongside`: the notes' revision counter as admission's rate-limit statement read it (PostgreSQL),
+  // with nothing written in between; a kept page is answered at once, without a turn through promises
+  notes.keptListJson(principal, q, alongside) ?? notes.listJson(principal, q, alongside))
 
 export const createNote = defineOperation({
   id: 'createNote', method: 'POST', path: '/v1/notes', tag: 'Notes',
@@ -19,7 +38,7 @@ export const createNote = defineOperation({
   scopes: ['notes:write'], credits: 0,
   body: CreateNoteRequest,
   responses: { 201: Note },
-})
+}, (body, { principal }, { notes }) => notes.create(principal, body))
 
 export const getNote = defineOperation({
   id: 'getNote', method: 'GET', path: '/v1/notes/:id', tag: 'Notes',
@@ -29,7 +48,7 @@ export const getNote = defineOperation({
   params: IdParams,
   responses: { 200: Note },
   errors: ['not_found'],
-})
+}, ({ id }, { principal }, { notes }) => notes.get(principal, id))
 
 export const updateNote = defineOperation({
   id: 'updateNote', method: 'PATCH', path: '/v1/notes/:id', tag: 'Notes',
@@ -40,7 +59,7 @@ export const updateNote = defineOperation({
   body: UpdateNoteRequest,
   responses: { 200: Note },
   errors: ['not_found'],
-})
+}, ({ id, ...body }, { principal }, { notes }) => notes.update(principal, id, body))
 
 export const deleteNote = defineOperation({
   id: 'deleteNote', method: 'DELETE', path: '/v1/notes/:id', tag: 'Notes',
@@ -50,7 +69,7 @@ export const deleteNote = defineOperation({
   params: IdParams,
   responses: { 204: null },
   errors: ['not_found'],
-})
+}, ({ id }, caller, { notes }) => notes.delete(caller.principal, id, auditBy(caller)))
 
 export const getNoteStatus = defineOperation({
   id: 'getNoteStatus', method: 'GET', path: '/v1/notes/:id/status', tag: 'Notes',
@@ -60,7 +79,7 @@ export const getNoteStatus = defineOperation({
   params: IdParams,
   responses: { 200: NoteStatus },
   errors: ['not_found'],
-})
+}, ({ id }, { principal }, { notes }) => notes.status(principal, id))
 
 export const getNoteTranscript = defineOperation({
   id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/:id/transcript', tag: 'Notes',
@@ -72,8 +91,14 @@ export const getNoteTranscript = defineOperation({
   responses: { 200: t.Union([Transcript, TranscriptVerbose], { title: 'TranscriptResponse', description: 'The Transcript, or with format=verbose_json the TranscriptVerbose' }) },
   textResponses: ['application/x-subrip', 'text/vtt', 'text/plain'],
   errors: ['not_found', 'conflict'],
+}, async ({ id, format }, caller, { notes }) => {
+  const r = await notes.exportTranscript(caller.principal, id, format, auditBy(caller))
+  if (!r.file) return r.transcript
+  const { body, contentType, extension } = r.file
+  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id) }, textFields: { noteId: id, format } })
 })
 
+// answered by the processing service (it runs the model and charges), asked of a note
 export const askNoteQuestion = defineOperation({
   id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/:id/questions', tag: 'Notes',
   summary: 'Ask a question about a note',
@@ -81,9 +106,9 @@ export const askNoteQuestion = defineOperation({
   scopes: ['notes:read', 'summaries:write'], credits: 1,
   params: IdParams,
   body: QuestionRequest,
-  responses: { 200: Answer },
+  responses: { 200: AnswerSchema },
   errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
-})
+}, async ({ id, question }, { principal }, { processing }) => charged(await processing.askNoteQuestion(principal, id, question)))
 
 export const listNoteSpeakers = defineOperation({
   id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/:id/speakers', tag: 'Speakers',
@@ -93,7 +118,7 @@ export const listNoteSpeakers = defineOperation({
   params: IdParams,
   responses: { 200: NoteSpeakerList },
   errors: ['not_found', 'conflict'],
-})
+}, async ({ id }, { principal }, { speakers }) => ({ data: await speakers.list(principal, id) }))
 
 export const updateNoteSpeaker = defineOperation({
   id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/:id/speakers/:speakerId', tag: 'Speakers',
@@ -104,7 +129,7 @@ export const updateNoteSpeaker = defineOperation({
   body: UpdateNoteSpeakerRequest,
   responses: { 200: NoteSpeaker },
   errors: ['not_found', 'conflict'],
-})
+}, ({ id, speakerId, ...body }, { principal }, { speakers }) => speakers.update(principal, id, speakerId, body))
 
 export const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
@@ -115,7 +140,7 @@ export const updateNoteSegment = defineOperation({
   body: UpdateSegmentRequest,
   responses: { 200: NoteSpeakerList },
   errors: ['not_found', 'conflict'],
-})
+}, async ({ id, index, speaker }, { principal }, { speakers }) => ({ data: await speakers.reassign(principal, id, Number(index), speaker) }))
 
 export const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
@@ -124,7 +149,17 @@ export const listSpeakerProfiles = defineOperation({
   scopes: ['notes:read'], credits: 0,
   query: ListSpeakerProfilesQuery,
   responses: { 200: SpeakerProfileList },
-})
+}, (q, { principal }, { speakers }) => speakers.profiles(principal, q))
+
+export const getSpeakerProfile = defineOperation({
+  id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/:id', tag: 'Speakers',
+  summary: 'A remembered voice',
+  description: 'One voice this library remembers: its name, the diarization engine whose voice print it is, and when it was first named and last updated. 404 for a voice of another library (another account\'s, or the sandbox\'s for a live key).',
+  scopes: ['notes:read'], credits: 0,
+  params: IdParams,
+  responses: { 200: SpeakerProfile },
+  errors: ['not_found'],
+}, ({ id }, { principal }, { speakers }) => speakers.profile(principal, id))
 
 export const deleteSpeakerProfile = defineOperation({
   id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/:id', tag: 'Speakers',
@@ -134,6 +169,6 @@ export const deleteSpeakerProfile = defineOperation({
   params: IdParams,
   responses: { 204: null },
   errors: ['not_found'],
-})
+}, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const

@@ -4,13 +4,16 @@ import type { IdGenerator } from '../../ids'
 import { ApiError, notFound } from '../../http/errors'
 import type { Library } from '../library'
 import type { JsonText } from '../../http/responses'
-import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, UpdateNoteRequest } from './model'
+import type { CreateNoteRequest, ListNotesQuery, Note, NoteList, NoteTranscriptFormat, UpdateNoteRequest } from './model'
 import type { NoteFilter, NoteRow, NotesRepo } from './repo'
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { noteSegments } from './timing'
 import { searchTerms } from './search-query'
 import type { SpeakersRepo } from './speakers-repo'
 import { displayName, speakerRows, type NewNoteSpeaker } from './speakers'
+import type { AuditService } from '../audit/service'
+import type { AuditBy } from '../audit/model'
+import { exportTranscript } from './transcript-export'
 
 export type NotesService = ReturnType<typeof createNotesService>
 
@@ -51,6 +54,8 @@ export function createNotesService(deps: {
   onSettled?: (e: { noteId: string; accountId: string; sandbox: boolean; status: 'Done' | 'Error'; errorCode: string | null; speakers?: { id: string; name: string }[] }) => Promise<void>
   /** the note's speakers (migration 14), stored with the transcript */
   speakers?: SpeakersRepo
+  /** the audit log: deletions and transcript exports are recorded with who made them */
+  audit?: Pick<AuditService, 'recordBy'>
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -317,17 +322,15 @@ export function createNotesService(deps: {
 
     /**
      * Deletes the note, then its stored media. The row goes first: a failure to remove a file then
-     * leaves an orphan file (logged), never a note whose media is gone. `inTransaction` runs in the
-     * row's deletion transaction.
+     * leaves an orphan file (logged), never a note whose media is gone. The audit log's record of the
+     * deletion (`by`: who, from where) commits with the row or not at all.
      */
-    async delete(lib: Library, id: string, inTransaction?: () => Promise<void>) {
+    async delete(lib: Library, id: string, by: AuditBy) {
       const keys = (await deps.mediaOf?.(id)) ?? []
-      // `inTransaction` (the audit log's record of the deletion) commits with the row or not at all
-      const remove = async () => {
+      await store.transaction(async () => {
         if (!(await repo.delete(lib, id))) throw notFound('note', id)
-        await inTransaction?.()
-      }
-      await (inTransaction ? store.transaction(remove) : remove())
+        await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.deleted', target: { type: 'note', id }, details: { sandbox: lib.sandbox } })
+      })
       if (keys.length) await deps.removeMedia?.(keys)
     },
 
@@ -373,10 +376,14 @@ export function createNotesService(deps: {
       }
     },
 
-    async transcript(lib: Library, id: string) {
+    /** `getNoteTranscript`: the Transcript, or a `file` in `format`, recorded as exported by `by` once readable (a 404 or 409 exports nothing). */
+    async exportTranscript(lib: Library, id: string, format: NoteTranscriptFormat | undefined, by: AuditBy) {
       const r = await readableTranscript(lib, id)
       const speakers = await speakerNames(r.id)
-      return { noteId: r.id, transcript: r.original_transcription, language: r.language, ...(speakers.length ? { speakers } : {}) }
+      const transcript = { noteId: r.id, transcript: r.original_transcription, language: r.language, ...(speakers.length ? { speakers } : {}) }
+      const file = format === undefined ? null : exportTranscript({ ...transcript, title: r.title, type: r.type, segments: noteSegments(r), speakers }, format)
+      await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format: format ?? 'json', sandbox: lib.sandbox } })
+      return file ? { file, title: r.title } : { transcript }
     },
 
     readableTranscript: (lib: Library, id: string) => readableTranscript(lib, id),
@@ -387,13 +394,6 @@ export function createNotesService(deps: {
       if (!segments?.some(s => s.speaker)) return segments
       const names = new Map((await speakerNames(row.id)).map(s => [s.id, s.name]))
       return segments.map(s => (s.speaker ? { ...s, speaker: names.get(s.speaker) ?? `Speaker ${s.speaker}` } : s))
-    },
-
-    /** What a transcript export needs (`getNoteTranscript?format=`): the note's title and the transcript's times, null when unknown. */
-    async transcriptWithTimes(lib: Library, id: string) {
-      const r = await readableTranscript(lib, id)
-      const segments = noteSegments(r)
-      return { noteId: r.id, title: r.title, type: r.type, transcript: r.original_transcription, language: r.language, segments, speakers: await speakerNames(r.id) }
     },
 
     /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */

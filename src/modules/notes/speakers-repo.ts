@@ -52,6 +52,10 @@ export function createSpeakersRepo(store: Store) {
     profiles: (lib: Library, limit: number, offset: number) =>
       store.all<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE account_id = ? AND sandbox = ? ORDER BY name, id LIMIT ? OFFSET ?', [lib.accountId, sandbox(lib), limit, offset]),
 
+    /** One voice of the library; undefined for another library's or an unknown id. */
+    profile: (lib: Library, id: string) =>
+      store.get<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE id = ? AND account_id = ? AND sandbox = ?', [id, lib.accountId, sandbox(lib)]),
+
     /** The voices of a library a new recording's speakers are compared with: those of the same engine. */
     profilesFor: (accountId: string, isSandbox: boolean, engine: string) =>
       store.all<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE account_id = ? AND sandbox = ? AND engine = ?', [accountId, isSandbox ? 1 : 0, engine]),

@@ -11,10 +11,10 @@ import type { TranscriptSegment } from '../../engines/asr/engine'
 import { ApiError, notFound } from '../../http/errors'
 import type { IdGenerator } from '../../ids'
 import type { Library } from '../library'
-import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfileList, UpdateNoteSpeakerRequest } from './model'
+import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest } from './model'
 import type { NoteRow, NotesRepo } from './repo'
 import { saidText } from './search-query'
-import type { NoteSpeakerRow, SpeakersRepo } from './speakers-repo'
+import type { NoteSpeakerRow, SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
 import { noteSegments } from './timing'
 
 /** What a transcript shows for a speaker: the name given, else "Speaker A". */
@@ -62,6 +62,8 @@ export type SpeakersService = ReturnType<typeof createSpeakersService>
 export const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
 
 /** What a rename past the limit says: the name was given, the voice not remembered, and what to do. */
+const toProfile = (p: SpeakerProfileRow): SpeakerProfile => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at })
+
 function notRemembered(had: number): string {
   return `Named, but the voice is not remembered: this account already remembers ${had} voices, the most it may on this server (live and sandbox together). Forget voices it no longer needs (GET /v1/speakers, then DELETE /v1/speakers/{id}), then name the speaker again to remember it; the server's operator can raise the limit (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT).`
 }
@@ -173,9 +175,16 @@ export function createSpeakersService(deps: {
       const offset = q.offset ?? 0
       const rows = await repo.profiles(lib, limit + 1, offset)
       return {
-        data: rows.slice(0, limit).map(p => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at })),
+        data: rows.slice(0, limit).map(toProfile),
         pagination: { limit, offset, hasMore: rows.length > limit },
       }
+    },
+
+    /** One remembered voice of the library; 404 for another library's (another account's, or the sandbox's). */
+    async profile(lib: Library, id: string): Promise<SpeakerProfile> {
+      const row = await repo.profile(lib, id)
+      if (!row) throw notFound('speaker profile', id)
+      return toProfile(row)
     },
 
     async deleteProfile(lib: Library, id: string): Promise<void> {

@@ -1,5 +1,9 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
+import { charged } from '../../http/answer'
 import { SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
+import type { ProcessingService } from './service'
+
+const defineOperation = operationDefiner<{ processing: ProcessingService }>()
 
 export const createTranscription = defineOperation({
   id: 'createTranscription', method: 'POST', path: '/v1/transcriptions', tag: 'Processing',
@@ -10,7 +14,7 @@ export const createTranscription = defineOperation({
   responses: { 200: TranscriptionResult },
   errors: ['insufficient_credits', 'upstream_failure'],
   mcp: { openWorld: true },
-})
+}, async (body, { principal }, { processing }) => charged(await processing.createTranscription(principal, body)))
 
 export const createSummary = defineOperation({
   id: 'createSummary', method: 'POST', path: '/v1/summaries', tag: 'Processing',
@@ -20,7 +24,7 @@ export const createSummary = defineOperation({
   body: SummaryRequest,
   responses: { 200: SummaryResult },
   errors: ['insufficient_credits', 'upstream_failure', 'content_policy'],
-})
+}, async (body, { principal }, { processing }) => charged(await processing.createSummary(principal, body)))
 
 export const createYoutubeSummary = defineOperation({
   id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', tag: 'Processing',
@@ -31,6 +35,6 @@ export const createYoutubeSummary = defineOperation({
   responses: { 200: YoutubeSummaryResult },
   errors: ['insufficient_credits', 'upstream_failure'],
   mcp: { openWorld: true },
-})
+}, async (body, { principal }, { processing }) => charged(await processing.createYoutubeSummary(principal, body)))
 
 export const processingOperations = [createTranscription, createSummary, createYoutubeSummary] as const

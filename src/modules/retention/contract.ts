@@ -1,5 +1,10 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
+import { ApiError } from '../../http/errors'
+import { auditBy, isOwnCredential } from '../audit/by'
 import { RetentionPolicy, UpdateRetentionPolicyRequest } from './model'
+import type { RetentionService } from './service'
+
+const defineOperation = operationDefiner<{ retention: RetentionService }>()
 
 // A policy that deletes data is set by people, on purpose, not by agents: not MCP tools.
 const notATool = { tool: false } as const
@@ -11,7 +16,7 @@ export const getRetentionPolicy = defineOperation({
   scopes: ['notes:read'], credits: 0,
   responses: { 200: RetentionPolicy },
   mcp: notATool,
-})
+}, (_, { principal }, { retention }) => retention.policy(principal.accountId))
 
 export const updateRetentionPolicy = defineOperation({
   id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', tag: 'Settings',
@@ -21,6 +26,12 @@ export const updateRetentionPolicy = defineOperation({
   body: UpdateRetentionPolicyRequest,
   responses: { 200: RetentionPolicy },
   mcp: notATool,
+}, (body, caller, { retention }) => {
+  const { principal } = caller
+  if (principal.sandbox) throw new ApiError('invalid_request', 'A sandbox key cannot change the retention policy, which also applies to the live library: use a live key (svc_live_…) or the settings page (/settings).')
+  // a policy that deletes data is set by the person, not by an application holding a token for them
+  if (!isOwnCredential(principal)) throw new ApiError('insufficient_scope', 'An OAuth access token or ID token cannot change the retention policy, which can delete the account\'s notes: a person sets it on the settings page (/settings) or with a live API key (svc_live_…).')
+  return retention.update(principal.accountId, body, auditBy(caller))
 })
 
 export const retentionOperations = [getRetentionPolicy, updateRetentionPolicy] as const

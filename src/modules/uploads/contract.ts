@@ -1,6 +1,10 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
+import { charged } from '../../http/answer'
 import { IdParams } from '../../http/schemas'
 import { CreateUploadRequest, Upload, UploadAccepted } from './model'
+import type { UploadsService } from './service'
+
+const defineOperation = operationDefiner<{ uploads: UploadsService }>()
 
 export const createUpload = defineOperation({
   id: 'createUpload', method: 'POST', path: '/v1/uploads', tag: 'Processing',
@@ -10,7 +14,7 @@ export const createUpload = defineOperation({
   body: CreateUploadRequest,
   responses: { 201: Upload },
   errors: ['payload_too_large', 'unsupported_media_type'],
-})
+}, (body, { principal }, { uploads }) => uploads.createUpload(principal, body))
 
 export const completeUpload = defineOperation({
   id: 'completeUpload', method: 'POST', path: '/v1/uploads/:id/complete', tag: 'Processing',
@@ -20,6 +24,9 @@ export const completeUpload = defineOperation({
   params: IdParams,
   responses: { 202: UploadAccepted, 200: UploadAccepted },
   errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
+}, async ({ id }, { principal }, { uploads }) => {
+  const r = await uploads.completeUpload(principal, id)
+  return charged(r, { status: r.accepted ? 202 : 200 })
 })
 
 export const uploadsOperations = [createUpload, completeUpload] as const

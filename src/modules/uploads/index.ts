@@ -1,26 +1,13 @@
-import { t } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { authGuard } from '../../http/auth'
-import { contractRoutes, route } from '../../http/contract'
 import { noBody } from '../../http/json-body'
-import { withCreditsRemaining } from '../../http/responses'
 import { IdParams } from '../../http/schemas'
-import { completeUpload, createUpload } from './contract'
 import type { UploadsService } from './service'
 
 export function uploadsRoutes(deps: { guard: ReturnType<typeof authGuard>; uploads: UploadsService }) {
   const { uploads } = deps
-  return contractRoutes('uploads-routes', deps.guard, [
-    route(createUpload, async ({ principal, body, set }) => {
-      const upload = await uploads.createUpload(principal, body)
-      set.status = 201
-      return upload
-    }),
-    route(completeUpload, async ({ principal, params, set }) => {
-      const r = await uploads.completeUpload(principal, params.id)
-      set.status = r.accepted ? 202 : 200
-      return withCreditsRemaining(set, r)
-    }),
-  ])
+  // the upload operations are defined in contract.ts; this is the one route outside them
+  return new Elysia({ name: 'uploads-routes' }).use(deps.guard)
     // The signed PUT target of a storage that receives uploads itself (disk): not an operation of the
     // API but where the uploadUrl of createUpload points. Authorised by its signature, not a bearer;
     // the body is streamed to storage.

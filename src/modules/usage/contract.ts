@@ -1,5 +1,8 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
 import { Usage, UsageQuery } from './model'
+import type { UsageService } from './service'
+
+const defineOperation = operationDefiner<{ usage: UsageService }>()
 
 export const getUsage = defineOperation({
   id: 'getUsage', method: 'GET', path: '/v1/usage', tag: 'Usage',
@@ -8,6 +11,6 @@ export const getUsage = defineOperation({
   scopes: ['usage:read'], credits: 0,
   query: UsageQuery,
   responses: { 200: Usage },
-})
+}, (q, { principal }, { usage }) => usage.usage(principal.accountId, q.limit ?? 50))
 
 export const usageOperations = [getUsage] as const

@@ -209,8 +209,7 @@ export function webRoutes(deps: WebRouteDeps) {
     .get(AUDIT_DOWNLOAD_PATH, async ({ request, server }) => {
       const user = await sessions.userOf(request)
       if (!user) return toSignIn(SETTINGS_PATH)
-      await deps.audit.recordBy(userBy(user.accountId, server, request), { accountId: user.accountId, action: 'audit.exported', target: { type: 'account', id: user.accountId } })
-      return jsonLinesResponse(deps.audit.export(user.accountId), `audit-${user.accountId}.jsonl`)
+      return jsonLinesResponse(await deps.audit.exportFor(user.accountId, {}, userBy(user.accountId, server, request)), `audit-${user.accountId}.jsonl`)
     })
 
     .post(`${SETTINGS_PATH}/keys`, async ({ request, server }) => {

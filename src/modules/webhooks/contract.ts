@@ -1,6 +1,9 @@
-import { defineOperation } from '../../http/contract'
+import { operationDefiner } from '../../http/contract'
 import { IdParams } from '../../http/schemas'
 import { CreatedWebhook, CreateWebhookRequest, WebhookDeliveryList, WebhookList } from './model'
+import type { WebhooksService } from './service'
+
+const defineOperation = operationDefiner<{ webhooks: WebhooksService }>()
 
 // Webhooks are configured by people and scripts, not by agents: they are not MCP tools.
 const notATool = { tool: false } as const
@@ -12,7 +15,7 @@ export const listWebhooks = defineOperation({
   scopes: ['notes:read'], credits: 0,
   responses: { 200: WebhookList },
   mcp: notATool,
-})
+}, (_, { principal }, { webhooks }) => webhooks.list(principal))
 
 export const createWebhook = defineOperation({
   id: 'createWebhook', method: 'POST', path: '/v1/webhooks', tag: 'Webhooks',
@@ -23,7 +26,7 @@ export const createWebhook = defineOperation({
   responses: { 201: CreatedWebhook },
   errors: ['conflict'],
   mcp: notATool,
-})
+}, (body, { principal }, { webhooks }) => webhooks.create(principal, body))
 
 export const deleteWebhook = defineOperation({
   id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/:id', tag: 'Webhooks',
@@ -34,7 +37,7 @@ export const deleteWebhook = defineOperation({
   responses: { 204: null },
   errors: ['not_found'],
   mcp: notATool,
-})
+}, ({ id }, { principal }, { webhooks }) => webhooks.delete(principal, id))
 
 export const listWebhookDeliveries = defineOperation({
   id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/:id/deliveries', tag: 'Webhooks',
@@ -45,6 +48,6 @@ export const listWebhookDeliveries = defineOperation({
   responses: { 200: WebhookDeliveryList },
   errors: ['not_found'],
   mcp: notATool,
-})
+}, ({ id }, { principal }, { webhooks }) => webhooks.deliveries(principal, id))
 
 export const webhooksOperations = [listWebhooks, createWebhook, deleteWebhook, listWebhookDeliveries] as const

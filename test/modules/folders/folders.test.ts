@@ -118,7 +118,7 @@ describe.skipIf(postgres.skip)('a folder deleted on one node while another files
         const folder = await nodeA.folders.create(lib, { name: `F${round}` })
         const moving = await nodeB.notes.create(lib, { title: `top ${round}`, content: 'x' })
         const results = await Promise.allSettled([
-          nodeA.folders.delete(lib, folder.id),
+          nodeA.folders.delete(lib, folder.id, { actor: { type: 'key', id: 'key_nodes' }, origin: null }),
           nodeB.notes.create(lib, { title: `new ${round}`, content: 'x', folderId: folder.id }),
           nodeB.notes.update(lib, moving.id, { folderId: folder.id }),
           nodeB.notes.create(lib, { title: `another ${round}`, content: 'x', folderId: folder.id }),

@@ -38,10 +38,10 @@ function startServer() {
   return { server, base, services, key, db, stop: () => server.stop(true) }
 }
 
-async function connect(base: string, token: string): Promise<Client> {
+async function connect(base: string, token: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'notesvc-test', version: '1.0.0' })
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
   })
   await client.connect(transport)
   return client
@@ -139,6 +139,52 @@ describe('MCP endpoint', () => {
       expect((gone.structuredContent as any).error.code).toBe('not_found')
     } finally {
       await client.close()
+    }
+  })
+
+  test('deletions and a transcript export through tools are in the audit log as through the API: the key, the origin and user agent of the MCP request, the details', async () => {
+    const token = await srv.key({ email: 'audited-agent@example.com' })
+    const client = await connect(srv.base, token, { 'user-agent': 'agent-under-audit/2.0' })
+    const api = (path: string, method = 'GET') => fetch(`${srv.base}${path}`, { method, headers: { authorization: `Bearer ${token}` } })
+    try {
+      const note = (await client.callTool({ name: 'createNote', arguments: { title: 'Board minutes', content: 'We agreed the budget.' } })).structuredContent as any
+      const folder = (await client.callTool({ name: 'createFolder', arguments: { name: 'Board' } })).structuredContent as any
+      const vtt = await client.callTool({ name: 'getNoteTranscript', arguments: { id: note.id, format: 'txt' } })
+      expect(vtt.structuredContent).toEqual({ noteId: note.id, format: 'txt', contentType: 'text/plain; charset=utf-8', content: 'We agreed the budget.\n' })
+      expect((await client.callTool({ name: 'deleteFolder', arguments: { id: folder.id } })).structuredContent).toEqual({ id: folder.id, deleted: true })
+      expect((await client.callTool({ name: 'deleteNote', arguments: { id: note.id } })).structuredContent).toEqual({ id: note.id, deleted: true })
+
+      // `local`: this server hands requests to app.handle, so no socket's address is known (as for the API's own)
+      const events = ((await (await api('/v1/audit-events')).json()) as any).data.filter((e: any) => !['key.created', 'account.created'].includes(e.action))
+      const keyId = events[0]?.actor.id
+      expect(keyId).toMatch(/^key_/)
+      expect(events.map((e: any) => ({ action: e.action, actor: e.actor, target: e.target, ip: e.ip, userAgent: e.userAgent, details: e.details }))).toEqual([
+        { action: 'note.deleted', actor: { type: 'key', id: keyId }, target: { type: 'note', id: note.id }, ip: 'local', userAgent: 'agent-under-audit/2.0', details: { sandbox: false } },
+        { action: 'folder.deleted', actor: { type: 'key', id: keyId }, target: { type: 'folder', id: folder.id }, ip: 'local', userAgent: 'agent-under-audit/2.0', details: { sandbox: false } },
+        { action: 'note.transcript_exported', actor: { type: 'key', id: keyId }, target: { type: 'note', id: note.id }, ip: 'local', userAgent: 'agent-under-audit/2.0', details: { format: 'txt', sandbox: false } },
+      ])
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('getSpeakerProfile reads one remembered voice as GET /v1/speakers/{id} does; another account\'s is not_found', async () => {
+    const token = await srv.key({ email: 'voices@example.com' })
+    const account = (srv.db.query('SELECT id FROM accounts WHERE email = ?').get('voices@example.com') as { id: string }).id
+    const at = '2026-11-01T00:00:00.000Z'
+    srv.db.run('INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, 0, ?, ?, ?, ?, ?)', ['spk_mcp_voice', account, 'Maria', 'builtin', '[1,0]', at, at])
+    const client = await connect(srv.base, token)
+    const stranger = await connect(srv.base, await srv.key({ email: 'stranger@example.com' }))
+    try {
+      const r = await client.callTool({ name: 'getSpeakerProfile', arguments: { id: 'spk_mcp_voice' } })
+      const expected = { id: 'spk_mcp_voice', name: 'Maria', engine: 'builtin', createdAt: at, updatedAt: at }
+      expect(r.structuredContent).toEqual(expected)
+      expect(await (await fetch(`${srv.base}/v1/speakers/spk_mcp_voice`, { headers: { authorization: `Bearer ${token}` } })).json()).toEqual(expected)
+      const refused = await stranger.callTool({ name: 'getSpeakerProfile', arguments: { id: 'spk_mcp_voice' } })
+      expect({ isError: refused.isError, code: (refused.structuredContent as any).error.code }).toEqual({ isError: true, code: 'not_found' })
+    } finally {
+      await client.close()
+      await stranger.close()
     }
   })
 

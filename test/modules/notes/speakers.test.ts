@@ -161,6 +161,32 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a note's speakers on ${b.name
     expect((await t.call('GET', `/v1/notes/${id}/speakers`, { token })).body.data[0]).toMatchObject({ name: 'Maria', profileId: null })
   })
 
+  test('one remembered voice is read by its id (getSpeakerProfile); another account\'s, the sandbox library\'s, an unknown or a forgotten one is 404', async () => {
+    const { t, token, id } = await diarizedNote()
+    await t.call('PATCH', `/v1/notes/${id}/speakers/A`, { token, body: { name: 'Maria' } })
+    const [listed] = (await t.call('GET', '/v1/speakers', { token })).body.data
+    const one = await t.call('GET', `/v1/speakers/${listed.id}`, { token })
+    expect(one.status).toBe(200)
+    expect(Object.keys(one.body).sort()).toEqual(['createdAt', 'engine', 'id', 'name', 'updatedAt'])
+    expect(one.body).toMatchObject({ id: listed.id, name: 'Maria', engine: 'builtin' })
+    expect(one.body).toEqual(listed)
+    const other = await t.key({ email: 'other@example.com' })
+    const sandbox = await t.key({ sandbox: true })
+    for (const [who, key, path] of [['another account', other, listed.id], ['the same account\'s sandbox key', sandbox, listed.id], ['an unknown id', token, 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w']]) {
+      const r = await t.call('GET', `/v1/speakers/${path}`, { token: key })
+      expect({ who, status: r.status, code: r.body.error?.code }).toEqual({ who, status: 404, code: 'not_found' })
+    }
+    const writeOnly = await t.key({ scopes: ['notes:write'] })
+    expectEnvelope(await t.call('GET', `/v1/speakers/${listed.id}`, { token: writeOnly }), 403, 'insufficient_scope')
+    expect((await t.call('DELETE', `/v1/speakers/${listed.id}`, { token })).status).toBe(204)
+    expectEnvelope(await t.call('GET', `/v1/speakers/${listed.id}`, { token }), 404, 'not_found')
+    // offered like every operation: in the API index (free, a read) and the OpenAPI document
+    const index = (await t.call('GET', '/v1')).body
+    expect({ credits: index.credits.perOperation.getSpeakerProfile, read: index.rateLimits.classes.read.operations.includes('getSpeakerProfile') }).toEqual({ credits: 0, read: true })
+    const doc = (await t.call('GET', '/v1/openapi.json')).body
+    expect(doc.paths['/v1/speakers/{id}'].get).toMatchObject({ operationId: 'getSpeakerProfile', responses: { 200: { content: { 'application/json': { schema: { $ref: '#/components/schemas/SpeakerProfile' } } } } } })
+  })
+
   test('a note created from text has no speakers; a still-processing note answers 409', async () => {
     const store = await b.open()
     opened.push(store)
