@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { systemClock, type Clock } from '../../src/clock'
 import { databaseClock } from '../../src/jobs/database-clock'
-import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
+import { createWorkerPool } from '../../src/jobs/worker'
+import { createJobKinds, PermanentJobError, type JobHandler } from '../../src/jobs/kinds'
 import { createJobWakeup } from '../../src/jobs/wakeup'
 import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
 import type { RetryPolicy } from '../../src/jobs/queue'
@@ -26,9 +27,12 @@ function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseM
   const mem = memoryLog()
   /** how each run ended, as the metrics are told (notesvc_jobs_total) */
   const outcomes: string[] = []
+  // one kind of one stage, as the queue helper queues them
+  const kinds = createJobKinds()
+  kinds.add({ kind: 'process_upload', stages: [{ name: 'run', run: handler }], onFailure: o.onFailure ?? (() => {}) })
   const p = createWorkerPool({
     jobs, clock: o.clock ?? systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup, retries: o.retries,
-    handlers: { process_upload: handler }, onFailure: o.onFailure ?? (() => {}),
+    kinds,
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
     onOutcome: outcome => outcomes.push(outcome),
   })
