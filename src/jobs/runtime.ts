@@ -14,13 +14,13 @@ import { createWorkerPool, type WorkerPoolOptions } from './worker'
  * A loop of a module's own that runs in every process with workers (the webhook sender): started
  * with the workers and given this worker process's id, stopped before them.
  */
-export interface WorkerCompanion {
+interface WorkerCompanion {
   start(owner: string): void
   stop(): Promise<void>
 }
 
 /** A queue now, for the metrics: rows waiting and running, and when the oldest waiting one became due. */
-export interface QueueDepthNow {
+interface QueueDepthNow {
   queued: number
   running: number
   oldestDueAt: string | null
@@ -143,5 +143,3 @@ export function createJobRuntime(deps: {
     },
   }
 }
-
-export type JobRuntime = ReturnType<typeof createJobRuntime>

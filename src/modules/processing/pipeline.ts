@@ -16,8 +16,6 @@ export const PROCESS_UPLOAD = 'process_upload'
 /** A note's summary made again, in the style the job names: the summary stage alone. */
 export const SUMMARIZE_NOTE = 'summarize_note'
 
-export type ProcessingJobs = ReturnType<typeof createProcessingJobs>
-
 /**
  * The processing of notes as jobs, registered with the job runtime: an upload's processing
  * (`process_upload`: the transcription stage, then the summary stage) and a summary made again for an

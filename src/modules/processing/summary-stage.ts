@@ -6,7 +6,7 @@ import type { NotesService } from '../notes/service'
 import { failedAfterRetries, type ProcessingStage } from './stages'
 
 /** The stage's name, as a job's row remembers it. */
-export const SUMMARIZE = 'summarize'
+const SUMMARIZE = 'summarize'
 
 export interface SummaryStageDeps {
   llm: () => Promise<LlmEngine>

@@ -69,7 +69,7 @@ function permanent(err: unknown): never {
 }
 
 /** The stage's name, as a job's row remembers it. */
-export const TRANSCRIBE = 'transcribe'
+const TRANSCRIBE = 'transcribe'
 
 /**
  * The first stage of an upload's processing: decode to 16 kHz mono (streamed), transcribe in chunks
