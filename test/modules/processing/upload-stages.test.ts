@@ -7,6 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { AsrEngine } from '../../../src/engines/asr/engine'
 import type { LlmEngine } from '../../../src/engines/llm/engine'
+import type { MediaStorage } from '../../../src/storage/storage'
 import { createTestApp } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
@@ -33,8 +34,9 @@ function summaryThatHangs() {
 for (const b of backEnds) describe.skipIf(b.skip)(`an upload's stages on ${b.name}`, () => {
   const open = closingAfterEach(b)
 
-  function app(store: Awaited<ReturnType<typeof open>>, o: { asr: AsrEngine; llm?: () => Promise<LlmEngine> }) {
-    return createTestApp({ store, engines: { asr: () => o.asr, ...(o.llm ? { llm: o.llm } : {}) }, env: { NOTESVC_WORKERS: '1', NOTESVC_DIARIZATION: 'off' } })
+  /** An app on `store`; `storage`: another app's, as two worker processes on one data folder share it. */
+  function app(store: Awaited<ReturnType<typeof open>>, o: { asr: AsrEngine; llm?: () => Promise<LlmEngine>; storage?: MediaStorage }) {
+    return createTestApp({ store, storage: o.storage, engines: { asr: () => o.asr, ...(o.llm ? { llm: o.llm } : {}) }, env: { NOTESVC_WORKERS: '1', NOTESVC_DIARIZATION: 'off' } })
   }
 
   test('a run stopped during the summary is taken up again at the summary: the recording is not transcribed again, and the job is charged and counted once', async () => {
@@ -59,7 +61,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`an upload's stages on ${b.nam
     expect(await first.services.jobs.latestForNote(up.noteId)).toMatchObject({ kind: 'process_upload', status: 'queued', stage: 'summarize', attempts: 1, last_error: 'interrupted by shutdown' })
 
     // another worker process (the builtin summary engine) takes it up
-    const second = app(store, { asr: speech.engine })
+    const second = app(store, { asr: speech.engine, storage: first.services.storage })
     await second.services.workers.start()
     try {
       const end = await until('the note settles', async () => {
