@@ -58,6 +58,13 @@ module.exports = {
       to: { path: '^src/jobs/(runtime|worker|wakeup)\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'storage-adapters-inside-storage',
+      severity: 'error',
+      comment: 'A storage back end is reached through the MediaStorage interface (storage.ts) and the registry (index.ts), never by importing its adapter: what differs is a capability, not a kind.',
+      from: { path: '^src/', pathNot: '^src/storage/' },
+      to: { path: '^src/storage/', pathNot: '^src/storage/(index|storage|signed-url)\\.ts$' },
+    },
+    {
       name: 'no-orphans',
       severity: 'error',
       comment: 'Every source file is used by something (a file nothing imports is dead code).',

@@ -40,11 +40,9 @@ export interface AppDeps {
   verifiers?: CredentialVerifier[]
 }
 
-/** Where browsers PUT uploads besides this server: the public URL, and the S3 endpoint (or AWS's) with S3 storage. */
-function uploadOrigins(config: Config): string[] {
-  const origins = [new URL(config.publicUrl).origin]
-  if (config.storage === 's3') origins.push(config.s3.endpoint ? new URL(config.s3.endpoint).origin : 'https://*.amazonaws.com')
-  return origins
+/** Where browsers PUT uploads: this server, and the storage's own origins (an S3 endpoint, or AWS's). */
+function uploadOrigins(config: Config, services: Services): string[] {
+  return [new URL(config.publicUrl).origin, ...services.storage.browserOrigins]
 }
 
 /** Assembles the HTTP application from the modules. */
@@ -77,17 +75,17 @@ export function createApp(deps: AppDeps) {
     // before the routes, so that its hook applies to them (src/http/access-log.ts)
     .use(config.accessLog ? accessLog(log) : new Elysia({ name: 'notesvc-no-access-log' }))
     .use(guard)
-    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
+    .use(discoveryRoutes({ config, catalogue: { operations: OPERATIONS, costs: services.credits.publishedCosts() }, guard, asrEngine: () => services.asr().name, asrServer: () => services.asr().server?.(), llmEngine: () => services.llmSelector.lastKnown(), diarizationEngine: () => services.diarizationSelector.describe().engine, backend: services.backend }))
     .use(notesRoutes({ guard, notes: services.notes, processing: services.processing, speakers: services.speakers, audit: services.audit }))
     .use(foldersRoutes({ guard, folders: services.folders, audit: services.audit }))
-    .use(uploadsRoutes({ guard, uploads: services.uploads, storage: services.storage }))
+    .use(uploadsRoutes({ guard, uploads: services.uploads }))
     .use(processingRoutes({ guard, processing: services.processing }))
     .use(openAiRoutes({ guard, openai: services.openai }))
     .use(usageRoutes({ guard, usage: services.usage }))
     .use(webhooksRoutes({ guard, webhooks: services.webhooks }))
     .use(auditRoutes({ guard, audit: services.audit }))
     .use(retentionRoutes({ guard, retention: services.retention }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))

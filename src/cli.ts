@@ -427,9 +427,9 @@ async function backupCommand(command: 'backup' | 'restore', config: Config, p: P
   }
   if (!folder) throw new UsageError(command === 'backup' ? `name a new or empty folder for the backup: ${commandLine('backup /backups/notesvc-2026-11-26')}` : `name the backup folder to restore: ${commandLine('restore /backups/notesvc-2026-11-26')}`)
   announceDataDir(config)
-  const common = { dataDir: config.dataDir, databasePath: config.databasePath, databaseUrl: config.databaseUrl, storage: config.storage, say }
+  const common = { dataDir: config.dataDir, databasePath: config.databasePath, databaseUrl: config.databaseUrl, storage: config.storage, storageSettings: config.storageSettings, say }
   if (command === 'backup') {
-    const r = await runBackup({ ...common, dest: folder, bucket: config.s3.bucket, onMedia: filesProgress('media') })
+    const r = await runBackup({ ...common, dest: folder, onMedia: filesProgress('media') })
     const m = r.manifest
     // in the live database; never the folder or the database URL (they may hold a password)
     await recordOperatorEvent(config, 'backup.created', { backEnd: m.backEnd, storage: m.storage, createdAt: m.createdAt, notes: m.counts.notes, files: m.files.length })

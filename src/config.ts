@@ -5,10 +5,13 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { DEFAULT_MODELS_URL } from './engines/asr/models'
 import { defaultAsrSlots } from './engines/asr/scheduler'
 import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
+import { ConfigError, flag, integer, oneOf, type Env } from './environment'
+import { STORAGE_VARIABLES, storageSetting } from './storage'
+import { SPEECH_VARIABLES, speechSetting } from './engines/asr/registry'
+
+export { ConfigError, type Env }
 
 export type RateClass = 'read' | 'write' | 'processing'
-export type StorageKind = 'disk' | 's3'
-export type AsrKind = 'auto' | 'whisper' | 'pocketsphinx'
 export type LlmKind = 'auto' | 'ollama' | 'builtin'
 
 export interface Config {
@@ -24,13 +27,20 @@ export interface Config {
   databaseUrl?: string
   /** PostgreSQL: how long a statement may wait for the server's answer (ms; 0: no limit) */
   databaseTimeoutMs: number
-  storage: StorageKind
-  s3: { bucket?: string; endpoint?: string; region?: string; forcePathStyle: boolean }
+  /** NOTESVC_STORAGE: the name a storage back end registered under (src/storage/index.ts) */
+  storage: string
+  /** that back end's settings, parsed by it from its own variables (NOTESVC_S3_* for s3) */
+  storageSettings: unknown
   modelsDir: string
   /** where `models pull` downloads from */
   modelsUrl: string
-  /** `auto`: whisper.cpp when its model file is present, else PocketSphinx when installed, else none */
-  asr: AsrKind
+  /**
+   * NOTESVC_ASR: `auto` (whisper.cpp when its model file is present, else PocketSphinx when installed,
+   * else none), or the name a speech engine registered under (src/engines/asr/registry.ts)
+   */
+  asr: string
+  /** each engine's own settings, parsed by it from its variables, by its NOTESVC_ASR name */
+  speechSettings: Record<string, unknown>
   whisperModel: string
   /** where PocketSphinx is looked for: the Debian packages' program and model (not an environment variable) */
   pocketsphinx: PocketsphinxOptions
@@ -110,18 +120,13 @@ function retentionConfig(env: Env): RetentionConfig {
   }
 }
 
-/** Thrown when the environment holds a value we cannot use; the message says what to set. */
-export class ConfigError extends Error {}
-
-export type Env = Record<string, string | undefined>
-
 const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
 
 /** The variables of DECISIONS.md "Running it", with their defaults. */
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_DATABASE_TIMEOUT_MS', 'NOTESVC_STORAGE',
-  'NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE',
-  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
+  ...STORAGE_VARIABLES,
+  'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', ...SPEECH_VARIABLES, 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
@@ -130,7 +135,7 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
   'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
-] as const
+]
 
 /** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
 export type DataDirSource = 'set' | 'legacy' | 'default'
@@ -203,28 +208,9 @@ export function applyFlags(env: Env, args: string[]): { env: Env; rest: string[]
 function variableForFlag(flag: string): string | undefined {
   const upper = flag.toUpperCase().replaceAll('-', '_')
   for (const candidate of [upper, `NOTESVC_${upper}`]) {
-    if ((CONFIG_VARIABLES as readonly string[]).includes(candidate)) return candidate
+    if (CONFIG_VARIABLES.includes(candidate)) return candidate
   }
   return undefined
-}
-
-function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (value === undefined || value === '') return fallback
-  if ((allowed as readonly string[]).includes(value)) return value as T
-  throw new ConfigError(`${name}=${value} is not valid; use one of: ${allowed.join(', ')}`)
-}
-
-function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined || value === '') return fallback
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name}=${value} is not valid; use a whole number from ${min} to ${max}`)
-  }
-  return n
-}
-
-function flag(value: string | undefined): boolean {
-  return value !== undefined && ['1', 'true', 'yes', 'on'].includes(value.toLowerCase())
 }
 
 export function parseRateLimits(value: string | undefined): Record<RateClass, number> {
@@ -368,16 +354,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     databasePath: resolve(dataDir, 'notesvc.db'),
     databaseUrl: databaseUrl(env.NOTESVC_DATABASE_URL),
     databaseTimeoutMs: integer('NOTESVC_DATABASE_TIMEOUT_MS', env.NOTESVC_DATABASE_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUT_MS, 0, 600_000),
-    storage: oneOf('NOTESVC_STORAGE', env.NOTESVC_STORAGE, ['disk', 's3'] as const, 'disk'),
-    s3: {
-      bucket: env.NOTESVC_S3_BUCKET || undefined,
-      endpoint: env.NOTESVC_S3_ENDPOINT || undefined,
-      region: env.NOTESVC_S3_REGION || undefined,
-      forcePathStyle: flag(env.NOTESVC_S3_FORCE_PATH_STYLE),
-    },
+    ...storageSetting(env),
     modelsDir: resolveModelsDir(env, cwd, dataDir),
     modelsUrl: trimSlash(env.NOTESVC_MODELS_URL || DEFAULT_MODELS_URL),
-    asr: oneOf('NOTESVC_ASR', env.NOTESVC_ASR, ['auto', 'whisper', 'pocketsphinx'] as const, 'auto'),
+    ...speechSetting(env),
     whisperModel: env.NOTESVC_WHISPER_MODEL || 'base.en',
     pocketsphinx: { ...POCKETSPHINX_DEFAULTS },
     llm: oneOf('NOTESVC_LLM', env.NOTESVC_LLM, ['auto', 'ollama', 'builtin'] as const, 'auto'),

@@ -1,23 +1,21 @@
 import { accessSync, constants, existsSync } from 'node:fs'
-import { basename, dirname } from 'node:path'
+import { dirname } from 'node:path'
 import { describeDataDir, type Config } from './config'
 import { openConfiguredStore } from './db/open'
 import { storeSchemaVersion } from './db/migrate-store'
 import { withoutPassword } from './db/copy'
 import type { Store } from './db/store'
-import { modelPath } from './engines/asr/models'
-import { offlineAdvice } from './engines/asr/pull'
 import { createLlmSelector } from './engines/llm'
-import { createAsrSelector } from './engines/asr'
+import { speechChecks } from './engines/asr'
 import { createDiarizationSelector } from './engines/diarization'
 import { diarizationModelPaths, sherpaModelsPresent } from './engines/diarization/models'
 import { tryDiarizationModels } from './engines/diarization/model-trial'
-import { findPocketsphinx, POCKETSPHINX_INSTALL_HINT } from './engines/asr/pocketsphinx'
 import { commandLine } from './command-name'
 import { systemClock } from './clock'
 import { createJobsRepo } from './jobs/repo'
 import { liveWorkerRows, thisObserver } from './jobs/presence'
 import { SSO_CALLBACK_PATH } from './modules/sso/service'
+import { checkStorage } from './storage'
 
 interface Check {
   name: string
@@ -63,23 +61,6 @@ function nearestExisting(path: string): string {
   let p = path
   while (!existsSync(p) && dirname(p) !== p) p = dirname(p)
   return p
-}
-
-/**
- * What PocketSphinx's accuracy is, in figures: measured for issue 24 on main 8abbfa2 with the
- * en-us model Debian packages (word error rate against the reference text).
- */
-const POCKETSPHINX_ACCURACY =
-  'PocketSphinx is far less accurate than Whisper: a third to a half of the words wrong (37% word error rate on the Debian audiobook clips, 48% on the cards set, measured in issue 24)'
-
-/** Whether the model host answers at all (any HTTP status), within 3 seconds. */
-async function modelHostReachable(url: string): Promise<{ ok: boolean; detail: string }> {
-  try {
-    await fetch(url, { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(3000) })
-    return { ok: true, detail: `${new URL(url).host} reachable` }
-  } catch (err) {
-    return { ok: false, detail: `${new URL(url).host} cannot be reached from here (${(err as Error).message})` }
-  }
 }
 
 /**
@@ -145,18 +126,7 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     })
   }
 
-  if (config.storage === 'disk') {
-    // PostgreSQL is for several machines; media on one machine's disk is not where the others look
-    const shared = Boolean(config.databaseUrl)
-    checks.push({
-      name: 'storage', ok: true, essential: true, warn: shared,
-      detail: `disk, under ${config.dataDir}${shared ? ', with the database on PostgreSQL: fine for one machine, but several machines need shared media' : ''}`,
-      fix: shared ? 'set NOTESVC_STORAGE=s3 with NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or another S3-compatible store) on every node and worker' : undefined,
-    })
-  } else {
-    const ok = Boolean(config.s3.bucket)
-    checks.push({ name: 'storage', ok, essential: true, detail: ok ? `s3 bucket ${config.s3.bucket}${config.s3.endpoint ? ` at ${config.s3.endpoint}` : ''}` : 's3 selected but NOTESVC_S3_BUCKET is not set', fix: ok ? undefined : 'set NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)' })
-  }
+  checks.push({ name: 'storage', essential: true, ...checkStorage(config) })
 
   for (const [name, configured, fix] of [
     ['ffmpeg', config.ffmpeg, 'apt-get install ffmpeg (or set NOTESVC_FFMPEG); without it only WAV uploads work'],
@@ -167,33 +137,8 @@ export async function runDoctor(config: Config, out: (line: string) => void): Pr
     checks.push({ name, ok: Boolean(found), detail: found ?? 'not found', fix: found ? undefined : fix })
   }
 
-  // Both speech engines, then the one in use: with NOTESVC_ASR=auto either one is enough.
-  {
-    const path = modelPath(config.modelsDir, config.whisperModel)
-    const ok = existsSync(path)
-    // A missing model: `models pull` when its host answers, else the offline way, `models import`.
-    const reach = ok ? null : await modelHostReachable(`${config.modelsUrl}/${basename(path)}`)
-    checks.push({
-      name: 'whisper model', ok,
-      detail: ok ? path : `${config.whisperModel} is missing (${path})${reach && !reach.ok ? `; ${reach.detail}` : ''}`,
-      fix: ok ? undefined : reach?.ok ? commandLine(`models pull ${config.whisperModel}`) : offlineAdvice(config.whisperModel, config.modelsUrl),
-    })
-  }
-  {
-    const found = findPocketsphinx(config.pocketsphinx)
-    const ok = 'program' in found
-    checks.push({
-      name: 'pocketsphinx', ok,
-      detail: ok ? `${found.program}, model ${config.pocketsphinx.hmm}` : found.missing,
-      fix: ok ? undefined : POCKETSPHINX_INSTALL_HINT,
-    })
-  }
-  const speech = createAsrSelector(config).describe()
-  checks.push({
-    name: 'speech engine', ok: speech.engine !== 'none', warn: speech.engine === 'pocketsphinx',
-    detail: speech.engine === 'pocketsphinx' ? `${speech.detail}; ${POCKETSPHINX_ACCURACY}` : speech.detail,
-    fix: speech.engine === 'pocketsphinx' ? `for Whisper's accuracy, get a Whisper model: ${commandLine(`models pull ${config.whisperModel}`)}, or offline ${commandLine(`models import ggml-${config.whisperModel}.bin`)}` : undefined,
-  })
+  // Each speech engine's own lines, then the one in use: with NOTESVC_ASR=auto any one is enough.
+  checks.push(...(await speechChecks(config)))
 
   {
     const models = sherpaModelsPresent(config.modelsDir)

@@ -1,4 +1,3 @@
-import { listModels } from './engines/asr/models'
 import type { Config } from './config'
 import type { Clock } from './clock'
 import type { Store } from './db/store'
@@ -8,7 +7,7 @@ import type { IdGenerator } from './ids'
 import { lazySecret } from './db/settings'
 import { silentLogger, type Logger } from './log'
 import type { AsrEngine } from './engines/asr/engine'
-import { createAsrSelector } from './engines/asr'
+import { createAsrSelector, speechModels } from './engines/asr'
 import { createDiarizationSelector } from './engines/diarization'
 import type { DiarizationEngine } from './engines/diarization/engine'
 import { diarizeChannels } from './engines/diarization/channels'
@@ -111,7 +110,7 @@ export function createServices(deps: CoreDeps) {
   const foldersRepo = createFoldersRepo(store)
   const log = deps.log ?? silentLogger
   const uploadSecret = lazySecret(store, 'upload_signing_key')
-  const storage = deps.storage ?? createStorage(config, uploadSecret)
+  const storage = deps.storage ?? createStorage(config, { dataDir: config.dataDir, publicUrl: config.publicUrl, uploadSecret })
   const uploadsRepo = createUploadsRepo(store)
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
@@ -163,11 +162,7 @@ export function createServices(deps: CoreDeps) {
   })
   const openai = createOpenAiService({
     processing, dataDir: config.dataDir, log,
-    catalog: () => ({
-      engine: engines.asr().name,
-      whisperModels: listModels(config.modelsDir).map(m => ({ name: m.name, created: Math.floor(m.modifiedMs / 1000) })),
-      diarization: config.diarization !== 'off',
-    }),
+    catalog: () => ({ models: speechModels(config, engines.asr().name), diarization: config.diarization !== 'off' }),
   })
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,

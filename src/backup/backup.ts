@@ -1,30 +1,29 @@
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { BackupRefused, databaseBackup, type DatabaseBackup, type DatabaseSnapshot } from '../db/backup'
-import { createDiskStorage } from '../storage/disk'
+import { mediaBackup, type StorageSetting } from '../storage'
 import { VERSION } from '../version'
 import { copyHashed, MANIFEST_FORMAT, MANIFEST_NAME, temporaryName, writeFileAtomically, type Manifest, type ManifestFile } from './manifest'
 
 /**
  * `notesvc backup DEST`, safe while `serve` runs:
  *   1. the database, one consistent snapshot (src/db/backup.ts), to a temporary name in DEST, renamed;
- *   2. with disk storage, the media files that snapshot refers to, each to a temporary name, renamed.
+ *   2. when the storage's media are copied into a backup (disk), the media files that snapshot refers
+ *      to, each to a temporary name, renamed.
  *      Media files are written once and never changed, so a file copied after the snapshot is the one
  *      the snapshot means. A file gone by then (its note deleted after the snapshot, by its owner or a
  *      retention sweep) is reported and listed in the manifest's `missingMedia`, not fatal: the backup
  *      is still the snapshot's state, less a recording that was being deleted anyway;
  *   3. the manifest, last: a folder without one is visibly a backup that did not finish.
- * With S3 storage the media stay in the bucket (its versioning or replication protects them): only the
- * database is copied, and the output says so.
+ * A storage whose media are not copied (S3: they stay in the bucket, its versioning or replication
+ * protects them) has only the database copied, and the output says where the media are.
  */
 
-export interface BackupOptions {
+export interface BackupOptions extends StorageSetting {
   dest: string
   dataDir: string
   databasePath: string
   databaseUrl?: string
-  storage: 'disk' | 's3'
-  bucket?: string
   clock?: () => Date
   /** progress of the media copy */
   onMedia?: (done: { files: number; bytes: number }, total: { files: number; bytes: number }) => void
@@ -80,16 +79,16 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
   const files: ManifestFile[] = [dbFile]
   const missingMedia: string[] = []
   let mediaBytes = 0
-  if (o.storage === 's3') {
-    say(`media: left in the S3 bucket ${o.bucket ?? ''} and not copied (${snapshot.mediaKeys.length} files); protect them with the bucket's versioning or replication`)
+  const media = mediaBackup(o)
+  if (!media.copied) {
+    say(`media: left in ${media.leftIn} and not copied (${snapshot.mediaKeys.length} files); ${media.advice}`)
   } else {
-    const media = createDiskStorage({ root: join(o.dataDir, 'media'), publicUrl: 'http://localhost', secret: '' })
-    const sizes = await Promise.all(snapshot.mediaKeys.map(async key => (await stat(media.pathOf(key)).catch(() => null))?.size ?? 0))
+    const sizes = await Promise.all(snapshot.mediaKeys.map(async key => (await stat(media.fileOf(key)).catch(() => null))?.size ?? 0))
     const total = { files: snapshot.mediaKeys.length, bytes: sizes.reduce((s, n) => s + n, 0) }
     const done = { files: 0, bytes: 0 }
     for (const key of snapshot.mediaKeys) {
       const path = `media/${key}`
-      const copied = await copyHashed(media.pathOf(key), join(dest, path), n => { done.bytes += n })
+      const copied = await copyHashed(media.fileOf(key), join(dest, path), n => { done.bytes += n })
       if (!copied) {
         missingMedia.push(key)
         say(`media: ${key} was deleted after the database was copied (its note removed meanwhile); left out`)
@@ -108,11 +107,11 @@ export async function runBackup(o: BackupOptions): Promise<BackupReport> {
     notesvcVersion: VERSION,
     schemaVersion: snapshot.schemaVersion,
     backEnd: database.backEnd,
-    storage: o.storage,
+    storage: media.storage,
     createdAt,
     database: database.fileName,
     counts: snapshot.counts,
-    ...(o.storage === 's3' ? { bucket: o.bucket } : {}),
+    ...(media.copied ? {} : { ...media.manifest, mediaLeftIn: media.leftIn }),
     missingMedia,
     files,
   }
@@ -135,8 +134,8 @@ async function hashAndRename(temp: string, final: string): Promise<{ size: numbe
 /** The summary line of a backup, for stdout. */
 export function describeBackup(r: BackupReport): string {
   const m = r.manifest
-  const media = m.storage === 's3'
-    ? 'media left in the S3 bucket (not in this backup)'
+  const media = m.mediaLeftIn
+    ? `media left in ${m.mediaLeftIn} (not in this backup)`
     : `${r.mediaFiles} media files (${r.mediaBytes} bytes)${m.missingMedia.length ? `, ${m.missingMedia.length} deleted meanwhile and left out` : ''}`
   return `backup written to ${r.dest} in ${r.seconds.toFixed(1)} s: ${m.backEnd} database (${r.databaseBytes} bytes, schema version ${m.schemaVersion}, ${m.counts.notes} notes, ${m.counts.accounts} accounts), ${media}; manifest.json lists every file with its SHA-256`
 }

@@ -14,7 +14,7 @@ export interface Manifest {
   schemaVersion: number
   /** `sqlite` or `postgres` */
   backEnd: string
-  /** `disk` (media in the backup) or `s3` (media left in the bucket) */
+  /** the installation's NOTESVC_STORAGE: `disk` (media in the backup) or `s3` (media left in the bucket) */
   storage: string
   /** when the database snapshot was taken: the backup holds the state of that moment */
   createdAt: string
@@ -23,6 +23,8 @@ export interface Manifest {
   counts: { notes: number; accounts: number }
   /** the S3 bucket holding the media, when storage is s3 */
   bucket?: string
+  /** where the media stayed when the storage's media are not copied into a backup (a sentence: "the S3 bucket …") */
+  mediaLeftIn?: string
   /** storage keys the database refers to whose files were gone when the media were copied */
   missingMedia: string[]
   files: ManifestFile[]

@@ -1,6 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { BackupRefused, databaseBackup, latestSchemaVersion, type DatabaseBackup } from '../db/backup'
+import { mediaBackup, type StorageSetting } from '../storage'
+import type { MediaBackup } from '../storage/storage'
 import { checkedPath, copyHashed, hashFile, holdsFiles, MANIFEST_NAME, readManifest, verifyBackup, type Manifest, type VerifyProgress } from './manifest'
 import { MARKER_FORMAT, MARKER_NAME, readMarker, removeMarker, sweepMarked, writeMarker } from './marker'
 
@@ -23,12 +25,11 @@ import { MARKER_FORMAT, MARKER_NAME, readMarker, removeMarker, sweepMarked, writ
  * refuse to start while it is there.
  */
 
-export interface RestoreOptions {
+export interface RestoreOptions extends StorageSetting {
   src: string
   dataDir: string
   databasePath: string
   databaseUrl?: string
-  storage: 'disk' | 's3'
   onVerify?: VerifyProgress
   /** progress of the media copy */
   onMedia?: VerifyProgress
@@ -43,15 +44,15 @@ export interface RestoreReport {
   seconds: number
 }
 
-/** Refuses a backup this configuration cannot take: another back end, a newer schema, media meant for disk on S3. */
-function checkFits(m: Manifest, database: DatabaseBackup, o: RestoreOptions): void {
+/** Refuses a backup this configuration cannot take: another back end, a newer schema, media files for a storage that does not keep them as files (S3). */
+function checkFits(m: Manifest, database: DatabaseBackup, o: RestoreOptions, media: MediaBackup): void {
   if (m.backEnd !== database.backEnd) throw new BackupRefused(database.otherBackEnd(m.backEnd))
   const latest = latestSchemaVersion(o)
   if (m.schemaVersion > latest) throw new BackupRefused(`the backup's database is at schema version ${m.schemaVersion}, newer than this build knows (${latest}); restore it with notesvc ${m.notesvcVersion} or newer`)
   if (m.database !== database.fileName) throw new BackupRefused(`the manifest names its database ${m.database}, and a ${m.backEnd} backup's is ${database.fileName}; this is not a backup notesvc wrote, use another backup`)
   const hasMedia = m.files.some(f => checkedPath(m, f.path).startsWith('media/'))
-  if (hasMedia && o.storage === 's3') {
-    throw new BackupRefused('this backup holds media files (its installation kept them on disk), and NOTESVC_STORAGE=s3 would not find them; restore with NOTESVC_STORAGE=disk, then copy media/ into the bucket if you move to S3')
+  if (hasMedia && !media.copied) {
+    throw new BackupRefused(`this backup holds media files (its installation kept them on ${m.storage}), and NOTESVC_STORAGE=${o.storage} would not find them; restore with NOTESVC_STORAGE=${m.storage}, then copy media/ into ${media.leftIn} if you move to ${o.storage}`)
   }
 }
 
@@ -70,7 +71,8 @@ export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
   const database = o.database ?? databaseBackup(o)
 
   const manifest = await readManifest(src)
-  checkFits(manifest, database, o)
+  const media = mediaBackup(o)
+  checkFits(manifest, database, o, media)
   await sweepUnfinished(o, database, say)
   const taken = await occupied(o, database)
   if (taken) {
@@ -107,7 +109,9 @@ export async function runRestore(o: RestoreOptions): Promise<RestoreReport> {
       o.onMedia?.(done, total)
     }
     if (manifest.missingMedia.length > 0) say(`media: ${manifest.missingMedia.length} files were deleted while the backup was taken and are not in it (${manifest.missingMedia.slice(0, 3).join(', ')}${manifest.missingMedia.length > 3 ? ', …' : ''})`)
-    if (manifest.storage === 's3') say(`media: not in the backup; they stay in the S3 bucket ${manifest.bucket ?? ''}`)
+    // (a backup written before the manifest said where: where this configuration keeps them, when it is the same storage)
+    const leftIn = manifest.mediaLeftIn ?? (manifest.storage === o.storage && !media.copied ? media.leftIn : null)
+    if (leftIn) say(`media: not in the backup; they stay in ${leftIn}`)
 
     say(`database: restoring ${manifest.database} into ${database.source}`)
     // all or nothing by itself (SQLite: a temporary name renamed; PostgreSQL: one transaction)

@@ -25,6 +25,14 @@
  * cover the segment exactly. Either way the first cue of a segment starts at the segment's start and
  * the last ends at its end; cues never overlap; every word of the segment's text is kept, in order.
  *
+ * Across segments (`cutTranscriptCues`, for the whole transcript): a cue still under 1 s that cannot
+ * stay up a second before the next cue starts (a one-word segment, a turn cut short by a speaker
+ * change) is merged into a neighbour that can absorb it, the nearer in time first. The same speaker's
+ * words join theirs within 2 lines; across a speaker change the two make a dialogue cue, one line per
+ * speaker opening with a hyphen (Netflix's English guide: "a hyphen without a space", at most one
+ * speaker per line; "-Are you coming?" / "-In a minute."), so never more than two speakers and never
+ * a speaker's words split over the two lines.
+ *
  * Written here rather than taken from npm: the subtitle libraries (`subtitle`, `subsrt-ts`,
  * `node-webvtt`) parse and write cues they are given and at most resync them; none cuts a long
  * timed segment into readable cues from word times, which is all this file does (the file syntax
@@ -186,4 +194,98 @@ export function segmentCues(seg: CueSource, bounds: CueBounds = {}): TimedCue[] 
   }
 
   return ranges.map(([i, j]) => ({ start: toks[i]!.start, end: toks[j - 1]!.end, lines: twoLines(words(i, j), maxChars) ?? [words(i, j).join(' ')] }))
+}
+
+/** One speaker's lines in a cue. */
+export interface CueTurn {
+  /** the name shown, when the transcript was diarized */
+  speaker?: string
+  lines: string[]
+}
+
+/**
+ * A cue of a whole transcript, in seconds: one speaker's lines (at most two), or a dialogue cue of two
+ * speakers, one line each, which the formats open with a hyphen ("-Bob: the" / "-Ann: yes").
+ */
+export interface TranscriptCue {
+  start: number
+  end: number
+  turns: CueTurn[]
+}
+
+export interface SpokenSegment extends CueSource {
+  /** the name shown, when the transcript was diarized */
+  speaker?: string
+}
+
+export interface TranscriptCueOptions extends CueBounds {
+  /** the name is written in the text before the words ("Maria: …", as SubRip shows it): lines leave room for it */
+  namesInText?: boolean
+}
+
+/** What opens each line of a two-speaker cue. */
+export const DIALOGUE_DASH = '-'
+
+interface Piece { start: number; end: number; turns: { speaker?: string; words: string[] }[] }
+
+/**
+ * The cues of a transcript: each segment cut by `segmentCues`, then every cue still shorter than
+ * `minCueSeconds` that cannot stay on screen that long before the next cue starts is merged into a
+ * neighbour that can absorb it: the nearer in time first (on a tie the same speaker's, then the one
+ * before), else the other. A neighbour can absorb it when the result keeps the bounds: the same
+ * speaker's words in at most 2 lines and `maxCueSeconds`; across a speaker change, a dialogue cue of
+ * exactly two speakers with each one's words on one line, hyphen and name included. A cue no
+ * neighbour can absorb stays up until a second has passed or the next cue starts, whichever is first.
+ */
+export function cutTranscriptCues(segments: readonly SpokenSegment[], opts: TranscriptCueOptions = {}): TranscriptCue[] {
+  const maxChars = opts.maxLineChars ?? MAX_LINE_CHARS
+  const maxSec = opts.maxCueSeconds ?? MAX_CUE_SECONDS
+  const minSec = opts.minCueSeconds ?? MIN_CUE_SECONDS
+  // SubRip shows the name before the first line: a speaker's lines are wrapped short enough to hold it
+  const room = (speaker?: string) => (opts.namesInText && speaker ? Math.max(12, maxChars - speaker.length - 2) : maxChars)
+  const dialogueLine = (speaker: string | undefined, words: readonly string[]) =>
+    `${DIALOGUE_DASH}${opts.namesInText && speaker ? `${speaker}: ` : ''}${words.join(' ')}`
+  const fits = (p: Piece) => p.end - p.start <= maxSec && (p.turns.length === 1
+    ? p.turns[0]!.words.length === 1 || twoLines(p.turns[0]!.words, room(p.turns[0]!.speaker)) !== null
+    : p.turns.length === 2 && p.turns.every(t => dialogueLine(t.speaker, t.words).length <= maxChars))
+
+  const pieces: Piece[] = segments.flatMap(s => segmentCues(s, { ...opts, maxLineChars: room(s.speaker) }).map(c => ({
+    start: c.start, end: c.end, turns: [{ ...(s.speaker === undefined ? {} : { speaker: s.speaker }), words: c.lines.join(' ').split(' ') }],
+  })))
+
+  for (let r = 0; r < pieces.length;) {
+    const p = pieces[r]!
+    const prev = pieces[r - 1]
+    const next = pieces[r + 1]
+    if (p.end - p.start >= minSec || (next ? next.start : Infinity) - p.start >= minSec) { r++; continue }
+    const options = [
+      ...(prev ? [{ at: r - 1, gap: p.start - prev.end, other: prev.turns.at(-1)!.speaker !== p.turns[0]!.speaker, merged: joined(prev, p) }] : []),
+      ...(next ? [{ at: r, gap: next.start - p.end, other: next.turns[0]!.speaker !== p.turns.at(-1)!.speaker, merged: joined(p, next) }] : []),
+    ].sort((a, b) => a.gap - b.gap || Number(a.other) - Number(b.other))
+    const taken = options.find(o => fits(o.merged))
+    if (!taken) { r++; continue }
+    pieces.splice(taken.at, 2, taken.merged)
+    r = Math.max(0, taken.at - 1)
+  }
+
+  return pieces.map((p, i) => {
+    const next = pieces[i + 1]
+    const end = p.end - p.start >= minSec ? p.end : Math.max(p.end, Math.min(p.start + minSec, next ? next.start : Infinity))
+    const turns = p.turns.map(t => ({
+      ...(t.speaker === undefined ? {} : { speaker: t.speaker }),
+      lines: p.turns.length === 1 ? twoLines(t.words, room(t.speaker)) ?? [t.words.join(' ')] : [t.words.join(' ')],
+    }))
+    return { start: p.start, end, turns }
+  })
+}
+
+/** Two neighbouring cues as one: their turns in order, a speaker's words joined when the two meet. */
+function joined(a: Piece, b: Piece): Piece {
+  const turns = a.turns.map(t => ({ ...t, words: [...t.words] }))
+  for (const t of b.turns) {
+    const last = turns.at(-1)!
+    if (last.speaker === t.speaker) last.words.push(...t.words)
+    else turns.push({ ...t, words: [...t.words] })
+  }
+  return { start: Math.min(a.start, b.start), end: Math.max(a.end, b.end), turns }
 }

@@ -15,10 +15,11 @@
  * Cues are cut from the segments by cues.ts, for every caller (API, CLI, browser export, OpenAI
  * route): at most 2 lines of at most `maxLineChars` characters (42) and at most 7 s, at word times when
  * the engine gives them; a segment's first cue starts at its start and its last ends at its end.
- * A single word longer than a line stays whole.
+ * A single word longer than a line stays whole. A cue under 1 s is merged into a neighbour that can
+ * absorb it, across segments and speakers (a two-speaker dialogue cue), as cues.ts says.
  */
 
-import { MAX_LINE_CHARS, MIN_CUE_SECONDS, segmentCues, type CueWord } from './cues'
+import { cutTranscriptCues, DIALOGUE_DASH, MAX_LINE_CHARS, type CueTurn, type CueWord } from './cues'
 
 export const TRANSCRIPT_FORMATS = ['txt', 'srt', 'vtt', 'json'] as const
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
@@ -47,50 +48,34 @@ export interface CueOptions {
   maxLineChars?: number
 }
 
-/** A subtitle cue: times in whole milliseconds, text already wrapped into lines (not yet escaped). */
+/**
+ * A subtitle cue: times in whole milliseconds, text already wrapped into lines (not yet escaped): one
+ * speaker's lines, or two speakers' one line each (a dialogue cue, cues.ts).
+ */
 export interface Cue {
   startMs: number
   endMs: number
-  lines: string[]
-  /** who said it, when the segment names a speaker */
-  speaker?: string
+  turns: CueTurn[]
 }
 
-const DEFAULT_LINE_CHARS = MAX_LINE_CHARS
-
 /**
- * The cues of a transcript: each segment with text cut into cues a screen can show (cues.ts), in
- * order. Times are rounded to the millisecond, never negative, a cue never starts before the previous
- * cue of its segment ends, and a cue ends at least 1 ms after it starts (both formats need end >
- * start; an engine may give a one-word segment no length).
+ * The cues of a transcript, cut and merged by cues.ts (`cutTranscriptCues`), in order. Times are
+ * rounded to the millisecond, never negative, a cue never starts before the previous one ends unless
+ * their segments overlap, and a cue ends at least 1 ms after it starts (both formats need end > start;
+ * an engine may give a one-word segment no length).
  */
 export function transcriptCues(segments: readonly TimedSegment[], opts: CueOptions & { namePrefix?: boolean } = {}): Cue[] {
-  const maxLineChars = opts.maxLineChars ?? DEFAULT_LINE_CHARS
   const cues: Cue[] = []
-  for (const s of segments) {
-    let prevEnd = 0
-    // SRT shows the name in the text ("Maria: …"): the lines are wrapped short enough to hold it
-    const room = opts.namePrefix && s.speaker ? Math.max(12, maxLineChars - s.speaker.length - 2) : maxLineChars
-    for (const c of segmentCues(s, { maxLineChars: room })) {
-      const startMs = Math.max(0, prevEnd, Math.round(c.start * 1000))
-      const endMs = Math.max(startMs + 1, Math.round(c.end * 1000))
-      cues.push({ startMs, endMs, lines: c.lines, ...(s.speaker ? { speaker: s.speaker } : {}) })
-      prevEnd = endMs
-    }
-  }
-  // A cue shorter than a second (a one-word turn of a diarized transcript, a segment the engine gave
-  // no length) stays up until a second has passed or the next cue starts, whichever is first.
-  for (let i = 0; i < cues.length; i++) {
-    const c = cues[i]!
-    if (c.endMs - c.startMs >= MIN_CUE_MS) continue
-    const next = cues[i + 1]
-    c.endMs = Math.max(c.endMs, Math.min(c.startMs + MIN_CUE_MS, next ? next.startMs : Infinity))
+  let prev: { end: number; endMs: number } | null = null
+  for (const c of cutTranscriptCues(segments, { maxLineChars: opts.maxLineChars ?? MAX_LINE_CHARS, namesInText: opts.namePrefix === true })) {
+    const rounded = Math.max(0, Math.round(c.start * 1000))
+    const startMs = prev && prev.end <= c.start ? Math.max(rounded, prev.endMs) : rounded
+    const endMs = Math.max(startMs + 1, Math.round(c.end * 1000))
+    cues.push({ startMs, endMs, turns: c.turns })
+    prev = { end: c.end, endMs }
   }
   return cues
 }
-
-/** The shortest a cue is shown when the next one leaves room (cues.ts MIN_CUE_SECONDS). */
-const MIN_CUE_MS = MIN_CUE_SECONDS * 1000
 
 /** `hh:mm:ss<sep>mmm`; hours grow past two digits rather than wrapping. */
 function timestamp(ms: number, separator: ',' | '.'): string {
@@ -107,8 +92,15 @@ const srtText = (line: string) => line.replaceAll('-->', '->')
 /** WebVTT cue text: `&`, `<` and `>` as character references (which also keeps `-->` out). */
 const vttText = (line: string) => line.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 
-/** A cue's lines with the speaker's name before the first ("Maria: …"), as SubRip and plain text show speakers. */
-const named = (c: Cue) => (c.speaker ? [`${c.speaker}: ${c.lines[0] ?? ''}`, ...c.lines.slice(1)] : c.lines)
+/**
+ * A cue's lines with the speaker's name before the first ("Maria: …"), as SubRip and plain text show
+ * speakers; a dialogue cue's lines each open with the hyphen and the name ("-Maria: …").
+ */
+function named(c: Cue): string[] {
+  if (c.turns.length > 1) return c.turns.map(t => `${DIALOGUE_DASH}${t.speaker ? `${t.speaker}: ` : ''}${t.lines.join(' ')}`)
+  const [{ speaker, lines }] = c.turns as [CueTurn]
+  return speaker ? [`${speaker}: ${lines[0] ?? ''}`, ...lines.slice(1)] : lines
+}
 
 /** SubRip: numbered cues from 1, `hh:mm:ss,mmm --> hh:mm:ss,mmm`, a blank line after each; each cue of a named speaker starts with the name. */
 export function toSrt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
@@ -122,12 +114,17 @@ const voice = (name: string) => name.replace(/[\r\n]+/g, ' ').replaceAll('&', '&
 
 /**
  * WebVTT: the `WEBVTT` header, then numbered cues, `hh:mm:ss.mmm --> hh:mm:ss.mmm`; a cue of a named
- * speaker in a voice span (`<v Maria>…</v>`), which players show or style as the speaker.
+ * speaker in a voice span (`<v Maria>…</v>`), which players show or style as the speaker; a dialogue
+ * cue has one line and one voice span per speaker, each line opening with the hyphen.
  */
 export function toVtt(segments: readonly TimedSegment[], opts: CueOptions = {}): string {
   const cues = transcriptCues(segments, opts).map((c, i) => {
-    const text = c.lines.map(vttText).join('\n')
-    return `${i + 1}\n${timestamp(c.startMs, '.')} --> ${timestamp(c.endMs, '.')}\n${c.speaker ? `<v ${voice(c.speaker)}>${text}</v>` : text}\n`
+    const dash = c.turns.length > 1 ? DIALOGUE_DASH : ''
+    const text = c.turns.map(t => {
+      const lines = (dash ? [t.lines.join(' ')] : t.lines).map(l => `${dash}${vttText(l)}`).join('\n')
+      return t.speaker ? `<v ${voice(t.speaker)}>${lines}</v>` : lines
+    }).join('\n')
+    return `${i + 1}\n${timestamp(c.startMs, '.')} --> ${timestamp(c.endMs, '.')}\n${text}\n`
   })
   return ['WEBVTT\n', ...cues].join('\n')
 }

@@ -1,31 +1,21 @@
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
-import type { LocalCopy, MediaStorage, StoredObject, UploadTarget } from './storage'
+import type { LocalCopy, MediaStorage, PartialWrite, StorageBackend, StoredObject, UploadBody, UploadTarget } from './storage'
 import { TooLargeError } from './storage'
 import { uploadUrl } from './signed-url'
 
-export interface DiskStorage extends MediaStorage {
-  readonly kind: 'disk'
-  /**
-   * Streams `body` to `key` with constant memory: written to a temporary name beside it and renamed
-   * into place only when complete, so a failed or oversized upload leaves nothing behind.
-   */
-  write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | ReadableStream<Uint8Array>, maxBytes: number, declaredLength?: number): Promise<number>
+/**
+ * Media on this machine's disk, under `<data>/media`: the upload PUT comes to this server (a URL it
+ * signs) and is streamed to a temporary name beside its key, renamed into place only when complete,
+ * so a failed or oversized upload leaves nothing behind; a process killed mid-write leaves the
+ * temporary file, which start-up reclaims (`partialWrites`). A backup copies the files.
+ */
+interface DiskStorage extends MediaStorage {
+  readonly receiveUpload: NonNullable<MediaStorage['receiveUpload']>
   pathOf(key: string): string
-  /** The temporary files of writes that never finished: left when the process died mid-write. */
-  partialWrites(): Promise<PartialWrite[]>
-  removePartialWrite(write: PartialWrite): Promise<void>
 }
 
-/** A temporary file `write` left behind, and the key it was writing. */
-export interface PartialWrite {
-  key: string
-  path: string
-  bytes: number
-  modifiedAt: Date
-}
-
-/** `write`'s temporary name: hidden, beside the final file, unique per write. */
+/** `receiveUpload`'s temporary name: hidden, beside the final file, unique per write. */
 const partialName = (name: string) => `.${name}.${crypto.randomUUID()}.part`
 const PARTIAL_NAME = /^\.(.+)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.part$/
 
@@ -63,8 +53,9 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
   }
 
   return {
-    kind: 'disk',
+    name: 'disk',
     pathOf,
+    browserOrigins: [],
 
     async uploadTarget(key: string, contentType: string, expiresAt: Date): Promise<UploadTarget> {
       const noteId = key.split('/').at(-1)!
@@ -118,7 +109,7 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       await rm(write.path, { force: true })
     },
 
-    async write(key: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | ReadableStream<Uint8Array>, maxBytes: number, declaredLength?: number): Promise<number> {
+    async receiveUpload(key: string, body: UploadBody, maxBytes: number, declaredLength?: number): Promise<number> {
       const final = pathOf(key)
       await mkdir(dirname(final), { recursive: true })
       const temp = join(dirname(final), partialName(basename(final)))
@@ -145,4 +136,18 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       }
     },
   }
+}
+
+/** `NOTESVC_STORAGE=disk` (the default): no variables of its own; the folder is the data folder's `media`. */
+export const diskBackend: StorageBackend<Record<string, never>> = {
+  name: 'disk',
+  variables: [],
+  sharedByMachines: false,
+  settings: () => ({}),
+  open: (_settings, place) => createDiskStorage({ root: join(place.dataDir, 'media'), publicUrl: place.publicUrl, secret: place.uploadSecret }),
+  check: (_settings, place) => ({ ok: true, detail: `disk, under ${place.dataDir}` }),
+  backup(_settings, dataDir) {
+    const media = createDiskStorage({ root: join(dataDir, 'media'), publicUrl: 'http://localhost', secret: '' })
+    return { copied: true, folder: join(dataDir, 'media'), fileOf: media.pathOf }
+  },
 }

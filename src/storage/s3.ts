@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { LocalCopy, MediaStorage, StoredObject, UploadTarget } from './storage'
+import { flag } from '../environment'
+import type { LocalCopy, MediaStorage, StorageBackend, StoredObject, UploadTarget } from './storage'
 
 export interface S3Options {
   bucket: string
@@ -36,7 +37,12 @@ export function createS3Storage(opts: S3Options): MediaStorage {
   const Bucket = opts.bucket
 
   return {
-    kind: 's3',
+    name: 's3',
+    // the browser PUTs to the bucket's endpoint (or AWS's), which the library page's CSP must allow
+    browserOrigins: [opts.endpoint ? new URL(opts.endpoint).origin : 'https://*.amazonaws.com'],
+    // a PUT to S3 is stored whole or not at all: nothing partial is left to reclaim
+    partialWrites: async () => [],
+    removePartialWrite: async () => {},
 
     async uploadTarget(key: string, contentType: string, expiresAt: Date): Promise<UploadTarget> {
       const expiresIn = Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000))
@@ -82,4 +88,41 @@ export function createS3Storage(opts: S3Options): MediaStorage {
       await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }))
     },
   }
+}
+
+/** What NOTESVC_S3_* say; the bucket is required to open it (doctor reports it missing). */
+interface S3Settings {
+  bucket?: string
+  endpoint?: string
+  region?: string
+  forcePathStyle: boolean
+}
+
+const S3_SETUP = 'NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or another S3-compatible store)'
+
+/** `NOTESVC_STORAGE=s3`: a bucket every node and worker shares; credentials from the usual AWS_* variables. */
+export const s3Backend: StorageBackend<S3Settings> = {
+  name: 's3',
+  variables: ['NOTESVC_S3_BUCKET', 'NOTESVC_S3_ENDPOINT', 'NOTESVC_S3_REGION', 'NOTESVC_S3_FORCE_PATH_STYLE'],
+  sharedByMachines: true,
+  setup: S3_SETUP,
+  settings: env => ({
+    bucket: env.NOTESVC_S3_BUCKET || undefined,
+    endpoint: env.NOTESVC_S3_ENDPOINT || undefined,
+    region: env.NOTESVC_S3_REGION || undefined,
+    forcePathStyle: flag(env.NOTESVC_S3_FORCE_PATH_STYLE),
+  }),
+  open(s) {
+    if (!s.bucket) throw new Error('NOTESVC_STORAGE=s3 needs NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)')
+    return createS3Storage({ bucket: s.bucket, endpoint: s.endpoint, region: s.region, forcePathStyle: s.forcePathStyle })
+  },
+  check: s => s.bucket
+    ? { ok: true, detail: `s3 bucket ${s.bucket}${s.endpoint ? ` at ${s.endpoint}` : ''}` }
+    : { ok: false, detail: 's3 selected but NOTESVC_S3_BUCKET is not set', fix: 'set NOTESVC_S3_BUCKET (and NOTESVC_S3_ENDPOINT for MinIO or other S3-compatible stores)' },
+  backup: s => ({
+    copied: false,
+    leftIn: `the S3 bucket ${s.bucket ?? ''}`,
+    advice: "protect them with the bucket's versioning or replication",
+    manifest: s.bucket ? { bucket: s.bucket } : {} as Record<string, string>,
+  }),
 }

@@ -92,7 +92,7 @@ describe('backup', () => {
   test('with S3 storage only the database is copied, and the output says the media stay in the bucket', async () => {
     const d = await dataFolder(1)
     const said: string[] = []
-    const r = await runBackup({ ...d.config, storage: 's3', bucket: 'recordings', dest: folder('s3'), say: l => said.push(l) })
+    const r = await runBackup({ ...d.config, storage: 's3', storageSettings: { bucket: 'recordings' }, dest: folder('s3'), say: l => said.push(l) })
     await d.close()
     expect(r.manifest).toMatchObject({ storage: 's3', bucket: 'recordings', missingMedia: [] })
     expect(r.manifest.files.map(f => f.path)).toEqual(['notesvc.db'])

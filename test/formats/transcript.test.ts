@@ -59,14 +59,18 @@ describe('SRT', () => {
     expect(srt).toContain('00:00:02,345 --> 00:00:03,345')
   })
 
-  test('a cue under a second stays up for a second, or until the next cue starts', () => {
+  test('a cue under a second joins the nearer neighbour that can absorb it (two speakers: a hyphen each), or stays up for a second when the silence after it allows', () => {
     const cuesRead = srtCues(toSrt([
       { start: 0, end: 2, text: 'shall we start', speaker: 'Maria' },
       { start: 2.1, end: 2.3, text: 'yes', speaker: 'Tom' },
       { start: 2.8, end: 4, text: 'good the budget first', speaker: 'Maria' },
       { start: 10, end: 10.2, text: 'bye', speaker: 'Tom' },
     ]))
-    expect(cuesRead.map(c => [c.start, c.end])).toEqual([[0, 2000], [2100, 2800], [2800, 4000], [10000, 11000]])
+    expect(cuesRead.map(c => [c.start, c.end, c.text])).toEqual([
+      [0, 2300, '-Maria: shall we start\n-Tom: yes'],
+      [2800, 4000, 'Maria: good the budget first'],
+      [10000, 11000, 'Tom: bye'],
+    ])
   })
 })
 

@@ -33,7 +33,7 @@ describe.each(backends)('%s storage', (kind, make) => {
     const { storage, put } = make()
     const key = `uploads/note_${crypto.randomUUID()}`
     const bytes = makeWav({ seconds: 0.5 })
-    if (kind === 'disk') await (storage as ReturnType<typeof createDiskStorage>).write(key, [bytes], 1_000_000)
+    if (storage.receiveUpload) await storage.receiveUpload(key, [bytes], 1_000_000)
     else {
       const target = await storage.uploadTarget(key, 'audio/wav', new Date(Date.now() + 60_000))
       expect(target.headers).toEqual({ 'Content-Type': 'audio/wav' })
@@ -57,7 +57,7 @@ describe('disk storage writes', () => {
   test('over the limit: refused, and neither the file nor a temporary part is left', async () => {
     const root = mkdtempSync(join(tmpdir(), 'notesvc-disk-'))
     const storage = createDiskStorage({ root, publicUrl: 'http://localhost', secret: 's' })
-    await expect(storage.write('uploads/x', [new Uint8Array(600), new Uint8Array(600)], 1000)).rejects.toThrow('larger than 1000 bytes')
+    await expect(storage.receiveUpload('uploads/x', [new Uint8Array(600), new Uint8Array(600)], 1000)).rejects.toThrow('larger than 1000 bytes')
     expect(await storage.stat('uploads/x')).toBeNull()
     expect([...new Bun.Glob('**/*').scanSync({ cwd: root, dot: true })]).toEqual([])
   })

@@ -121,6 +121,24 @@ describe('dist/notesvc', () => {
     expect(help.stdout).toContain('keys create --email E')
   })
 
+  test('knows every speech engine and storage back end the source registers: doctor on NOTESVC_ASR=remote and NOTESVC_STORAGE=s3, and the names a bad value is told', async () => {
+    const port = await freePort()
+    const env = {
+      NOTESVC_DATA_DIR: join(work.path, 'registered'), NOTESVC_LLM: 'builtin', NOTESVC_MODELS_URL: 'http://127.0.0.1:9',
+      NOTESVC_ASR: 'remote', NOTESVC_ASR_URL: `http://127.0.0.1:${port}/v1`, NOTESVC_STORAGE: 's3', NOTESVC_S3_BUCKET: 'recordings',
+    }
+    const [bin, src] = await Promise.all([run([binary, 'doctor'], { cwd: work.path, env }), run(['bun', 'run', 'src/cli.ts', 'doctor'], { env })])
+    const lines = (out: string) => out.split('\n').filter(l => / (storage|speech server|speech engine) /.test(l))
+    expect(lines(bin.stdout)).toEqual(lines(src.stdout))
+    const [storage, server, engine] = lines(bin.stdout)
+    expect(storage).toBe('ok       storage        s3 bucket recordings')
+    expect(server).toStartWith(`missing  speech server  http://127.0.0.1:${port}/v1: it cannot be reached (`)
+    expect(engine).toBe(`ok       speech engine  remote, http://127.0.0.1:${port}/v1, model whisper-1 (NOTESVC_ASR=remote)`)
+    const refused = async (variable: string) => (await run([binary, 'serve'], { cwd: work.path, env: { NOTESVC_DATA_DIR: join(work.path, 'registered'), [variable]: 'nope' } })).stderr
+    expect(await refused('NOTESVC_ASR')).toContain('NOTESVC_ASR=nope is not valid; use one of: auto, whisper, pocketsphinx, remote')
+    expect(await refused('NOTESVC_STORAGE')).toContain('NOTESVC_STORAGE=nope is not valid; use one of: disk, s3')
+  })
+
   test('hints name the binary the way it was started, and that command works', async () => {
     const env = { NOTESVC_MODELS_DIR: work.path }
     const hint = async (cmd: string, cwd: string, extra: Record<string, string> = {}) =>

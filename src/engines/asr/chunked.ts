@@ -261,7 +261,7 @@ export async function transcribeMedia(
         seek: Math.round(offsetSeconds * 100),
         ...(s.avgLogprob !== undefined ? { avgLogprob: s.avgLogprob } : {}),
         ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
-        ...(s.words ? { words: s.words.map(w => ({ word: w.word, start: round(w.start + offsetSeconds), end: round(w.end + offsetSeconds) })) } : {}),
+        ...(s.words ? { words: s.words.map(w => ({ word: w.word, start: round(w.start + offsetSeconds), end: round(w.end + offsetSeconds), ...(w.confidence !== undefined ? { confidence: w.confidence } : {}) })) } : {}),
       })),
       language: r.language,
     }

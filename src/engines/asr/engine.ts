@@ -1,7 +1,7 @@
 /**
  * A speech-recognition engine. The pipeline decodes media to 16 kHz mono and hands the engine one
- * chunk of samples at a time (a few minutes), so a two-hour recording never sits in memory whole; the
- * engine answers with timed segments relative to the chunk's start.
+ * chunk of samples at a time (at most 45 s, chunked.ts), so a two-hour recording never sits in memory
+ * whole; the engine answers with timed segments relative to the chunk's start.
  */
 export const SAMPLE_RATE = 16_000
 
@@ -10,6 +10,11 @@ export interface TimedWord {
   word: string
   start: number
   end: number
+  /**
+   * how sure the engine is that it heard this word, 0 to 1, when it says (PocketSphinx's word
+   * posterior); not where it is (an aligned word's fit is not this)
+   */
+  confidence?: number
 }
 
 export interface TranscriptSegment {
@@ -64,6 +69,20 @@ export interface AsrEngine {
   ready(): Promise<void>
   /** `samples`: 16 kHz mono, float32 in [-1, 1]. */
   transcribeChunk(samples: Float32Array, opts: TranscribeOptions): Promise<ChunkTranscription>
+  /** an engine that sends speech to a server: which, and whether it answered when last asked (never waits) */
+  server?(): SpeechServerStatus
+}
+
+/** A speech server an engine uses, as health and doctor name it. */
+export interface SpeechServerStatus {
+  /** its URL, without credentials (a key is never shown) */
+  url: string
+  /** whether it answered when last asked; null before it was */
+  reachable: boolean | null
+  /** when it was last asked (ISO 8601) */
+  checkedAt?: string
+  /** what is wrong, when it did not answer or answered with a refusal */
+  problem?: string
 }
 
 /** The engine cannot run on this host; the message names what is missing and the command that fixes it. */

@@ -8,8 +8,6 @@ export interface ModelFile {
   name: string
   path: string
   sizeBytes: number
-  /** when the file was last written (ms since the epoch): when it was pulled or imported */
-  modifiedMs: number
 }
 
 /** whisper.cpp ggml models in the folder: `ggml-<name>.bin` files. */
@@ -18,10 +16,7 @@ export function listModels(dir: string): ModelFile[] {
   return readdirSync(dir)
     .filter(f => /^ggml-.+\.bin$/.test(f))
     .sort()
-    .map(f => {
-      const stat = statSync(join(dir, f))
-      return { name: f.slice(5, -4), path: join(dir, f), sizeBytes: stat.size, modifiedMs: stat.mtimeMs }
-    })
+    .map(f => ({ name: f.slice(5, -4), path: join(dir, f), sizeBytes: statSync(join(dir, f)).size }))
 }
 
 /** The file a model setting points at: a name in the models folder, or a path to a ggml file. */

@@ -229,7 +229,7 @@ interface Word {
  * Turns `pocketsphinx_continuous -time yes` output into segments: each utterance is a hypothesis
  * line followed by its words (`word start end confidence`, the first being `<s>`). Alternate
  * pronunciations (`and(2)`) are reduced to the word, fillers dropped, times clamped to the chunk and
- * kept in order.
+ * kept in order; each word keeps its posterior as `confidence` (4 decimals).
  */
 export function parseOutput(stdout: string, duration: number): TranscriptSegment[] {
   const utterances: Word[][] = []
@@ -259,7 +259,8 @@ export function parseOutput(stdout: string, duration: number): TranscriptSegment
     const end = clamp(Math.max(words[words.length - 1]!.end, start), start, duration)
     const timed = words.map(w => {
       const ws = round(clamp(Math.max(w.start, start), start, end))
-      return { word: w.word, start: ws, end: round(clamp(w.end, ws, end)) }
+      const confidence = Number.isFinite(w.prob) ? { confidence: Math.round(clamp(w.prob!, 0, 1) * 1e4) / 1e4 } : {}
+      return { word: w.word, start: ws, end: round(clamp(w.end, ws, end)), ...confidence }
     })
     // the fourth column is the word's posterior probability (0 to 1): their mean log is OpenAI's avg_logprob
     const logs = words.map(w => Math.log(Math.max(Number.isFinite(w.prob) ? w.prob! : 1, 1e-10)))

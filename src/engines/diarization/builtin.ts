@@ -3,6 +3,7 @@ import { agglomerate, dot, unit } from './cluster'
 import type { Diarization, DiarizationEngine, DiarizationSession, DiarizeOptions, SpeakerHint } from './engine'
 import { CEPSTRA, FRAMES_PER_SECOND, FrameFeatures } from './features'
 import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './speech-frames'
+import { voicePrints } from './voice-print'
 
 /**
  * The default speaker diarization: no model to download, plain arithmetic on the spectrum, so it runs
@@ -21,8 +22,9 @@ import { findSpeech, foldShortRuns, MIN_TURN, numberTurns, toTurns } from './spe
  * it cannot: voices that sound alike (it has no learned model of speakers, as sherpa-onnx's neural
  * embeddings do), overlapped speech (one speaker per moment), music or loud noise (taken for speech),
  * more than a handful of speakers (it counts at most 8 unhinted, and under-counts from 4 up); its count
- * is a guess that a hint from the submitter beats. Its voice prints are the mean and spread of the
- * speaker's cepstra: good enough to match a voice on the same kind of microphone, not a biometric.
+ * is a guess that a hint from the submitter beats. Its voice prints (voice-print.ts) are a voice's
+ * average spectral shape and pitch: they tell apart voices that sound clearly different across
+ * recordings, not voices alike (bench/voices.ts), and are no biometric.
  */
 export function createBuiltinDiarizationEngine(): DiarizationEngine {
   return {
@@ -526,28 +528,5 @@ function fitGaussians(cepstra: Float32Array, labels: Int32Array, k: number): (Ga
     }
     const precision = Float64Array.from(inverse(cov).to1DArray())
     return { mean, precision, logDet: Math.log(Math.max(1e-300, determinant(cov))) }
-  })
-}
-
-/** Per speaker: the mean and spread of its raw cepstra, unit length (raw, so prints of different recordings compare). */
-function voicePrints(f: FrameFeatures, labels: Int32Array, speech: Uint8Array, order: Map<number, number>): Float32Array[] {
-  const prints = Array.from({ length: order.size }, () => new Float32Array(2 * CEPSTRA))
-  const counts = new Float64Array(order.size)
-  for (let t = 0; t < f.frames; t++) {
-    const s = speech[t] ? order.get(labels[t]!) : undefined
-    if (s === undefined) continue
-    counts[s]!++
-    for (let c = 0; c < CEPSTRA; c++) {
-      const x = f.cepstra[t * CEPSTRA + c]!
-      prints[s]![c]! += x
-      prints[s]![CEPSTRA + c]! += x * x
-    }
-  }
-  return prints.map((p, s) => {
-    for (let c = 0; c < CEPSTRA; c++) {
-      p[c]! /= counts[s]!
-      p[CEPSTRA + c] = Math.sqrt(Math.max(0, p[CEPSTRA + c]! / counts[s]! - p[c]! ** 2))
-    }
-    return unit(p)
   })
 }

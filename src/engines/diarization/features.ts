@@ -7,6 +7,14 @@ export const HOP_SAMPLES = 160
 export const FRAMES_PER_SECOND = SAMPLE_RATE / HOP_SAMPLES
 /** Cepstral coefficients kept per frame (c1…c12; c0 is loudness, kept apart as the frame's energy). */
 export const CEPSTRA = 12
+/**
+ * Voice prints have cepstra of their own (voice-print.ts): of the mel bands up to about 4.2 kHz only (the
+ * 20 lowest of 26), where a voice is well above hiss and where the microphone colours it least, with
+ * every band floored at PRINT_FLOOR_DB below the frame's strongest one (softly: the floor's power is
+ * added), so that hiss in the valleys between formants looks the same in a quiet and in a noisy room.
+ */
+export const PRINT_BANDS = 20
+const PRINT_FLOOR_DB = 20
 
 const FFT_SIZE = 512
 const MEL_BANDS = 26
@@ -24,8 +32,9 @@ const OCTAVE_TOLERANCE = 0.9
 
 /**
  * MFCCs computed as samples arrive: 16 kHz mono in any block sizes, out come per 10-ms frame its
- * log energy, 12 cepstra and its pitch. Only the last partial frame of samples is kept, so memory grows with the
- * frames (14 floats per 10 ms, about 20 MB an hour), not with the PCM (230 MB an hour).
+ * log energy, 12 cepstra, its pitch and the 12 cepstra voice prints are made of. Only the last partial frame of
+ * samples is kept, so memory grows with the frames (26 floats per 10 ms, about 37 MB an hour), not with the
+ * PCM (230 MB an hour).
  */
 export class FrameFeatures {
   /** log10 of the mean squared sample of each frame */
@@ -34,6 +43,8 @@ export class FrameFeatures {
   cepstra = new Float32Array(1024 * CEPSTRA)
   /** log2 of the frame's pitch in Hz, 0 for frames without a clear one (unvoiced, silence) */
   pitch = new Float32Array(1024)
+  /** CEPSTRA per frame for voice prints (PRINT_BANDS, floored), frame after frame */
+  printCepstra = new Float32Array(1024 * CEPSTRA)
   frames = 0
 
   private readonly fft = new FFT(FFT_SIZE)
@@ -47,7 +58,9 @@ export class FrameFeatures {
   private readonly spectrum: number[]
   private readonly window = hamming(FRAME_SAMPLES)
   private readonly filters = melFilters()
-  private readonly dct = dctMatrix()
+  private readonly dct = dctMatrix(MEL_BANDS)
+  private readonly printDct = dctMatrix(PRINT_BANDS)
+  private readonly floored = new Float64Array(PRINT_BANDS)
   private readonly logMel = new Float64Array(MEL_BANDS)
   private pending = new Float32Array(FRAME_SAMPLES + 16_384)
   private pendingLength = 0
@@ -111,9 +124,28 @@ export class FrameFeatures {
       for (let b = 0; b < MEL_BANDS; b++) sum += row[b]! * this.logMel[b]!
       this.cepstra[out + c] = sum
     }
+    this.printCepstraOf(out)
     this.energy[this.frames] = Math.log10(power / FRAME_SAMPLES + 1e-12)
     this.pitch[this.frames] = this.pitchOf(samples, at)
     this.frames++
+  }
+
+  /** The print's cepstra of the frame's log mel energies (see PRINT_BANDS), written at `out`. */
+  private printCepstraOf(out: number): void {
+    let strongest = -Infinity
+    for (let b = 0; b < PRINT_BANDS; b++) strongest = Math.max(strongest, this.logMel[b]!)
+    const floor = strongest - (PRINT_FLOOR_DB / 10) * Math.LN10
+    for (let b = 0; b < PRINT_BANDS; b++) {
+      const x = this.logMel[b]!
+      const high = Math.max(x, floor)
+      this.floored[b] = high + Math.log(Math.exp(x - high) + Math.exp(floor - high))
+    }
+    for (let c = 0; c < CEPSTRA; c++) {
+      let sum = 0
+      const row = this.printDct[c]!
+      for (let b = 0; b < PRINT_BANDS; b++) sum += row[b]! * this.floored[b]!
+      this.printCepstra[out + c] = sum
+    }
   }
 
   /**
@@ -169,6 +201,9 @@ export class FrameFeatures {
     const cepstra = new Float32Array(this.cepstra.length * 2)
     cepstra.set(this.cepstra)
     this.cepstra = cepstra
+    const printCepstra = new Float32Array(this.printCepstra.length * 2)
+    printCepstra.set(this.printCepstra)
+    this.printCepstra = printCepstra
   }
 }
 
@@ -217,11 +252,11 @@ function melFilters(): { first: number; weights: Float64Array }[] {
   })
 }
 
-/** DCT-II rows 1…CEPSTRA (row 0, the mean log energy, is dropped). */
-function dctMatrix(): Float64Array[] {
+/** DCT-II rows 1…CEPSTRA of `bands` log energies (row 0, the mean log energy, is dropped). */
+function dctMatrix(bands: number): Float64Array[] {
   return Array.from({ length: CEPSTRA }, (_, c) => {
-    const row = new Float64Array(MEL_BANDS)
-    for (let b = 0; b < MEL_BANDS; b++) row[b] = Math.sqrt(2 / MEL_BANDS) * Math.cos((Math.PI * (c + 1) * (b + 0.5)) / MEL_BANDS)
+    const row = new Float64Array(bands)
+    for (let b = 0; b < bands; b++) row[b] = Math.sqrt(2 / bands) * Math.cos((Math.PI * (c + 1) * (b + 0.5)) / bands)
     return row
   })
 }

@@ -3,6 +3,21 @@
  * a person named a speaker (speaker_profiles), by cosine similarity of the engine's prints.
  */
 
+/**
+ * How alike a speaker's print must be to a remembered voice's to be matched, per engine.
+ *
+ * builtin: measured by `bun run bench/voices.ts` (12 voices, each in two recordings with another
+ * partner, other words and other hiss, made at 40 and at 60 s, diarized without a count): 0.93 is the
+ * lowest 0.01 step with no false accept among its 502 pairs of different voices, and keeps 7 of its 24
+ * pairs of the same voice. A remembered voice is missed more often than not; the nearest stranger
+ * there scored 0.924 (the same synthetic voice 6 % lower), so one that near would be taken. The 0.97
+ * used before was a guess, and with the prints of then it took 58 of those 502 pairs.
+ *
+ * sherpa-onnx: 0.6 is a guess, not measured: that needs its real model weights, which this machine
+ * has not got (bench/voices.ts measures it when they are in the models folder).
+ */
+export const RECOGNITION_THRESHOLDS: Readonly<Record<string, number>> = { builtin: 0.93, 'sherpa-onnx': 0.6 }
+
 /** Cosine similarity of two unit-length prints (their dot product); 0 when the lengths differ. */
 export function similarity(a: readonly number[], b: readonly number[]): number {
   if (a.length !== b.length || a.length === 0) return 0

@@ -16,6 +16,11 @@ export interface SummaryInput {
    */
   sentences?: TimedSentence[]
   language?: string | null
+  /**
+   * The recording's file name ("planning-meeting.wav"): the builtin engine's title when no sentence
+   * of the transcript was heard clearly (its words' confidences, ./builtin/doubt.ts)
+   */
+  fileName?: string
 }
 
 export interface SummaryOutput {

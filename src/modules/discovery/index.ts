@@ -4,6 +4,7 @@ import { contractRoutes, route, SCOPES, type Operation } from '../../http/contra
 import { PLANS } from '../credits/model'
 import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
+import type { SpeechServerStatus } from '../../engines/asr/engine'
 import { getApiIndex, getHealth } from './contract'
 import { docsRoutes, OPENAPI_PATH } from './docs'
 
@@ -95,6 +96,8 @@ export function apiIndex(config: Config, catalogue: Catalogue) {
 /** What health reports, from where it is read. */
 export interface HealthSources {
   asrEngine(): string
+  /** the server the speech engine sends speech to, when it does (NOTESVC_ASR=remote): last known, never waited for */
+  asrServer?(): SpeechServerStatus | undefined
   llmEngine(): string
   /** the diarization engine in use: builtin, sherpa-onnx or off (absent: not reported) */
   diarizationEngine?(): string
@@ -105,6 +108,8 @@ export interface HealthSources {
     workers(): Promise<number>
   }
 }
+
+const withServer = (server: SpeechServerStatus | undefined) => (server ? { asrServer: server } : {})
 
 /** What a degraded health says, while the database does not answer. */
 export const DATABASE_UNREACHABLE = 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back'
@@ -124,7 +129,7 @@ export async function health(s: HealthSources, detail: unknown) {
   return {
     status: up ? ('ok' as const) : ('degraded' as const),
     version: VERSION,
-    engines: { asr: s.asrEngine(), llm: s.llmEngine(), ...(s.diarizationEngine ? { diarization: s.diarizationEngine() } : {}) },
+    engines: { asr: s.asrEngine(), ...withServer(s.asrServer?.()), llm: s.llmEngine(), ...(s.diarizationEngine ? { diarization: s.diarizationEngine() } : {}) },
     ...(up ? {} : { reason: DATABASE_UNREACHABLE }),
     ...(wanted ? { database: s.backend.database, ...(up ? { workers: await s.backend.workers() } : {}) } : {}),
   }

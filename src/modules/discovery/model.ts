@@ -25,7 +25,13 @@ export const Health = t.Object(
     status: t.Union([t.Literal('ok'), t.Literal('degraded')], { description: '`ok`; `degraded` while the database cannot be reached (requests that need it then answer 503)' }),
     version: t.String(),
     engines: t.Optional(t.Object({
-      asr: t.String({ description: 'the speech engine in use: whisper, pocketsphinx, or none when neither is installed (speech routes then answer 502 before charging)' }),
+      asr: t.String({ description: 'the speech engine in use, by its NOTESVC_ASR name (whisper, pocketsphinx, …), or none when no engine can run (speech routes then answer 502 before charging)' }),
+      asrServer: t.Optional(t.Object({
+        url: t.String({ description: 'its URL, without credentials' }),
+        reachable: t.Union([t.Boolean(), t.Null()], { description: 'whether it answered when last asked (health never waits for it); null before it was' }),
+        checkedAt: t.Optional(t.String({ format: 'date-time', description: 'when it was last asked' })),
+        problem: t.Optional(t.String({ description: 'what is wrong, when it did not answer or refused' })),
+      }, { description: 'the server the speech engine sends speech to, when it does (NOTESVC_ASR=remote)' })),
       llm: t.String({ description: 'the summary engine in use: ollama, builtin, or auto before the first check' }),
       diarization: t.Optional(t.String({ description: 'the speaker diarization engine in use: builtin, sherpa-onnx, or off (NOTESVC_DIARIZATION)' })),
     })),

@@ -203,7 +203,7 @@ export function createTools(deps: { config: Config; services: ToolServices; oper
   const index = apiIndex(deps.config, { operations: deps.operations, costs: deps.services.credits.publishedCosts() })
   const runners: Runners = {
     getApiIndex: () => out(index),
-    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, llmEngine: () => deps.services.llmSelector.lastKnown(), diarizationEngine: () => deps.services.diarizationSelector.describe().engine, backend: deps.services.backend }, q.detail)),
+    getHealth: async (_p, q) => out(await health({ asrEngine: () => deps.services.asr().name, asrServer: () => deps.services.asr().server?.(), llmEngine: () => deps.services.llmSelector.lastKnown(), diarizationEngine: () => deps.services.diarizationSelector.describe().engine, backend: deps.services.backend }, q.detail)),
 
     listNotes: async (p, q) => out(JSON.parse(await notes.listJson(p, q))),
     createNote: async (p, body) => out(await notes.create(p, body)),

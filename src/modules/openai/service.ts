@@ -134,10 +134,8 @@ type Task = 'transcribe' | 'translate'
 
 /** What `GET /v1/models` lists. */
 export interface ModelCatalog {
-  /** the configured speech engine's name */
-  engine: string
-  /** installed whisper.cpp models: name and the file's time (Unix seconds) */
-  whisperModels: { name: string; created: number }[]
+  /** what the speech engines offer (the one in use first): installed whisper.cpp models, `pocketsphinx` in use, …; `created` in Unix seconds */
+  models: { id: string; created?: number }[]
   diarization: boolean
 }
 
@@ -202,7 +200,7 @@ export function createOpenAiService(deps: {
   processing: ProcessingService
   dataDir: string
   log?: { info(msg: string, fields?: Record<string, unknown>): void }
-  /** what `GET /v1/models` lists: the configured engine, the installed whisper.cpp models, diarization on or off */
+  /** what `GET /v1/models` lists: the models the speech engines offer, diarization on or off */
   catalog?: () => ModelCatalog
 }) {
   const root = join(deps.dataDir, 'tmp')
@@ -287,14 +285,13 @@ export function createOpenAiService(deps: {
 
     /** `GET /v1/models`: what this server can run, in OpenAI's list shape. */
     listModels() {
-      const c = deps.catalog?.() ?? { engine: 'unknown', whisperModels: [], diarization: false }
+      const c = deps.catalog?.() ?? { models: [], diarization: false }
       const model = (id: string, created = startedAt) => ({ id, object: 'model' as const, created, owned_by: 'notesvc' })
       return {
         object: 'list' as const,
         data: [
           model('whisper-1'),
-          ...(c.engine === 'pocketsphinx' ? [model('pocketsphinx')] : []),
-          ...c.whisperModels.map(m => model(m.name, m.created)),
+          ...c.models.map(m => model(m.id, m.created)),
           ...(c.diarization ? [model('gpt-4o-transcribe-diarize')] : []),
         ],
       }

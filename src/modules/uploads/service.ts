@@ -7,7 +7,6 @@ import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
 import type { MediaStorage } from '../../storage/storage'
 import { TooLargeError } from '../../storage/storage'
-import type { DiskStorage } from '../../storage/disk'
 import { checkUploadSignature } from '../../storage/signed-url'
 import { measuredDuration } from '../../engines/media/decode'
 import { MediaUnreadableError } from '../../engines/media/errors'
@@ -144,8 +143,10 @@ export function createUploadsService(deps: {
       return out
     },
 
-    /** The disk PUT target: checks the signature, then streams the body to storage within the size limit. */
-    async receiveFile(disk: DiskStorage, noteId: string, query: { expires?: string; signature?: string }, request: Request) {
+    /** The PUT target of a storage that receives uploads itself: checks the signature, then streams the body to storage within the size limit. */
+    async receiveFile(noteId: string, query: { expires?: string; signature?: string }, request: Request) {
+      const receive = storage.receiveUpload?.bind(storage)
+      if (!receive) throw new ApiError('not_found', `This server does not receive uploads itself (NOTESVC_STORAGE=${storage.name} hands out its own upload URLs): PUT the file to the uploadUrl POST /v1/uploads returned.`)
       const check = checkUploadSignature(await deps.uploadSecret(), noteId, query.expires, query.signature, clock.now())
       if (check !== 'ok') {
         throw new ApiError('invalid_token', check === 'expired'
@@ -160,7 +161,7 @@ export function createUploadsService(deps: {
       if (declared > limit) throw tooLarge(limit)
       if (!request.body) throw new ApiError('invalid_request', 'The PUT has no body; send the file as the request body.')
       try {
-        const size = await disk.write(row.storage_key, request.body, limit, Number.isFinite(declared) ? declared : undefined)
+        const size = await receive(row.storage_key, request.body, limit, Number.isFinite(declared) ? declared : undefined)
         await repo.markReceived(noteId, size, clock.now().toISOString())
         return { noteId, receivedBytes: size }
       } catch (err) {
@@ -232,15 +233,13 @@ export function createUploadsService(deps: {
      */
     async reclaimInterruptedUploads(): Promise<{ files: number; bytes: number }> {
       const reclaimed = { files: 0, bytes: 0 }
-      if (storage.kind !== 'disk') return reclaimed
-      const disk = storage as DiskStorage
       const now = clock.now().getTime()
-      for (const partial of await disk.partialWrites()) {
+      for (const partial of await storage.partialWrites()) {
         const noteId = partial.key.startsWith('uploads/') ? partial.key.slice('uploads/'.length) : null
         const upload = noteId ? await repo.byNote(noteId) : null
         const awaiting = Boolean(upload && !upload.completed_at && (await notes.getById(upload.note_id))?.processing_stage === 'awaiting_upload')
         if (awaiting && now - partial.modifiedAt.getTime() < UPLOAD_TTL_MS) continue
-        await disk.removePartialWrite(partial)
+        await storage.removePartialWrite(partial)
         reclaimed.files++
         reclaimed.bytes += partial.bytes
       }

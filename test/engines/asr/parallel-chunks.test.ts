@@ -207,3 +207,32 @@ describe('chunks planned for the slots', () => {
     }
   })
 })
+
+describe('word confidences across chunks', () => {
+  test('each word keeps the confidence the engine gave it, its times moved by its chunk\'s start, through JSON as the note stores it', async () => {
+    const d = tempDir('notesvc-confidence-')
+    try {
+      const path = join(d.path, 'forty-seconds.wav')
+      writeFileSync(path, makeWav({ seconds: 40 }))
+      // an engine that hears two words in each chunk, the second less surely
+      const asr: AsrEngine = {
+        name: 'two-words',
+        async ready() {},
+        async transcribeChunk() {
+          const words = [{ word: 'hello', start: 1, end: 1.5, confidence: 0.93 }, { word: 'there', start: 1.6, end: 2, confidence: 0.21 }]
+          return { segments: [{ start: 1, end: 2, text: 'hello there', words }], language: 'en' }
+        },
+      }
+      const out = await transcribeMedia(path, { asr, tools, chunkSeconds: 20, scheduler: createAsrScheduler(1) }, { language: null })
+      const stored = JSON.parse(JSON.stringify(out.segments)) as TranscriptSegment[]
+      // the second chunk starts where the first was cut (at a quiet point near 20 s); times in ms
+      const at = (x: number) => Math.round((x + stored[1]!.seek! / 100) * 1000) / 1000
+      expect(stored.map(s => s.words)).toEqual([
+        [{ word: 'hello', start: 1, end: 1.5, confidence: 0.93 }, { word: 'there', start: 1.6, end: 2, confidence: 0.21 }],
+        [{ word: 'hello', start: at(1), end: at(1.5), confidence: 0.93 }, { word: 'there', start: at(1.6), end: at(2), confidence: 0.21 }],
+      ])
+    } finally {
+      d.remove()
+    }
+  })
+})

@@ -206,9 +206,14 @@ describe('pocketsphinx output parsing', () => {
       '',
     ].join('\n')
     expect(parseOutput(out, 8)).toEqual([
-      // avgLogprob: the mean natural log of the words' posteriors (the fourth column), fillers left out
-      { start: 0.21, end: 0.97, text: 'he was not', words: [{ word: 'he', start: 0.21, end: 0.32 }, { word: 'was', start: 0.33, end: 0.54 }, { word: 'not', start: 0.61, end: 0.97 }], avgLogprob: -0.0009 },
-      { start: 7.27, end: 8, text: 'himself', words: [{ word: 'himself', start: 7.27, end: 8 }], avgLogprob: -0.1789 },
+      // each word's confidence is its posterior (the fourth column, 4 decimals); avgLogprob the mean
+      // natural log of the words' posteriors, fillers left out
+      {
+        start: 0.21, end: 0.97, text: 'he was not',
+        words: [{ word: 'he', start: 0.21, end: 0.32, confidence: 0.9987 }, { word: 'was', start: 0.33, end: 0.54, confidence: 0.9998 }, { word: 'not', start: 0.61, end: 0.97, confidence: 0.9987 }],
+        avgLogprob: -0.0009,
+      },
+      { start: 7.27, end: 8, text: 'himself', words: [{ word: 'himself', start: 7.27, end: 8, confidence: 0.8362 }], avgLogprob: -0.1789 },
     ])
   })
 

@@ -39,17 +39,25 @@
  * short summary sentence instead; one unpunctuated run that would be its own summary gets a plain
  * "No summary: …" instead (`noSummaryReason`).
  *
+ * A transcript whose words carry the engine's confidence (PocketSphinx) is summarized from the
+ * sentences heard clearly only (./doubt.ts): the summary, sections, bullets, title, decisions, action
+ * items and owners come from them, the speakers' labels still name attendees, and the summary says
+ * how many words were heard with low confidence (leading with it when most were). With no sentence
+ * heard clearly the title is the recording's file name. Text without confidences, or all of whose
+ * sentences were heard clearly, is summarized exactly as before.
+ *
  * Answers are extractive too: from the passages retrieval found (see ../retrieval.ts), the sentences of
  * the best passage that contain the question's terms, with the next-best passage when it scores
  * almost as well; at most three sentences, with their times when the transcript's were given.
  *
  * Files: analysis.ts (sentences, vectors, segments, scores), ranking.ts (TextRank, the pick, keywords,
- * title), meeting-cues.ts (attendees, decisions, action items), answering.ts; this file shapes the
- * output of each style.
+ * title), meeting-cues.ts (attendees, decisions, action items), doubt.ts (which sentences were heard
+ * clearly), answering.ts; this file shapes the output of each style.
  */
 import type { AnswerInput, AnswerOutput, LlmEngine, StyleId, SummaryInput, SummaryOutput } from '../engine'
-import { analyze, type Unit } from './analysis'
+import { analyze, type Analysis, type Unit } from './analysis'
 import { answerQuestion } from './answering'
+import { doubtNotice, doubtOf, type Doubt } from './doubt'
 import { meetingNotes } from './meeting-cues'
 import { hasSentencePunctuation } from '../sentences'
 import { inOrder, joinKeywords, keywords, pick, spokenTitleOf, summaryCount, titleOf, UNTITLED } from './ranking'
@@ -86,9 +94,9 @@ function noSummary(input: SummaryInput, reason: string): SummaryOutput {
   return { title: UNTITLED, summary: reason, structuredContent: empty[input.styleId] ?? empty.note }
 }
 
-function summarizeText(input: SummaryInput, signal?: AbortSignal): SummaryOutput {
+function summarizeText(input: SummaryInput, signal?: AbortSignal, analysed?: Analysis): SummaryOutput {
   const style: StyleId = input.styleId
-  const a = analyze(input.text ?? '')
+  const a = analysed ?? analyze(input.text ?? '')
   signal?.throwIfAborted()
   const units = a.units
   const n = units.length
@@ -139,13 +147,76 @@ function summarizeText(input: SummaryInput, signal?: AbortSignal): SummaryOutput
   }
 }
 
+/** The recording's file name without its folder and extension ("planning-meeting.wav" → "planning-meeting"), or null. */
+function fileTitle(fileName: string | undefined): string | null {
+  const base = (fileName ?? '').split(/[/\\]/).pop()!.replace(/\.[^.]*$/, '').replace(/\s+/g, ' ').trim()
+  return base || null
+}
+
+/** Below this many words a sentence ("We.", "Oh, right.") says nothing of its own. */
+const FRAGMENT_WORDS = 3
+
+/**
+ * The sentences heard clearly as a text of their own, each turn's speaker label kept. Fragments are
+ * left out: among a few clear sentences they would be picked for the summary and the title, though
+ * they never were among many.
+ */
+function trustedText(units: readonly Unit[], trusted: readonly boolean[]): string {
+  const lines: string[] = []
+  let speaker: string | null = null
+  for (const u of units) {
+    if (!trusted[u.i] || u.words < FRAGMENT_WORDS) continue
+    if (!lines.length || u.s.speaker !== speaker) {
+      lines.push(u.s.speaker ? `${u.s.speaker}: ${u.s.body}` : u.s.body)
+      speaker = u.s.speaker
+    } else lines[lines.length - 1] += ` ${u.s.body}`
+  }
+  return lines.join('\n')
+}
+
+/**
+ * A summary of a transcript some of whose sentences were heard unclearly: made from the others, with
+ * the warning (./doubt.ts) leading the summary or closing it; the `transcript` style keeps every
+ * segment and only takes its title from the clear sentences.
+ */
+function summarizeDoubted(input: SummaryInput, a: Analysis, doubt: Doubt, signal?: AbortSignal): SummaryOutput {
+  const clear = trustedText(a.units, doubt.trusted)
+  const base = clear ? summarizeText({ ...input, text: clear }, signal) : null
+  const title = base && base.title !== UNTITLED ? base.title : (fileTitle(input.fileName) ?? UNTITLED)
+  if (input.styleId === 'transcript') return { ...summarizeText(input, signal, a), title }
+  const notice = doubtNotice(doubt)!
+  const told = (text: string, sep = ' ') => (!text ? notice.text : notice.lead ? `${notice.text}${sep}${text}` : `${text}${sep}${notice.text}`)
+  const said = (style: string) => (base?.structuredContent[style] ?? {}) as Record<string, unknown>
+  switch (input.styleId) {
+    case 'bulletpoints': {
+      const bullets = (said('bulletpoints').bullets as string[] | undefined) ?? []
+      return { title, summary: told(bullets.map(b => `- ${b}`).join('\n'), '\n\n'), structuredContent: { bulletpoints: { bullets } } }
+    }
+    case 'meeting-notes': {
+      const summary = told((said('meeting-notes').summary as string | undefined) ?? '')
+      return { title, summary, structuredContent: { 'meeting-notes': { summary, ...meetingNotes(a.units, doubt.trusted) } } }
+    }
+    default: {
+      const summary = told((said('note').summary as string | undefined) ?? '')
+      return { title, summary, structuredContent: { note: { summary, sections: said('note').sections ?? [] } } }
+    }
+  }
+}
+
+function summarizeHeard(input: SummaryInput, signal?: AbortSignal): SummaryOutput {
+  const a = analyze(input.text ?? '')
+  const doubt = doubtOf(input.text ?? '', input.segments, a.units)
+  if (!doubt || doubt.withheld === 0) return summarizeText(input, signal, a)
+  return summarizeDoubted(input, a, doubt, signal)
+}
+
 export function createBuiltinEngine(): LlmEngine {
   return {
     name: 'builtin',
     maxInputChars: Number.POSITIVE_INFINITY,
     async summarize(input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> {
       signal?.throwIfAborted()
-      return summarizeText(input, signal)
+      return summarizeHeard(input, signal)
     },
     async answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput> {
       signal?.throwIfAborted()

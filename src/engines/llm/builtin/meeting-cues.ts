@@ -79,7 +79,7 @@ const PLACE_PREPOSITIONS = new Set(['in', 'at', 'from', 'near', 'across', 'via',
  * capital in the middle of a sentence; words that mostly follow "in", "at", "from"… are places.
  * `known` holds every name found by any cue (owners of action items are checked against it).
  */
-function findAttendees(units: Unit[]): { attendees: string[]; known: Set<string>; capitalizedMidSentence: Set<string> } {
+function findAttendees(units: Unit[], heard: (u: Unit) => boolean): { attendees: string[]; known: Set<string>; capitalizedMidSentence: Set<string> } {
   const labels = new Map<string, number>()
   const strong = new Map<string, number>()
   const reported = new Map<string, number>()
@@ -96,6 +96,8 @@ function findAttendees(units: Unit[]): { attendees: string[]; known: Set<string>
     const body = u.s.body
     // a labelled speaker attended, named ("Maria") or not yet ("Speaker A", renamed later)
     if (u.s.speaker && (looksLikeName(u.s.speaker) || GENERIC_SPEAKER_RE.test(u.s.speaker)) && !labels.has(u.s.speaker)) labels.set(u.s.speaker, u.i)
+    // a name heard unclearly may be a word misheard as one
+    if (!heard(u)) continue
     const list = LIST_RE.exec(body)
     if (list) for (const p of list[1]!.split(/\s*(?:,|;|\band\b|&)\s*/)) note(strong, stripEnd(p.trim()), u.i)
     for (const m of body.matchAll(VOCATIVE_RE)) note(strong, (m[1] ?? m[2] ?? m[3])!, u.i)
@@ -211,13 +213,20 @@ export interface MeetingNotes {
 const MAX_DECISIONS = 25
 const MAX_ACTIONS = 30
 
-export function meetingNotes(units: Unit[]): MeetingNotes {
-  const { attendees, known, capitalizedMidSentence } = findAttendees(units)
+/**
+ * The meeting's attendees, decisions and action items. `trusted` (per unit, from ./doubt.ts) leaves out
+ * sentences heard unclearly: no decision, action item, owner or name comes from them; the speakers'
+ * labels (from diarization, not from the words) still name attendees.
+ */
+export function meetingNotes(units: Unit[], trusted?: readonly boolean[]): MeetingNotes {
+  const heard = (u: Unit) => trusted?.[u.i] ?? true
+  const { attendees, known, capitalizedMidSentence } = findAttendees(units, heard)
   const decisions: { u: Unit; item: string }[] = []
   const actions: { u: Unit; item: ActionItem }[] = []
   const seenD = new Set<string>()
   const seenA = new Set<string>()
   for (const u of units) {
+    if (!heard(u)) continue
     const action = actionOf(u, known, capitalizedMidSentence)
     // "Tom, can you send the notes?" "Sure, I'll send them by tomorrow.": one task, with its date
     const previous = actions[actions.length - 1]
