@@ -51,6 +51,20 @@ module.exports = {
       to: { path: '^src/http/' },
     },
     {
+      name: 'jobs-know-no-work',
+      severity: 'error',
+      comment: 'jobs/ is the queue, the workers, the recurring schedules: what a job does is registered by the module that owns it (its kinds and stages), so jobs/ reaches no module, engine, storage or outbound network.',
+      from: { path: '^src/jobs/' },
+      to: { path: '^src/(modules|engines|storage|net|http|formats|local|backup)/' },
+    },
+    {
+      name: 'job-runtime-from-the-root',
+      severity: 'error',
+      comment: 'One job runtime per process, built by the composition root: the modules are handed its registry (JobRegistry) and never start workers of their own.',
+      from: { path: '^src/', pathNot: '^src/(services|jobs/.+)\\.ts$' },
+      to: { path: '^src/jobs/(runtime|worker|wakeup)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'storage-adapters-inside-storage',
       severity: 'error',
       comment: 'A storage back end is reached through the MediaStorage interface (storage.ts) and the registry (index.ts), never by importing its adapter: what differs is a capability, not a kind.',

@@ -18,15 +18,11 @@ import { loadContentPolicy } from './modules/processing/content-policy'
 import { findMediaTools } from './engines/media/ffmpeg'
 import { createStorage } from './storage'
 import type { MediaStorage } from './storage/storage'
-import { createJobsRepo } from './jobs/repo'
-import { createJobWakeup, createWorkerPool } from './jobs/worker'
-import { liveWorkers, thisProcess } from './jobs/presence'
-import { databaseClock } from './jobs/database-clock'
+import { createJobRuntime } from './jobs/runtime'
 import { createAsrScheduler } from './engines/asr/scheduler'
-import { createUploadPipeline } from './jobs/pipeline'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
-import { createUploadsService, PROCESS_UPLOAD } from './modules/uploads/service'
+import { createUploadsService } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { ssoLinksFor, ssoServiceFor } from './modules/sso/configured'
 import { createOAuthService } from './modules/oauth'
@@ -37,11 +33,13 @@ import { createFoldersService, folderExistsIn } from './modules/folders/service'
 import type { ListCaches } from './modules/notes/repo'
 import { createSqliteNotesRepo } from './modules/notes/repo.sqlite'
 import { createPostgresNotesRepo } from './modules/notes/repo.postgres'
+import { REVISION_STAMP_QUERY } from './modules/notes/repo'
 import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createSpeakersService } from './modules/notes/speakers'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
+import { createProcessingJobs } from './modules/processing/pipeline'
 import { createOpenAiService } from './modules/openai/service'
 import { createCreditsRepo } from './modules/credits/repo'
 import { createCreditsService } from './modules/credits/service'
@@ -54,9 +52,7 @@ import { createWebhooksService } from './modules/webhooks/service'
 import { createAuditRepo } from './modules/audit/repo'
 import { createAuditService } from './modules/audit/service'
 import { createRetentionRepo } from './modules/retention/repo'
-import { createRetentionService, RETENTION_SWEEP } from './modules/retention/service'
-import { unsweptNotice } from './modules/retention/sweep'
-import { createRecurringJobs, scheduleRecurring } from './jobs/recurring'
+import { createRetentionService } from './modules/retention/service'
 import { createMetrics } from './modules/metrics/registry'
 import { createDiscoveryService } from './modules/discovery/service'
 
@@ -120,16 +116,17 @@ export function createServices(deps: CoreDeps) {
   const media = createNoteMedia({ repo: uploadsRepo, storage, log })
   /** this process's metrics (GET /metrics); the queues' depth is read when scraped */
   const metrics = createMetrics({
-    queues: async () => {
-      await jobClock.fresh()
-      const at = jobClock.now().toISOString()
-      const [jobs, outbox] = await Promise.all([jobsRepo.depth(at), webhooks.outboxDepth(at)])
-      return [{ queue: 'upload_jobs', ...jobs }, { queue: 'webhook_outbox', ...outbox }]
-    },
+    queues: () => jobs.depths({ webhook_outbox: webhooks.outboxDepth }),
     database: () => store.activity(),
-    now: () => jobClock.now().getTime(),
+    now: () => jobs.now().getTime(),
+  })
+  /** the job queue, its workers, and the recurring tasks and loops beside them: the modules register their work */
+  const jobs = createJobRuntime({
+    store, clock, ids, log, workers: config.workers, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, onOutcome: metrics.job,
   })
   const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount, onDelivery: metrics.webhookDelivery })
+  // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
+  jobs.alongside(webhooks)
   const speakersRepo = createSpeakersRepo(store)
   const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
   const notes = createNotesService({
@@ -144,16 +141,11 @@ export function createServices(deps: CoreDeps) {
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
-  const jobsRepo = createJobsRepo(store)
-  /** jobs are queued in the database's time, which the workers of every node compare it with */
-  const jobClock = databaseClock(jobsRepo, clock)
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const diarizationSelector = createDiarizationSelector(config, log)
   const diarization = deps.engines?.diarization ?? (() => diarizationSelector.current())
   const channels = (path: string, signal: AbortSignal) => diarizeChannels(path, tools, signal)
-  const speakerProfiles = async (accountId: string, sandbox: boolean, engine: string) =>
-    (await speakersRepo.profilesFor(accountId, sandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] }))
   const engines = {
     asr: deps.engines?.asr ?? (() => asrSelector.current()),
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
@@ -165,62 +157,24 @@ export function createServices(deps: CoreDeps) {
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
     diarization, channels, log,
   })
+  /** an upload's processing and a summary made again, as jobs (registered with the runtime) */
+  const pipeline = createProcessingJobs({
+    jobs, notes, credits, transaction: fn => store.transaction(fn), storage, tools, asr: engines.asr, llm: engines.llm, recording: media.recording, scheduler: asrSlots, log,
+    diarization, channels, speakerProfiles: speakers.rememberedVoices, onEngineTime: metrics.engine,
+  })
   const openai = createOpenAiService({
     processing, dataDir: config.dataDir, log,
     catalog: () => ({ models: speechModels(config, engines.asr().name), diarization: config.diarization !== 'off' }),
   })
-  const wakeup = createJobWakeup()
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
-    publicUrl: config.publicUrl, uploadSecret,
-    queueJob: async noteId => {
-      await jobClock.fresh()
-      const { at, runAfter } = jobClock.queueTimes()
-      await jobsRepo.enqueue(ids.next('job'), noteId, PROCESS_UPLOAD, at, runAfter)
-    },
-    wakeWorkers: wakeup.notify,
+    publicUrl: config.publicUrl, uploadSecret, queueJob: pipeline.queueUpload, wakeWorkers: jobs.wake,
   })
-  /** retention (docs/decisions.md "Retention"): the policies, and the sweep every process with workers schedules */
+  /** retention (docs/decisions.md "Retention"): the policies, and the sweep it registers as a recurring task */
   const retention = createRetentionService({
     repo: createRetentionRepo(store), clock, log, config: config.retention, notes, audit, transaction: fn => store.transaction(fn, 'write'),
-    accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: media.deleteStored,
+    accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: media.deleteStored, jobs,
   })
-  const recurring = createRecurringJobs(store)
-  const identity = thisProcess(ids.next('wrk'))
-  const pool = createWorkerPool({
-    jobs: jobsRepo, clock, log, workers: config.workers, wakeup, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, identity,
-    handlers: { [PROCESS_UPLOAD]: createUploadPipeline({ storage, tools, asr: engines.asr, llm: engines.llm, notes, uploads: uploadsRepo, scheduler: asrSlots, log, diarization, channels, speakerProfiles, onEngineTime: metrics.engine }) },
-    onFailure: (job, err) => uploads.onJobFailure(job, err),
-    onOutcome: metrics.job,
-  })
-  // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
-  // … and runs the retention sweep when it is due (one process at a time across every node).
-  let stopSweeps: (() => Promise<void>) | null = null
-  const workers: typeof pool = {
-    ...pool,
-    async start() {
-      const recovered = await pool.start()
-      if (config.workers > 0) {
-        webhooks.start(pool.id)
-        const everyMs = config.retention.sweepMinutes * 60_000
-        stopSweeps = scheduleRecurring({
-          rows: recurring, clock: jobClock, owner: pool.id, leaseMs: config.jobLeaseSeconds * 1000, log,
-          pollMs: Math.min(everyMs, 60_000), firstAfterMs: Math.min(everyMs, 60_000),
-        }, { id: RETENTION_SWEEP, everyMs, run: async signal => {
-          const done = await retention.sweep({ signal })
-          log.info('retention sweep done', { ...done })
-          const notice = unsweptNotice(done)
-          if (notice) throw new Error(notice)
-        } })
-      }
-      return recovered
-    },
-    async stop() {
-      await stopSweeps?.()
-      await webhooks.stop()
-      await pool.stop()
-    },
-  }
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:'), audit })
   const oauth = createOAuthService({ store, clock, ids, config, audit })
   /** browser sign-in through the organisation's OpenID Connect provider; null when it is not configured */
@@ -228,19 +182,22 @@ export function createServices(deps: CoreDeps) {
   const sso = ssoServiceFor({ config, links: ssoLinks, clock, log: deps.log })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
-  const rateLimiter = configuredRateLimiter(store, config, clock, 'SELECT n FROM note_revision_counter')
-  /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it (within two leases), less those of this machine that are gone */
+  const rateLimiter = configuredRateLimiter(store, config, clock, REVISION_STAMP_QUERY)
+  /** the database for health: its back end, whether it answers (within 2 s), the worker processes that heartbeat in it */
   const backend = {
     database: store.sql.name,
     reachable: () => store.reachable(2000),
-    workers: () => jobClock.fresh().then(() => liveWorkers(jobsRepo, jobClock, config.jobLeaseSeconds * 1000, identity)),
+    workers: jobs.liveWorkers,
   }
   /** what the two public operations answer: the API index and health */
   const discovery = createDiscoveryService({
     config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
-  return { discovery, metrics, audit, retention, recurring, accounts, credits, usage, notes, speakers, folders, processing, openai, uploads, storage, workers, jobs: jobsRepo, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks }
+  return {
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, folders, processing, pipeline, openai, uploads, storage,
+    workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
+  }
 }
 
 export type Services = ReturnType<typeof createServices>

@@ -681,4 +681,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       END;
     `,
   },
+  {
+    version: 20,
+    name: 'jobs: the stage a job reached, and what its kind needs beyond the note',
+    sql: `
+      -- A job kind is a chain of stages (src/jobs/kinds.ts): the upload's transcription, then its
+      -- summary. stage: the one a run starts at, written with the result of the stage before it (null:
+      -- the first). payload: what the kind's stages need beyond the note, as JSON (a summary made again
+      -- in another style names the style); null for the upload jobs.
+      ALTER TABLE jobs ADD COLUMN stage TEXT;
+      ALTER TABLE jobs ADD COLUMN payload TEXT;
+    `,
+  },
 ]

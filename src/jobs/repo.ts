@@ -5,6 +5,10 @@ import { createLeasedQueue, leaseOf, LeaseLostError, type Lease, type QueueRow }
 export interface JobRow extends QueueRow {
   note_id: string
   kind: string
+  /** the stage of its kind the job has reached (a run starts there); null: the first (migration 20) */
+  stage: string | null
+  /** what the kind's stages need beyond the note, as JSON written by the module that queued it; null: nothing */
+  payload: string | null
 }
 
 export { leaseOf, LeaseLostError, type Lease }
@@ -53,9 +57,19 @@ export function createJobsRepo(store: Store) {
      * every listening process when it commits, and never if it rolls back), so idle workers on every
      * node look at once.
      */
-    enqueue: (id: string, noteId: string, kind: string, at: string, runAfter: string = at): Promise<void> => store.transaction(async () => {
-      await store.run(`INSERT INTO jobs (id, note_id, kind, status, attempts, run_after, created_at, updated_at) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?)`, [id, noteId, kind, runAfter, at, at])
+    enqueue: (id: string, noteId: string, kind: string, at: string, runAfter: string = at, payload: string | null = null): Promise<void> => store.transaction(async () => {
+      await store.run(`INSERT INTO jobs (id, note_id, kind, status, attempts, run_after, created_at, updated_at, payload) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?)`, [id, noteId, kind, runAfter, at, at, payload])
       await store.notify(JOBS_CHANNEL, id)
+    }),
+
+    /**
+     * The run moved past a stage: the row remembers `stage` as the one to start at, and `write` (the
+     * stage's result) is made in the same transaction, only while the run holds its lease (else
+     * LeaseLostError, nothing written).
+     */
+    advance: (lease: Lease, at: string, stage: string, write: () => unknown = () => {}): Promise<unknown> => queue.fenced(lease, at, async () => {
+      await store.run('UPDATE jobs SET stage = ? WHERE id = ?', [stage, lease.id])
+      return write()
     }),
 
     /** Takes the oldest claimable job for `owner` until `until`, or null (queue.ts: a job whose worker died is taken like a queued one). */

@@ -5,32 +5,7 @@ import { DEFAULT_MAX_TAKEOVERS, nextAttemptAt, type RetryPolicy } from './queue'
 import { leaseOf, LeaseLostError, type JobRow, type JobsRepo, type Lease } from './repo'
 import { createJobWakeup, watchForJobs, type JobWakeup } from './wakeup'
 import { databaseClock } from './database-clock'
-
-export { createJobWakeup, type JobWakeup }
-
-/** A failure that retrying cannot fix, with the note's `errorCode`. */
-export class PermanentJobError extends Error {
-  constructor(readonly code: string, message: string) {
-    super(message)
-  }
-}
-
-/** What a handler gets for one run of a job. */
-export interface JobRun {
-  /** aborted when the process stops or the run loses its lease: stop working */
-  signal: AbortSignal
-  /**
-   * A write made while the run still holds its lease, in one transaction with the check (the writes
-   * `fn` makes through any repository join it); else LeaseLostError and nothing written.
-   */
-  write<T>(fn: () => T | Promise<T>): Promise<T>
-}
-
-/**
- * Runs one job. It may return its last write (the result), which is made in one transaction with
- * marking the job done, only while the run holds its lease.
- */
-export type JobHandler = (job: JobRow, run: JobRun) => Promise<(() => unknown) | void>
+import { PermanentJobError, WorkerDiedError, type JobKind, type JobKinds, type JobRun, type JobStage } from './kinds'
 
 export interface WorkerPoolOptions {
   jobs: JobsRepo
@@ -38,12 +13,15 @@ export interface WorkerPoolOptions {
   log: Logger
   /** how many jobs this process runs at once; 0 runs none */
   workers: number
-  handlers: Record<string, JobHandler>
-  /** called once a job has failed for good (permanent error, or retries used up), inside the transaction that ends it */
-  onFailure(job: JobRow, error: unknown): unknown
+  /**
+   * the kinds this process runs, by name (kinds.ts): each with its stages, what to do once a job has
+   * failed for good (permanent error, or retries used up; inside the transaction that ends it), and
+   * its retries
+   */
+  kinds: JobKinds
   /** shared with the code that queues jobs; by default the pool's own */
   wakeup?: JobWakeup
-  /** when a failed run is tried again (default JOB_RETRIES) */
+  /** when a failed run of a kind without a policy of its own is tried again (default JOB_RETRIES) */
   retries?: RetryPolicy
   /** how many times a job's worker may die under it before the job fails instead (default 3) */
   maxTakeovers?: number
@@ -67,8 +45,8 @@ export interface WorkerPoolOptions {
 }
 
 /**
- * Upload jobs: a transient failure is tried again after 1 s, then 2 s (doubling, at most a minute
- * apart), three runs in all; the last failure fails the job for good.
+ * Jobs (the upload's among them): a transient failure is tried again after 1 s, then 2 s (doubling, at
+ * most a minute apart), three runs in all; the last failure fails the job for good.
  */
 export const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
 
@@ -81,7 +59,9 @@ interface Running {
  * Runs queued jobs from the database, `workers` at a time, beside workers of other processes on the
  * same database. A job is claimed with a lease that this process's heartbeat extends; a job whose
  * worker died is taken by another worker once its lease runs out; the last writes of a run are made
- * only while it still holds its lease. A transient failure is retried with backoff.
+ * only while it still holds its lease. A run goes through its kind's stages from the one the row
+ * reached, each stage's result written with the row's next stage. A transient failure is retried with
+ * backoff (the kind's policy).
  */
 export function createWorkerPool(opts: WorkerPoolOptions) {
   const { jobs, log } = opts
@@ -118,29 +98,41 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   }
 
   async function runOne(job: JobRow) {
-    const handler = opts.handlers[job.kind]
+    const kind = opts.kinds.get(job.kind)
     const lease = leaseOf(job)
     const lost = new AbortController()
     running.set(job.id, { lease, lost })
     // attempts - 1 = runs before = retries + takeovers: with no retry among them, this run follows a takeover
     if (job.takeovers > 0 && job.attempts - 1 === job.takeovers) opts.onOutcome?.('taken_over')
+    let at = kind?.stages.findIndex(s => s.name === (job.stage ?? kind.stages[0].name)) ?? -1
     try {
-      if (!handler) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
-      if (job.takeovers >= maxTakeovers) throw workerDied(job)
+      if (!kind) throw new PermanentJobError('internal', `no handler for job kind ${job.kind}`)
+      if (at < 0) throw new PermanentJobError('internal', `job kind ${job.kind} has no stage ${job.stage}`)
+      // a job whose worker died under it `maxTakeovers` times fails now rather than kill another
+      if (job.takeovers >= maxTakeovers) throw new WorkerDiedError(job.id, job.takeovers)
       const signal = AbortSignal.any([stopping.signal, lost.signal])
-      const result = await handler(job, { signal, write: fn => jobs.fenced(lease, now(), fn) })
-      await jobs.end(lease, 'done', null, now(), result ?? undefined)
+      const run: JobRun = { signal, write: fn => jobs.fenced(lease, now(), fn) }
+      for (;;) {
+        const result = await kind.stages[at]!.run(job, run)
+        const next = kind.stages[at + 1]
+        if (!next) {
+          await jobs.end(lease, 'done', null, now(), result ?? undefined)
+          break
+        }
+        await jobs.advance(lease, now(), next.name, result ?? undefined)
+        at++
+      }
       opts.onOutcome?.('done')
     } catch (err) {
-      await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err)
+      await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err, kind, kind?.stages[Math.max(at, 0)])
     } finally {
       running.delete(job.id)
     }
   }
 
   /** After a run that did not finish: back to the queue (shutdown, transient failure) or failed for good. */
-  async function settle(job: JobRow, lease: Lease, err: unknown) {
-    const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner }
+  async function settle(job: JobRow, lease: Lease, err: unknown, kind: JobKind | undefined, stage: JobStage | undefined) {
+    const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner, ...(stage && kind!.stages.length > 1 ? { stage: stage.name } : {}) }
     try {
       if (err instanceof LeaseLostError) throw err
       if (stopping.signal.aborted) {
@@ -150,7 +142,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
         return
       }
       const message = err instanceof Error ? err.message : String(err)
-      const again = err instanceof PermanentJobError ? null : nextAttemptAt(retries, job.attempts, Date.parse(job.created_at), clock.now().getTime())
+      const again = err instanceof PermanentJobError ? null : nextAttemptAt(kind?.retries ?? retries, job.attempts, Date.parse(job.created_at), clock.now().getTime())
       if (again !== null) {
         log.warn('job failed, will retry', { ...fields, error: message })
         if (!(await jobs.retry(lease, new Date(again).toISOString(), message, now()))) throw new LeaseLostError(lease)
@@ -159,18 +151,14 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
         return
       }
       log.error('job failed', { ...fields, error: message })
-      await jobs.end(lease, 'failed', message, now(), () => opts.onFailure(job, err))
+      // a kind this process does not know has no one to tell: the job ends failed, and the log says why
+      await jobs.end(lease, 'failed', message, now(), () => (kind && stage ? kind.onFailure(job, err, stage) : undefined))
       opts.onOutcome?.('failed')
     } catch (e) {
       if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
       // The lease is no longer extended: once it runs out, a worker takes the job again.
       else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
     }
-  }
-
-  /** A job whose worker died under it `maxTakeovers` times: it fails now rather than kill another. */
-  function workerDied(job: JobRow): PermanentJobError {
-    return new PermanentJobError('internal', `Processing stopped ${job.takeovers} times because the worker running it died (crashed or was killed) before it finished, so it was not started again; the credits were refunded. The server's log names the job (${job.id}); upload the recording again once the cause is fixed.`)
   }
 
   async function loop() {

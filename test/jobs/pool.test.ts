@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { systemClock, type Clock } from '../../src/clock'
 import { databaseClock } from '../../src/jobs/database-clock'
-import { createWorkerPool, PermanentJobError, type JobHandler } from '../../src/jobs/worker'
+import { createWorkerPool } from '../../src/jobs/worker'
+import { createJobKinds, PermanentJobError, type JobHandler, type JobKind } from '../../src/jobs/kinds'
 import { createJobWakeup } from '../../src/jobs/wakeup'
 import { leaseOf, type JobsRepo } from '../../src/jobs/repo'
 import type { RetryPolicy } from '../../src/jobs/queue'
@@ -22,13 +23,16 @@ function memoryLog() {
   return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines }
 }
 
-function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup>; clock?: Clock; retries?: RetryPolicy } = {}) {
+function pool(jobs: JobsRepo, handler: JobHandler, o: { workers?: number; leaseMs?: number; onFailure?: () => void; id?: string; pollMs?: number; wakeup?: ReturnType<typeof createJobWakeup>; clock?: Clock; retries?: RetryPolicy; kind?: Partial<JobKind> } = {}) {
   const mem = memoryLog()
   /** how each run ended, as the metrics are told (notesvc_jobs_total) */
   const outcomes: string[] = []
+  // one kind of one stage, as the queue helper queues them
+  const kinds = createJobKinds()
+  kinds.add({ kind: 'process_upload', stages: [{ name: 'run', run: handler }], onFailure: o.onFailure ?? (() => {}), ...o.kind })
   const p = createWorkerPool({
     jobs, clock: o.clock ?? systemClock, log: mem.log, workers: o.workers ?? 1, leaseMs: o.leaseMs ?? 600, pollMs: o.pollMs, wakeup: o.wakeup, retries: o.retries,
-    handlers: { process_upload: handler }, onFailure: o.onFailure ?? (() => {}),
+    kinds,
     identity: { id: o.id ?? 'wrk_pool', host: 'test', pid: process.pid, pidNamespace: null, isAlive: () => true },
     onOutcome: outcome => outcomes.push(outcome),
   })
@@ -145,6 +149,47 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the worker pool under leases 
     await p.stop()
     // a wrong one-line change (retried counted as failed, or a retry not told) changes this list
     expect(p.outcomes).toEqual(['retried', 'failed'])
+    await q.close()
+  })
+
+  test('a kind\'s own retry policy: two runs, then failed for good, where the pool\'s default would make a third', async () => {
+    const q = await queueDb(b.name, dir.path, 1, new Date().toISOString(), { oneSqliteConnection: true })
+    let runs = 0
+    let failures = 0
+    const p = pool(q.a, async () => {
+      runs++
+      throw new Error('engine hiccup')
+    }, { pollMs: 50, onFailure: () => failures++, kind: { retries: { delaysMs: [10], maxAttempts: 2, giveUpAfterMs: Number.POSITIVE_INFINITY } } })
+    await p.start()
+    await until('the job failed', () => p.outcomes.includes('failed'))
+    await p.stop()
+    expect([runs, failures, p.outcomes]).toEqual([2, 1, ['retried', 'failed']])
+    expect(await q.a.get('job_0000')).toMatchObject({ status: 'failed', attempts: 2, last_error: 'engine hiccup' })
+    await q.close()
+  })
+
+  test('a kind of two stages: the first one\'s result is written with the row\'s next stage, a retry starts at the stage that failed, and the failure rule is told which', async () => {
+    const q = await queueDb(b.name, dir.path, 1, new Date().toISOString(), { oneSqliteConnection: true })
+    const ran: string[] = []
+    const told: string[] = []
+    const p = pool(q.a, async () => {}, {
+      pollMs: 50,
+      kind: {
+        stages: [
+          { name: 'first', run: async job => { ran.push('first'); return q.mark(q.db, job.id, 'first') } },
+          { name: 'second', run: async () => { ran.push('second'); throw new Error('engine hiccup') } },
+        ],
+        retries: { delaysMs: [10], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY },
+        onFailure: (_job, _err, stage) => { told.push(stage.name) },
+      },
+    })
+    await p.start()
+    await until('the job failed', () => p.outcomes.includes('failed'))
+    await p.stop()
+    expect(ran).toEqual(['first', 'second', 'second', 'second'])
+    expect(await q.marks()).toEqual([{ job_id: 'job_0000', by: 'first' }])
+    expect(told).toEqual(['second'])
+    expect(await q.a.get('job_0000')).toMatchObject({ status: 'failed', stage: 'second', attempts: 3, last_error: 'engine hiccup' })
     await q.close()
   })
 

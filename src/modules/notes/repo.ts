@@ -107,6 +107,12 @@ export interface NotesListing {
 const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'error_code', 'error_message', 'date_created', 'updated_at'] as const
 const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content, b.transcript_segments
   FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id`
+/**
+ * The notes' revision counter, read by the shared rate limiter's statement in the same round trip
+ * (its `alongside`), which a cached GET /v1/notes then needs no round trip of its own for.
+ */
+export const REVISION_STAMP_QUERY = 'SELECT n FROM note_revision_counter'
+
 /** List order: newest first, ties by id. */
 export const LIST_ORDER = 'ORDER BY date_created DESC, id DESC'
 
@@ -210,6 +216,11 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
         await updateColumns('note_bodies', 'note_id', id, body)
       })
     },
+
+    /** A note not processing (`Done`, `Error`) back to `Summarizing` at `stage`, its error cleared; false when it is processing or gone. */
+    reopen: async (lib: Library, id: string, stage: string, progress: number, at: string) =>
+      (await store.run(`UPDATE notes SET status = 'Summarizing', processing_stage = ?, progress = ?, error_code = NULL, error_message = NULL, updated_at = ${notBeforeCreation} WHERE id = ? AND account_id = ? AND sandbox = ? AND status <> 'Summarizing'`,
+        [stage, progress, at, id, lib.accountId, sandbox(lib)])) > 0,
 
     delete: async (lib: Library, id: string) => (await store.run('DELETE FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?', [id, lib.accountId, sandbox(lib)])) > 0,
 

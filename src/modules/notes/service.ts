@@ -277,23 +277,30 @@ export function createNotesService(deps: {
       })
     },
 
+    /**
+     * A settled note (`Done` or `Error`) is processed again from `stage` (its transcript complete:
+     * progress 1), its error cleared; false, nothing written, when it is processing already or gone.
+     */
+    reopen: async (lib: Library, id: string, stage: string): Promise<boolean> => repo.reopen(lib, id, stage, 1, clock.now().toISOString()),
+
     /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
     fail(id: string, code: string, message: string): Promise<void> {
       return settle(id, { status: 'Error', error_code: code, error_message: message, updated_at: clock.now().toISOString() }, 'Error', code)
     },
 
     /**
-     * Stores finished processing output and marks the note `Done`; without `transcript`, the one
-     * `saveTranscript` stored stays. `segments` are the transcript's times (kept for the subtitle
-     * exports); without them the note has none.
+     * Stores finished processing output and marks the note `Done`; without `transcript` and
+     * `segments` (the transcript's times, kept for the subtitle exports), those `saveTranscript`
+     * stored stay. `styleId`: the style the summary was made in, when not the note's.
      */
-    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[] }): Promise<void> {
+    finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[]; styleId?: string }): Promise<void> {
       return settle(id, {
         ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         ...(result.transcript !== undefined ? { original_transcription: result.transcript } : {}),
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
-        transcript_segments: result.segments ? JSON.stringify(result.segments) : null,
+        ...(result.segments ? { transcript_segments: JSON.stringify(result.segments) } : {}),
+        ...(result.styleId ? { style_id: result.styleId } : {}),
         language: result.language,
         status: 'Done',
         processing_stage: null,

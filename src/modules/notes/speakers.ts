@@ -121,6 +121,10 @@ export function createSpeakersService(deps: {
     /** The speakers of a readable note (409 while processing), in order of first speech. */
     list: async (lib: Library, id: string): Promise<NoteSpeaker[]> => listOf(await deps.readable(lib, id)),
 
+    /** The voices a library remembers of one diarization engine, with their prints: a new recording's speakers are compared with them. */
+    rememberedVoices: async (accountId: string, isSandbox: boolean, engine: string): Promise<{ id: string; name: string; embedding: number[] }[]> =>
+      (await repo.profilesFor(accountId, isSandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] })),
+
     update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
       return store.transaction(async () => {
         const note = await deps.readable(lib, id)

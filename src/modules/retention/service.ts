@@ -1,13 +1,14 @@
 import type { Clock } from '../../clock'
 import type { RetentionConfig } from '../../config'
 import { ApiError } from '../../http/errors'
+import type { JobRegistry } from '../../jobs/runtime'
 import type { Logger } from '../../log'
 import type { AuditService } from '../audit/service'
 import type { AuditBy } from '../audit/model'
 import type { NotesService } from '../notes/service'
 import { MAX_RETENTION_DAYS, RETENTION_CHOICES, type RetentionChoice, type RetentionMode, type RetentionPolicy, type SweepSummary, type UpdateRetentionPolicyRequest } from './model'
 import type { RetentionRepo } from './repo'
-import { sweep, type SweepProgress } from './sweep'
+import { sweep, unsweptNotice, type SweepProgress } from './sweep'
 
 export type RetentionService = ReturnType<typeof createRetentionService>
 
@@ -16,7 +17,9 @@ export const RETENTION_SWEEP = 'retention_sweep'
 
 /**
  * Retention (docs/decisions.md "Retention"): the instance's default policy (NOTESVC_RETENTION_MODE,
- * NOTESVC_RETENTION_DAYS), each account's own policy over it, and the sweep that applies them.
+ * NOTESVC_RETENTION_DAYS), each account's own policy over it, and the sweep that applies them, which
+ * it registers as a recurring task (every NOTESVC_RETENTION_SWEEP_MINUTES, run by one process with
+ * workers at a time across every node).
  */
 export function createRetentionService(deps: {
   repo: RetentionRepo
@@ -30,6 +33,8 @@ export function createRetentionService(deps: {
   accountIdsAfter: (after: string, limit: number) => Promise<string[]>
   mediaOf: (noteId: string) => Promise<string[]>
   deleteObject: (key: string) => Promise<boolean>
+  /** where the scheduled sweep is registered */
+  jobs: Pick<JobRegistry, 'recur'>
 }) {
   const { repo, clock, config } = deps
   const instanceDefault = { mode: config.mode, days: config.days }
@@ -45,7 +50,19 @@ export function createRetentionService(deps: {
     }
   }
 
-  return {
+  /** One sweep now, across every account (./sweep.ts). */
+  function sweepNow(o: { signal?: AbortSignal; onProgress?: SweepProgress } = {}): Promise<SweepSummary> {
+    return sweep({
+      clock, log: deps.log, notes: deps.notes, audit: deps.audit, accountIdsAfter: deps.accountIdsAfter,
+      mediaOf: deps.mediaOf, deleteObject: deps.deleteObject, auditDays: config.auditDays,
+      policyOf: async (accountId): Promise<{ mode: RetentionMode; days: number | null }> => {
+        const own = await repo.get(accountId)
+        return own ? { mode: own.mode, days: own.days } : instanceDefault
+      },
+    }, o)
+  }
+
+  const service = {
     policy,
 
     /**
@@ -80,13 +97,19 @@ export function createRetentionService(deps: {
     },
 
     /** One sweep now, across every account (./sweep.ts). */
-    sweep: (o: { signal?: AbortSignal; onProgress?: SweepProgress } = {}): Promise<SweepSummary> => sweep({
-      clock, log: deps.log, notes: deps.notes, audit: deps.audit, accountIdsAfter: deps.accountIdsAfter,
-      mediaOf: deps.mediaOf, deleteObject: deps.deleteObject, auditDays: config.auditDays,
-      policyOf: async (accountId): Promise<{ mode: RetentionMode; days: number | null }> => {
-        const own = await repo.get(accountId)
-        return own ? { mode: own.mode, days: own.days } : instanceDefault
-      },
-    }, o),
+    sweep: sweepNow,
   }
+
+  deps.jobs.recur({
+    id: RETENTION_SWEEP,
+    everyMs: config.sweepMinutes * 60_000,
+    run: async signal => {
+      const done = await sweepNow({ signal })
+      deps.log.info('retention sweep done', { ...done })
+      // a sweep that left notes it could not delete is a failed run: the row keeps the reason
+      const notice = unsweptNotice(done)
+      if (notice) throw new Error(notice)
+    },
+  })
+  return service
 }

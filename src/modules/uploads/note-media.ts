@@ -4,13 +4,29 @@ import type { UploadsRepo } from './repo'
 
 export type NoteMedia = ReturnType<typeof createNoteMedia>
 
+/** A note's recording as its upload stored it, for processing it. */
+export interface NoteRecording {
+  storageKey: string
+  /** the speaker count the submitter gave, as JSON (`{"exact":n}` or `{"min":a,"max":b}`); null: the engine estimates */
+  speakersHint: string | null
+  /** the recording's length measured at completion; null before */
+  durationSeconds: number | null
+  /** the charge of its completion, which a failed processing refunds; null when nothing was charged */
+  usageId: string | null
+}
+
 /**
- * The stored media of a note (its upload's file), as the notes service needs it to delete a note:
- * which storage keys it has, and removing them. Built from the uploads repo alone, so it exists
- * before the uploads service, which needs the notes service.
+ * The stored media of a note (its upload's file), as the notes service needs it to delete a note
+ * (which storage keys it has, and removing them) and processing to read it. Built from the uploads
+ * repo alone, so it exists before the uploads service, which needs the notes service.
  */
 export function createNoteMedia(deps: { repo: UploadsRepo; storage: MediaStorage; log: Logger }) {
   return {
+    /** the note's recording, or null when it has no upload */
+    recording: async (noteId: string): Promise<NoteRecording | null> => {
+      const upload = await deps.repo.byNote(noteId)
+      return upload && { storageKey: upload.storage_key, speakersHint: upload.speakers_hint ?? null, durationSeconds: upload.duration_seconds, usageId: upload.usage_id }
+    },
     /** the storage keys of a note's media: its upload's file, if it has one */
     of: async (noteId: string): Promise<string[]> => {
       const upload = await deps.repo.byNote(noteId)

@@ -13,8 +13,6 @@ import { MediaUnreadableError } from '../../engines/media/errors'
 import type { AsrEngine } from '../../engines/asr/engine'
 import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
-import type { JobRow } from '../../jobs/repo'
-import { PermanentJobError } from '../../jobs/worker'
 import type { StyleId } from '../../engines/llm/engine'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_NOTICE, SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import type { Charged } from '../processing/service'
@@ -22,14 +20,12 @@ import { MAX_UPLOAD_BYTES, UPLOAD_TTL_MS, type CreateUploadRequest, type UploadA
 import type { UploadRow, UploadsRepo } from './repo'
 import type { Library } from '../library'
 
-export const PROCESS_UPLOAD = 'process_upload'
-
 export type UploadsService = ReturnType<typeof createUploadsService>
 
 /**
  * The upload lifecycle of SPEC.md: start (a note and a signed target), the file arriving (the disk
- * PUT target, or the client's PUT to S3), completion (charged once, processing queued), and what a
- * failed job gives back.
+ * PUT target, or the client's PUT to S3), completion (charged once, processing queued: the processing
+ * module's job, which refunds the charge if it fails for good).
  */
 export function createUploadsService(deps: {
   repo: UploadsRepo
@@ -248,24 +244,6 @@ export function createUploadsService(deps: {
         reclaimed.bytes += partial.bytes
       }
       return reclaimed
-    },
-
-    /**
-     * A job failed for good: the note says why, and the credits it was charged come back (in the
-     * transaction that ends the job, which this one joins).
-     */
-    async onJobFailure(job: JobRow, err: unknown): Promise<void> {
-      const note = await notes.getById(job.note_id)
-      if (!note) return
-      const code = err instanceof PermanentJobError
-        ? err.code
-        : note.processing_stage === 'transcribing' ? 'transcription_failed' : note.processing_stage === 'summarizing' ? 'summarization_failed' : 'internal'
-      const message = err instanceof PermanentJobError ? err.message : `Processing failed after several attempts (${err instanceof Error ? err.message : String(err)}).`
-      await deps.transaction(async () => {
-        await notes.fail(job.note_id, code, message)
-        const upload = await repo.byNote(job.note_id)
-        if (upload?.usage_id) await credits.refund(upload.usage_id)
-      })
     },
   }
 }

@@ -1,0 +1,96 @@
+import type { StyleId } from '../../engines/llm/engine'
+import { ApiError } from '../../http/errors'
+import { WorkerDiedError } from '../../jobs/kinds'
+import type { JobRow } from '../../jobs/repo'
+import type { JobRegistry } from '../../jobs/runtime'
+import type { CreditsService } from '../credits/service'
+import type { Library } from '../library'
+import type { NotesService } from '../notes/service'
+import { sandboxSummary } from './sandbox'
+import type { NoteFailure, ProcessedNote, ProcessingStage } from './stages'
+import { summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summary-stage'
+import { transcribeStage, type TranscribeStageDeps } from './transcribe-stage'
+
+/** An upload's processing: its transcription, then its summary (the kind's name is the one rows queued before the stages kept). */
+export const PROCESS_UPLOAD = 'process_upload'
+/** A note's summary made again, in the style the job names: the summary stage alone. */
+export const SUMMARIZE_NOTE = 'summarize_note'
+
+/**
+ * The processing of notes as jobs, registered with the job runtime: an upload's processing
+ * (`process_upload`: the transcription stage, then the summary stage) and a summary made again for an
+ * existing note (`summarize_note`: the summary stage alone). Each stage has its own failure rule (what
+ * the note says); each kind says what is given back when it fails for good: an upload refunds the
+ * credits its completion charged; a summary made again was charged nothing by its job.
+ */
+export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'audioSecondsOf'> & {
+  jobs: JobRegistry
+  notes: NotesService
+  credits: Pick<CreditsService, 'refund'>
+  /** runs `fn` in one database transaction, which the repositories it calls join */
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>
+}) {
+  const { jobs, notes } = deps
+  const transcribe = transcribeStage(deps)
+  const summarize = summaryStage({ ...deps, audioSecondsOf: async noteId => (await deps.recording(noteId))?.durationSeconds ?? null })
+
+  /** The job failed for good: the note says why, and `refund` (a charge) comes back, in the transaction that ends the job. */
+  async function failNote(job: JobRow, failure: (note: ProcessedNote) => NoteFailure, refund: string | null): Promise<void> {
+    const note = await notes.getById(job.note_id)
+    if (!note) return
+    const { code, message } = failure(note)
+    await deps.transaction(async () => {
+      await notes.fail(job.note_id, code, message)
+      if (refund) await deps.credits.refund(refund)
+    })
+  }
+
+  jobs.register<ProcessingStage>({
+    kind: PROCESS_UPLOAD,
+    stages: [transcribe, summarize],
+    onFailure: async (job, err, stage) => failNote(job, note => (err instanceof WorkerDiedError ? {
+      code: err.code,
+      message: `Processing stopped ${err.takeovers} times because the worker running it died (crashed or was killed) before it finished, so it was not started again; the credits were refunded. The server's log names the job (${err.jobId}); upload the recording again once the cause is fixed.`,
+    } : stage.failure(err, note)), (await deps.recording(job.note_id))?.usageId ?? null),
+  })
+
+  jobs.register<ProcessingStage>({
+    kind: SUMMARIZE_NOTE,
+    stages: [summarize],
+    onFailure: (job, err, stage) => failNote(job, note => (err instanceof WorkerDiedError ? {
+      code: err.code,
+      message: `Summarizing again stopped ${err.takeovers} times because the worker running it died (crashed or was killed) before it finished, so it was not started again; the note keeps its transcript and its earlier summary. The server's log names the job (${err.jobId}).`,
+    } : stage.failure(err, note)), null),
+  })
+
+  return {
+    /** Queues a completed upload's processing, in the caller's transaction (`jobs.wake` after it commits). */
+    queueUpload: (noteId: string): Promise<void> => jobs.enqueue(PROCESS_UPLOAD, noteId),
+
+    /**
+     * The note's summary made again in `styleId` by the summary stage alone, its transcript untouched
+     * and its speech engine not called: the note goes back to `Summarizing` at the `summarizing` stage
+     * (progress 1) and the job is queued, in one transaction; the job charges nothing. 404 for a note
+     * not of the library; 409 while it is processing, or when it failed before it had a transcript.
+     * A sandbox note gets the style's fixed summary at once (no model is called). Returns the note's
+     * status.
+     */
+    async summarizeAgain(lib: Library, noteId: string, styleId: StyleId) {
+      const queued = await deps.transaction(async () => {
+        const note = await notes.readableTranscript(lib, noteId)
+        if (lib.sandbox) {
+          const fixed = sandboxSummary(styleId)
+          await notes.finish(noteId, { summary: fixed.summary, structuredContent: fixed.structuredContent, language: note.language, styleId })
+          return false
+        }
+        if (!(await notes.reopen(lib, noteId, 'summarizing'))) {
+          throw new ApiError('conflict', `Note ${noteId} is already processing; poll GET /v1/notes/${noteId}/status until isComplete is true, then ask again.`)
+        }
+        await jobs.enqueue(SUMMARIZE_NOTE, noteId, summaryAgainPayload(styleId))
+        return true
+      })
+      if (queued) jobs.wake()
+      return notes.status(lib, noteId)
+    },
+  }
+}
