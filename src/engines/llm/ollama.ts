@@ -120,20 +120,39 @@ function isConnectionError(err: unknown): boolean {
   return e?.cause !== undefined && e.cause !== err && isConnectionError(e.cause)
 }
 
-export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
-  const host = opts.host.replace(/\/+$/, '')
-  const model = opts.model
-  const timeoutMs = opts.timeoutMs ?? 300_000
-  const retries = Math.max(0, opts.retries ?? 2)
-  const backoffMs = opts.backoffMs ?? 500
-  const maxContextTokens = opts.maxContextTokens ?? 16_384
-  const probeTimeoutMs = Math.min(opts.probeTimeoutMs ?? 1500, 1500)
-  const baseFetch = opts.fetch ?? fetch
-  const log = opts.log ?? silentLogger
+/** The passages that go to the model, best first, as many as fit the window (`limit` characters). */
+function passagesThatFit(input: AnswerInput, limit: number): Passage[] {
+  let budget = limit - input.question.length - 200
+  const passages: Passage[] = []
+  for (const p of input.passages) {
+    const room = budget - 10
+    if (room <= 0) break
+    const text = p.text.length > room ? cut(p.text, room) : p.text
+    if (!text.trim()) continue
+    passages.push({ ...p, text })
+    budget -= text.length + 10
+  }
+  return passages
+}
 
-  let info: OllamaModelInfo | undefined
+/** What the caller of Ollama needs: where, which model, and how long and how often to try. */
+interface OllamaCallerOptions {
+  host: string
+  model: string
+  timeoutMs: number
+  retries: number
+  backoffMs: number
+  fetch: typeof fetch
+  log: Logger
+}
+
+/**
+ * Calls to Ollama through the `ollama` client: each try with a timeout, transient failures (not
+ * reachable, 5xx, timeout) retried with backoff, every failure in the end an LlmUnavailableError that
+ * says what to do.
+ */
+function createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log }: OllamaCallerOptions) {
   let ollamaPackage: Promise<typeof import('ollama')> | undefined
-  let maxInputChars = maxInputCharsFor(Math.min(DEFAULT_CONTEXT_TOKENS, maxContextTokens))
 
   /**
    * A client whose every request carries `signal` (the client itself passes none for non-streamed
@@ -204,6 +223,24 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
       }
     }
   }
+
+  return call
+}
+
+export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
+  const host = opts.host.replace(/\/+$/, '')
+  const model = opts.model
+  const timeoutMs = opts.timeoutMs ?? 300_000
+  const retries = Math.max(0, opts.retries ?? 2)
+  const backoffMs = opts.backoffMs ?? 500
+  const maxContextTokens = opts.maxContextTokens ?? 16_384
+  const probeTimeoutMs = Math.min(opts.probeTimeoutMs ?? 1500, 1500)
+  const baseFetch = opts.fetch ?? fetch
+  const log = opts.log ?? silentLogger
+
+  let info: OllamaModelInfo | undefined
+  let maxInputChars = maxInputCharsFor(Math.min(DEFAULT_CONTEXT_TOKENS, maxContextTokens))
+  const call = createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log })
 
   let loading: Promise<OllamaModelInfo> | undefined
 
@@ -302,17 +339,7 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
 
   async function answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput> {
     const { maxInputChars: limit } = await ready(signal)
-    // Only the passages go to the model, best first, as many as fit the window.
-    let budget = limit - input.question.length - 200
-    const passages: Passage[] = []
-    for (const p of input.passages) {
-      const room = budget - 10
-      if (room <= 0) break
-      const text = p.text.length > room ? cut(p.text, room) : p.text
-      if (!text.trim()) continue
-      passages.push({ ...p, text })
-      budget -= text.length + 10
-    }
+    const passages = passagesThatFit(input, limit)
     if (!passages.length) return { answer: 'The transcript does not contain anything that answers this question.' }
     const messages: Message[] = [
       { role: 'system', content: answerSystemPrompt(input.language) },
