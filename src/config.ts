@@ -216,7 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
     // twice the chunk slots for `serve` (shared/DECISIONS.md), so a short recording's chunks are in
-    // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (cli.ts)
+    // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (commands/worker.ts)
     workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 2 * asrSlots, 0, 64),
     asrSlots,
     jobLeaseSeconds: integer('NOTESVC_JOB_LEASE_SECONDS', env.NOTESVC_JOB_LEASE_SECONDS, 60, 2, 3600),
