@@ -3,12 +3,11 @@ import type { ChatResponse, Message, Options } from 'ollama'
 import type { AnswerInput, AnswerOutput, LlmEngine, Passage, StyleId, SummaryInput, SummaryOutput } from './engine'
 import { LlmRefusalError, LlmUnavailableError } from './engine'
 import { silentLogger, type Logger } from '../../log'
-import {
-  answerSystemPrompt, answerUserMessage, clean, cleanList, cleanTitle, parseModelReply, summarySystemPrompt,
-} from './ollama-prompts'
+import { answerSystemPrompt, answerUserMessage, clean, parseModelReply, summarySystemPrompt } from './ollama-prompts'
+import { STYLE_REPLIES } from './ollama-replies'
 import {
   ANSWER_SCHEMA, STYLE_SCHEMAS,
-  type JsonSchema, type ModelAnswer, type ModelBullets, type ModelMeeting, type ModelNote, type ModelTranscript,
+  type JsonSchema, type ModelAnswer,
 } from './style-schemas'
 
 /**
@@ -295,46 +294,9 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
       { role: 'system', content: summarySystemPrompt(styleId, input.language) },
       { role: 'user', content: text },
     ]
-    const schema = STYLE_SCHEMAS[styleId]
-    switch (styleId) {
-      case 'transcript': {
-        const r = await structured<ModelTranscript>('summarize', messages, schema, ['title'], signal)
-        const segments = (input.segments ?? []).map(s => ({ start: s.start, end: s.end, text: s.text }))
-        return { title: cleanTitle(r.title, input.text), summary: input.text, structuredContent: { transcript: { segments } } }
-      }
-      case 'bulletpoints': {
-        const r = await structured<ModelBullets>('summarize', messages, schema, ['title'], signal)
-        const bullets = cleanList(r.bullets)
-        return {
-          title: cleanTitle(r.title, bullets[0] ?? input.text),
-          summary: bullets.map(b => `- ${b}`).join('\n'),
-          structuredContent: { bulletpoints: { bullets } },
-        }
-      }
-      case 'meeting-notes': {
-        const r = await structured<ModelMeeting>('summarize', messages, schema, ['title', 'summary'], signal)
-        const optional = (v: string | null) => (v === null || !clean(v) || /^(null|none|n\/a|unknown)$/i.test(clean(v)) ? null : clean(v))
-        const actionItems = r.actionItems
-          .map(a => ({ task: clean(a.task), owner: optional(a.owner), due: optional(a.due) }))
-          .filter(a => a.task)
-        const summary = clean(r.summary)
-        return {
-          title: cleanTitle(r.title, summary || input.text),
-          summary,
-          structuredContent: {
-            'meeting-notes': { summary, attendees: cleanList(r.attendees), decisions: cleanList(r.decisions), actionItems },
-          },
-        }
-      }
-      default: {
-        const r = await structured<ModelNote>('summarize', messages, schema, ['title', 'summary'], signal)
-        const sections = r.sections
-          .map(s => ({ heading: clean(s.heading), points: cleanList(s.points) }))
-          .filter(s => s.heading || s.points.length)
-        const summary = clean(r.summary) || sections.flatMap(s => s.points).slice(0, 3).join(' ')
-        return { title: cleanTitle(r.title, summary || input.text), summary, structuredContent: { note: { summary, sections } } }
-      }
-    }
+    const style = STYLE_REPLIES[styleId]
+    // the reply is checked against the style's schema, so it has the style's type (`never` stands for each)
+    return style.shape(await structured<never>('summarize', messages, STYLE_SCHEMAS[styleId], style.textFields, signal), input)
   }
 
   async function answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput> {
