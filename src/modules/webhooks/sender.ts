@@ -31,6 +31,46 @@ export const SENDER_SLOTS = 256
 const RETRY_WAKE_WITHIN_MS = 60_000
 
 /**
+ * What wakes an idle sender before its next poll: a nudge (a slot freed) or a retry it set coming due.
+ */
+function createSenderAlarm(clock: Clock) {
+  /** set when the sender should look again at once (a slot freed, a retry came due) */
+  let nudged = false
+  let wake: (() => void) | null = null
+  const nudge = () => {
+    nudged = true
+    wake?.()
+  }
+  return {
+    nudge,
+    /** forgets past nudges: the sender is about to look */
+    rearm: () => {
+      nudged = false
+    },
+    /** Wakes the sender when a retry this process set comes due (the poll finds later ones). */
+    wakeAt(dueMs: number): void {
+      const inMs = dueMs - clock.now().getTime()
+      if (inMs < RETRY_WAKE_WITHIN_MS) setTimeout(nudge, Math.max(0, inMs)).unref?.()
+    },
+    /** Until `ms` pass, the sender is nudged, or it is stopped. */
+    pause(ms: number, signal: AbortSignal): Promise<void> {
+      return new Promise<void>(resolve => {
+        const done = () => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', done)
+          wake = null
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        signal.addEventListener('abort', done, { once: true })
+        wake = done
+        if (nudged || signal.aborted) done()
+      })
+    },
+  }
+}
+
+/**
  * The sender of one process: a loop that fills its slots with due outbox rows (claimed under a lease)
  * and runs each delivery (delivery.ts) in a slot of its own; old attempts are pruned hourly.
  */
@@ -50,25 +90,15 @@ export function createWebhookSender(deps: {
   const { repo, clock, log, leaseMs, slots } = deps
   const { outbox } = repo
   const iso = (ms: number) => new Date(ms).toISOString()
-  const deliver = createDeliverer({ ...deps, wakeAt: (dueMs: number) => wakeAt(dueMs) })
+  const deliver = createDeliverer({ ...deps, wakeAt: (dueMs: number) => alarm.wakeAt(dueMs) })
 
   /**
    * The sender's slots: the attempts under way in this process. Each claimed event runs in a slot of
    * its own; when it ends (its result recorded), the slot frees and the sender is woken to fill it.
    */
   const underWay = new Set<Promise<void>>()
-  /** set when the sender should look again at once (a slot freed, a retry came due) */
-  let nudged = false
-  let wake: (() => void) | null = null
-  const nudge = () => {
-    nudged = true
-    wake?.()
-  }
-  /** Wakes the sender when a retry this process set comes due (the poll finds later ones). */
-  function wakeAt(dueMs: number): void {
-    const inMs = dueMs - clock.now().getTime()
-    if (inMs < RETRY_WAKE_WITHIN_MS) setTimeout(nudge, Math.max(0, inMs)).unref?.()
-  }
+  const alarm = createSenderAlarm(clock)
+  const { nudge } = alarm
 
   /** Starts a claimed event's attempt in a slot of its own; the slot frees when the attempt is recorded. */
   function launch(row: OutboxRow): Promise<void> {
@@ -99,22 +129,6 @@ export function createWebhookSender(deps: {
     return started
   }
 
-  /** Until `ms` pass, the sender is nudged, or it is stopped. */
-  function pause(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>(resolve => {
-      const done = () => {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        wake = null
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      signal.addEventListener('abort', done, { once: true })
-      wake = done
-      if (nudged || signal.aborted) done()
-    })
-  }
-
   let stopping: AbortController | null = null
   let loop: Promise<void> | null = null
   let lastPrune = 0
@@ -140,7 +154,7 @@ export function createWebhookSender(deps: {
       const stop = (stopping = new AbortController())
       loop = (async () => {
         while (!stop.signal.aborted) {
-          nudged = false
+          alarm.rearm()
           try {
             await fill(owner)
             if (Date.now() - lastPrune > 3_600_000) {
@@ -150,7 +164,7 @@ export function createWebhookSender(deps: {
           } catch (err) {
             log.warn('could not look for webhook events to send; trying again shortly', { error: err })
           }
-          await pause(deps.pollMs, stop.signal)
+          await alarm.pause(deps.pollMs, stop.signal)
         }
         await Promise.all(underWay)
       })()
