@@ -12,9 +12,9 @@ import { summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summ
 import { transcribeStage, type TranscribeStageDeps } from './transcribe-stage'
 
 /** An upload's processing: its transcription, then its summary (the kind's name is the one rows queued before the stages kept). */
-export const PROCESS_UPLOAD = 'process_upload'
+const PROCESS_UPLOAD = 'process_upload'
 /** A note's summary made again, in the style the job names: the summary stage alone. */
-export const SUMMARIZE_NOTE = 'summarize_note'
+const SUMMARIZE_NOTE = 'summarize_note'
 
 /**
  * The processing of notes as jobs, registered with the job runtime: an upload's processing

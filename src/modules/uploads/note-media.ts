@@ -2,8 +2,6 @@ import type { Logger } from '../../log'
 import type { MediaStorage } from '../../storage/storage'
 import type { UploadsRepo } from './repo'
 
-export type NoteMedia = ReturnType<typeof createNoteMedia>
-
 /** A note's recording as its upload stored it, for processing it. */
 export interface NoteRecording {
   storageKey: string
