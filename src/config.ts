@@ -11,12 +11,12 @@ import { STORAGE_VARIABLES, storageSetting } from './storage'
 import { SPEECH_VARIABLES, speechSetting } from './engines/asr/registry'
 
 export { ConfigError, type Env }
-export { describeDataDir, resolveDataDir, resolveModelsDir, type DataDirSource } from './data-dir'
+export { describeDataDir } from './data-dir'
 export { MAX_RETENTION_DAYS, type RetentionConfig, type RetentionMode } from './retention-config'
-export { ssoConfig, type SsoConfig } from './sign-in-config'
+export { type SsoConfig } from './sign-in-config'
 
 export type RateClass = 'read' | 'write' | 'processing'
-export type LlmKind = 'auto' | 'ollama' | 'builtin'
+type LlmKind = 'auto' | 'ollama' | 'builtin'
 
 export interface Config {
   port: number
@@ -97,7 +97,7 @@ export interface Config {
 const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
 
 /** The variables of DECISIONS.md "Running it", with their defaults. */
-export const CONFIG_VARIABLES = [
+const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_DATABASE_TIMEOUT_MS', 'NOTESVC_STORAGE',
   ...STORAGE_VARIABLES,
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', ...SPEECH_VARIABLES, 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
@@ -142,7 +142,7 @@ function variableForFlag(flag: string): string | undefined {
   return undefined
 }
 
-export function parseRateLimits(value: string | undefined): Record<RateClass, number> {
+function parseRateLimits(value: string | undefined): Record<RateClass, number> {
   const limits = { ...DEFAULT_RATE_LIMITS }
   if (!value) return limits
   for (const part of value.split(',')) {

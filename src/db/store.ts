@@ -1,14 +1,12 @@
 import { Database } from 'bun:sqlite'
-import type { Dialect } from './dialect'
 import type { StoreCommon } from './queryable'
 import { SqliteStore } from './sqlite-store'
 import { PostgresStore } from './postgres-store'
 
-export type { Dialect }
 export { SqliteStore, ReadThreadUnavailableError, type ReadThread } from './sqlite-store'
 export { PostgresStore, numberPlaceholders } from './postgres-store'
-export { DatabaseUnavailableError, asDatabaseUnavailable, classified } from './unavailable'
-export type { Queryable, SqlValue, StoreActivity } from './queryable'
+export { DatabaseUnavailableError, asDatabaseUnavailable } from './unavailable'
+export type { Queryable, SqlValue } from './queryable'
 
 /**
  * One data-access interface, two back ends: bun:sqlite (embedded, the default) and PostgreSQL through

@@ -48,7 +48,7 @@ export interface WorkerPoolOptions {
  * Jobs (the upload's among them): a transient failure is tried again after 1 s, then 2 s (doubling, at
  * most a minute apart), three runs in all; the last failure fails the job for good.
  */
-export const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
+const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
 
 interface Running {
   lease: Lease
@@ -239,5 +239,3 @@ async function settleRun(ctx: Settling, job: JobRow, lease: Lease, err: unknown,
     else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
   }
 }
-
-export type WorkerPool = ReturnType<typeof createWorkerPool>

@@ -38,7 +38,7 @@ export interface OllamaEngineOptions {
   log?: Logger
 }
 
-export interface OllamaProbe {
+interface OllamaProbe {
   /** Ollama answered /api/tags */
   ok: boolean
   /** the models it has, as it names them (`llama3.2:latest`) */
@@ -49,7 +49,7 @@ export interface OllamaProbe {
   error?: string
 }
 
-export interface OllamaModelInfo {
+interface OllamaModelInfo {
   /** the model's own context length from /api/show, or null when it does not say */
   modelContextLength: number | null
   /** the window notesvc asks Ollama for (`num_ctx`) */
@@ -71,14 +71,14 @@ export interface OllamaEngine extends LlmEngine {
 }
 
 /** Tokens assumed when the model does not report its context length. */
-export const DEFAULT_CONTEXT_TOKENS = 8192
+const DEFAULT_CONTEXT_TOKENS = 8192
 /** Characters per token, a fair average for English prose. */
-export const CHARS_PER_TOKEN = 4
+const CHARS_PER_TOKEN = 4
 /** Room kept for the system prompt and the message framing. */
 const PROMPT_TOKENS = 512
 
 /** How much of a context window the answer may use: a quarter, between 512 and 2048 tokens. */
-export function outputTokensFor(contextTokens: number): number {
+function outputTokensFor(contextTokens: number): number {
   return Math.min(2048, Math.max(512, Math.floor(contextTokens / 4)))
 }
 

@@ -15,7 +15,7 @@ const TOUCH_INTERVAL_MS = 60_000
  * database is asked again: a key revoked through any node is refused by every node within this (the
  * interface's bound is one second).
  */
-export const SHARED_KEY_CACHE_MS = 500
+const SHARED_KEY_CACHE_MS = 500
 
 /**
  * The cache of verified API keys: a ReadCache under the store's read stamp (`Store.readStamp`). On

@@ -13,7 +13,7 @@ export interface OpenAiAnswer {
 }
 
 /** UTF-8 bytes over zlib-compressed bytes, as whisper computes it (`len(b) / len(zlib.compress(b))`); high for repetitive text. */
-export function compressionRatio(text: string): number {
+function compressionRatio(text: string): number {
   const bytes = Buffer.from(text, 'utf8')
   return bytes.length === 0 ? 0 : round(bytes.length / deflateSync(bytes).length)
 }

@@ -21,9 +21,9 @@ import { AUDIT_DOWNLOAD_PATH, auditSection } from './audit-section'
 import type { RetentionService } from '../retention/service'
 import { RETENTION_FORM_PATH, retentionFormChange, retentionSection } from './retention-section'
 
-export const SETTINGS_PATH = '/settings'
+const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
-export const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
+const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
 const RECENT_USAGE = 25
 const RECENT_AUDIT_EVENTS = 25
 const BASE = 'http://notesvc.invalid'
