@@ -2,6 +2,8 @@ import type { Clock } from '../../clock'
 import type { Store } from '../../db/store'
 import type { TranscriptSegment } from '../../transcript/transcript'
 import type { Library } from '../library'
+import type { Note } from './model'
+import type { NewNoteFields } from './note-row'
 import type { NoteFields, NotesRepo } from './repo'
 import { newSpeakers, speakerOfRow, storedSegments, type NewNoteSpeaker, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
 
@@ -16,20 +18,22 @@ export interface NoteSettled {
 }
 
 /**
- * What processing writes to a note as it goes (DECISIONS.md "Processing states"): its stage and
- * progress, the transcript once complete, and its final state (`Done` with the summary, or `Error`);
- * part of NotesService.
+ * What processing writes to a note as it goes (DECISIONS.md "Processing states"): the note pending,
+ * its stage and progress, the transcript once complete, and its final state (`Done` with the summary,
+ * or `Error`); part of NotesService.
  */
 export function createProcessingWrites(deps: {
   repo: NotesRepo
   clock: Clock
   store: Pick<Store, 'transaction'>
+  /** inserts a new note of the library (NotesService's) */
+  insertNew: (lib: Library, fields: NewNoteFields) => Promise<Note>
   /** called in the transaction that writes a note's final state */
   onSettled?: (e: NoteSettled) => Promise<void>
   /** the labels and display names of a note's speakers */
   speakerNames: (noteId: string) => Promise<{ id: string; name: string }[]>
 }) {
-  const { repo, clock, store } = deps
+  const { repo, clock, store, insertNew } = deps
 
   /**
    * Writes a note's final state (with the transcript, when given, through the one save path) and
@@ -57,6 +61,19 @@ export function createProcessingWrites(deps: {
   }
 
   return {
+    /** A note that processing will fill in: `Summarizing`, at the given stage. */
+    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Promise<Note> {
+      return insertNew(lib, {
+        title: fields.title,
+        status: 'Summarizing',
+        processing_stage: fields.stage,
+        type: fields.type,
+        style_id: fields.styleId,
+        language: fields.language,
+        source: fields.source,
+      })
+    },
+
     /** Reports how far processing has got (DECISIONS.md "Processing states"). */
     setStage(id: string, stage: string, progress?: number | null): Promise<void> {
       return repo.write(id, { status: 'Summarizing', processing_stage: stage, ...(progress !== undefined ? { progress } : {}), updated_at: clock.now().toISOString() })

@@ -10,30 +10,10 @@ import type { AuditBy } from '../audit/model'
 import { createListAndSearch } from './list-and-search'
 import { createProcessingWrites, type NoteSettled } from './processing-writes'
 import { createTranscriptReads } from './transcript-reads'
+import { createRetentionWrites } from './retention-writes'
+import { newNoteRow, noteStatus, toNote, type NewNoteFields } from './note-row'
 
 export type NotesService = ReturnType<typeof createNotesService>
-
-export function toNote(r: NoteRow): Note {
-  return {
-    id: r.id,
-    title: r.title,
-    summary: r.summary,
-    status: r.status,
-    processingStage: r.processing_stage,
-    type: r.type,
-    styleId: r.style_id,
-    language: r.language,
-    folderId: r.folder_id,
-    isPinned: r.is_pinned === 1,
-    source: r.source,
-    dateCreated: r.date_created,
-    updatedAt: r.updated_at,
-    originalTranscription: r.original_transcription,
-    structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
-    // only on a note whose recording the retention policy removed (docs/decisions.md "Retention")
-    ...(r.media_removed_at ? { mediaRemovedAt: r.media_removed_at } : {}),
-  }
-}
 
 export function createNotesService(deps: {
   repo: NotesRepo
@@ -69,26 +49,8 @@ export function createNotesService(deps: {
   }
 
   /** Inserts a new note of this library, created and updated now; `fields` gives what differs from an empty note. */
-  async function insertNew(lib: Library, fields: Pick<NoteRow, 'title' | 'status' | 'type' | 'style_id' | 'source'> & Partial<NoteRow>): Promise<Note> {
-    const at = clock.now().toISOString()
-    const row: NoteRow = {
-      id: ids.next('note'),
-      account_id: lib.accountId,
-      sandbox: lib.sandbox ? 1 : 0,
-      folder_id: null,
-      summary: '',
-      original_transcription: '',
-      structured_content: null,
-      processing_stage: null,
-      progress: null,
-      language: null,
-      is_pinned: 0,
-      error_code: null,
-      error_message: null,
-      date_created: at,
-      updated_at: at,
-      ...fields,
-    }
+  async function insertNew(lib: Library, fields: NewNoteFields): Promise<Note> {
+    const row = newNoteRow(lib, ids.next('note'), clock.now().toISOString(), fields)
     await repo.insert(row)
     return toNote(row)
   }
@@ -99,8 +61,9 @@ export function createNotesService(deps: {
     requireNote,
 
     ...createListAndSearch(repo),
-    ...createProcessingWrites({ repo, clock, store, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
+    ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
     ...transcripts,
+    ...createRetentionWrites(repo, store),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),
 
@@ -122,19 +85,6 @@ export function createNotesService(deps: {
           style_id: 'note',
           source: body.source ?? 'api',
         })
-      })
-    },
-
-    /** A note that processing will fill in: `Summarizing`, at the given stage. */
-    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Promise<Note> {
-      return insertNew(lib, {
-        title: fields.title,
-        status: 'Summarizing',
-        processing_stage: fields.stage,
-        type: fields.type,
-        style_id: fields.styleId,
-        language: fields.language,
-        source: fields.source,
       })
     },
 
@@ -170,47 +120,8 @@ export function createNotesService(deps: {
       if (keys.length) await deps.removeMedia?.(keys)
     },
 
-    /** The retention sweep's page of a library's notes created before `cutoff` (NotesRepo.agedPage). */
-    agedPage: (lib: Library, cutoff: string, after: { dateCreated: string; id: string } | null, limit: number, recordingsOnly: boolean) =>
-      repo.agedPage(lib, cutoff, after, limit, recordingsOnly),
-
-    /**
-     * The retention policy removed a settled note's recording (its stored media are already deleted):
-     * marks it at `at`, and makes `alsoWrite` (the audit event) in the same transaction. An upload still
-     * awaiting its file counts as settled when created before `abandonedBefore`. False, nothing
-     * written, when the note is gone, processing, or already marked.
-     */
-    markMediaRemoved: (lib: Library, id: string, at: string, abandonedBefore: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
-      if (!(await repo.markMediaRemoved(lib, id, at, abandonedBefore))) return false
-      await alsoWrite()
-      return true
-    }, 'write'),
-
-    /**
-     * The retention policy deletes a settled note (its stored media are already deleted): the row and
-     * everything that hangs off it (body, speakers, search rows, upload, jobs), as the user's delete
-     * does, with `alsoWrite` (the audit event) in the same transaction. An upload still awaiting its
-     * file counts as settled when created before `abandonedBefore`. False, nothing written, when the
-     * note is gone or processing.
-     */
-    deleteSettled: (lib: Library, id: string, abandonedBefore: string, alsoWrite: () => Promise<void>): Promise<boolean> => store.transaction(async () => {
-      if (!(await repo.deleteSettled(lib, id, abandonedBefore))) return false
-      await alsoWrite()
-      return true
-    }, 'write'),
-
-    async status(lib: Library, id: string) {
-      const r = await requireNote(lib, id)
-      return {
-        status: r.status,
-        processingStage: r.status === 'Done' ? null : r.processing_stage,
-        progress: r.status === 'Done' ? 1 : r.progress == null ? null : Number(r.progress),
-        isComplete: r.status === 'Done',
-        hasError: r.status === 'Error',
-        errorMessage: r.status === 'Error' ? r.error_message : null,
-        errorCode: r.status === 'Error' ? (r.error_code ?? 'internal') : null,
-      }
-    },
+    /** Where processing stands (getNoteStatus). */
+    status: async (lib: Library, id: string) => noteStatus(await requireNote(lib, id)),
 
     /** Moves a folder's notes to the top level; the folders service calls it inside its deletion. */
     unfileFolder(folderId: string): Promise<number> {
