@@ -10,6 +10,7 @@ import type { AuditBy } from '../audit/model'
 import { createListAndSearch } from './list-and-search'
 import { createProcessingWrites, type NoteSettled } from './processing-writes'
 import { createTranscriptReads } from './transcript-reads'
+import { createTranscriptEdits } from './transcript-edits'
 import { createRetentionWrites } from './retention-writes'
 import { newNoteRow, noteStatus, toNote, type NewNoteFields } from './note-row'
 
@@ -63,6 +64,7 @@ export function createNotesService(deps: {
     ...createListAndSearch(repo),
     ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
     ...transcripts,
+    ...createTranscriptEdits({ repo, store, clock, readable: transcripts.readableTranscript }),
     ...createRetentionWrites(repo, store),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),

@@ -16,6 +16,7 @@ import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfile, SpeakerProf
 import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import type { SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
 import { storedTranscript, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
+import { createTranscriptEdits } from './transcript-edits'
 
 /** `from` replaced by `to` wherever it stands as a whole word, in a text or any string inside a JSON value. */
 function renamed<T>(value: T, from: string, to: string): T {
@@ -60,7 +61,7 @@ export function createSpeakersService(deps: {
     return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId }
   }
 
-  const transcriptOf = async (note: NoteRow): Promise<NoteTranscript> => storedTranscript(note, await notes.speakersOf(note.id))
+  const { editTranscript } = createTranscriptEdits({ repo: notes, store, clock, readable: deps.readable })
 
   function requireSpeaker(note: NoteRow, t: NoteTranscript, label: string): NoteTranscriptSpeaker {
     const speaker = t.speakers.find(s => s.label === label)
@@ -75,14 +76,14 @@ export function createSpeakersService(deps: {
       title: renamed(note.title, from, to),
       summary: renamed(note.summary, from, to),
       structured_content: structured === null ? null : JSON.stringify(structured),
-      updated_at: clock.now().toISOString(),
     }
   }
 
   return {
     /** The speakers of a readable note (409 while processing), in order of first speech. */
     list: async (lib: Library, id: string): Promise<NoteSpeaker[]> => {
-      const t = await transcriptOf(await deps.readable(lib, id))
+      const note = await deps.readable(lib, id)
+      const t = storedTranscript(note, await notes.speakersOf(note.id))
       return t.speakers.map(s => view(s, t.segments))
     },
 
@@ -90,18 +91,17 @@ export function createSpeakersService(deps: {
     rememberedVoices: async (accountId: string, isSandbox: boolean, engine: string): Promise<{ id: string; name: string; embedding: number[] }[]> =>
       (await repo.profilesFor(accountId, isSandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] })),
 
-    update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
-      return store.transaction(async () => {
-        const note = await deps.readable(lib, id)
-        const t = await transcriptOf(note)
+    async update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
+      let answer: NoteSpeaker | undefined
+      await editTranscript(lib, id, async (t, note) => {
         const speaker = requireSpeaker(note, t, label)
         if (body.mergeInto !== undefined) {
           if (body.name !== undefined) throw new ApiError('invalid_request', 'Send either name or mergeInto, not both: merge first, then name the speaker that remains.', { details: [{ field: 'mergeInto', issue: 'sent with name' }] })
           if (body.mergeInto === label) throw new ApiError('invalid_request', `${displayName(label, null)} cannot be merged into itself; name another speaker of the note.`, { details: [{ field: 'mergeInto', issue: 'the same speaker' }] })
           const into = requireSpeaker(note, t, body.mergeInto)
           const merged = mergeSpeaker(t, label, into.label)
-          await notes.saveTranscript(note.id, merged, renamedSummary(note, displayName(label, speaker.name), displayName(into.label, into.name)))
-          return view(into, merged.segments)
+          answer = view(into, merged.segments)
+          return { transcript: merged, fields: renamedSummary(note, displayName(label, speaker.name), displayName(into.label, into.name)) }
         }
         const name = body.name === undefined ? speaker.name : body.name === null ? null : body.name.trim()
         if (name === '') throw new ApiError('invalid_request', 'name is blank; send a name, or null to unname the speaker.', { details: [{ field: 'name', issue: 'blank' }] })
@@ -113,22 +113,20 @@ export function createSpeakersService(deps: {
           profileId = saved.saved ? saved.id : null
           if (!saved.saved) notice = notRemembered(saved.had)
         } else if (body.remember === false) profileId = null
-        await notes.saveTranscript(note.id, nameSpeaker(t, label, name, { profileId }), renamedSummary(note, displayName(label, speaker.name), displayName(label, name)))
-        return { ...view({ ...speaker, name, profileId }, t.segments), ...(notice ? { notice } : {}) }
+        answer = { ...view({ ...speaker, name, profileId }, t.segments), ...(notice ? { notice } : {}) }
+        return { transcript: nameSpeaker(t, label, name, { profileId }), fields: renamedSummary(note, displayName(label, speaker.name), displayName(label, name)) }
       })
+      return answer!
     },
 
-    reassign(lib: Library, id: string, index: number, label: string): Promise<NoteSpeaker[]> {
-      return store.transaction(async () => {
-        const note = await deps.readable(lib, id)
-        const t = await transcriptOf(note)
+    async reassign(lib: Library, id: string, index: number, label: string): Promise<NoteSpeaker[]> {
+      const next = await editTranscript(lib, id, t => {
         const segments = t.segments ?? []
         if (!segments[index]) throw new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${segments.length} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
         if (!t.speakers.some(s => s.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${t.speakers.map(s => s.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })
-        const next = reassignSegment(t, index, label)
-        await notes.saveTranscript(note.id, next, { updated_at: clock.now().toISOString() })
-        return next.speakers.map(s => view(s, next.segments))
+        return { transcript: reassignSegment(t, index, label) }
       })
+      return next.speakers.map(s => view(s, next.segments))
     },
 
     /** A page of the library's remembered voices by name: `limit` (default 50) from `offset`. */
