@@ -5,7 +5,7 @@ import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import { storedTranscript, type NoteTranscript } from './stored-transcript'
 
 /** The next transcript an edit makes, and what else of the note changes with it (a summary's names). */
-export interface TranscriptEdit {
+interface TranscriptEdit {
   transcript: NoteTranscript
   fields?: NoteFields
 }
