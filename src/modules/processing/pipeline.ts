@@ -23,7 +23,7 @@ export const SUMMARIZE_NOTE = 'summarize_note'
  * the note says); each kind says what is given back when it fails for good: an upload refunds the
  * credits its completion charged; a summary made again was charged nothing by its job.
  */
-export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'audioSecondsOf'> & {
+export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'recordingOf'> & {
   jobs: JobRegistry
   notes: NotesService
   credits: Pick<CreditsService, 'refund'>
@@ -32,7 +32,7 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
 }) {
   const { jobs, notes } = deps
   const transcribe = transcribeStage(deps)
-  const summarize = summaryStage({ ...deps, audioSecondsOf: async noteId => (await deps.recording(noteId))?.durationSeconds ?? null })
+  const summarize = summaryStage({ ...deps, recordingOf: deps.recording })
 
   /** The job failed for good: the note says why, and `refund` (a charge) comes back, in the transaction that ends the job. */
   async function failNote(job: JobRow, failure: (note: ProcessedNote) => NoteFailure, refund: string | null): Promise<void> {
