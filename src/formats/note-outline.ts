@@ -14,6 +14,8 @@
  * XML 1.0 forbids, which would make Word refuse the file) are taken out of every text here, once.
  */
 
+import { displayName } from '../transcript/transcript'
+
 /** A note as the export reads it: the note's fields, its speakers' names and its timed segments. */
 export interface ExportableNote {
   title: string
@@ -79,7 +81,7 @@ function dateShown(iso: string): string {
 /** The outline of a note's export. */
 export function noteOutline(note: ExportableNote): OutlineBlock[] {
   const names = new Map((note.speakers ?? []).map(s => [s.id, oneLine(s.name)]))
-  const speakerName = (label: string | undefined) => (label === undefined ? null : names.get(label) || `Speaker ${oneLine(label)}`)
+  const speakerName = (label: string | undefined) => (label === undefined ? null : names.get(label) || displayName(oneLine(label), null))
   const fileName = note.fileName ? oneLine(note.fileName) : ''
   const title = oneLine(note.title) || fileName.replace(/\.[^.]*$/, '') || 'Untitled note'
 

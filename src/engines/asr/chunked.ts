@@ -3,6 +3,7 @@ import { MediaUnreadableError } from '../media/errors'
 import type { MediaTools } from '../media/ffmpeg'
 import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from './engine'
 import { cutLoops, hasLoop } from './repetition'
+import { transcriptText } from '../../transcript/transcript'
 import { createAsrScheduler, type AsrScheduler, type SlotOwner } from './scheduler'
 
 /**
@@ -308,7 +309,7 @@ export async function transcribeMedia(
   report.chunks = results.length
   const segments = results.flatMap(r => r.segments).filter(s => s.text)
   const language = opts.language ?? results.find(r => r.language)?.language ?? null
-  return { segments, transcript: segments.map(s => s.text).join(' '), language }
+  return { segments, transcript: transcriptText(segments), language }
 }
 
 function round(x: number): number {

@@ -10,7 +10,7 @@ import { diarizeAlongside, readyEngine } from '../../engines/diarization/alongsi
 import { recognise, RECOGNITION_THRESHOLDS } from '../../engines/diarization/recognise'
 import { PermanentJobError, type JobRun } from '../../jobs/kinds'
 import type { NotesService } from '../notes/service'
-import type { NewNoteSpeaker } from '../notes/speakers'
+import type { NewNoteSpeaker } from '../notes/stored-transcript'
 import type { NoteRecording } from '../uploads/note-media'
 import { failedAfterRetries, type ProcessingStage } from './stages'
 
