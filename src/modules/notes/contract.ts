@@ -31,7 +31,7 @@ export const listNotes = defineOperation({
   // with nothing written in between; a kept page is answered at once, without a turn through promises
   notes.keptListJson(principal, q, alongside) ?? notes.listJson(principal, q, alongside))
 
-export const createNote = defineOperation({
+const createNote = defineOperation({
   id: 'createNote', method: 'POST', path: '/v1/notes', tag: 'Notes',
   summary: 'Create a note from text',
   description: 'Saves text or markdown as a finished note: the content becomes its summary and its transcript.',
@@ -40,7 +40,7 @@ export const createNote = defineOperation({
   responses: { 201: Note },
 }, (body, { principal }, { notes }) => notes.create(principal, body))
 
-export const getNote = defineOperation({
+const getNote = defineOperation({
   id: 'getNote', method: 'GET', path: '/v1/notes/:id', tag: 'Notes',
   summary: 'Get a note',
   description: 'The whole note: transcript, summary and structured content.',
@@ -50,7 +50,7 @@ export const getNote = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { notes }) => notes.get(principal, id))
 
-export const updateNote = defineOperation({
+const updateNote = defineOperation({
   id: 'updateNote', method: 'PATCH', path: '/v1/notes/:id', tag: 'Notes',
   summary: 'Update a note',
   description: 'Changes the fields sent (at least one); `folderId: null` moves the note to the top level.',
@@ -61,7 +61,7 @@ export const updateNote = defineOperation({
   errors: ['not_found'],
 }, ({ id, ...body }, { principal }, { notes }) => notes.update(principal, id, body))
 
-export const deleteNote = defineOperation({
+const deleteNote = defineOperation({
   id: 'deleteNote', method: 'DELETE', path: '/v1/notes/:id', tag: 'Notes',
   summary: 'Delete a note and its media',
   description: 'Permanently deletes the note and its stored media.',
@@ -71,7 +71,7 @@ export const deleteNote = defineOperation({
   errors: ['not_found'],
 }, ({ id }, caller, { notes }) => notes.delete(caller.principal, id, auditBy(caller)))
 
-export const getNoteStatus = defineOperation({
+const getNoteStatus = defineOperation({
   id: 'getNoteStatus', method: 'GET', path: '/v1/notes/:id/status', tag: 'Notes',
   summary: 'Processing status of a note',
   description: 'Where processing stands: poll it after completing an upload until `isComplete` or `hasError` is true.',
@@ -81,7 +81,7 @@ export const getNoteStatus = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { notes }) => notes.status(principal, id))
 
-export const getNoteTranscript = defineOperation({
+const getNoteTranscript = defineOperation({
   id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/:id/transcript', tag: 'Notes',
   summary: 'Transcript of a note',
   description: 'The transcript without the summary; 409 while the note is still processing. `format` chooses the form: `json` (default, the Transcript), `verbose_json` (TranscriptVerbose: timed segments, and words when the engine gives them), `srt` (application/x-subrip), `vtt` (text/vtt) or `txt` (text/plain), each with a `Content-Disposition` file name from the note\'s title. A note created from text has no times: `srt` and `vtt` answer 409 for it.',
@@ -99,7 +99,7 @@ export const getNoteTranscript = defineOperation({
 })
 
 // answered by the processing service (it runs the model and charges), asked of a note
-export const askNoteQuestion = defineOperation({
+const askNoteQuestion = defineOperation({
   id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/:id/questions', tag: 'Notes',
   summary: 'Ask a question about a note',
   description: 'Answers a question from the note\'s transcript; 409 while the note is still processing. Charges 1 credit (nothing with a sandbox key).',
@@ -110,7 +110,7 @@ export const askNoteQuestion = defineOperation({
   errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
 }, async ({ id, question }, { principal }, { processing }) => charged(await processing.askNoteQuestion(principal, id, question)))
 
-export const listNoteSpeakers = defineOperation({
+const listNoteSpeakers = defineOperation({
   id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/:id/speakers', tag: 'Speakers',
   summary: 'The speakers of a note',
   description: 'Who speaks in the recording (diarized by NOTESVC_DIARIZATION), in order of first speech: the label the transcript segments carry, the name given, and how much they say. Empty for a note that was not diarized; 409 while the note is still processing.',
@@ -120,7 +120,7 @@ export const listNoteSpeakers = defineOperation({
   errors: ['not_found', 'conflict'],
 }, async ({ id }, { principal }, { speakers }) => ({ data: await speakers.list(principal, id) }))
 
-export const updateNoteSpeaker = defineOperation({
+const updateNoteSpeaker = defineOperation({
   id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/:id/speakers/:speakerId', tag: 'Speakers',
   summary: 'Name a speaker, or merge them into another',
   description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the name is remembered for later recordings of this library unless `remember` is false. An account remembers at most 500 voices, live and sandbox together (unless the server\'s operator set another number, NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT): past that, a new name is still given but not remembered, and the answer says so in `notice` (`profileId` null); a name already remembered is always updated. `mergeInto` gives every segment of this speaker to another and removes this one.',
@@ -131,7 +131,7 @@ export const updateNoteSpeaker = defineOperation({
   errors: ['not_found', 'conflict'],
 }, ({ id, speakerId, ...body }, { principal }, { speakers }) => speakers.update(principal, id, speakerId, body))
 
-export const updateNoteSegment = defineOperation({
+const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
   summary: 'Say who said one segment',
   description: 'Gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note.',
@@ -142,7 +142,7 @@ export const updateNoteSegment = defineOperation({
   errors: ['not_found', 'conflict'],
 }, async ({ id, index, speaker }, { principal }, { speakers }) => ({ data: await speakers.reassign(principal, id, Number(index), speaker) }))
 
-export const listSpeakerProfiles = defineOperation({
+const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
   summary: 'Remembered voices',
   description: 'The voices named in notes of this library and recognised in its later recordings, by name (ties by id), a page at a time: `limit` (1 to 100, default 50) from `offset`; `pagination.hasMore` says whether another page exists.',
@@ -151,7 +151,7 @@ export const listSpeakerProfiles = defineOperation({
   responses: { 200: SpeakerProfileList },
 }, (q, { principal }, { speakers }) => speakers.profiles(principal, q))
 
-export const getSpeakerProfile = defineOperation({
+const getSpeakerProfile = defineOperation({
   id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/:id', tag: 'Speakers',
   summary: 'A remembered voice',
   description: 'One voice this library remembers: its name, the diarization engine whose voice print it is, and when it was first named and last updated. 404 for a voice of another library (another account\'s, or the sandbox\'s for a live key).',
@@ -161,7 +161,7 @@ export const getSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.profile(principal, id))
 
-export const deleteSpeakerProfile = defineOperation({
+const deleteSpeakerProfile = defineOperation({
   id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/:id', tag: 'Speakers',
   summary: 'Forget a voice',
   description: 'Deletes the stored voice print; notes it named keep the name, later recordings are no longer matched with it.',

@@ -1,10 +1,11 @@
 import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 
-export const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
-export type NoteStatusValue = (typeof NOTE_STATUSES)[number]
-export const PROCESSING_STAGES = ['awaiting_upload', 'queued', 'converting', 'transcribing', 'summarizing'] as const
-export const ERROR_CODES = ['media_missing', 'media_unreadable', 'media_unsupported', 'transcription_failed', 'summarization_failed', 'engine_unavailable', 'timeout', 'internal'] as const
+const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
+const PROCESSING_STAGES = ['awaiting_upload', 'queued', 'converting', 'transcribing', 'summarizing'] as const
+/** the stage a note in `Summarizing` is at, as its status answer shows it */
+export type ProcessingStage = (typeof PROCESSING_STAGES)[number]
+const ERROR_CODES = ['media_missing', 'media_unreadable', 'media_unsupported', 'transcription_failed', 'summarization_failed', 'engine_unavailable', 'timeout', 'internal'] as const
 
 const Status = t.Union([t.Literal('Done'), t.Literal('Summarizing'), t.Literal('Error')], { error: `must be one of ${NOTE_STATUSES.join(', ')}` })
 
@@ -36,7 +37,7 @@ export const Note = t.Object(
 )
 export type Note = Static<typeof Note>
 
-export const NoteListItem = t.Object(
+const NoteListItem = t.Object(
   {
     ...noteFields,
     snippet: t.Optional(t.String({ description: 'present when searching (`q`): a short passage of the title, summary or transcript around the match, plain text, each matched word between `«` and `»` (a `«` or `»` of the note itself shows as `‹` or `›`, so the markers are unambiguous); `…` where the passage was cut' })),
@@ -45,7 +46,7 @@ export const NoteListItem = t.Object(
 )
 
 /** The page a list holds (SPEC's NoteList): the notes' list and the remembered voices' list. */
-export const Pagination = t.Object(
+const Pagination = t.Object(
   { limit: Integer(), offset: Integer(), hasMore: t.Boolean({ description: 'true when another page exists' }) },
   { title: 'Pagination', description: 'The page a list holds.' },
 )
@@ -73,7 +74,7 @@ export const NoteStatus = t.Object(
 )
 
 /** A note's speaker as transcripts name them. */
-export const SpeakerRef = t.Object(
+const SpeakerRef = t.Object(
   {
     id: t.String({ description: 'the label the transcript segments carry: A, B, … in order of first speech' }),
     name: t.String({ description: 'the name given, or "Speaker A" while unnamed' }),
@@ -109,10 +110,10 @@ const FolderRef = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()]
  * The largest offset: the largest whole number JSON and JavaScript carry exactly (2^53 - 1), well
  * within what SQLite and PostgreSQL hold in a 64-bit integer. Larger values are refused, not rounded.
  */
-export const MAX_OFFSET = Number.MAX_SAFE_INTEGER
+const MAX_OFFSET = Number.MAX_SAFE_INTEGER
 
 /** The longest search text `q` accepted, in characters. */
-export const MAX_QUERY_CHARS = 500
+const MAX_QUERY_CHARS = 500
 
 /** `limit` and `offset` of a paged list, as listNotes takes them (SPEC: 1 to 100, default 50; from 0). */
 const pageQuery = {
@@ -136,7 +137,7 @@ const Title = t.String({ maxLength: 500, error: 'must be a string of at most 500
  * A note's content or summary: at most 2,000,000 characters, the transcript of about 37 hours of
  * speech (900 characters a minute); the JSON routes' body limit (http/body-limit.ts) is set to hold it.
  */
-export const MAX_NOTE_TEXT_CHARS = 2_000_000
+const MAX_NOTE_TEXT_CHARS = 2_000_000
 const NoteText = (description: string) => t.String({ maxLength: MAX_NOTE_TEXT_CHARS, description: `${description}; at most 2,000,000 characters`, error: 'must be a string of at most 2000000 characters' })
 
 export const CreateNoteRequest = t.Object(
@@ -169,7 +170,7 @@ export const QuestionRequest = t.Object(
 
 
 /** `getNoteTranscript?format=`: the interface's Transcript (`json`, the default) or an export. */
-export const NOTE_TRANSCRIPT_FORMATS = ['json', 'verbose_json', 'srt', 'vtt', 'txt'] as const
+const NOTE_TRANSCRIPT_FORMATS = ['json', 'verbose_json', 'srt', 'vtt', 'txt'] as const
 export type NoteTranscriptFormat = (typeof NOTE_TRANSCRIPT_FORMATS)[number]
 
 export const TranscriptQuery = t.Object({

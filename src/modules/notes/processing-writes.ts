@@ -2,7 +2,7 @@ import type { Clock } from '../../clock'
 import type { Store } from '../../db/store'
 import type { TranscriptSegment } from '../../transcript/transcript'
 import type { Library } from '../library'
-import type { Note } from './model'
+import type { Note, ProcessingStage } from './model'
 import type { NewNoteFields } from './note-row'
 import type { NoteFields, NotesRepo } from './repo'
 import { newSpeakers, speakerOfRow, storedSegments, type NewNoteSpeaker, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
@@ -62,7 +62,7 @@ export function createProcessingWrites(deps: {
 
   return {
     /** A note that processing will fill in: `Summarizing`, at the given stage. */
-    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: string }): Promise<Note> {
+    createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: ProcessingStage }): Promise<Note> {
       return insertNew(lib, {
         title: fields.title,
         status: 'Summarizing',
@@ -75,7 +75,7 @@ export function createProcessingWrites(deps: {
     },
 
     /** Reports how far processing has got (DECISIONS.md "Processing states"). */
-    setStage(id: string, stage: string, progress?: number | null): Promise<void> {
+    setStage(id: string, stage: ProcessingStage, progress?: number | null): Promise<void> {
       return repo.write(id, { status: 'Summarizing', processing_stage: stage, ...(progress !== undefined ? { progress } : {}), updated_at: clock.now().toISOString() })
     },
 
@@ -106,7 +106,7 @@ export function createProcessingWrites(deps: {
      * A settled note (`Done` or `Error`) is processed again from `stage` (its transcript complete:
      * progress 1), its error cleared; false, nothing written, when it is processing already or gone.
      */
-    reopen: async (lib: Library, id: string, stage: string): Promise<boolean> => repo.reopen(lib, id, stage, 1, clock.now().toISOString()),
+    reopen: async (lib: Library, id: string, stage: ProcessingStage): Promise<boolean> => repo.reopen(lib, id, stage, 1, clock.now().toISOString()),
 
     /** Processing failed: `Error`, keeping the stage it failed at, with a code and a message for people. */
     fail(id: string, code: string, message: string): Promise<void> {

@@ -62,7 +62,7 @@ interface ItemKey {
  * `items`: list items remembered by revision (null: always read them from the table, as with
  * NOTESVC_READ_CACHE=off).
  */
-export function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionCache | null) {
+function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionCache | null) {
   const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
 
   /**

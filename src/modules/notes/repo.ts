@@ -1,13 +1,13 @@
 import type { SqlValue, Store } from '../../db/store'
 import type { Library } from '../library'
-import { filterKey, type NoteFilter } from './filter'
+import type { NoteFilter } from './filter'
 import type { PageBoundaries } from './page-boundaries'
 import type { RevisionCache } from './revision-cache'
 import { saidPatterns, saidText, type SearchTerms } from './search-query'
 import { spokenBy, unnamedLabelIn } from '../../transcript/transcript'
 import type { NoteSpeakerRow, NoteTranscript } from './stored-transcript'
 
-export { filterKey, type NoteFilter }
+export { type NoteFilter }
 
 export interface NoteRow {
   id: string

@@ -14,7 +14,7 @@ export interface SearchTerms {
 }
 
 /** More words than this in one search are refused: each is one more list the index intersects. */
-export const MAX_QUERY_WORDS = 32
+const MAX_QUERY_WORDS = 32
 
 /** A letter, digit or private-use character, each with the combining marks that follow it. */
 const WORD = /(?:[\p{L}\p{N}\p{Co}]\p{M}*)+/gu

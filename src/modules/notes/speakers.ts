@@ -34,7 +34,7 @@ function renamed<T>(value: T, from: string, to: string): T {
 export type SpeakersService = ReturnType<typeof createSpeakersService>
 
 /** How many voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT). */
-export const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
+const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
 
 const toProfile = (p: SpeakerProfileRow): SpeakerProfile => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at })
 

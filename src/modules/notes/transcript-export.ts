@@ -20,7 +20,7 @@ export interface TranscriptExport {
 }
 
 /** Paragraphs of an untimed transcript: blocks separated by blank lines, each trimmed. */
-export function paragraphs(text: string): string[] {
+function paragraphs(text: string): string[] {
   return text.split(/\r?\n[ \t]*\r?\n/).map(p => p.trim()).filter(Boolean)
 }
 

@@ -8,7 +8,7 @@ const defineOperation = operationDefiner<{ webhooks: WebhooksService }>()
 // Webhooks are configured by people and scripts, not by agents: they are not MCP tools.
 const notATool = { tool: false } as const
 
-export const listWebhooks = defineOperation({
+const listWebhooks = defineOperation({
   id: 'listWebhooks', method: 'GET', path: '/v1/webhooks', tag: 'Webhooks',
   summary: 'List webhook endpoints',
   description: 'The endpoints of this library (live or sandbox, as the credential), newest first, without their secrets.',
@@ -17,7 +17,7 @@ export const listWebhooks = defineOperation({
   mcp: notATool,
 }, (_, { principal }, { webhooks }) => webhooks.list(principal))
 
-export const createWebhook = defineOperation({
+const createWebhook = defineOperation({
   id: 'createWebhook', method: 'POST', path: '/v1/webhooks', tag: 'Webhooks',
   summary: 'Register a webhook endpoint',
   description: 'Registers a URL that receives `note.completed` and/or `note.failed` events, signed as the Standard Webhooks specification defines (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret, shown this once. A sandbox key registers a sandbox endpoint, which receives events of sandbox notes only. An account may register a limited number of endpoints, live and sandbox together: 25 unless the server\'s operator set another number (`NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT`); beyond it the answer is 409 `conflict`, and an endpoint must be deleted first. Each endpoint gets one delivery at a time, and an account at most 8 at once, so a receiver that is slow or does not answer delays only its own events.',
@@ -28,7 +28,7 @@ export const createWebhook = defineOperation({
   mcp: notATool,
 }, (body, { principal }, { webhooks }) => webhooks.create(principal, body))
 
-export const deleteWebhook = defineOperation({
+const deleteWebhook = defineOperation({
   id: 'deleteWebhook', method: 'DELETE', path: '/v1/webhooks/:id', tag: 'Webhooks',
   summary: 'Delete a webhook endpoint',
   description: 'Deletes the endpoint, the events still waiting for it and its delivery log.',
@@ -39,7 +39,7 @@ export const deleteWebhook = defineOperation({
   mcp: notATool,
 }, ({ id }, { principal }, { webhooks }) => webhooks.delete(principal, id))
 
-export const listWebhookDeliveries = defineOperation({
+const listWebhookDeliveries = defineOperation({
   id: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhooks/:id/deliveries', tag: 'Webhooks',
   summary: 'Recent delivery attempts of an endpoint',
   description: 'The most recent attempts to deliver events to this endpoint (at most 100, from the last 30 days), newest first: event, attempt number, time, outcome, response code, error.',

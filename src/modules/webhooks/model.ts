@@ -2,7 +2,7 @@ import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 
 /** The events an endpoint may ask for (DECISIONS.md "Beyond the interface"). */
-export const WEBHOOK_EVENTS = ['note.completed', 'note.failed'] as const
+const WEBHOOK_EVENTS = ['note.completed', 'note.failed'] as const
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 
 const EventName = t.Union(WEBHOOK_EVENTS.map(e => t.Literal(e)), { error: `must be one of ${WEBHOOK_EVENTS.join(', ')}` })

@@ -64,7 +64,7 @@ const deliveryRow = (r: DeliveryRow): DeliveryRow => ({ ...r, attempt: Number(r.
  * The outbox's in-flight caps (jobs/queue.ts `InFlightCap`): a claim skips the events of an endpoint,
  * or of an account, that already has its most deliveries under way, so the queue moves on to others.
  */
-export function outboxCaps(limits: InFlightLimits): InFlightCap[] {
+function outboxCaps(limits: InFlightLimits): InFlightCap[] {
   return [
     { key: row => `${row}.webhook_id`, max: limits.perEndpoint },
     { key: row => `(SELECT hook.account_id FROM webhooks hook WHERE hook.id = ${row}.webhook_id)`, max: limits.perAccount },

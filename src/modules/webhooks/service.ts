@@ -15,7 +15,7 @@ export { DELIVERY_TIMEOUT_MS, SENDER_SLOTS } from './sender'
 
 const DELIVERIES_SHOWN = 100
 /** How many endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT). */
-export const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 25
+const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 25
 
 export type WebhooksService = ReturnType<typeof createWebhooksService>
 
