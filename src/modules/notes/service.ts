@@ -34,6 +34,7 @@ export function toNote(r: NoteRow): Note {
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
     structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
+    summaryStale: r.summary_stale === 1,
     // only on a note whose recording the retention policy removed (docs/decisions.md "Retention")
     ...(r.media_removed_at ? { mediaRemovedAt: r.media_removed_at } : {}),
   }
@@ -301,6 +302,7 @@ export function createNotesService(deps: {
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
         ...(result.segments ? { transcript_segments: JSON.stringify(result.segments) } : {}),
         ...(result.styleId ? { style_id: result.styleId } : {}),
+        summary_stale: 0,
         language: result.language,
         status: 'Done',
         processing_stage: null,

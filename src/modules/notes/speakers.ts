@@ -168,7 +168,8 @@ export function createSpeakersService(deps: {
         for (const l of new Set([before, label])) {
           if (l) await repo.setSaid(note.id, l, saidText(segments.filter(s => s.speaker === l).map(s => s.text).join(' ')))
         }
-        await notes.write(note.id, { transcript_segments: JSON.stringify(segments), updated_at: clock.now().toISOString() })
+        // who said it changed, so the summary's owners and attendees may be wrong: stale until made again
+        await notes.write(note.id, { transcript_segments: JSON.stringify(segments), ...(before !== label ? { summary_stale: 1 } : {}), updated_at: clock.now().toISOString() })
         return (await repo.ofNote(note.id)).map(r => view(r, segments))
       })
     },
