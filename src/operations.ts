@@ -2,6 +2,7 @@ import type { Operation, OperationTable } from './http/contract'
 import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
 import { notesOperations } from './modules/notes/contract'
+import { exportsOperations } from './modules/exports/contract'
 import { openAiOperations } from './modules/openai/contract'
 import { processingOperations } from './modules/processing/contract'
 import { uploadsOperations } from './modules/uploads/contract'
@@ -20,6 +21,7 @@ import { retentionOperations } from './modules/retention/contract'
 export const OPERATIONS = [
   ...discoveryOperations,
   ...notesOperations,
+  ...exportsOperations,
   ...foldersOperations,
   ...uploadsOperations,
   ...processingOperations,

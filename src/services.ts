@@ -22,6 +22,7 @@ import { createJobRuntime } from './jobs/runtime'
 import { createAsrScheduler } from './engines/asr/scheduler'
 import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
+import { createNoteExportService } from './modules/exports/service'
 import { createUploadsService } from './modules/uploads/service'
 import { createWebService } from './modules/web/service'
 import { ssoLinksFor, ssoServiceFor } from './modules/sso/configured'
@@ -137,6 +138,8 @@ export function createServices(deps: CoreDeps) {
     audit,
   })
   const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
+  /** a note as Markdown or DOCX (its own module: the notes module is being restructured, issue 30) */
+  const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
@@ -194,7 +197,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, exports, folders, processing, pipeline, openai, uploads, storage,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -712,6 +712,16 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE jobs ADD COLUMN payload TEXT;
     `,
   },
+  {
+    version: 21,
+    name: 'notes: whether the summary predates a change of the transcript',
+    sql: `
+      -- summary_stale: 1 once the transcript changes after the summary was made (a segment given to
+      -- another speaker; later, an edit of its words), so the note can say "the transcript changed after
+      -- this summary"; back to 0 when a summary is made again (docs/decisions.md "Summarize again").
+      ALTER TABLE notes ADD COLUMN summary_stale INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))

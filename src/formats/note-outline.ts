@@ -25,6 +25,8 @@ export interface ExportableNote {
   dateCreated: string
   styleId: string
   summary: string
+  /** the transcript changed after the summary was made (the note's `summaryStale`) */
+  summaryStale?: boolean
   structuredContent: Record<string, unknown> | null
   /** the note's speakers: each label of the segments and the name shown for it */
   speakers?: readonly { id: string; name: string }[]
@@ -45,6 +47,9 @@ export type OutlineBlock =
   | { kind: 'turn'; time: string; speaker: string | null; text: string }
   /** the Markdown a note was written in, shown as it is in Markdown and as text in DOCX */
   | { kind: 'markdown'; text: string }
+
+/** What an export says before a summary made from an earlier transcript. */
+const STALE_SUMMARY = 'The transcript changed after this summary was made; summarize the note again to bring it up to date.'
 
 /** A transcript paragraph is cut when the speaker changes or after this long, so its time stays useful. */
 const TURN_SECONDS = 60
@@ -91,7 +96,8 @@ export function noteOutline(note: ExportableNote): OutlineBlock[] {
   const spoke = [...new Set((note.segments ?? []).map(s => speakerName(s.speaker)).filter((n): n is string => n !== null))]
   if (spoke.length) facts.push({ label: 'Speakers', value: spoke.join(', ') })
 
-  const blocks: OutlineBlock[] = [{ kind: 'title', text: title }, ...(facts.length ? [{ kind: 'facts' as const, facts }] : []), ...summaryBlocks(note)]
+  const stale: OutlineBlock[] = note.summaryStale ? [{ kind: 'paragraph', text: STALE_SUMMARY }] : []
+  const blocks: OutlineBlock[] = [{ kind: 'title', text: title }, ...(facts.length ? [{ kind: 'facts' as const, facts }] : []), ...stale, ...summaryBlocks(note)]
   const turns = transcriptTurns(note, speakerName)
   if (turns.length) blocks.push({ kind: 'heading', text: 'Transcript' }, ...turns)
   return blocks

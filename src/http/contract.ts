@@ -68,6 +68,11 @@ export interface OperationDeclaration {
   responses: Responses
   /** media types of text bodies the success answer may have besides JSON (`text/vtt`, …), by the request's choice */
   textResponses?: readonly string[]
+  /**
+   * the success answer is a file of one of these media types instead of JSON (a note's export: text, or
+   * bytes such as a .docx), by the request's choice; its `responses` entry names and describes it
+   */
+  fileResponses?: readonly string[]
   /** error codes beyond the common ones (400, 401, 403, 429, 500; only 429 and 500 when public) */
   errors?: readonly ErrorCode[]
   /** by default a tool that stays inside the service */
@@ -133,6 +138,7 @@ type Result<D extends OperationDeclaration> =
   | SuccessBody<D>
   | JsonText<SuccessBody<D>>
   | Answer<SuccessBody<D> | (D['textResponses'] extends readonly string[] ? string : never)>
+  | (D['fileResponses'] extends readonly string[] ? Answer<string | Uint8Array> : never)
   | (null extends D['responses'][keyof D['responses']] ? void : never)
   | (D['mcp'] extends { tool: false } ? Response : never)
 

@@ -121,9 +121,12 @@ function successResponses(op: Operation, c: Components): Json {
     ...(op.credits !== 0 ? { 'X-Credits-Remaining': { $ref: '#/components/headers/X-Credits-Remaining' } } : {}),
   }
   const text = Object.fromEntries((op.textResponses ?? []).map(type => [type, { schema: { type: 'string' } }]))
+  // a file answer has no JSON form: text files as strings, others (a .docx) as bytes
+  const files = op.fileResponses && Object.fromEntries(op.fileResponses.map(type => [type, { schema: type.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' } }]))
   return mapValues(op.responses, (schema) => {
     const s = schema as TSchema | null
     if (!s) return { description: 'No content', headers }
+    if (files) return { description: s.description ?? s.title ?? 'Success', headers: { ...headers, 'Content-Disposition': { description: 'attachment, with a file name from the note\'s title', schema: { type: 'string' } } }, content: files }
     return { description: s.title ?? 'Success', headers, content: { 'application/json': { schema: c.schema(s) }, ...text } }
   })
 }

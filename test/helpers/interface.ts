@@ -76,6 +76,9 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', scopes: ['notes:read'], cost: 0, errors: [] },
   { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  // summarize again, priced as createSummary (DECISIONS.md "summarize again"); a note's export (issue 31)
+  { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', scopes: ['notes:read', 'summaries:write'], cost: 2, errors: [402, 404, 409] },
+  { id: 'exportNote', method: 'GET', path: '/v1/notes/{id}/export', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

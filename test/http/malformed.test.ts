@@ -87,6 +87,9 @@ const OPS: Op[] = [
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers' },
+  // summarize again (queued: its engine's failures end the job, not the request) and a note's export
+  { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', idOf: ids => ids.noteId, body: () => ({ styleId: 'meeting-notes' }) },
+  { id: 'exportNote', method: 'GET', path: '/v1/notes/{id}/export', idOf: ids => ids.noteId, query: { format: 'docx' } },
   { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention' },

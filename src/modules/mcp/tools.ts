@@ -153,14 +153,19 @@ function toolFor(op: Operation, run: Run): Tool {
 /**
  * What a handler's result is over MCP, which carries JSON only: JSON text parsed; nothing (a 204 of a
  * DELETE) as the path's arguments with `deleted: true`; an `Answer`'s body, a text body as its
- * `textFields` with `contentType` and `content`, and a charge's balance beside it; a body as it is.
+ * `textFields` with `contentType` and `content` (a file of bytes, such as a .docx: `contentBase64`),
+ * and a charge's balance beside it; a body as it is.
  */
 function toolOutput(op: Operation, args: Record<string, unknown>, r: unknown): ToolOutput {
   if (typeof r === 'string') return { result: JSON.parse(r) as Record<string, unknown> }
   if (r === undefined) return { result: { ...pathArguments(op, args), deleted: true } }
   if (r instanceof Answer) {
     const o = r.options
-    const result = typeof r.body === 'string' ? { ...o.textFields, contentType: o.contentType, content: r.body } : (r.body as Record<string, unknown>)
+    const result = typeof r.body === 'string'
+      ? { ...o.textFields, contentType: o.contentType, content: r.body }
+      : r.body instanceof Uint8Array
+        ? { ...o.textFields, contentType: o.contentType, contentBase64: Buffer.from(r.body).toString('base64') }
+        : (r.body as Record<string, unknown>)
     return o.creditsRemaining === undefined ? { result } : { result, creditsRemaining: o.creditsRemaining }
   }
   if (r instanceof Response) throw new Error(`${op.id} answers with a stream, which a tool cannot; it must not be offered over MCP (mcp: { tool: false })`)

@@ -31,6 +31,7 @@ export const Note = t.Object(
     ...noteFields,
     originalTranscription: t.Optional(t.String({ description: 'full transcript; omitted from list items, present on getNote' })),
     structuredContent: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'machine-readable form of the summary, keyed by format; `{}` until processing has produced it; omitted from list items' })),
+    summaryStale: t.Optional(t.Boolean({ description: 'beyond the interface: true when the transcript changed after this summary was made (a segment given to another speaker), until the summary is made again (POST /v1/notes/{id}/summaries); omitted from list items' })),
     mediaRemovedAt: t.Optional(t.String({ format: 'date-time', description: 'beyond the interface: present only on a note whose recording the account\'s retention policy deleted, and when (its transcript, summary and structured content are kept; its media answers 404); omitted from list items' })),
   },
   { title: 'Note', description: 'A note: title, summary, transcript and structured content, and where processing stands.' },

@@ -20,6 +20,7 @@ export function toNote(r: NoteRow): Note {
     updatedAt: r.updated_at,
     originalTranscription: r.original_transcription,
     structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
+    summaryStale: r.summary_stale === 1,
     // only on a note whose recording the retention policy removed (docs/decisions.md "Retention")
     ...(r.media_removed_at ? { mediaRemovedAt: r.media_removed_at } : {}),
   }

@@ -125,6 +125,8 @@ export function createProcessingWrites(deps: {
         summary: result.summary,
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
         ...(result.styleId ? { style_id: result.styleId } : {}),
+        // a summary made now is of the transcript as it is
+        summary_stale: 0,
         language: result.language,
         status: 'Done',
         processing_stage: null,

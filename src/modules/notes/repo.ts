@@ -35,6 +35,8 @@ export interface NoteRow {
   updated_at: string
   /** when the retention sweep deleted the note's recording (migration 16) */
   media_removed_at?: string | null
+  /** 1 when the transcript changed after the summary was made (migration 21) */
+  summary_stale?: number
 }
 
 /** A note the retention sweep looks at: its key in the sweep's order and whether it is settled. */

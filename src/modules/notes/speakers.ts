@@ -124,7 +124,9 @@ export function createSpeakersService(deps: {
         const segments = t.segments ?? []
         if (!segments[index]) throw new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${segments.length} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
         if (!t.speakers.some(s => s.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${t.speakers.map(s => s.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })
-        return { transcript: reassignSegment(t, index, label) }
+        // who said it changed, so the summary's owners and attendees may be wrong: stale until made again
+        const moved = segments[index].speaker !== label
+        return { transcript: reassignSegment(t, index, label), ...(moved ? { fields: { summary_stale: 1 } } : {}) }
       })
       return next.speakers.map(s => view(s, next.segments))
     },

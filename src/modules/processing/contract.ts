@@ -1,9 +1,13 @@
 import { operationDefiner } from '../../http/contract'
 import { charged } from '../../http/answer'
-import { SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
+import { IdParams } from '../../http/schemas'
+import { NoteSummaryAccepted, NoteSummaryRequest, SummaryRequest, SummaryResult, TranscriptionRequest, TranscriptionResult, YoutubeSummaryRequest, YoutubeSummaryResult } from './model'
+import type { ProcessingJobs } from './pipeline'
 import type { ProcessingService } from './service'
 
 const defineOperation = operationDefiner<{ processing: ProcessingService }>()
+/** the operations answered by the processing jobs (src/modules/processing/pipeline.ts) */
+const defineJobOperation = operationDefiner<{ pipeline: ProcessingJobs }>()
 
 const createTranscription = defineOperation({
   id: 'createTranscription', method: 'POST', path: '/v1/transcriptions', tag: 'Processing',
@@ -37,4 +41,15 @@ const createYoutubeSummary = defineOperation({
   mcp: { openWorld: true },
 }, async (body, { principal }, { processing }) => charged(await processing.createYoutubeSummary(principal, body)))
 
-export const processingOperations = [createTranscription, createSummary, createYoutubeSummary] as const
+const createNoteSummary = defineJobOperation({
+  id: 'createNoteSummary', method: 'POST', path: '/v1/notes/:id/summaries', tag: 'Processing',
+  summary: 'Summarize a note again',
+  description: 'Makes the note\'s summary again in the style given, from its transcript as it is now (after speakers were changed, for instance), without transcribing again: 202 with the note, `Summarizing` until the summary is done (poll `GET /v1/notes/{id}/status`); the title and transcript stay. Works for a note created from text too. Charges 2 credits, as a text summary (nothing with a sandbox key, whose note gets the fixed sample summary at once); refunded if the summary fails for good, when the note keeps its earlier summary. 409 while the note is processing.',
+  scopes: ['notes:read', 'summaries:write'], credits: 2,
+  params: IdParams,
+  body: NoteSummaryRequest,
+  responses: { 202: NoteSummaryAccepted },
+  errors: ['insufficient_credits', 'not_found', 'conflict'],
+}, async ({ id, styleId }, { principal }, { pipeline }) => charged(await pipeline.createNoteSummary(principal, id, styleId)))
+
+export const processingOperations = [createTranscription, createSummary, createYoutubeSummary, createNoteSummary] as const

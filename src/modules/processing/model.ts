@@ -2,6 +2,7 @@ import { ApiError } from '../../http/errors'
 import { t, type Static } from 'elysia'
 import { STYLE_IDS } from '../../engines/llm/engine'
 import { Integer, Nullable } from '../../http/schemas'
+import { Note } from '../notes/model'
 
 /** The summary styles as a schema: one of the styles the summary engines know, `note` when omitted. */
 export const StyleId = t.Union(STYLE_IDS.map(id => t.Literal(id)), {
@@ -66,6 +67,22 @@ const summaryFields = {
 }
 
 export const SummaryResult = t.Object(summaryFields, { title: 'SummaryResult', description: 'A summary of text in the requested style.' })
+
+/** `createNoteSummary`'s body: the style the note's summary is made again in. */
+export const NoteSummaryRequest = t.Object(
+  { styleId: StyleId },
+  { additionalProperties: false, title: 'NoteSummaryRequest' },
+)
+
+/** `createNoteSummary`'s answer: the note as it stands once the summary is queued, and what was charged. */
+export const NoteSummaryAccepted = t.Object(
+  {
+    ...Note.properties,
+    creditsCharged: Integer(),
+    notice: t.Optional(t.String({ description: 'present on sandbox keys: the summary is fixed sample output and nothing was charged' })),
+  },
+  { title: 'NoteSummaryAccepted', description: 'A note whose summary is being made again (`status` Summarizing until it is done; a sandbox note is Done at once), with what was charged.' },
+)
 
 export const YoutubeSummaryRequest = t.Object(
   {

@@ -1,32 +1,39 @@
 import type { StyleId } from '../../engines/llm/engine'
 import { ApiError } from '../../http/errors'
+import type { CredentialSource, Principal } from '../../http/principal'
 import { WorkerDiedError } from '../../jobs/kinds'
 import type { JobRow } from '../../jobs/repo'
 import type { JobRegistry } from '../../jobs/runtime'
 import type { CreditsService } from '../credits/service'
 import type { Library } from '../library'
 import type { NotesService } from '../notes/service'
-import { sandboxSummary } from './sandbox'
+import type { Note } from '../notes/model'
+import { SANDBOX_NOTICE, sandboxSummary } from './sandbox'
 import type { NoteFailure, ProcessedNote, ProcessingStage } from './stages'
-import { summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summary-stage'
+import { summaryAgainCharge, summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summary-stage'
 import { transcribeStage, type TranscribeStageDeps } from './transcribe-stage'
 
 /** An upload's processing: its transcription, then its summary (the kind's name is the one rows queued before the stages kept). */
 const PROCESS_UPLOAD = 'process_upload'
 /** A note's summary made again, in the style the job names: the summary stage alone. */
 const SUMMARIZE_NOTE = 'summarize_note'
+/** The operation a summary made again is charged as (its declared price) and recorded under in usage. */
+const SUMMARIZE_AGAIN_OPERATION = 'createNoteSummary'
+
+export type ProcessingJobs = ReturnType<typeof createProcessingJobs>
 
 /**
  * The processing of notes as jobs, registered with the job runtime: an upload's processing
  * (`process_upload`: the transcription stage, then the summary stage) and a summary made again for an
  * existing note (`summarize_note`: the summary stage alone). Each stage has its own failure rule (what
  * the note says); each kind says what is given back when it fails for good: an upload refunds the
- * credits its completion charged; a summary made again was charged nothing by its job.
+ * credits its completion charged, a summary made again the charge its payload names (none when it was
+ * queued without one).
  */
 export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'recordingOf'> & {
   jobs: JobRegistry
   notes: NotesService
-  credits: Pick<CreditsService, 'refund'>
+  credits: Pick<CreditsService, 'refund' | 'charge' | 'quote' | 'balance'>
   /** runs `fn` in one database transaction, which the repositories it calls join */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>
 }) {
@@ -60,8 +67,38 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
     onFailure: (job, err, stage) => failNote(job, note => (err instanceof WorkerDiedError ? {
       code: err.code,
       message: `Summarizing again stopped ${err.takeovers} times because the worker running it died (crashed or was killed) before it finished, so it was not started again; the note keeps its transcript and its earlier summary. The server's log names the job (${err.jobId}).`,
-    } : stage.failure(err, note)), null),
+    } : stage.failure(err, note)), summaryAgainCharge(job)),
   })
+
+  /**
+   * The note's summary made again in `styleId`, in one transaction: 404 for a note not of the library,
+   * 409 while it is processing (or when it failed before it had a transcript); then, with `payer`, the
+   * charge (402 changes nothing); then the note back to `Summarizing` at `summarizing` (progress 1)
+   * and the job queued with the charge it refunds if it fails for good. A sandbox note gets the style's
+   * fixed summary at once, nothing charged. Returns the note as it stands at the end of the transaction
+   * and what was charged.
+   */
+  async function queueSummary(lib: Library, noteId: string, styleId: StyleId, payer: CredentialSource | null): Promise<{ note: Note; creditsCharged: number; creditsRemaining: number | null }> {
+    const out = await deps.transaction(async () => {
+      const note = await notes.readableTranscript(lib, noteId)
+      if (lib.sandbox) {
+        const fixed = sandboxSummary(styleId)
+        await notes.finish(noteId, { summary: fixed.summary, structuredContent: fixed.structuredContent, language: note.language, styleId })
+        return { queued: false, note: await notes.get(lib, noteId), creditsCharged: 0, creditsRemaining: null }
+      }
+      const cost = payer ? deps.credits.quote(lib, SUMMARIZE_AGAIN_OPERATION) : 0
+      const charge = payer ? await deps.credits.charge({ accountId: lib.accountId, operation: SUMMARIZE_AGAIN_OPERATION, credits: cost, source: payer, noteId }) : null
+      if (!(await notes.reopen(lib, noteId, 'summarizing'))) {
+        throw new ApiError('conflict', `Note ${noteId} is already processing; poll GET /v1/notes/${noteId}/status until isComplete is true, then ask again.`)
+      }
+      await jobs.enqueue(SUMMARIZE_NOTE, noteId, summaryAgainPayload(styleId, charge?.usageId))
+      // read here, not after the commit, when a worker may already have finished it
+      return { queued: true, note: await notes.get(lib, noteId), creditsCharged: cost, creditsRemaining: charge?.balance.totalRemaining ?? null }
+    })
+    const { queued, ...result } = out
+    if (queued) jobs.wake()
+    return result
+  }
 
   return {
     /** Queues a completed upload's processing, in the caller's transaction (`jobs.wake` after it commits). */
@@ -69,28 +106,23 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
 
     /**
      * The note's summary made again in `styleId` by the summary stage alone, its transcript untouched
-     * and its speech engine not called: the note goes back to `Summarizing` at the `summarizing` stage
-     * (progress 1) and the job is queued, in one transaction; the job charges nothing. 404 for a note
-     * not of the library; 409 while it is processing, or when it failed before it had a transcript.
-     * A sandbox note gets the style's fixed summary at once (no model is called). Returns the note's
-     * status.
+     * and its speech engine not called, charging nothing (`queueSummary`). Returns the note's status.
      */
     async summarizeAgain(lib: Library, noteId: string, styleId: StyleId) {
-      const queued = await deps.transaction(async () => {
-        const note = await notes.readableTranscript(lib, noteId)
-        if (lib.sandbox) {
-          const fixed = sandboxSummary(styleId)
-          await notes.finish(noteId, { summary: fixed.summary, structuredContent: fixed.structuredContent, language: note.language, styleId })
-          return false
-        }
-        if (!(await notes.reopen(lib, noteId, 'summarizing'))) {
-          throw new ApiError('conflict', `Note ${noteId} is already processing; poll GET /v1/notes/${noteId}/status until isComplete is true, then ask again.`)
-        }
-        await jobs.enqueue(SUMMARIZE_NOTE, noteId, summaryAgainPayload(styleId))
-        return true
-      })
-      if (queued) jobs.wake()
+      await queueSummary(lib, noteId, styleId, null)
       return notes.status(lib, noteId)
+    },
+
+    /**
+     * `createNoteSummary`: the summary made again for `p`, charged as a summary (its declared 2
+     * credits; 0 with metering off, nothing for a sandbox key) and refunded if it fails for good. The
+     * note as it stands (`Summarizing`; a sandbox note `Done` with the fixed summary), what was
+     * charged, and the balance left.
+     */
+    async createNoteSummary(p: Principal, noteId: string, styleId: StyleId): Promise<{ body: Note & { creditsCharged: number; notice?: string }; creditsRemaining: number }> {
+      const r = await queueSummary(p, noteId, styleId, p.source)
+      const creditsRemaining = r.creditsRemaining ?? (await deps.credits.balance(p.accountId)).totalRemaining
+      return { creditsRemaining, body: { ...r.note, creditsCharged: r.creditsCharged, ...(p.sandbox ? { notice: SANDBOX_NOTICE } : {}) } }
     },
   }
 }

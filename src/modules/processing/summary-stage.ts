@@ -24,13 +24,22 @@ export interface SummaryStageDeps {
   onEngineTime?: (stage: 'summary', engine: string, seconds: number, audioSeconds: number | null) => void
 }
 
-/** What a job of the summary stage carries beyond its note: the style of a summary made again. */
+/** What a job of the summary stage carries beyond its note: the style of a summary made again, and the charge for it. */
 interface SummaryPayload {
   styleId: StyleId
+  /** the usage row of the charge, given back when the summary fails for good; absent when nothing was charged */
+  usageId?: string
 }
 
-/** The payload of a job that makes a note's summary again in `styleId`. */
-export const summaryAgainPayload = (styleId: StyleId): string => JSON.stringify({ styleId } satisfies SummaryPayload)
+/** The payload of a job that makes a note's summary again in `styleId`, charged by the usage row `usageId` (if any). */
+export const summaryAgainPayload = (styleId: StyleId, usageId?: string): string => JSON.stringify({ styleId, ...(usageId ? { usageId } : {}) } satisfies SummaryPayload)
+
+/** The charge a summary made again carries (its usage row), to refund when it fails for good; null when none. */
+export function summaryAgainCharge(job: JobRow): string | null {
+  if (job.payload === null) return null
+  const { usageId } = JSON.parse(job.payload) as Partial<SummaryPayload>
+  return typeof usageId === 'string' ? usageId : null
+}
 
 /** The style a job asks for (a summary made again), or null: the note's own (an upload's first summary). */
 function requestedStyle(job: JobRow): StyleId | null {

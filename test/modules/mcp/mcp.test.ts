@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import mammoth from 'mammoth'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createApp } from '../../../src/app'
 import { systemClock } from '../../../src/clock'
@@ -208,6 +209,32 @@ describe('MCP endpoint', () => {
       expect(res.status).toBe(200)
       const usage = await res.json() as any
       expect(usage.recent[0]).toMatchObject({ operation: 'createSummary', credits: 2, source: 'mcp' })
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('createNoteSummary: a note summarized again through the tool, 2 credits recorded with source "mcp"; exportNote gives the Markdown as text and the DOCX as base64', async () => {
+    const token = await srv.key({ email: 'again@example.com' })
+    const client = await connect(srv.base, token)
+    try {
+      const note = (await client.callTool({ name: 'createNote', arguments: { title: 'Launch', content: 'Ana will write the announcement by Friday. The team agreed to ship next week.' } })).structuredContent as any
+      const before = (await client.callTool({ name: 'getUsage', arguments: {} })).structuredContent as any
+      const r = await client.callTool({ name: 'createNoteSummary', arguments: { id: note.id, styleId: 'bulletpoints' } })
+      expect(r.isError ?? false).toBe(false)
+      expect(r.structuredContent).toMatchObject({ id: note.id, status: 'Summarizing', creditsCharged: 2 })
+      expect(r._meta?.['notesvc/creditsRemaining']).toBe(before.balance.totalRemaining - 2)
+      const usage = await (await fetch(`${srv.base}/v1/usage`, { headers: { authorization: `Bearer ${token}` } })).json() as any
+      expect(usage.recent[0]).toMatchObject({ operation: 'createNoteSummary', credits: 2, source: 'mcp', noteId: note.id })
+
+      const other = (await client.callTool({ name: 'createNote', arguments: { title: 'Notes', content: 'Plain words.' } })).structuredContent as any
+      const md = (await client.callTool({ name: 'exportNote', arguments: { id: other.id, format: 'md' } })).structuredContent as any
+      expect(md).toMatchObject({ noteId: other.id, format: 'md', contentType: 'text/markdown; charset=utf-8' })
+      expect(md.content).toContain('# Notes')
+      const docx = (await client.callTool({ name: 'exportNote', arguments: { id: other.id, format: 'docx' } })).structuredContent as any
+      expect(docx.contentType).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document')
+      const { value } = await mammoth.extractRawText({ buffer: Buffer.from(docx.contentBase64, 'base64') })
+      expect(value).toContain('Plain words.')
     } finally {
       await client.close()
     }
