@@ -21,6 +21,8 @@ const KEY_RANDOM_CHARS = 32
 const KEY_START_CHARS = 8
 /** `last_used_at` is written at most this often per key, so reads stay reads. */
 const TOUCH_INTERVAL_MS = 60_000
+/** keys whose digest cachedApiKey remembers (recentDigests) */
+const MAX_RECENT_DIGESTS = 1000
 
 export type Plan = AccountRow['plan']
 
@@ -84,6 +86,12 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
   /** Appends an event to the audit log, in the calling transaction (the change it records). */
   const record = (by: AuditBy, e: Omit<AuditEventInput, 'actor' | 'origin'>) => deps.audit?.recordBy(by, e) ?? Promise.resolve()
   const lastTouched = new Map<string, number>()
+  /**
+   * The digests of the keys cachedApiKey was last asked about: the SHA-256 of a key was about a tenth
+   * of the kept first page's own work (bench/README.md). Only the digest is remembered, never whether
+   * the key is good (the key cache answers that under its stamp); emptied when full.
+   */
+  const recentDigests = new Map<string, string>()
 
   function now() {
     return clock.now().toISOString()
@@ -280,7 +288,12 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
      */
     cachedApiKey(token: string): Principal | undefined {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return undefined
-      const principal = deps.keyCache.peek(sha256(token))
+      let digest = recentDigests.get(token)
+      if (digest === undefined) {
+        if (recentDigests.size >= MAX_RECENT_DIGESTS) recentDigests.clear()
+        recentDigests.set(token, (digest = sha256(token)))
+      }
+      const principal = deps.keyCache.peek(digest)
       if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= clock.now().getTime()) return undefined
       return principal
     },
