@@ -81,17 +81,29 @@ export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal
   return new ReadCache(store.readStamp(SHARED_KEY_CACHE_MS), enabled)
 }
 
+/**
+ * sha256, remembered for the last `max` strings asked about (emptied when full): for cachedApiKey, where
+ * the SHA-256 of a key was about a tenth of the kept first page's own work (bench/README.md). Only the
+ * digest is remembered, never whether the key is good: the key cache answers that under its stamp.
+ */
+function rememberedDigests(max: number): (s: string) => string {
+  const digests = new Map<string, string>()
+  return s => {
+    let digest = digests.get(s)
+    if (digest === undefined) {
+      if (digests.size >= max) digests.clear()
+      digests.set(s, (digest = sha256(s)))
+    }
+    return digest
+  }
+}
+
 export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; ids: IdGenerator; keyCache: ReadCache<Principal | null>; credits: CreditsService; audit?: Pick<AuditService, 'recordBy'> }) {
   const { repo, clock, ids } = deps
   /** Appends an event to the audit log, in the calling transaction (the change it records). */
   const record = (by: AuditBy, e: Omit<AuditEventInput, 'actor' | 'origin'>) => deps.audit?.recordBy(by, e) ?? Promise.resolve()
   const lastTouched = new Map<string, number>()
-  /**
-   * The digests of the keys cachedApiKey was last asked about: the SHA-256 of a key was about a tenth
-   * of the kept first page's own work (bench/README.md). Only the digest is remembered, never whether
-   * the key is good (the key cache answers that under its stamp); emptied when full.
-   */
-  const recentDigests = new Map<string, string>()
+  const recentKeyDigest = rememberedDigests(MAX_RECENT_DIGESTS)
 
   function now() {
     return clock.now().toISOString()
@@ -288,12 +300,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
      */
     cachedApiKey(token: string): Principal | undefined {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return undefined
-      let digest = recentDigests.get(token)
-      if (digest === undefined) {
-        if (recentDigests.size >= MAX_RECENT_DIGESTS) recentDigests.clear()
-        recentDigests.set(token, (digest = sha256(token)))
-      }
-      const principal = deps.keyCache.peek(digest)
+      const principal = deps.keyCache.peek(recentKeyDigest(token))
       if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= clock.now().getTime()) return undefined
       return principal
     },
