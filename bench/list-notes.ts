@@ -581,6 +581,10 @@ function printReport(results: SizeResult[], settings: Settings): void {
   out(`runs: -d${settings.seconds}s --latency after a ${WARMUP_SECONDS}s warm-up, ${settings.rounds} rounds, the three servers in turn, the median run (of two: the faster); BENCH_LOADS=${settings.loads.map(l => `${l.threads}${l.pinned ? 'p' : 'u'}`).join(',')}${CAN_PIN ? '' : ' (no taskset or one core: nothing pinned)'}`)
   out('notesvc: as shipped (read cache on); uncached: NOTESVC_READ_CACHE=off, every request queries SQLite; baseline: bare Bun.serve (lib in this file) sending')
   out(`  ${baselineCheck} (checked against notesvc's answer)`)
+  const busiest = Math.max(...[loadAtStart, loadAverage()].map(l => Number(l.split(' ')[0])))
+  if (busiest > navigator.hardwareConcurrency / 2) {
+    out(`BUSY MACHINE: load average up to ${busiest} on ${navigator.hardwareConcurrency} cores: req/s (and their targets) follow the neighbours and wrk's share of a core; read the CPU columns`)
+  }
   out('CPU µs/req: each server process\'s CPU time (all threads) over the requests wrk counted, median of the rounds; wrk cores: wrk\'s CPU time over the run, 1.00 = a core kept busy (then wrk, not the server, set the pace)')
   out()
   results[0]!.byLoad.forEach((_, i) => printLoadTable(results, i, out))
