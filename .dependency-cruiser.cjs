@@ -18,8 +18,8 @@ module.exports = {
     {
       name: 'shared-layers-below-modules',
       severity: 'error',
-      comment: 'What every module shares (http, db, engines, storage, net, jobs, formats, local) never reaches up into a module: it is handed what it needs.',
-      from: { path: '^src/(http|db|engines|storage|net|jobs|formats|local|crypto)/' },
+      comment: 'What every module shares (http, db, engines, storage, net, jobs, formats, local, transcript) never reaches up into a module: it is handed what it needs.',
+      from: { path: '^src/(http|db|engines|storage|net|jobs|formats|local|crypto|transcript)/' },
       to: { path: '^src/modules/' },
     },
     {
@@ -70,6 +70,20 @@ module.exports = {
       comment: 'A storage back end is reached through the MediaStorage interface (storage.ts) and the registry (index.ts), never by importing its adapter: what differs is a capability, not a kind.',
       from: { path: '^src/', pathNot: '^src/storage/' },
       to: { path: '^src/storage/', pathNot: '^src/storage/(index|storage|signed-url)\\.ts$' },
+    },
+    {
+      name: 'transcript-is-a-value',
+      severity: 'error',
+      comment: 'The transcript (src/transcript/) is pure values and functions: it runs no I/O and imports nothing of src/ but types (the engines\' segment and word), so the notes repository, the formats, the pipeline and the edits all share it.',
+      from: { path: '^src/transcript/' },
+      to: { path: '^src/(?!transcript/)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'transcript-runs-no-io',
+      severity: 'error',
+      comment: 'No file system, network, process or database in the transcript value module.',
+      from: { path: '^src/transcript/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'no-orphans',

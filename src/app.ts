@@ -89,8 +89,6 @@ export function createApp(deps: AppDeps) {
   })
 }
 
-export type App = ReturnType<typeof createApp>
-
 /**
  * What `notesvc worker` serves when NOTESVC_METRICS_PORT is set (it has no API): GET /metrics alone,
  * behind the same token, with the same envelope for what fails (404 for any other path).

@@ -1,7 +1,8 @@
 import { DEFAULT_DATABASE_TIMEOUT_MS } from './db/deadline'
-import { existsSync, readdirSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { isAbsolute, join, resolve } from 'node:path'
+import { resolve } from 'node:path'
+import { resolveDataDir, resolveModelsDir, type DataDirSource } from './data-dir'
+import { retentionConfig, type RetentionConfig } from './retention-config'
+import { oidcIssuer, passwordSignIn, ssoConfig, type SsoConfig } from './sign-in-config'
 import { DEFAULT_MODELS_URL } from './engines/asr/models'
 import { defaultAsrSlots } from './engines/asr/scheduler'
 import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/pocketsphinx'
@@ -10,9 +11,12 @@ import { STORAGE_VARIABLES, storageSetting } from './storage'
 import { SPEECH_VARIABLES, speechSetting } from './engines/asr/registry'
 
 export { ConfigError, type Env }
+export { describeDataDir } from './data-dir'
+export { MAX_RETENTION_DAYS, type RetentionConfig, type RetentionMode } from './retention-config'
+export { type SsoConfig } from './sign-in-config'
 
 export type RateClass = 'read' | 'write' | 'processing'
-export type LlmKind = 'auto' | 'ollama' | 'builtin'
+type LlmKind = 'auto' | 'ollama' | 'builtin'
 
 export interface Config {
   port: number
@@ -90,40 +94,10 @@ export interface Config {
   metricsPort?: number
 }
 
-export type RetentionMode = 'forever' | 'media' | 'notes'
-
-export interface RetentionConfig {
-  /** NOTESVC_RETENTION_MODE: what an account without a policy of its own keeps (default forever) */
-  mode: RetentionMode
-  /** NOTESVC_RETENTION_DAYS: after how many days, counted from a note's creation; null with `forever` */
-  days: number | null
-  /** NOTESVC_RETENTION_SWEEP_MINUTES: how often a process with workers runs the sweep (default 60) */
-  sweepMinutes: number
-  /** NOTESVC_AUDIT_RETENTION_DAYS: audit events older than this are pruned by the sweep; null keeps them forever (default) */
-  auditDays: number | null
-}
-
-/** The longest retention period accepted, in days (100 years). */
-export const MAX_RETENTION_DAYS = 36_500
-
-function retentionConfig(env: Env): RetentionConfig {
-  const mode = oneOf('NOTESVC_RETENTION_MODE', env.NOTESVC_RETENTION_MODE, ['forever', 'media', 'notes'] as const, 'forever')
-  const daysSet = env.NOTESVC_RETENTION_DAYS !== undefined && env.NOTESVC_RETENTION_DAYS !== ''
-  if (mode !== 'forever' && !daysSet) throw new ConfigError(`NOTESVC_RETENTION_MODE=${mode} needs NOTESVC_RETENTION_DAYS: set it to the number of days (1 to ${MAX_RETENTION_DAYS}) after which ${mode === 'media' ? 'recordings are' : 'notes are'} deleted`)
-  if (mode === 'forever' && daysSet) throw new ConfigError(`NOTESVC_RETENTION_DAYS is set but NOTESVC_RETENTION_MODE is forever (the default): set NOTESVC_RETENTION_MODE=media or notes, or unset NOTESVC_RETENTION_DAYS`)
-  const auditSet = env.NOTESVC_AUDIT_RETENTION_DAYS !== undefined && env.NOTESVC_AUDIT_RETENTION_DAYS !== ''
-  return {
-    mode,
-    days: mode === 'forever' ? null : integer('NOTESVC_RETENTION_DAYS', env.NOTESVC_RETENTION_DAYS, 0, 1, MAX_RETENTION_DAYS),
-    sweepMinutes: integer('NOTESVC_RETENTION_SWEEP_MINUTES', env.NOTESVC_RETENTION_SWEEP_MINUTES, 60, 1, 7 * 24 * 60),
-    auditDays: auditSet ? integer('NOTESVC_AUDIT_RETENTION_DAYS', env.NOTESVC_AUDIT_RETENTION_DAYS, 0, 1, MAX_RETENTION_DAYS) : null,
-  }
-}
-
 const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
 
 /** The variables of DECISIONS.md "Running it", with their defaults. */
-export const CONFIG_VARIABLES = [
+const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'NOTESVC_PUBLIC_URL', 'NOTESVC_DOCS_URL', 'NOTESVC_DATA_DIR', 'NOTESVC_DATABASE_URL', 'NOTESVC_DATABASE_TIMEOUT_MS', 'NOTESVC_STORAGE',
   ...STORAGE_VARIABLES,
   'NOTESVC_MODELS_DIR', 'NOTESVC_MODELS_URL', 'NOTESVC_ASR', ...SPEECH_VARIABLES, 'NOTESVC_WHISPER_MODEL', 'NOTESVC_LLM', 'NOTESVC_DIARIZATION', 'OLLAMA_HOST',
@@ -136,51 +110,6 @@ export const CONFIG_VARIABLES = [
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
   'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
 ]
-
-/** `set`: NOTESVC_DATA_DIR (or --data-dir); `legacy`: ./data holding a notesvc.db; `default`: the per-user folder */
-export type DataDirSource = 'set' | 'legacy' | 'default'
-
-/**
- * The data folder every command uses, found the same way by each: NOTESVC_DATA_DIR when set (relative
- * to `cwd`); else `./data` when it already holds a notesvc.db (installations from before the per-user
- * default); else `$XDG_DATA_HOME/notesvc`, i.e. `~/.local/share/notesvc` (a relative XDG_DATA_HOME is
- * ignored, as the XDG Base Directory specification says).
- */
-export function resolveDataDir(env: Env, cwd: string): { path: string; source: DataDirSource } {
-  if (env.NOTESVC_DATA_DIR) return { path: resolve(cwd, env.NOTESVC_DATA_DIR), source: 'set' }
-  const legacy = resolve(cwd, 'data')
-  if (existsSync(join(legacy, 'notesvc.db'))) return { path: legacy, source: 'legacy' }
-  const xdg = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(env.HOME || homedir(), '.local', 'share')
-  return { path: join(xdg, 'notesvc'), source: 'default' }
-}
-
-/**
- * The models folder: NOTESVC_MODELS_DIR when set; else `./models` of the folder the command runs in
- * when it holds a model (a `ggml-*.bin`, or `diarization/`: where models were pulled before the data
- * folder moved); else `models` inside the data folder, so `serve`, `doctor` and `models pull` run from
- * anywhere find the same models.
- */
-export function resolveModelsDir(env: Env, cwd: string, dataDir: string): string {
-  if (env.NOTESVC_MODELS_DIR) return resolve(cwd, env.NOTESVC_MODELS_DIR)
-  const local = resolve(cwd, 'models')
-  let holdsModels = false
-  try {
-    holdsModels = readdirSync(local).some(f => /^ggml-.+\.bin$/.test(f) || f === 'diarization')
-  } catch {
-    holdsModels = false
-  }
-  return holdsModels ? local : join(dataDir, 'models')
-}
-
-/** The line a command prints (on stderr) when it uses the data folder: where, and why that one. */
-export function describeDataDir(config: Pick<Config, 'dataDir' | 'dataDirSource'>): string {
-  const why = {
-    set: 'set by NOTESVC_DATA_DIR or --data-dir',
-    legacy: './data of this folder holds a notesvc.db, so it is kept; NOTESVC_DATA_DIR overrides',
-    default: 'default; NOTESVC_DATA_DIR overrides',
-  }[config.dataDirSource]
-  return `data folder: ${config.dataDir} (${why})`
-}
 
 /**
  * Flags override variables: `--port 9000`, `--data-dir ./x` and `--notesvc-data-dir ./x` all work.
@@ -213,7 +142,7 @@ function variableForFlag(flag: string): string | undefined {
   return undefined
 }
 
-export function parseRateLimits(value: string | undefined): Record<RateClass, number> {
+function parseRateLimits(value: string | undefined): Record<RateClass, number> {
   const limits = { ...DEFAULT_RATE_LIMITS }
   if (!value) return limits
   for (const part of value.split(',')) {
@@ -241,84 +170,6 @@ function databaseUrl(value: string | undefined): string | undefined {
     throw new ConfigError('NOTESVC_DATABASE_URL is not a valid URL; write it as postgres://user:password@host:5432/database (percent-encode special characters in the password)')
   }
   return value
-}
-
-function oidcIssuer(value: string | undefined): string | undefined {
-  if (!value) return undefined
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    throw new ConfigError(`NOTESVC_OIDC_ISSUER=${value} is not a URL; set it to the provider's issuer, e.g. https://accounts.example.com`)
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(`NOTESVC_OIDC_ISSUER=${value} is not an http(s) URL; set it to the provider's issuer, e.g. https://accounts.example.com`)
-  }
-  // Kept as written (not trimmed): the "iss" claim must equal it exactly.
-  return value
-}
-
-/** Browser sign-in through the organisation's OpenID Connect provider (src/modules/sso). */
-export interface SsoConfig {
-  /** on when NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID are set, unless NOTESVC_OIDC_SIGNIN=off */
-  enabled: boolean
-  /** the button's "Sign in with …" (NOTESVC_OIDC_PROVIDER_NAME; default the issuer's host) */
-  providerName: string
-  /** the scopes asked for (NOTESVC_OIDC_SCOPES; default `openid email profile`) */
-  scopes: string
-  /** lower-case domains an email must be in (NOTESVC_OIDC_ALLOWED_DOMAINS); empty: any */
-  allowedDomains: string[]
-  /** the claim that lists a person's groups (NOTESVC_OIDC_GROUPS_CLAIM; `groups` when only the groups are set) */
-  groupsClaim?: string
-  /** a person must be in one of these (NOTESVC_OIDC_ALLOWED_GROUPS); empty: any */
-  allowedGroups: string[]
-  /** the plan of an account made at its first sign-in (NOTESVC_OIDC_DEFAULT_PLAN; default free) */
-  defaultPlan: 'free' | 'pro'
-}
-
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
-
-function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map(s => s.trim()).filter(Boolean)
-}
-
-/** The SSO settings; a value that cannot work stops the start with what to set. */
-export function ssoConfig(env: Env, issuer: string | undefined): SsoConfig {
-  const clientId = env.NOTESVC_OIDC_CLIENT_ID || undefined
-  const signIn = oneOf('NOTESVC_OIDC_SIGNIN', env.NOTESVC_OIDC_SIGNIN, ['on', 'off'] as const, 'on')
-  const allowedDomains = list(env.NOTESVC_OIDC_ALLOWED_DOMAINS).map(d => d.toLowerCase().replace(/^@/, ''))
-  for (const d of allowedDomains) {
-    if (!DOMAIN.test(d)) throw new ConfigError(`NOTESVC_OIDC_ALLOWED_DOMAINS: "${d}" is not a domain; write the domains people's emails end in, comma-separated, e.g. example.com,example.org`)
-  }
-  const allowedGroups = list(env.NOTESVC_OIDC_ALLOWED_GROUPS)
-  const groupsClaim = env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() || (allowedGroups.length ? 'groups' : undefined)
-  if (env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() && allowedGroups.length === 0) {
-    throw new ConfigError(`NOTESVC_OIDC_GROUPS_CLAIM=${env.NOTESVC_OIDC_GROUPS_CLAIM} is set but NOTESVC_OIDC_ALLOWED_GROUPS is empty; set NOTESVC_OIDC_ALLOWED_GROUPS to the groups that may sign in (comma-separated), or unset NOTESVC_OIDC_GROUPS_CLAIM`)
-  }
-  const scopes = (env.NOTESVC_OIDC_SCOPES || 'openid email profile').trim().split(/\s+/)
-  if (!scopes.includes('openid')) throw new ConfigError(`NOTESVC_OIDC_SCOPES=${env.NOTESVC_OIDC_SCOPES} lacks "openid"; set it to space-separated scopes that include openid and email, e.g. "openid email profile"`)
-  const restricted = allowedDomains.length > 0 || allowedGroups.length > 0
-  if (restricted && (!issuer || !clientId)) {
-    throw new ConfigError('NOTESVC_OIDC_ALLOWED_DOMAINS and NOTESVC_OIDC_ALLOWED_GROUPS restrict single sign-on, which is off; set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID too, or unset them')
-  }
-  return {
-    enabled: Boolean(issuer && clientId) && signIn === 'on',
-    providerName: env.NOTESVC_OIDC_PROVIDER_NAME?.trim() || (issuer ? new URL(issuer).host : ''),
-    scopes: scopes.join(' '),
-    allowedDomains,
-    groupsClaim,
-    allowedGroups,
-    defaultPlan: oneOf('NOTESVC_OIDC_DEFAULT_PLAN', env.NOTESVC_OIDC_DEFAULT_PLAN, ['free', 'pro'] as const, 'free'),
-  }
-}
-
-/** NOTESVC_PASSWORD_SIGNIN; off only when single sign-on is on, or nobody could sign in to the browser. */
-function passwordSignIn(env: Env, sso: SsoConfig): boolean {
-  const on = oneOf('NOTESVC_PASSWORD_SIGNIN', env.NOTESVC_PASSWORD_SIGNIN, ['on', 'off'] as const, 'on') === 'on'
-  if (!on && !sso.enabled) {
-    throw new ConfigError('NOTESVC_PASSWORD_SIGNIN=off leaves no way to sign in to the browser: set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID (single sign-on) first, or set NOTESVC_PASSWORD_SIGNIN=on')
-  }
-  return on
 }
 
 /** The metrics token: unset, or a secret long enough not to be guessed. */
@@ -365,7 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
     // twice the chunk slots for `serve` (shared/DECISIONS.md), so a short recording's chunks are in
-    // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (cli.ts)
+    // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (commands/worker.ts)
     workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 2 * asrSlots, 0, 64),
     asrSlots,
     jobLeaseSeconds: integer('NOTESVC_JOB_LEASE_SECONDS', env.NOTESVC_JOB_LEASE_SECONDS, 60, 2, 3600),

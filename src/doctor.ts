@@ -34,7 +34,7 @@ function program(configured: string | undefined, name: string): string | null {
 }
 
 /** The database as the configuration names it: the SQLite file, or the PostgreSQL URL without its password. */
-export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'databasePath'>): string {
+function describeDatabase(config: Pick<Config, 'databaseUrl' | 'databasePath'>): string {
   return config.databaseUrl ? `postgres, ${withoutPassword(config.databaseUrl)}` : `sqlite, ${config.databasePath}`
 }
 

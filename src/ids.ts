@@ -6,7 +6,7 @@
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 const RANDOM_CHARS = 16
 
-export type IdPrefix = 'note' | 'fld' | 'use' | 'key' | 'acct' | 'cli' | 'req' | 'job' | 'tok' | 'wrk' | 'whk' | 'whd' | 'msg' | 'spk' | 'aud'
+type IdPrefix = 'note' | 'fld' | 'use' | 'key' | 'acct' | 'cli' | 'req' | 'job' | 'tok' | 'wrk' | 'whk' | 'whd' | 'msg' | 'spk' | 'aud'
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string

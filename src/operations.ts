@@ -30,8 +30,6 @@ export const OPERATIONS = [
   ...retentionOperations,
 ] as const
 
-export type OperationId = (typeof OPERATIONS)[number]['id']
-
 const byId = new Map<string, Operation>(OPERATIONS.map(o => [o.id, o]))
 const byRoute = new Map<string, Operation>(OPERATIONS.map(o => [`${o.method} ${o.path}`, o]))
 

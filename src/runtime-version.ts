@@ -5,7 +5,7 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 
-export const SUPPORTED_BUN: string = pkg.engines.bun
+const SUPPORTED_BUN: string = pkg.engines.bun
 
 /**
  * The one line that refuses `version`, or null when this Bun can run notesvc. A canary counts as the

@@ -134,7 +134,6 @@ export function createServices(deps: CoreDeps) {
     mediaOf: media.of,
     removeMedia: media.remove,
     onSettled: e => webhooks.noteSettled(e),
-    speakers: speakersRepo,
     audit,
   })
   const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })

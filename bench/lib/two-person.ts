@@ -13,7 +13,7 @@ import { espeakSamples } from './voice-set'
 const RATE = 16_000
 const PAUSE = 0.5
 
-export const HOST_LINES = [
+const HOST_LINES = [
   'Welcome back to the reading group. Today we hear the first chapter.',
   'That was the brother. He made a promise to his father.',
   'The question is what he will really do for his sisters.',

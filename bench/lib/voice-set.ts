@@ -84,7 +84,7 @@ export interface SetRecording extends Conversation {
  * pairs (0 with 1, 2 with 3, …) from their first takes; in session 2 each with the next voice's partner
  * (1 with 2, …, the last with 0) from their second takes, over more hiss.
  */
-export const RECORDINGS: { session: 1 | 2; voices: [number, number]; seed: number }[] = ([1, 2] as const).flatMap(session =>
+const RECORDINGS: { session: 1 | 2; voices: [number, number]; seed: number }[] = ([1, 2] as const).flatMap(session =>
   Array.from({ length: Math.floor(VOICES.length / 2) }, (_, k) => ({
     session,
     voices: [(2 * k + session - 1) % VOICES.length, (2 * k + session) % VOICES.length] as [number, number],

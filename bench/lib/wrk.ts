@@ -50,7 +50,7 @@ export function parseLoads(text: string): Load[] {
 }
 
 /** Puts every thread of a server process on core 1 (pinned) or on every core. */
-export function placeServer(proc: Subprocess, pinned: boolean): void {
+function placeServer(proc: Subprocess, pinned: boolean): void {
   if (!CAN_PIN) return
   const r = Bun.spawnSync(['taskset', '-a', '-p', '-c', pinned ? '1' : ALL_CORES, String(proc.pid)], { stdout: 'ignore', stderr: 'pipe' })
   if (r.exitCode !== 0) throw new BenchFailure(`taskset could not place process ${proc.pid}: ${r.stderr.toString()}`)

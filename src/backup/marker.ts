@@ -28,7 +28,7 @@ export interface RestoreMarker {
   files: string[]
 }
 
-export const markerPath = (dataDir: string) => join(dataDir, MARKER_NAME)
+const markerPath = (dataDir: string) => join(dataDir, MARKER_NAME)
 
 export async function writeMarker(dataDir: string, m: RestoreMarker): Promise<void> {
   await mkdir(dataDir, { recursive: true })

@@ -51,7 +51,7 @@ export interface DatabaseBackup {
 export class BackupRefused extends Error {}
 
 /** The highest schema version this build knows. */
-export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map(m => m.version))
+const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map(m => m.version))
 
 /** Schema 16 (retention) added `notes.media_removed_at`; a backup never migrates, so older schemas are read as they are. */
 const MEDIA_REMOVED_SINCE = 16

@@ -60,7 +60,7 @@ function keepStatisticsCurrent(db: Database, path: string): void {
 }
 
 /** What the planner is told an FTS5 index's `_data` table holds, whatever its size when analyzed. */
-export const FTS_DATA_ROWS_STAT = '1000000'
+const FTS_DATA_ROWS_STAT = '1000000'
 
 /**
  * An FTS5 index keeps its blocks in a shadow table `<name>_data`. Analyzed while the index is small
@@ -70,7 +70,7 @@ export const FTS_DATA_ROWS_STAT = '1000000'
  * library; docs/decisions.md "Searching notes"). So after every analysis the row count recorded for
  * each such table is replaced by a large fixed figure and the statistics are reloaded.
  */
-export function pinFullTextStatistics(db: Database): void {
+function pinFullTextStatistics(db: Database): void {
   const analyzed = db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()!.n > 0
   if (!analyzed) return
   const tables = db
@@ -123,28 +123,4 @@ export function migrate(db: Database, migrations = MIGRATIONS): number {
     }
     return todo.length
   }).immediate()
-}
-
-interface TransactionRunner {
-  read<T>(fn: () => T): T
-  write<T>(fn: () => T): T
-}
-
-const runners = new WeakMap<Database, TransactionRunner>()
-
-/**
- * The transaction runner of a connection, made once: `read` runs a function in a deferred
- * transaction (BEGIN), `write` in an immediate one (BEGIN IMMEDIATE, the write lock taken at once, so
- * a read-then-write never fails halfway on a busy database). bun:sqlite prepares the BEGIN, COMMIT and
- * ROLLBACK statements each time `db.transaction` is called; made once here, a transaction costs a
- * fraction of that.
- */
-export function transactions(db: Database): TransactionRunner {
-  let r = runners.get(db)
-  if (!r) {
-    const run = db.transaction((fn: () => unknown) => fn())
-    r = { read: <T>(fn: () => T): T => run(fn) as T, write: <T>(fn: () => T): T => run.immediate(fn) as T }
-    runners.set(db, r)
-  }
-  return r
 }

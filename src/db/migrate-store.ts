@@ -11,7 +11,7 @@ export interface Migration {
  * The key of the PostgreSQL advisory lock migrations run under: any fixed 64-bit number, the same in
  * every notesvc build ("notesvc1" in ASCII).
  */
-export const MIGRATION_LOCK_KEY = '7957707045664613169'
+const MIGRATION_LOCK_KEY = '7957707045664613169'
 
 /**
  * Brings a store's schema up to date: creates `schema_migrations` if absent, then applies every

@@ -40,11 +40,11 @@
  */
 
 export const MAX_LINE_CHARS = 42
-export const MAX_LINES = 2
-export const MAX_CUE_SECONDS = 7
-export const MIN_CUE_SECONDS = 1
+const MAX_LINES = 2
+const MAX_CUE_SECONDS = 7
+const MIN_CUE_SECONDS = 1
 /** a silence at least this long between two words is a pause to cut at */
-export const PAUSE_SECONDS = 0.5
+const PAUSE_SECONDS = 0.5
 
 export interface CueWord {
   word: string

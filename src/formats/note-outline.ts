@@ -14,6 +14,8 @@
  * XML 1.0 forbids, which would make Word refuse the file) are taken out of every text here, once.
  */
 
+import { displayName } from '../transcript/transcript'
+
 /** A note as the export reads it: the note's fields, its speakers' names and its timed segments. */
 export interface ExportableNote {
   title: string
@@ -45,13 +47,13 @@ export type OutlineBlock =
   | { kind: 'markdown'; text: string }
 
 /** A transcript paragraph is cut when the speaker changes or after this long, so its time stays useful. */
-export const TURN_SECONDS = 60
+const TURN_SECONDS = 60
 
 /** Characters no export may carry: C0 controls but tab and line breaks, lone surrogates, U+FFFE/U+FFFF (XML 1.0 `Char`). */
 const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /** Text safe for every export: the forbidden characters taken out, line breaks as `\n`. */
-export const cleanText = (text: string) => text.replace(NOT_XML_CHAR, '').replace(/\r\n?/g, '\n')
+const cleanText = (text: string) => text.replace(NOT_XML_CHAR, '').replace(/\r\n?/g, '\n')
 
 /** Text on one line (a heading, a list item, a table cell): every run of white space one space. */
 const oneLine = (text: string) => cleanText(text).replace(/\s+/g, ' ').trim()
@@ -64,7 +66,7 @@ const record = (v: unknown): Record<string, unknown> | null => (v && typeof v ==
 const paragraphs = (text: string) => cleanText(text).split('\n').map(oneLine).filter(Boolean)
 
 /** `hh:mm:ss` from seconds; hours grow past two digits rather than wrapping. */
-export function clock(seconds: number): string {
+function clock(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds))
   const pad = (n: number) => String(n).padStart(2, '0')
   return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`
@@ -79,7 +81,7 @@ function dateShown(iso: string): string {
 /** The outline of a note's export. */
 export function noteOutline(note: ExportableNote): OutlineBlock[] {
   const names = new Map((note.speakers ?? []).map(s => [s.id, oneLine(s.name)]))
-  const speakerName = (label: string | undefined) => (label === undefined ? null : names.get(label) || `Speaker ${oneLine(label)}`)
+  const speakerName = (label: string | undefined) => (label === undefined ? null : names.get(label) || displayName(oneLine(label), null))
   const fileName = note.fileName ? oneLine(note.fileName) : ''
   const title = oneLine(note.title) || fileName.replace(/\.[^.]*$/, '') || 'Untitled note'
 

@@ -25,7 +25,7 @@ export function accessLine(method: string, route: string, status: number, starte
 }
 
 /** A status as Elysia's `set.status` may hold it (a number, or a name such as 'Created'), as a number. */
-export function statusOf(responseValue: unknown, setStatus: unknown): number {
+function statusOf(responseValue: unknown, setStatus: unknown): number {
   if (responseValue instanceof Response) return responseValue.status
   if (typeof setStatus === 'number') return setStatus
   if (typeof setStatus === 'string') return (StatusMap as Record<string, number>)[setStatus] ?? 200

@@ -24,7 +24,7 @@ export interface AdmissionTerms {
 }
 
 /** The API's challenge; MCP names its protected-resource metadata instead. */
-export const API_CHALLENGE = 'Bearer realm="notesvc"'
+const API_CHALLENGE = 'Bearer realm="notesvc"'
 
 export interface AdmissionRequest {
   /** the bearer token, when one was sent */

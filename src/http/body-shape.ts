@@ -13,9 +13,9 @@
  * metadata 4 (a JWK set); the most items any takes are a few dozen (a webhook's events, a client's
  * redirect URIs); a form of the pages or of OAuth has at most 20 fields.
  */
-export const MAX_JSON_DEPTH = 32
-export const MAX_JSON_ITEMS = 10_000
-export const MAX_FORM_FIELDS = 100
+const MAX_JSON_DEPTH = 32
+const MAX_JSON_ITEMS = 10_000
+const MAX_FORM_FIELDS = 100
 
 /** What is wrong with a body's shape, if anything. */
 export type ShapeIssue = 'too_deep' | 'too_many_items' | 'too_many_fields'

@@ -24,16 +24,16 @@ export const TAGS = [
   { name: 'Settings', description: 'The account\'s own settings: what the retention policy keeps and deletes.' },
 ] as const
 
-export type Tag = (typeof TAGS)[number]['name']
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+type Tag = (typeof TAGS)[number]['name']
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 /** What an operation costs: a whole number of credits, or one per started minute of media. */
-export type Credits = number | '1 per started minute'
+type Credits = number | '1 per started minute'
 
 /** The success answers of an operation by status: the body's schema, or `null` for no body (204). */
-export type Responses = { [status: number]: TSchema | null }
+type Responses = { [status: number]: TSchema | null }
 
 /** How an operation is offered to machine agents over MCP. */
-export interface McpExposure {
+interface McpExposure {
   /** offered as a tool of the same name */
   tool: boolean
   /** reaches outside the service (fetches a URL the caller names) */

@@ -39,7 +39,7 @@ function currentTurn(): number {
 const NO_BODY = new Set([101, 204, 205, 304])
 
 /** Whether a response made after the request's turn is resent as one write (see above). */
-export function sentInPieces(request: Request, response: Response): boolean {
+function sentInPieces(request: Request, response: Response): boolean {
   if (request.method === 'HEAD' || NO_BODY.has(response.status) || response.body === null) return false
   return (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json'
 }
@@ -48,7 +48,7 @@ export function sentInPieces(request: Request, response: Response): boolean {
 const FITS_THE_CORK_BUFFER = 8 * 1024
 
 /** The same response, its body written in one piece through a direct stream when larger than 8 KB (see above). */
-export async function inOneWrite(response: Response): Promise<Response> {
+async function inOneWrite(response: Response): Promise<Response> {
   const bytes = new Uint8Array(await response.arrayBuffer())
   if (bytes.byteLength <= FITS_THE_CORK_BUFFER) return new Response(bytes, response)
   const headers = new Headers(response.headers)

@@ -8,7 +8,7 @@ import { ApiError, validationMessage, type ErrorDetail } from './errors'
  * than what was sent. Both are refused with 400 before anything is read or written, the same on
  * every back end (docs/decisions.md, "Requests").
  */
-export function textIssue(s: string): string | null {
+function textIssue(s: string): string | null {
   if (s.includes('\u0000')) return 'must not contain the NUL character (U+0000)'
   if (!s.isWellFormed()) return 'must not contain a lone surrogate (an unpaired \\uD800-\\uDFFF escape)'
   return null

@@ -10,8 +10,6 @@ const RESYNC_MS = 60_000
  */
 const DUE_SLACK_MS = 1000
 
-export type DatabaseClock = ReturnType<typeof databaseClock>
-
 /**
  * The time the queue's rows are written and compared in: on PostgreSQL the database server's clock
  * (this machine's clock plus the offset last measured, right to within half a round trip), so that

@@ -46,13 +46,13 @@ export function thisProcess(id: string): WorkerIdentity {
  * and pid namespace (pids elsewhere say nothing), whose pid no longer runs or is `me`'s own (a row of
  * an earlier process that had this pid).
  */
-export function goneLocally(w: WorkerRow, me: Observer): boolean {
+function goneLocally(w: WorkerRow, me: Observer): boolean {
   if (w.id === me.id || w.host !== me.host || w.pid_namespace !== me.pidNamespace) return false
   return w.pid === me.pid || !me.isAlive(w.pid)
 }
 
 /** A worker process is live while its last heartbeat is within two leases: since this instant. */
-export const liveSince = (now: Date, leaseMs: number): string => new Date(now.getTime() - 2 * leaseMs).toISOString()
+const liveSince = (now: Date, leaseMs: number): string => new Date(now.getTime() - 2 * leaseMs).toISOString()
 
 /**
  * The live worker processes as `me` sees them: a heartbeat within two leases, and, where `me` can

@@ -74,8 +74,6 @@ function numbers<Row extends QueueRow>(r: Row): Row {
   return { ...r, attempts: Number(r.attempts), takeovers: Number(r.takeovers) }
 }
 
-export type LeasedQueue<Row extends QueueRow> = ReturnType<typeof createLeasedQueue<Row>>
-
 /**
  * A cap on the rows of one kind running at once (the webhook outbox: per endpoint, per account): at
  * most `max` rows that share the value of `key` may be running on a lease that has not run out. A

@@ -24,7 +24,7 @@ export interface WorkerRow {
 }
 
 /** The channel on which PostgreSQL announces queued jobs (NOTIFY, delivered when the enqueue commits). */
-export const JOBS_CHANNEL = 'notesvc_jobs'
+const JOBS_CHANNEL = 'notesvc_jobs'
 
 export type JobsRepo = ReturnType<typeof createJobsRepo>
 

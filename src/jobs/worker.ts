@@ -48,7 +48,7 @@ export interface WorkerPoolOptions {
  * Jobs (the upload's among them): a transient failure is tried again after 1 s, then 2 s (doubling, at
  * most a minute apart), three runs in all; the last failure fails the job for good.
  */
-export const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
+const JOB_RETRIES: RetryPolicy = { delaysMs: [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000], maxAttempts: 3, giveUpAfterMs: Number.POSITIVE_INFINITY }
 
 interface Running {
   lease: Lease
@@ -78,6 +78,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   const stopTimers: (() => void | Promise<void>)[] = []
   const pollMs = opts.pollMs ?? (jobs.sql.notifies ? 5000 : 500)
   const now = () => clock.now().toISOString()
+  const settling: Settling = { jobs, log, clock, retries, wakeup, stopping: stopping.signal, onOutcome: opts.onOutcome }
 
   async function heartbeat() {
     try {
@@ -124,40 +125,9 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       }
       opts.onOutcome?.('done')
     } catch (err) {
-      await settle(job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err, kind, kind?.stages[Math.max(at, 0)])
+      await settleRun(settling, job, lease, lost.signal.aborted ? new LeaseLostError(lease) : err, kind, kind?.stages[Math.max(at, 0)])
     } finally {
       running.delete(job.id)
-    }
-  }
-
-  /** After a run that did not finish: back to the queue (shutdown, transient failure) or failed for good. */
-  async function settle(job: JobRow, lease: Lease, err: unknown, kind: JobKind | undefined, stage: JobStage | undefined) {
-    const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner, ...(stage && kind!.stages.length > 1 ? { stage: stage.name } : {}) }
-    try {
-      if (err instanceof LeaseLostError) throw err
-      if (stopping.signal.aborted) {
-        // Shutting down: the job goes back to the queue at once, for another worker or the next start.
-        if (!(await jobs.retry(lease, now(), 'interrupted by shutdown', now()))) throw new LeaseLostError(lease)
-        opts.onOutcome?.('retried')
-        return
-      }
-      const message = err instanceof Error ? err.message : String(err)
-      const again = err instanceof PermanentJobError ? null : nextAttemptAt(kind?.retries ?? retries, job.attempts, Date.parse(job.created_at), clock.now().getTime())
-      if (again !== null) {
-        log.warn('job failed, will retry', { ...fields, error: message })
-        if (!(await jobs.retry(lease, new Date(again).toISOString(), message, now()))) throw new LeaseLostError(lease)
-        opts.onOutcome?.('retried')
-        setTimeout(() => wakeup.notify(), Math.max(0, again - clock.now().getTime())).unref()
-        return
-      }
-      log.error('job failed', { ...fields, error: message })
-      // a kind this process does not know has no one to tell: the job ends failed, and the log says why
-      await jobs.end(lease, 'failed', message, now(), () => (kind && stage ? kind.onFailure(job, err, stage) : undefined))
-      opts.onOutcome?.('failed')
-    } catch (e) {
-      if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
-      // The lease is no longer extended: once it runs out, a worker takes the job again.
-      else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
     }
   }
 
@@ -224,4 +194,48 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
   }
 }
 
-export type WorkerPool = ReturnType<typeof createWorkerPool>
+/** What ending a run needs from its pool. */
+interface Settling {
+  jobs: JobsRepo
+  log: Logger
+  clock: { now(): Date }
+  /** the retries of a kind without a policy of its own */
+  retries: RetryPolicy
+  wakeup: JobWakeup
+  /** aborted when the pool stops */
+  stopping: AbortSignal
+  onOutcome: WorkerPoolOptions['onOutcome']
+}
+
+/** After a run that did not finish: back to the queue (shutdown, transient failure) or failed for good. */
+async function settleRun(ctx: Settling, job: JobRow, lease: Lease, err: unknown, kind: JobKind | undefined, stage: JobStage | undefined) {
+  const { jobs, log, clock, wakeup } = ctx
+  const now = () => clock.now().toISOString()
+  const fields = { jobId: job.id, noteId: job.note_id, attempt: job.attempts, workerId: lease.owner, ...(stage && kind!.stages.length > 1 ? { stage: stage.name } : {}) }
+  try {
+    if (err instanceof LeaseLostError) throw err
+    if (ctx.stopping.aborted) {
+      // Shutting down: the job goes back to the queue at once, for another worker or the next start.
+      if (!(await jobs.retry(lease, now(), 'interrupted by shutdown', now()))) throw new LeaseLostError(lease)
+      ctx.onOutcome?.('retried')
+      return
+    }
+    const message = err instanceof Error ? err.message : String(err)
+    const again = err instanceof PermanentJobError ? null : nextAttemptAt(kind?.retries ?? ctx.retries, job.attempts, Date.parse(job.created_at), clock.now().getTime())
+    if (again !== null) {
+      log.warn('job failed, will retry', { ...fields, error: message })
+      if (!(await jobs.retry(lease, new Date(again).toISOString(), message, now()))) throw new LeaseLostError(lease)
+      ctx.onOutcome?.('retried')
+      setTimeout(() => wakeup.notify(), Math.max(0, again - clock.now().getTime())).unref()
+      return
+    }
+    log.error('job failed', { ...fields, error: message })
+    // a kind this process does not know has no one to tell: the job ends failed, and the log says why
+    await jobs.end(lease, 'failed', message, now(), () => (kind && stage ? kind.onFailure(job, err, stage) : undefined))
+    ctx.onOutcome?.('failed')
+  } catch (e) {
+    if (e instanceof LeaseLostError) log.warn('job no longer held by this run (another worker took it after its lease ran out, or its note was deleted); nothing of this run was written', fields)
+    // The lease is no longer extended: once it runs out, a worker takes the job again.
+    else log.error('could not record the end of a job; it runs again after its lease', { ...fields, error: e })
+  }
+}

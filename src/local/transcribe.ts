@@ -29,7 +29,7 @@ export interface LocalTranscribeDeps {
   llm: () => Promise<LlmEngine>
 }
 
-export interface TranscribeProgress {
+interface TranscribeProgress {
   /** seconds of the recording transcribed so far */
   seconds: number
   /** the recording's length in seconds, or null when it cannot be told before decoding */

@@ -204,7 +204,7 @@ export function refusedAddress(addresses: ResolvedAddress[], policy: AddressPoli
 }
 
 /** The system resolver (`dns.lookup`), every address in the order it gives them. */
-export const systemLookup: LookupFn = async hostname => {
+const systemLookup: LookupFn = async hostname => {
   const found = await dnsLookup(hostname, { all: true, verbatim: true })
   return found.map(a => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
 }

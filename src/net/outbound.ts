@@ -36,7 +36,7 @@ import {
   type AddressPolicy, type LookupFn, type ResolvedAddress,
 } from './address-policy'
 
-export type { AddressPolicy, LookupFn, ResolvedAddress }
+export type { LookupFn, ResolvedAddress }
 
 /** Base of the errors below; `url` is the URL being fetched when it failed. */
 export class UrlError extends Error {

@@ -4,7 +4,7 @@ import { safeEqual } from '../crypto/digest'
  * HMAC-signed upload targets on the service itself (DECISIONS.md "Uploads on disk storage"):
  * `PUT {base_url}/v1/uploads/{noteId}/file?expires=<unix seconds>&signature=<hex>`.
  */
-export function signUploadPath(secret: string, noteId: string, expiresUnix: number): string {
+function signUploadPath(secret: string, noteId: string, expiresUnix: number): string {
   return new Bun.CryptoHasher('sha256', secret).update(`PUT\n/v1/uploads/${noteId}/file\n${expiresUnix}`).digest('hex')
 }
 

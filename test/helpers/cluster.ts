@@ -36,14 +36,14 @@ export interface ClusterOptions {
   env?: Record<string, string>
 }
 
-export interface LogLine {
+interface LogLine {
   msg: string
   level?: string
   [k: string]: unknown
 }
 
 /** One process of the cluster, with everything it printed. */
-export interface ClusterProcess {
+interface ClusterProcess {
   name: string
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
   pid: number
@@ -55,7 +55,7 @@ export interface ClusterProcess {
   tail(n?: number): string
 }
 
-export interface ClusterNode extends ClusterProcess {
+interface ClusterNode extends ClusterProcess {
   base: string
   port: number
 }

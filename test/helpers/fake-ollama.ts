@@ -19,7 +19,7 @@
  * is recorded so tests can check what was sent.
  */
 
-export interface FakeOllamaBehaviour {
+interface FakeOllamaBehaviour {
   /** wait this long before answering (every endpoint) */
   delayMs?: number
   /** only the next N requests are delayed; unset: all of them */
@@ -44,7 +44,7 @@ export interface FakeOllamaOptions {
   behaviour?: FakeOllamaBehaviour
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string
   path: string
   /** the JSON body, parsed; null when there was none */

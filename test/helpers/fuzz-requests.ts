@@ -52,7 +52,7 @@ export interface Libraries {
   others: string[]
 }
 
-export type FormEntry = [name: string, value: string | RawJson | { file: Uint8Array; type: string }]
+type FormEntry = [name: string, value: string | RawJson | { file: Uint8Array; type: string }]
 export type FuzzBody = { contentType?: string; json: unknown } | { form: FormEntry[] }
 
 export interface FuzzRequest {
@@ -74,7 +74,7 @@ const MAX_URL_VALUE = 2_000
 const MAX_QUERY = 6_000
 
 /** encodeURIComponent, except that a lone surrogate is written as the three bytes a careless encoder writes (%ED%A0%80), where encodeURIComponent throws. */
-export function percentEncode(s: string): string {
+function percentEncode(s: string): string {
   let out = ''
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)

@@ -14,8 +14,8 @@ import { fuzzArbitrary, type Auth, type FuzzBody, type FuzzRequest, type Librari
 import type { OpenApiDocument } from './fuzz-schema'
 import { ROOT } from './process'
 
-export const LATENCY_BOUND_MS = 2_000
-export const HEALTH_BOUND_MS = 250
+const LATENCY_BOUND_MS = 2_000
+const HEALTH_BOUND_MS = 250
 /** how long fast-check may shrink a failure (each try sends requests again; a stall costs seconds) */
 const SHRINK_BUDGET_MS = 20_000
 
@@ -61,7 +61,7 @@ function requestInit(r: FuzzRequest, keys: Record<Auth, string | undefined>): Re
 }
 
 /** Sends one request and reads its whole answer, timed from the first byte sent to the last read. */
-export async function send(base: string, r: FuzzRequest, keys: Record<Auth, string | undefined>): Promise<Answer> {
+async function send(base: string, r: FuzzRequest, keys: Record<Auth, string | undefined>): Promise<Answer> {
   const init = requestInit(r, keys)
   const started = performance.now()
   try {
@@ -121,16 +121,16 @@ function bodyText(b: FuzzBody): string {
 }
 
 /** The request as a failure message shows it: method, path, query, credential, body excerpt. */
-export function describeRequest(r: FuzzRequest): string {
+function describeRequest(r: FuzzRequest): string {
   return `${r.operation}: ${r.method} ${excerpt(r.url, 300)} with ${r.auth} credential, sent ${r.repeat}×${r.body ? `\n  body: ${bodyText(r.body)}` : ''}`
 }
 
-export function describeAnswer(a: Answer): string {
+function describeAnswer(a: Answer): string {
   return `status ${a.status} after ${a.ms.toFixed(0)} ms, ${a.contentType || 'no content-type'}: ${visible(a.head)}`
 }
 
 /** Another account's health polls (test/fixtures/health-poller.ts), read as they come. */
-export class HealthPoller {
+class HealthPoller {
   readonly polls: { sent: number; done: number; status: number }[] = []
   private proc: ReturnType<typeof Bun.spawn> | null = null
 

@@ -33,7 +33,7 @@ export class HostileCounter {
 }
 
 /** `concurrency` loops each running `one` again and again until `stop()` says so; counts in `counter`. */
-export function hostileLoops(concurrency: number, stop: () => boolean, counter: HostileCounter, one: (i: number) => Promise<number>): Promise<void> {
+function hostileLoops(concurrency: number, stop: () => boolean, counter: HostileCounter, one: (i: number) => Promise<number>): Promise<void> {
   const loop = async (i: number) => {
     while (!stop()) {
       counter.inFlight++
@@ -154,7 +154,7 @@ export async function rawRequest(port: number, head: string, body: { total: numb
 
 const NUL = '\u0000'
 /** Requests with a NUL in every string field and path or query parameter the interface takes. */
-export function nulRequests(): { method: string; path: string; body?: unknown }[] {
+function nulRequests(): { method: string; path: string; body?: unknown }[] {
   return [
     { method: 'POST', path: '/v1/notes', body: { title: `t${NUL}`, content: `c${NUL}` } },
     { method: 'POST', path: '/v1/notes', body: { title: 't', content: 'c', source: `s${NUL}`, format: `f${NUL}` } },

@@ -65,7 +65,7 @@ export const SPEC_OPERATIONS: SpecOperation[] = [
 ]
 
 /** DECISIONS.md "Beyond the interface": operations added beside SPEC.md's, with the names fixed there. */
-export const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
+const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', scopes: ['transcriptions:write'], cost: '1 per started minute', errors: [402, 413, 502] },
   { id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', scopes: ['transcriptions:write'], cost: '1 per started minute', errors: [402, 413, 502] },
   { id: 'listModels', method: 'GET', path: '/v1/models', scopes: ['transcriptions:write'], cost: 0, errors: [] },

@@ -56,7 +56,7 @@ export function fenceFetchToLoopback(): { fetched: string[] } {
   return { fetched }
 }
 
-export interface Seen { path: string; host: string | null; server: string }
+interface Seen { path: string; host: string | null; server: string }
 
 /**
  * Servers that count what they see: `routes(name)` is the fetch handler of one, serving a WAV, chains

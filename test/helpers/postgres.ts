@@ -37,7 +37,7 @@ export interface PostgresCluster {
 }
 
 /** The folder holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
-export function postgresBinDir(): string | null {
+function postgresBinDir(): string | null {
   const initdb = Bun.which('initdb')
   if (initdb && Bun.which('pg_ctl')) return join(initdb, '..')
   const root = '/usr/lib/postgresql'

@@ -61,7 +61,7 @@ export const HONEST_NEXT: [value: string, location: string][] = [
 ]
 
 /** Where a browser at `origin` goes when it follows `location` (WHATWG URL parsing, as browsers do). */
-export function followed(location: string | null, origin: string): URL {
+function followed(location: string | null, origin: string): URL {
   expect(location).not.toBeNull()
   return new URL(location!, origin)
 }

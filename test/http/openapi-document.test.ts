@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createTestApp } from '../helpers/app'
-import { ALL_OPERATIONS, SPEC_OPERATIONS } from '../helpers/interface'
+import { ALL_OPERATIONS } from '../helpers/interface'
 
 /** SPEC.md "Endpoints": the named request and success shapes of each operation. */
 const SHAPES: Record<string, { request?: string; responses: Record<string, string | null> }> = {

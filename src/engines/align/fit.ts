@@ -9,7 +9,7 @@
  */
 
 /** A word scoring this many times worse per frame than the segment's median word has fit 0.5. */
-export const RATIO_MIDPOINT = 2.0
+const RATIO_MIDPOINT = 2.0
 const STEEPNESS = 3
 
 export interface ScoredSpan {

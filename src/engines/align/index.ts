@@ -8,7 +8,7 @@ import { createPocketsphinxAligner } from './pocketsphinx-aligner'
 import { proportionalWords, round } from './proportional'
 import type { AlignedWord, WordAligner } from './word-aligner'
 
-export type { AlignedWord, WordAligner } from './word-aligner'
+export type { WordAligner } from './word-aligner'
 export { createPocketsphinxAligner } from './pocketsphinx-aligner'
 export { proportionalWords } from './proportional'
 
@@ -23,7 +23,7 @@ export interface Alignment {
   reason?: string
 }
 
-export interface AlignOptions {
+interface AlignOptions {
   /** seconds added to every time: where the segment's audio starts in the recording */
   offset?: number
 }
@@ -90,7 +90,7 @@ function shifted(w: AlignedWord, offset: number): AlignedWord {
 }
 
 /** Float samples in [-1, 1] as 16-bit PCM: clipped to the range, NaN as silence. */
-export function toPcm16(samples: Float32Array): Int16Array {
+function toPcm16(samples: Float32Array): Int16Array {
   const out = new Int16Array(samples.length)
   for (let i = 0; i < samples.length; i++) {
     const v = Math.round(samples[i]! * 32768)

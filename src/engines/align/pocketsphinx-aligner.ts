@@ -19,7 +19,7 @@ import type { EngineAlignment, WordAligner } from './word-aligner'
 /** Frames a phone takes at the least (three HMM states, no skips): text needing more frames than the audio has cannot fit. */
 const MIN_FRAMES_PER_PHONE = 3
 /** Longer audio is left to the fallback: one grammar search over it would hold too much history. */
-export const MAX_ALIGN_SECONDS = 600
+const MAX_ALIGN_SECONDS = 600
 
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+|\(NULL\))$/
 const baseWord = (w: string) => w.replace(/\(\d+\)$/, '')
@@ -103,7 +103,7 @@ function phoneCount(d: PocketsphinxDecoder, word: string): number {
  * `_unknown` (sound-span.ts), shared among the run by characters, with no confidence. Null when the
  * path does not spell the units (a grammar the audio could not be matched to).
  */
-export function unitTimes(units: SpokenUnit[], path: DecodedWord[], levels: () => Levels, seconds: number): UnitTime[] | null {
+function unitTimes(units: SpokenUnit[], path: DecodedWord[], levels: () => Levels, seconds: number): UnitTime[] | null {
   const heard = path.filter(w => !FILLER.test(w.word))
   if (heard.length !== alignmentLength(units)) return null
   const out: UnitTime[] = []

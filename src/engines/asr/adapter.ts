@@ -46,7 +46,7 @@ export interface SpeechContext {
   speechSettings: Readonly<Record<string, unknown>>
 }
 
-export interface Available {
+interface Available {
   ok: true
   /** what runs: "PocketSphinx (/usr/bin/pocketsphinx_continuous)" */
   detail: string

@@ -3,6 +3,7 @@ import { MediaUnreadableError } from '../media/errors'
 import type { MediaTools } from '../media/ffmpeg'
 import { AsrUnavailableError, SAMPLE_RATE, type AsrEngine, type TranscriptSegment } from './engine'
 import { cutLoops, hasLoop } from './repetition'
+import { transcriptText } from '../../transcript/transcript'
 import { createAsrScheduler, type AsrScheduler, type SlotOwner } from './scheduler'
 
 /**
@@ -15,10 +16,10 @@ import { createAsrScheduler, type AsrScheduler, type SlotOwner } from './schedul
  * often and cut more often. whisper.cpp decodes 30-s windows anyway, so 45 s costs it nothing extra.
  * Memory: a 45-s chunk is 2.9 MB of float samples.
  */
-export const CHUNK_SECONDS = 45
+const CHUNK_SECONDS = 45
 
 /** The shortest chunk a plan makes: shorter ones pay the engine's start (about 0.65 s) too often. */
-export const MIN_PLANNED_CHUNK_SECONDS = 10
+const MIN_PLANNED_CHUNK_SECONDS = 10
 
 /**
  * The chunk length for a recording of `durationSeconds` on `slots` slots: as many chunks as 45-s
@@ -39,7 +40,7 @@ export function plannedChunkSeconds(durationSeconds: number, slots: number): num
 }
 
 /** Seconds either side of a chunk boundary searched for the quietest point to cut at. */
-export const CUT_SEARCH_SECONDS = 2
+const CUT_SEARCH_SECONDS = 2
 /** Frames whose loudness is compared when choosing a cut: 20 ms, smoothed over 100 ms. */
 const FRAME = SAMPLE_RATE / 50
 const SMOOTH_FRAMES = 5
@@ -75,7 +76,7 @@ export async function* chunked(blocks: AsyncIterable<Float32Array>, size: number
  * frame whose loudness (RMS, averaged with its neighbours over 100 ms) is lowest. Speech has its
  * pauses between words; a cut there does not split a word.
  */
-export function quietestPoint(samples: Float32Array, from: number, to: number): number {
+function quietestPoint(samples: Float32Array, from: number, to: number): number {
   const first = Math.max(0, Math.floor(from / FRAME))
   const last = Math.min(Math.floor(samples.length / FRAME), Math.ceil(to / FRAME))
   if (last - first < 1) return Math.min(Math.max(from, 0), samples.length)
@@ -153,7 +154,7 @@ export interface ChunkReport {
 let processScheduler: AsrScheduler | undefined
 
 /** The scheduler of callers that bring none (the CLI, the synchronous routes): one per process, a slot per core. */
-export function sharedAsrScheduler(): AsrScheduler {
+function sharedAsrScheduler(): AsrScheduler {
   return (processScheduler ??= createAsrScheduler())
 }
 
@@ -308,7 +309,7 @@ export async function transcribeMedia(
   report.chunks = results.length
   const segments = results.flatMap(r => r.segments).filter(s => s.text)
   const language = opts.language ?? results.find(r => r.language)?.language ?? null
-  return { segments, transcript: segments.map(s => s.text).join(' '), language }
+  return { segments, transcript: transcriptText(segments), language }
 }
 
 function round(x: number): number {

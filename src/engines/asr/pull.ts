@@ -7,15 +7,12 @@ import { checkGgmlModel, GgmlModelError } from './ggml-file'
 import { DEFAULT_MODELS_URL } from './models'
 import { loadsInWhisper } from './whisper'
 
-export { DEFAULT_MODELS_URL }
-
-
 /**
  * SHA-1 of the published ggml models, from whisper.cpp's models/README.md (commit f0d2bfb, April 2025).
  * whisper.cpp publishes SHA-1 only, no SHA-256 list; Hugging Face sends a file's SHA-256 with a
  * download, which an offline import cannot ask for.
  */
-export const KNOWN_SHA1: Record<string, string> = {
+const KNOWN_SHA1: Record<string, string> = {
   'tiny': 'bd577a113a864445d4c299885e0cb97d4ba92b5f',
   'tiny.en': 'c78c86eb1a8faa21b369bcd33207cc90d64ae9df',
   'base': '465707469ff3a37a2b9b8d8f89f2f99de7299dac',

@@ -22,7 +22,7 @@ function norm(text: string): string[] {
 }
 
 /** The first loop in `words`: where it starts, the phrase length and how many times it repeats. */
-export function findLoop(words: readonly string[]): { at: number; phrase: number; repeats: number } | null {
+function findLoop(words: readonly string[]): { at: number; phrase: number; repeats: number } | null {
   for (let at = 0; at < words.length; at++) {
     for (let n = 1; n <= MAX_PHRASE && at + 2 * n <= words.length; n++) {
       let k = 1

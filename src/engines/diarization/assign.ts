@@ -122,15 +122,3 @@ export function labelSpeakers(segments: readonly TranscriptSegment[], d: Diariza
   }
   return { segments: out, labels }
 }
-
-/** What each labelled speaker said, in order: for search by speaker. */
-export function wordsBySpeaker(segments: readonly TranscriptSegment[]): Map<string, string> {
-  const said = new Map<string, string[]>()
-  for (const s of segments) {
-    if (!s.speaker || !s.text) continue
-    const list = said.get(s.speaker) ?? []
-    list.push(s.text)
-    said.set(s.speaker, list)
-  }
-  return new Map([...said].map(([k, v]) => [k, v.join(' ')]))
-}

@@ -2,7 +2,7 @@ import FFT from 'fft.js'
 import { SAMPLE_RATE } from './engine'
 
 /** Frames of 25 ms every 10 ms, the usual analysis for speech. */
-export const FRAME_SAMPLES = 400
+const FRAME_SAMPLES = 400
 export const HOP_SAMPLES = 160
 export const FRAMES_PER_SECOND = SAMPLE_RATE / HOP_SAMPLES
 /** Cepstral coefficients kept per frame (c1…c12; c0 is loudness, kept apart as the frame's energy). */
@@ -13,7 +13,7 @@ export const CEPSTRA = 12
  * every band floored at PRINT_FLOOR_DB below the frame's strongest one (softly: the floor's power is
  * added), so that hiss in the valleys between formants looks the same in a quiet and in a noisy room.
  */
-export const PRINT_BANDS = 20
+const PRINT_BANDS = 20
 const PRINT_FLOOR_DB = 20
 
 const FFT_SIZE = 512

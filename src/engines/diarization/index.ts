@@ -16,7 +16,7 @@ import { knownRefusal } from './model-trial'
 import { createSherpaDiarizationEngine, sherpaModelsPresent } from './sherpa'
 import { threadedEngine } from './thread'
 
-export type DiarizationChoice = 'builtin' | 'sherpa-onnx' | 'off'
+type DiarizationChoice = 'builtin' | 'sherpa-onnx' | 'off'
 
 export interface DiarizationSelector {
   /** the engine to use now, or null when off */

@@ -18,7 +18,7 @@ import { OnnxFormatError, readOnnxSummary } from './onnx'
 export type DiarizationModelRole = 'segmentation' | 'embedding'
 export const DIARIZATION_ROLES: DiarizationModelRole[] = ['segmentation', 'embedding']
 
-export const DIARIZATION_DIR = 'diarization'
+const DIARIZATION_DIR = 'diarization'
 
 export function diarizationModelPath(modelsDir: string, role: DiarizationModelRole): string {
   return join(modelsDir, DIARIZATION_DIR, `${role}.onnx`)
@@ -75,7 +75,7 @@ const EMBEDDING_FRAMEWORKS = ['wespeaker', '3d-speaker']
 export class DiarizationModelError extends Error {}
 
 /** Which role a file's metadata says it plays, or null. */
-export function roleOf(metadata: Record<string, string>): DiarizationModelRole | null {
+function roleOf(metadata: Record<string, string>): DiarizationModelRole | null {
   if ('powerset_max_classes' in metadata || 'receptive_field_shift' in metadata) return 'segmentation'
   if ('framework' in metadata || 'output_dim' in metadata) return 'embedding'
   return null

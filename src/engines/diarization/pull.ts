@@ -16,10 +16,10 @@ import { commandLine } from '../../command-name'
 import { checkDiarizationModel, DiarizationModelError, diarizationModelPath, pullDiarizationCommand, type DiarizationModelRole } from './models'
 import { tryDiarizationModels } from './model-trial'
 
-export const SHERPA_RELEASES_URL = 'https://github.com/k2-fsa/sherpa-onnx/releases/download'
+const SHERPA_RELEASES_URL = 'https://github.com/k2-fsa/sherpa-onnx/releases/download'
 
 /** The release artifacts `models pull diarization` fetches (the pair sherpa-onnx's diarization examples use). */
-export const DIARIZATION_DOWNLOADS: Record<DiarizationModelRole, { path: string; member?: string }> = {
+const DIARIZATION_DOWNLOADS: Record<DiarizationModelRole, { path: string; member?: string }> = {
   segmentation: {
     path: 'speaker-segmentation-models/sherpa-onnx-pyannote-segmentation-3-0.tar.bz2',
     member: 'sherpa-onnx-pyannote-segmentation-3-0/model.onnx',

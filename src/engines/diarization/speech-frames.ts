@@ -108,7 +108,7 @@ export function toTurns(labels: Int32Array, speech: Uint8Array): SpeakerTurn[] {
   return turns.map(x => ({ start: round(x.start), end: round(x.end), speaker: x.speaker }))
 }
 
-export function firstHeard(turns: SpeakerTurn[]): Map<number, number> {
+function firstHeard(turns: SpeakerTurn[]): Map<number, number> {
   const order = new Map<number, number>()
   for (const t of turns) if (!order.has(t.speaker)) order.set(t.speaker, order.size)
   return order

@@ -14,7 +14,7 @@ const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
   : new URL('./diarize-thread.ts', import.meta.url).href
 
 /** What the thread answers: the diarization, or why it failed. */
-export type ThreadAnswer = { diarization: Omit<Diarization, 'embeddings'> & { embeddings?: number[][] } } | { error: string }
+type ThreadAnswer = { diarization: Omit<Diarization, 'embeddings'> & { embeddings?: number[][] } } | { error: string }
 
 /**
  * The engine named `name`, run in a thread per session: the thread builds it, so this thread never

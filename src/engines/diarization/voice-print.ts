@@ -15,7 +15,7 @@ import { CEPSTRA, type FrameFeatures } from './features'
  * Those had 24 numbers, these have VOICE_PRINT_LENGTH: recognise.ts never matches prints of different
  * lengths, so voices remembered before are not matched until named again.
  */
-export const VOICE_PRINT_LENGTH = CEPSTRA + 2
+const VOICE_PRINT_LENGTH = CEPSTRA + 2
 
 /**
  * The mean and spread, over a population of voices, of each number of a print before standardising,
@@ -65,7 +65,7 @@ export function voiceStatistics(f: FrameFeatures, use: (frame: number) => boolea
 }
 
 /** The print of a voice's statistics: standardised by the population, unit length (zeros stay zeros). */
-export function voicePrint(statistics: Float64Array): Float32Array {
+function voicePrint(statistics: Float64Array): Float32Array {
   if (statistics.every(x => x === 0)) return new Float32Array(VOICE_PRINT_LENGTH)
   const print = Float32Array.from(statistics, (x, d) => (x - POPULATION.mean[d]!) / POPULATION.spread[d]!)
   const norm = Math.hypot(...print)

@@ -3,12 +3,11 @@ import type { ChatResponse, Message, Options } from 'ollama'
 import type { AnswerInput, AnswerOutput, LlmEngine, Passage, StyleId, SummaryInput, SummaryOutput } from './engine'
 import { LlmRefusalError, LlmUnavailableError } from './engine'
 import { silentLogger, type Logger } from '../../log'
-import {
-  answerSystemPrompt, answerUserMessage, clean, cleanList, cleanTitle, parseModelReply, summarySystemPrompt,
-} from './ollama-prompts'
+import { answerSystemPrompt, answerUserMessage, clean, parseModelReply, summarySystemPrompt } from './ollama-prompts'
+import { STYLE_REPLIES } from './ollama-replies'
 import {
   ANSWER_SCHEMA, STYLE_SCHEMAS,
-  type JsonSchema, type ModelAnswer, type ModelBullets, type ModelMeeting, type ModelNote, type ModelTranscript,
+  type JsonSchema, type ModelAnswer,
 } from './style-schemas'
 
 /**
@@ -39,7 +38,7 @@ export interface OllamaEngineOptions {
   log?: Logger
 }
 
-export interface OllamaProbe {
+interface OllamaProbe {
   /** Ollama answered /api/tags */
   ok: boolean
   /** the models it has, as it names them (`llama3.2:latest`) */
@@ -50,7 +49,7 @@ export interface OllamaProbe {
   error?: string
 }
 
-export interface OllamaModelInfo {
+interface OllamaModelInfo {
   /** the model's own context length from /api/show, or null when it does not say */
   modelContextLength: number | null
   /** the window notesvc asks Ollama for (`num_ctx`) */
@@ -72,14 +71,14 @@ export interface OllamaEngine extends LlmEngine {
 }
 
 /** Tokens assumed when the model does not report its context length. */
-export const DEFAULT_CONTEXT_TOKENS = 8192
+const DEFAULT_CONTEXT_TOKENS = 8192
 /** Characters per token, a fair average for English prose. */
-export const CHARS_PER_TOKEN = 4
+const CHARS_PER_TOKEN = 4
 /** Room kept for the system prompt and the message framing. */
 const PROMPT_TOKENS = 512
 
 /** How much of a context window the answer may use: a quarter, between 512 and 2048 tokens. */
-export function outputTokensFor(contextTokens: number): number {
+function outputTokensFor(contextTokens: number): number {
   return Math.min(2048, Math.max(512, Math.floor(contextTokens / 4)))
 }
 
@@ -120,20 +119,39 @@ function isConnectionError(err: unknown): boolean {
   return e?.cause !== undefined && e.cause !== err && isConnectionError(e.cause)
 }
 
-export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
-  const host = opts.host.replace(/\/+$/, '')
-  const model = opts.model
-  const timeoutMs = opts.timeoutMs ?? 300_000
-  const retries = Math.max(0, opts.retries ?? 2)
-  const backoffMs = opts.backoffMs ?? 500
-  const maxContextTokens = opts.maxContextTokens ?? 16_384
-  const probeTimeoutMs = Math.min(opts.probeTimeoutMs ?? 1500, 1500)
-  const baseFetch = opts.fetch ?? fetch
-  const log = opts.log ?? silentLogger
+/** The passages that go to the model, best first, as many as fit the window (`limit` characters). */
+function passagesThatFit(input: AnswerInput, limit: number): Passage[] {
+  let budget = limit - input.question.length - 200
+  const passages: Passage[] = []
+  for (const p of input.passages) {
+    const room = budget - 10
+    if (room <= 0) break
+    const text = p.text.length > room ? cut(p.text, room) : p.text
+    if (!text.trim()) continue
+    passages.push({ ...p, text })
+    budget -= text.length + 10
+  }
+  return passages
+}
 
-  let info: OllamaModelInfo | undefined
+/** What the caller of Ollama needs: where, which model, and how long and how often to try. */
+interface OllamaCallerOptions {
+  host: string
+  model: string
+  timeoutMs: number
+  retries: number
+  backoffMs: number
+  fetch: typeof fetch
+  log: Logger
+}
+
+/**
+ * Calls to Ollama through the `ollama` client: each try with a timeout, transient failures (not
+ * reachable, 5xx, timeout) retried with backoff, every failure in the end an LlmUnavailableError that
+ * says what to do.
+ */
+function createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log }: OllamaCallerOptions) {
   let ollamaPackage: Promise<typeof import('ollama')> | undefined
-  let maxInputChars = maxInputCharsFor(Math.min(DEFAULT_CONTEXT_TOKENS, maxContextTokens))
 
   /**
    * A client whose every request carries `signal` (the client itself passes none for non-streamed
@@ -205,6 +223,24 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
     }
   }
 
+  return call
+}
+
+export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
+  const host = opts.host.replace(/\/+$/, '')
+  const model = opts.model
+  const timeoutMs = opts.timeoutMs ?? 300_000
+  const retries = Math.max(0, opts.retries ?? 2)
+  const backoffMs = opts.backoffMs ?? 500
+  const maxContextTokens = opts.maxContextTokens ?? 16_384
+  const probeTimeoutMs = Math.min(opts.probeTimeoutMs ?? 1500, 1500)
+  const baseFetch = opts.fetch ?? fetch
+  const log = opts.log ?? silentLogger
+
+  let info: OllamaModelInfo | undefined
+  let maxInputChars = maxInputCharsFor(Math.min(DEFAULT_CONTEXT_TOKENS, maxContextTokens))
+  const call = createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log })
+
   let loading: Promise<OllamaModelInfo> | undefined
 
   /** One /api/show at a time; a failure is not remembered, so the next call asks again. */
@@ -258,61 +294,14 @@ export function createOllamaEngine(opts: OllamaEngineOptions): OllamaEngine {
       { role: 'system', content: summarySystemPrompt(styleId, input.language) },
       { role: 'user', content: text },
     ]
-    const schema = STYLE_SCHEMAS[styleId]
-    switch (styleId) {
-      case 'transcript': {
-        const r = await structured<ModelTranscript>('summarize', messages, schema, ['title'], signal)
-        const segments = (input.segments ?? []).map(s => ({ start: s.start, end: s.end, text: s.text }))
-        return { title: cleanTitle(r.title, input.text), summary: input.text, structuredContent: { transcript: { segments } } }
-      }
-      case 'bulletpoints': {
-        const r = await structured<ModelBullets>('summarize', messages, schema, ['title'], signal)
-        const bullets = cleanList(r.bullets)
-        return {
-          title: cleanTitle(r.title, bullets[0] ?? input.text),
-          summary: bullets.map(b => `- ${b}`).join('\n'),
-          structuredContent: { bulletpoints: { bullets } },
-        }
-      }
-      case 'meeting-notes': {
-        const r = await structured<ModelMeeting>('summarize', messages, schema, ['title', 'summary'], signal)
-        const optional = (v: string | null) => (v === null || !clean(v) || /^(null|none|n\/a|unknown)$/i.test(clean(v)) ? null : clean(v))
-        const actionItems = r.actionItems
-          .map(a => ({ task: clean(a.task), owner: optional(a.owner), due: optional(a.due) }))
-          .filter(a => a.task)
-        const summary = clean(r.summary)
-        return {
-          title: cleanTitle(r.title, summary || input.text),
-          summary,
-          structuredContent: {
-            'meeting-notes': { summary, attendees: cleanList(r.attendees), decisions: cleanList(r.decisions), actionItems },
-          },
-        }
-      }
-      default: {
-        const r = await structured<ModelNote>('summarize', messages, schema, ['title', 'summary'], signal)
-        const sections = r.sections
-          .map(s => ({ heading: clean(s.heading), points: cleanList(s.points) }))
-          .filter(s => s.heading || s.points.length)
-        const summary = clean(r.summary) || sections.flatMap(s => s.points).slice(0, 3).join(' ')
-        return { title: cleanTitle(r.title, summary || input.text), summary, structuredContent: { note: { summary, sections } } }
-      }
-    }
+    const style = STYLE_REPLIES[styleId]
+    // the reply is checked against the style's schema, so it has the style's type (`never` stands for each)
+    return style.shape(await structured<never>('summarize', messages, STYLE_SCHEMAS[styleId], style.textFields, signal), input)
   }
 
   async function answer(input: AnswerInput, signal?: AbortSignal): Promise<AnswerOutput> {
     const { maxInputChars: limit } = await ready(signal)
-    // Only the passages go to the model, best first, as many as fit the window.
-    let budget = limit - input.question.length - 200
-    const passages: Passage[] = []
-    for (const p of input.passages) {
-      const room = budget - 10
-      if (room <= 0) break
-      const text = p.text.length > room ? cut(p.text, room) : p.text
-      if (!text.trim()) continue
-      passages.push({ ...p, text })
-      budget -= text.length + 10
-    }
+    const passages = passagesThatFit(input, limit)
     if (!passages.length) return { answer: 'The transcript does not contain anything that answers this question.' }
     const messages: Message[] = [
       { role: 'system', content: answerSystemPrompt(input.language) },

@@ -30,7 +30,7 @@ export interface PassageSpan {
 }
 
 /** Group sentences into overlapping passages. */
-export function passagesFromSentences(text: string, sentences: readonly Sentence[], opts: PassageOptions = {}): PassageSpan[] {
+function passagesFromSentences(text: string, sentences: readonly Sentence[], opts: PassageOptions = {}): PassageSpan[] {
   const target = opts.targetChars ?? 400
   const max = opts.maxChars ?? 600
   const overlap = opts.overlapChars ?? 200

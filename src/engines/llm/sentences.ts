@@ -23,7 +23,7 @@
  */
 import type { TimedWord, TranscriptSegment } from '../asr/engine'
 
-export const PAUSE_SECONDS = 0.6
+const PAUSE_SECONDS = 0.6
 export const LONG_SENTENCE_WORDS = 25
 const MIN_SENTENCE_WORDS = 4
 

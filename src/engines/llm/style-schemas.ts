@@ -28,7 +28,7 @@ export type JsonSchema = {
   description?: string
 }
 
-export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null'
+type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null'
 
 const str = (description?: string): JsonSchema => ({ type: 'string', ...(description ? { description } : {}) })
 const strings = (description?: string): JsonSchema => ({ type: 'array', items: { type: 'string' }, ...(description ? { description } : {}) })

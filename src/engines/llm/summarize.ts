@@ -2,7 +2,7 @@ import type { LlmEngine, SummaryInput, SummaryOutput } from './engine'
 import { sentencesText, speakerLabelledText, timedSentences } from './sentences'
 
 /** Splits text into parts of at most `max` characters, at sentence ends where it can. */
-export function splitForContext(text: string, max: number): string[] {
+function splitForContext(text: string, max: number): string[] {
   const parts: string[] = []
   let rest = text
   while (rest.length > max) {

@@ -30,7 +30,7 @@ const ABBREVIATIONS = new Set([
  * Capitalized words that are not names of people: pronouns, determiners, sentence openers, calendar
  * words, teams and meeting vocabulary. Used to tell speaker labels and names from ordinary words.
  */
-export const NOT_NAMES = new Set(
+const NOT_NAMES = new Set(
   (
     'I Im Ive Id Ill We You He She They It Its This That These Those There Here The A An And But So Or Nor Then Now ' +
     'Also Everyone Everybody Someone Somebody Nobody Noone Anyone Anybody All Both Each Either Neither None Nothing ' +
@@ -191,7 +191,7 @@ export function splitSentences(text: string, maxChars = 400): Sentence[] {
 }
 
 /** Common English words that carry no topic: dropped from terms, for retrieval and ranking alike. */
-export const STOP_WORDS = new Set(
+const STOP_WORDS = new Set(
   (
     'a about above after again against all almost also am an and any are aren around as at be because been ' +
     'before being below between both but by can cannot could couldn did didn do does doesn doing don done down ' +
@@ -266,13 +266,6 @@ export function terms(text: string): string[] {
   const out: string[] = []
   for (const w of words(text)) if (isContentWord(w)) out.push(stem(w))
   return out
-}
-
-/** Counts of each term. */
-export function termCounts(ts: readonly string[]): Map<string, number> {
-  const m = new Map<string, number>()
-  for (const t of ts) m.set(t, (m.get(t) ?? 0) + 1)
-  return m
 }
 
 /**

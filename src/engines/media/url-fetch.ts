@@ -8,7 +8,7 @@ import { open, rename, unlink } from 'node:fs/promises'
 import type { AddressPolicy, LookupFn } from '../../net/address-policy'
 import { requestPinned, shown, UrlError, UrlFetchFailedError, UrlTimeoutError, UrlTooLargeError, vetUrl } from '../../net/outbound'
 
-export { UrlError, UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../net/outbound'
+export { UrlFetchFailedError, UrlRefusedError, UrlTimeoutError, UrlTooLargeError } from '../../net/outbound'
 
 export interface DownloadUrlOptions extends AddressPolicy {
   /** where the body is written; it appears only when the whole body arrived within the limits */

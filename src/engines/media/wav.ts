@@ -20,7 +20,7 @@ const WAVE_FORMAT_EXTENSIBLE = 0xfffe
  * header outside them is damaged or made to lie about the length (issue 29: a 202 KB WAV claiming
  * 1 Hz reads as 28 hours).
  */
-export const SAMPLE_RATES = { min: 4000, max: 768_000 }
+const SAMPLE_RATES = { min: 4000, max: 768_000 }
 
 /** Why `rate` cannot be a recording's sample rate, or null when it can be. */
 export function impossibleSampleRate(rate: number): string | null {

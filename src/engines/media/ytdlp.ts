@@ -21,7 +21,7 @@
 import { stat, unlink } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 
-export interface YtdlpInfo {
+interface YtdlpInfo {
   id: string
   title: string
   /** seconds; null when yt-dlp does not know it (a live stream, some extractors) */
@@ -33,13 +33,13 @@ export interface YtdlpInfo {
   isLive: boolean
 }
 
-export interface YtdlpRunOptions {
+interface YtdlpRunOptions {
   /** default: 2 minutes for info, 60 minutes for downloadAudio */
   timeoutMs?: number
   signal?: AbortSignal
 }
 
-export interface YtdlpDownloadOptions extends YtdlpRunOptions {
+interface YtdlpDownloadOptions extends YtdlpRunOptions {
   /** refuse files larger than this (passed to yt-dlp as --max-filesize, and checked afterwards) */
   maxBytes?: number
 }
@@ -55,7 +55,7 @@ export interface Ytdlp {
   downloadAudio(url: string, dir: string, opts?: YtdlpDownloadOptions): Promise<{ path: string }>
 }
 
-export const YTDLP_INSTALL_HINT =
+const YTDLP_INSTALL_HINT =
   'install it with: apt-get install yt-dlp, or pip install yt-dlp, or the standalone binary from https://github.com/yt-dlp/yt-dlp/releases; or set NOTESVC_YTDLP to its path'
 
 /** yt-dlp is not installed (or NOTESVC_YTDLP does not name a program). */
@@ -91,7 +91,7 @@ interface RunResult {
 }
 
 /** The line that says why yt-dlp failed: its last `ERROR:` line, else the last line it wrote. */
-export function ytdlpErrorLine(stderr: string): string | null {
+function ytdlpErrorLine(stderr: string): string | null {
   const lines = stderr.split(/\r?\n/).map(l => l.trim()).filter(Boolean)
   const line = lines.findLast(l => l.startsWith('ERROR:')) ?? lines.at(-1) ?? null
   return line === null ? null : line.slice(0, 500)

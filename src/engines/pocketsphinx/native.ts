@@ -10,8 +10,8 @@
  */
 import { dlopen, FFIType } from 'bun:ffi'
 
-export const POCKETSPHINX_LIBRARY = 'libpocketsphinx.so.3'
-export const SPHINXBASE_LIBRARY = 'libsphinxbase.so.3'
+const POCKETSPHINX_LIBRARY = 'libpocketsphinx.so.3'
+const SPHINXBASE_LIBRARY = 'libsphinxbase.so.3'
 export const LIBRARY_INSTALL_HINT = 'apt-get install libpocketsphinx3 pocketsphinx-en-us'
 
 const { ptr, i32, u64, f64 } = FFIType
@@ -59,8 +59,8 @@ const pocketsphinxSymbols = {
   ps_seg_free: { args: [ptr], returns: none },
 } as const
 
-export type Sphinxbase = ReturnType<typeof dlopen<typeof sphinxbaseSymbols>>['symbols']
-export type Pocketsphinx = ReturnType<typeof dlopen<typeof pocketsphinxSymbols>>['symbols']
+type Sphinxbase = ReturnType<typeof dlopen<typeof sphinxbaseSymbols>>['symbols']
+type Pocketsphinx = ReturnType<typeof dlopen<typeof pocketsphinxSymbols>>['symbols']
 export interface PocketsphinxNative {
   base: Sphinxbase
   ps: Pocketsphinx

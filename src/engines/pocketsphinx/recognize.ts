@@ -22,7 +22,7 @@ export interface HeardWord {
   confidence: number
 }
 
-export interface HeardUtterance {
+interface HeardUtterance {
   text: string
   words: HeardWord[]
 }

@@ -14,7 +14,7 @@ export function originOf(server: PeerServer, request: Request): AuditOrigin {
  * person), an ID token of the identity provider (`oidc:<subject>`), else an OAuth access token (`tok_…`).
  * The principal's source cannot tell these apart: the browser's session counts as `oauth` there.
  */
-export function actorOf(p: Principal): AuditActor {
+function actorOf(p: Principal): AuditActor {
   const id = p.credentialId
   if (id.startsWith('key_')) return { type: 'key', id }
   if (id.startsWith('ses_')) return { type: 'user', id: p.accountId }

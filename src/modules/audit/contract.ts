@@ -23,7 +23,7 @@ function requireOwnCredential(p: Principal, operation: string): void {
 const notATool = { tool: false } as const
 const WHO = 'Readable by the account\'s own credentials: a live API key with `usage:read`, or the signed-in browser. OAuth access tokens, ID tokens of the identity provider and sandbox keys are refused with 403 `insufficient_scope`: the log shows where and how the owner works (addresses, user agents), which an application acting for them has no need to read.'
 
-export const listAuditEvents = defineOperation({
+const listAuditEvents = defineOperation({
   id: 'listAuditEvents', method: 'GET', path: '/v1/audit-events', tag: 'Audit',
   summary: 'The account\'s audit log',
   description: `The account's security- and privacy-relevant events, newest first: sign-ins (and failed ones), keys created and revoked, OAuth grants and revocations, recordings played, transcripts exported, notes and folders deleted, plan changes, exports of this log. Each says who (actor), what (action, target), when (at) and from where (ip, userAgent); never a secret or a note's text. Page with \`cursor\` = the previous page's \`pagination.nextCursor\`; filter with \`action\` and \`since\`. ${WHO}`,
@@ -38,7 +38,7 @@ export const listAuditEvents = defineOperation({
   return { data: page.items, pagination: { limit, hasMore: page.nextCursor !== null, nextCursor: page.nextCursor } }
 })
 
-export const exportAuditEvents = defineOperation({
+const exportAuditEvents = defineOperation({
   id: 'exportAuditEvents', method: 'GET', path: '/v1/audit-events/export', tag: 'Audit',
   summary: 'Export the audit log as JSON lines',
   description: `Every event of the account (from \`since\`, when given), oldest first, as JSON lines (\`application/x-ndjson\`): one AuditEvent per line, streamed, with a \`Content-Disposition\` file name. The export is itself recorded (\`audit.exported\`). ${WHO}`,

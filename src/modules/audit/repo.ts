@@ -24,7 +24,7 @@ export interface AuditEventRow {
 export type AuditRepo = ReturnType<typeof createAuditRepo>
 
 /** Events a statement of the audit log's prune removes at most: each a short write, however large the log. */
-export const PRUNE_BATCH = 5000
+const PRUNE_BATCH = 5000
 
 const INSERT = 'INSERT INTO audit_events (id, at, account_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, details, last_at, read_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
 const values = (row: AuditEventRow) => [row.id, row.at, row.account_id, row.actor_type, row.actor_id, row.action, row.target_type, row.target_id, row.ip, row.user_agent, row.details, row.last_at, row.read_key]

@@ -30,7 +30,7 @@ export interface UsageEntry {
  * came back (a refund) or were added (a top-up, shown as minus the prepaid credits it added). Rows
  * written by the operator's command line show as `api_key`, the interface's only fitting source.
  */
-export function usageEntry(r: UsageRow): UsageEntry {
+function usageEntry(r: UsageRow): UsageEntry {
   return {
     id: r.id,
     operation: r.operation,

@@ -30,7 +30,7 @@ const DESCRIPTION = 'Transcripts and structured summaries of audio, video and vi
  * "Generate MCP", and in its developer tools "Share" and "Deploy"), which upload the document or call
  * out; a self-hosted, offline server switches them off (the MCP server is this server's own `/mcp`).
  */
-export const SCALAR_CONFIGURATION = {
+const SCALAR_CONFIGURATION = {
   url: OPENAPI_PATH,
   withDefaultFonts: false,
   agent: { disabled: true },

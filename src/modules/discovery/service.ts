@@ -12,7 +12,7 @@ export interface Catalogue {
   costs: Record<string, number>
 }
 
-export function apiIndex(config: Config, catalogue: Catalogue) {
+function apiIndex(config: Config, catalogue: Catalogue) {
   const { operations } = catalogue
   const base = config.publicUrl
   return {
@@ -108,7 +108,7 @@ export interface HealthSources {
 const withServer = (server: SpeechServerStatus | undefined) => (server ? { asrServer: server } : {})
 
 /** What a degraded health says, while the database does not answer. */
-export const DATABASE_UNREACHABLE = 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back'
+const DATABASE_UNREACHABLE = 'the database cannot be reached: requests that need it answer 503 service_unavailable with Retry-After until it is back'
 
 /**
  * The health body: which engines answer is reported without checking them (health never waits on a
@@ -119,7 +119,7 @@ export const DATABASE_UNREACHABLE = 'the database cannot be reached: requests th
  * database back end and the live job workers, one indexed count (left out while the database does
  * not answer).
  */
-export async function health(s: HealthSources, detail: unknown) {
+async function health(s: HealthSources, detail: unknown) {
   const wanted = detail !== undefined && !['0', 'false', 'no', 'off'].includes(String(detail).toLowerCase())
   const up = await s.backend.reachable()
   return {

@@ -6,7 +6,7 @@ import type { FoldersService } from './service'
 
 const defineOperation = operationDefiner<{ folders: FoldersService }>()
 
-export const listFolders = defineOperation({
+const listFolders = defineOperation({
   id: 'listFolders', method: 'GET', path: '/v1/folders', tag: 'Folders',
   summary: 'List folders by name',
   description: 'Every folder of the library, by name (case-insensitive, ties by id).',
@@ -14,7 +14,7 @@ export const listFolders = defineOperation({
   responses: { 200: FolderList },
 }, (_, { principal }, { folders }) => folders.list(principal))
 
-export const createFolder = defineOperation({
+const createFolder = defineOperation({
   id: 'createFolder', method: 'POST', path: '/v1/folders', tag: 'Folders',
   summary: 'Create a folder',
   description: 'Creates an empty folder; file notes into it with `folderId`.',
@@ -23,7 +23,7 @@ export const createFolder = defineOperation({
   responses: { 201: Folder },
 }, (body, { principal }, { folders }) => folders.create(principal, body))
 
-export const getFolder = defineOperation({
+const getFolder = defineOperation({
   id: 'getFolder', method: 'GET', path: '/v1/folders/:id', tag: 'Folders',
   summary: 'Get a folder',
   description: 'One folder of the library.',
@@ -33,7 +33,7 @@ export const getFolder = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { folders }) => folders.get(principal, id))
 
-export const updateFolder = defineOperation({
+const updateFolder = defineOperation({
   id: 'updateFolder', method: 'PATCH', path: '/v1/folders/:id', tag: 'Folders',
   summary: 'Update a folder',
   description: 'Renames or recolours a folder (send at least one field).',
@@ -44,7 +44,7 @@ export const updateFolder = defineOperation({
   errors: ['not_found'],
 }, ({ id, ...body }, { principal }, { folders }) => folders.update(principal, id, body))
 
-export const deleteFolder = defineOperation({
+const deleteFolder = defineOperation({
   id: 'deleteFolder', method: 'DELETE', path: '/v1/folders/:id', tag: 'Folders',
   summary: 'Delete a folder, keeping its notes',
   description: 'Deletes the folder; its notes are kept and move to the top level (`folderId` becomes null).',

@@ -14,11 +14,9 @@ import { silentLogger, type Logger } from '../../log'
 import { VERSION } from '../../version'
 import { createTools, type Tool } from './tools'
 
-export { createTools, type Tool } from './tools'
-
-export const MCP_PATH = '/mcp'
-export const MCP_MANIFEST_PATH = '/.well-known/mcp.json'
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource'
+const MCP_PATH = '/mcp'
+const MCP_MANIFEST_PATH = '/.well-known/mcp.json'
+const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource'
 
 const DESCRIPTION = 'Transcripts and structured summaries of audio, video and video links, and the library of notes and folders behind them.'
 
@@ -34,7 +32,7 @@ export interface McpDeps {
 }
 
 /** The manifest at /.well-known/mcp.json: what the server is, where it listens, how to authenticate. */
-export function mcpManifest(config: Config, tools: Tool[]) {
+function mcpManifest(config: Config, tools: Tool[]) {
   const base = config.publicUrl
   return {
     name: 'notesvc',

@@ -8,13 +8,13 @@ import { compileCheck, valueErrorDetails } from '../../http/schemas'
 import { textDetails } from '../../http/text-check'
 
 /** What running a tool gives: the operation's response body, and the balance after a charge. */
-export interface ToolOutput {
+interface ToolOutput {
   result: Record<string, unknown>
   creditsRemaining?: number
 }
 
 /** The JSON Schema of a tool's arguments, as MCP lists it (always an object). */
-export interface ToolInputSchema {
+interface ToolInputSchema {
   type: 'object'
   properties: Record<string, unknown>
   required?: string[]

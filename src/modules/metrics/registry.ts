@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 
 /** The leased queues whose depth and age are read from the database at scrape time. */
-export type QueueName = 'upload_jobs' | 'webhook_outbox'
+type QueueName = 'upload_jobs' | 'webhook_outbox'
 
 /** One queue as the database holds it now: rows waiting and running, and when the oldest waiting one was queued. */
 export interface QueueDepth {

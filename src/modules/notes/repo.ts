@@ -3,7 +3,9 @@ import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import type { PageBoundaries } from './page-boundaries'
 import type { RevisionCache } from './revision-cache'
-import { saidPatterns, type SearchTerms } from './search-query'
+import { saidPatterns, saidText, type SearchTerms } from './search-query'
+import { spokenBy, unnamedLabelIn } from '../../transcript/transcript'
+import type { NoteSpeakerRow, NoteTranscript } from './stored-transcript'
 
 export { filterKey, type NoteFilter }
 
@@ -52,6 +54,8 @@ const SWEEPABLE = "(status IN ('Done', 'Error') OR (status = 'Summarizing' AND p
 
 const BODY_COLUMNS = ['original_transcription', 'structured_content', 'transcript_segments'] as const
 type Writable = Partial<Omit<NoteRow, 'id' | 'account_id' | 'sandbox' | 'date_created'>>
+/** The columns a write may change beside the transcript (which only saveTranscript writes). */
+export type NoteFields = Omit<Writable, 'original_transcription' | 'transcript_segments'>
 
 /**
  * What the notes list path may remember between requests, each forgotten or checked when the notes
@@ -142,10 +146,10 @@ export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColu
     params.push(filter.type)
   }
   if (filter.speaker !== undefined) {
-    // a speaker of the note by that name (or unnamed, by "Speaker <label>") who said every word
+    // a speaker of the note by that name (or unnamed, by the name an unnamed speaker is shown as) who said every word
     const patterns = saidPatterns(filter.speakerWords ?? [])
-    terms.push(`EXISTS (SELECT 1 FROM note_speakers sp WHERE sp.note_id = ${idColumn} AND lower(coalesce(sp.name, 'Speaker ' || sp.label)) = lower(?)${patterns.map(() => " AND ' ' || sp.said || ' ' LIKE ?").join('')})`)
-    params.push(filter.speaker, ...patterns)
+    terms.push(`EXISTS (SELECT 1 FROM note_speakers sp WHERE sp.note_id = ${idColumn} AND (lower(sp.name) = lower(?) OR (sp.name IS NULL AND lower(sp.label) = lower(?)))${patterns.map(() => " AND ' ' || sp.said || ' ' LIKE ?").join('')})`)
+    params.push(filter.speaker, unnamedLabelIn(filter.speaker), ...patterns)
   }
   return { where: terms.join(' AND '), params }
 }
@@ -166,6 +170,16 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
     if (cols.length === 0) return
     const set = (k: string) => (k === 'updated_at' ? `updated_at = ${notBeforeCreation}` : `${k} = ?`)
     await store.run(`UPDATE ${table} SET ${cols.map(set).join(', ')} WHERE ${key} = ?`, [...cols.map(k => fields[k] as SqlValue), id])
+  }
+
+  async function write(id: string, fields: Writable) {
+    const body: Record<string, unknown> = {}
+    const small: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(fields)) ((BODY_COLUMNS as readonly string[]).includes(k) ? body : small)[k] = v
+    await store.transaction(async () => {
+      await updateColumns('notes', 'id', id, small)
+      await updateColumns('note_bodies', 'note_id', id, body)
+    })
   }
 
   return {
@@ -206,16 +220,26 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
      */
     searchPage: (lib: Library, filter: NoteFilter, terms: SearchTerms, limit: number, offset: number): Promise<SearchRow[]> => listing.search(lib, filter, terms, limit + 1, offset),
 
-    /** Changes the given columns (of either table) of one note; both tables in one transaction. */
-    async write(id: string, fields: Writable) {
-      const body: Record<string, unknown> = {}
-      const small: Record<string, unknown> = {}
-      for (const [k, v] of Object.entries(fields)) ((BODY_COLUMNS as readonly string[]).includes(k) ? body : small)[k] = v
-      await store.transaction(async () => {
-        await updateColumns('notes', 'id', id, small)
-        await updateColumns('note_bodies', 'note_id', id, body)
-      })
-    },
+    /** Changes the given columns (of either table) of one note, the transcript aside (saveTranscript); both tables in one transaction. */
+    write: (id: string, fields: NoteFields) => write(id, fields),
+
+    /** The rows of a note's speakers, in order of first speech (label "A" before "B", "Z" before "AA"). */
+    speakersOf: (noteId: string) => store.all<NoteSpeakerRow>('SELECT * FROM note_speakers WHERE note_id = ? ORDER BY length(label), label', [noteId]),
+
+    /**
+     * The one write of a note's transcript: its text, its segments and its speakers (each with what
+     * they said, for search by speaker) replace what the note had, with `fields` of the note, in one
+     * transaction. Every change of a transcript (the pipeline's, a speaker named, merged or given a
+     * segment, an edit) goes through here.
+     */
+    saveTranscript: (id: string, t: NoteTranscript, fields: NoteFields = {}) => store.transaction(async () => {
+      await write(id, { ...fields, original_transcription: t.text, transcript_segments: t.segments ? JSON.stringify(t.segments) : null })
+      await store.run('DELETE FROM note_speakers WHERE note_id = ?', [id])
+      for (const s of t.speakers) {
+        await store.run('INSERT INTO note_speakers (note_id, label, name, said, engine, embedding, profile_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [id, s.label, s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId])
+      }
+    }),
 
     /** A note not processing (`Done`, `Error`) back to `Summarizing` at `stage`, its error cleared; false when it is processing or gone. */
     reopen: async (lib: Library, id: string, stage: string, progress: number, at: string) =>

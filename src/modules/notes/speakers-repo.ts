@@ -1,18 +1,6 @@
 import type { Store } from '../../db/store'
 import type { Library } from '../library'
 
-/** A row of note_speakers (migration 14). */
-export interface NoteSpeakerRow {
-  note_id: string
-  label: string
-  name: string | null
-  said: string
-  engine: string | null
-  /** JSON array of numbers, unit length */
-  embedding: string | null
-  profile_id: string | null
-}
-
 export interface SpeakerProfileRow {
   id: string
   account_id: string
@@ -26,28 +14,13 @@ export interface SpeakerProfileRow {
 
 export type SpeakersRepo = ReturnType<typeof createSpeakersRepo>
 
-/** Note speakers and remembered voices: the same SQL on both back ends. */
+/**
+ * The voices a library remembers (a note's own speakers are part of its transcript: NotesRepo), the
+ * same SQL on both back ends.
+ */
 export function createSpeakersRepo(store: Store) {
   const sandbox = (lib: Library) => (lib.sandbox ? 1 : 0)
   return {
-    ofNote: (noteId: string) => store.all<NoteSpeakerRow>('SELECT * FROM note_speakers WHERE note_id = ? ORDER BY length(label), label', [noteId]),
-
-    /** The note's speakers replaced by `rows` (the pipeline's, or after a merge). */
-    async replace(noteId: string, rows: Omit<NoteSpeakerRow, 'note_id'>[]) {
-      await store.run('DELETE FROM note_speakers WHERE note_id = ?', [noteId])
-      for (const r of rows) {
-        await store.run('INSERT INTO note_speakers (note_id, label, name, said, engine, embedding, profile_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [noteId, r.label, r.name, r.said, r.engine, r.embedding, r.profile_id])
-      }
-    },
-
-    setName: (noteId: string, label: string, name: string | null, profileId: string | null) =>
-      store.run('UPDATE note_speakers SET name = ?, profile_id = ? WHERE note_id = ? AND label = ?', [name, profileId, noteId, label]),
-
-    setSaid: (noteId: string, label: string, said: string) => store.run('UPDATE note_speakers SET said = ? WHERE note_id = ? AND label = ?', [said, noteId, label]),
-
-    remove: (noteId: string, label: string) => store.run('DELETE FROM note_speakers WHERE note_id = ? AND label = ?', [noteId, label]),
-
     /** A page of the library's voices by name (then id): `limit` rows from `offset`. */
     profiles: (lib: Library, limit: number, offset: number) =>
       store.all<SpeakerProfileRow>('SELECT * FROM speaker_profiles WHERE account_id = ? AND sandbox = ? ORDER BY name, id LIMIT ? OFFSET ?', [lib.accountId, sandbox(lib), limit, offset]),

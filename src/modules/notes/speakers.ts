@@ -7,41 +7,16 @@
  */
 import type { Clock } from '../../clock'
 import type { Store } from '../../db/store'
-import type { TranscriptSegment } from '../../engines/asr/engine'
 import { ApiError, notFound } from '../../http/errors'
 import type { IdGenerator } from '../../ids'
+import { mergeSpeaker, nameSpeaker, reassignSegment } from '../../transcript/edits'
+import { displayName, speakingTime, type TranscriptSegment } from '../../transcript/transcript'
 import type { Library } from '../library'
 import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest } from './model'
-import type { NoteRow, NotesRepo } from './repo'
-import { saidText } from './search-query'
-import type { NoteSpeakerRow, SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
-import { noteSegments } from './timing'
-
-/** What a transcript shows for a speaker: the name given, else "Speaker A". */
-export function displayName(label: string, name: string | null | undefined): string {
-  return name ?? `Speaker ${label}`
-}
-
-/** A speaker as the pipeline stores it with the transcript. */
-export interface NewNoteSpeaker {
-  label: string
-  name: string | null
-  engine: string | null
-  embedding: number[] | null
-  profileId: string | null
-}
-
-/** The note_speakers rows of a transcript's speakers, with what each said (for search by speaker). */
-export function speakerRows(segments: readonly TranscriptSegment[], speakers: readonly NewNoteSpeaker[]): Omit<NoteSpeakerRow, 'note_id'>[] {
-  return speakers.map(s => ({
-    label: s.label,
-    name: s.name,
-    said: saidText(segments.filter(g => g.speaker === s.label).map(g => g.text).join(' ')),
-    engine: s.engine,
-    embedding: s.embedding ? JSON.stringify(s.embedding.map(x => Math.round(x * 1e5) / 1e5)) : null,
-    profile_id: s.profileId,
-  }))
-}
+import type { NoteFields, NoteRow, NotesRepo } from './repo'
+import type { SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
+import { storedTranscript, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
+import { createTranscriptEdits } from './transcript-edits'
 
 /** `from` replaced by `to` wherever it stands as a whole word, in a text or any string inside a JSON value. */
 function renamed<T>(value: T, from: string, to: string): T {
@@ -61,9 +36,9 @@ export type SpeakersService = ReturnType<typeof createSpeakersService>
 /** How many voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT). */
 export const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
 
-/** What a rename past the limit says: the name was given, the voice not remembered, and what to do. */
 const toProfile = (p: SpeakerProfileRow): SpeakerProfile => ({ id: p.id, name: p.name, engine: p.engine, createdAt: p.created_at, updatedAt: p.updated_at })
 
+/** What a rename past the limit says: the name was given, the voice not remembered, and what to do. */
 function notRemembered(had: number): string {
   return `Named, but the voice is not remembered: this account already remembers ${had} voices, the most it may on this server (live and sandbox together). Forget voices it no longer needs (GET /v1/speakers, then DELETE /v1/speakers/{id}), then name the speaker again to remember it; the server's operator can raise the limit (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT).`
 }
@@ -82,66 +57,55 @@ export function createSpeakersService(deps: {
   const { repo, notes, store, clock, ids } = deps
   const maxProfiles = deps.maxProfilesPerAccount ?? DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT
 
-  function view(row: NoteSpeakerRow, segments: readonly TranscriptSegment[]): NoteSpeaker {
-    const mine = segments.filter(s => s.speaker === row.label)
-    return {
-      id: row.label,
-      name: row.name,
-      displayName: displayName(row.label, row.name),
-      segments: mine.length,
-      seconds: Math.round(mine.reduce((t, s) => t + Math.max(0, s.end - s.start), 0) * 1000) / 1000,
-      profileId: row.profile_id,
-    }
+  function view(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
+    return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId }
   }
 
-  async function listOf(note: NoteRow): Promise<NoteSpeaker[]> {
-    const segments = noteSegments(note) ?? []
-    return (await repo.ofNote(note.id)).map(r => view(r, segments))
+  const { editTranscript } = createTranscriptEdits({ repo: notes, store, clock, readable: deps.readable })
+
+  function requireSpeaker(note: NoteRow, t: NoteTranscript, label: string): NoteTranscriptSpeaker {
+    const speaker = t.speakers.find(s => s.label === label)
+    if (!speaker) throw new ApiError('not_found', `Note ${note.id} has no speaker ${label}; GET /v1/notes/${note.id}/speakers lists them.`)
+    return speaker
   }
 
-  async function requireSpeaker(note: NoteRow, label: string): Promise<NoteSpeakerRow> {
-    const row = (await repo.ofNote(note.id)).find(r => r.label === label)
-    if (!row) throw new ApiError('not_found', `Note ${note.id} has no speaker ${label}; GET /v1/notes/${note.id}/speakers lists them.`)
-    return row
-  }
-
-  /** The summary's text and structured content with `from` renamed `to`, and the segments given; one write. */
-  async function rewrite(note: NoteRow, from: string, to: string, segments?: TranscriptSegment[]) {
+  /** The note's title, summary and structured content with the name shown `from` renamed `to`, as fields to write with the transcript. */
+  function renamedSummary(note: NoteRow, from: string, to: string): NoteFields {
     const structured = note.structured_content === null ? null : renamed(JSON.parse(note.structured_content) as unknown, from, to)
-    await notes.write(note.id, {
+    return {
       title: renamed(note.title, from, to),
       summary: renamed(note.summary, from, to),
       structured_content: structured === null ? null : JSON.stringify(structured),
-      ...(segments ? { transcript_segments: JSON.stringify(segments) } : {}),
-      updated_at: clock.now().toISOString(),
-    })
+    }
   }
 
   return {
     /** The speakers of a readable note (409 while processing), in order of first speech. */
-    list: async (lib: Library, id: string): Promise<NoteSpeaker[]> => listOf(await deps.readable(lib, id)),
+    list: async (lib: Library, id: string): Promise<NoteSpeaker[]> => {
+      const note = await deps.readable(lib, id)
+      const t = storedTranscript(note, await notes.speakersOf(note.id))
+      return t.speakers.map(s => view(s, t.segments))
+    },
 
     /** The voices a library remembers of one diarization engine, with their prints: a new recording's speakers are compared with them. */
     rememberedVoices: async (accountId: string, isSandbox: boolean, engine: string): Promise<{ id: string; name: string; embedding: number[] }[]> =>
       (await repo.profilesFor(accountId, isSandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] })),
 
-    update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
-      return store.transaction(async () => {
-        const note = await deps.readable(lib, id)
-        const speaker = await requireSpeaker(note, label)
+    async update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
+      let answer: NoteSpeaker | undefined
+      await editTranscript(lib, id, async (t, note) => {
+        const speaker = requireSpeaker(note, t, label)
         if (body.mergeInto !== undefined) {
           if (body.name !== undefined) throw new ApiError('invalid_request', 'Send either name or mergeInto, not both: merge first, then name the speaker that remains.', { details: [{ field: 'mergeInto', issue: 'sent with name' }] })
-          if (body.mergeInto === label) throw new ApiError('invalid_request', `Speaker ${label} cannot be merged into itself; name another speaker of the note.`, { details: [{ field: 'mergeInto', issue: 'the same speaker' }] })
-          const into = await requireSpeaker(note, body.mergeInto)
-          const segments = (noteSegments(note) ?? []).map(s => (s.speaker === label ? { ...s, speaker: into.label } : s))
-          await repo.remove(note.id, label)
-          await repo.setSaid(note.id, into.label, saidText(segments.filter(s => s.speaker === into.label).map(s => s.text).join(' ')))
-          await rewrite(note, displayName(label, speaker.name), displayName(into.label, into.name), segments)
-          return view({ ...into }, segments)
+          if (body.mergeInto === label) throw new ApiError('invalid_request', `${displayName(label, null)} cannot be merged into itself; name another speaker of the note.`, { details: [{ field: 'mergeInto', issue: 'the same speaker' }] })
+          const into = requireSpeaker(note, t, body.mergeInto)
+          const merged = mergeSpeaker(t, label, into.label)
+          answer = view(into, merged.segments)
+          return { transcript: merged, fields: renamedSummary(note, displayName(label, speaker.name), displayName(into.label, into.name)) }
         }
         const name = body.name === undefined ? speaker.name : body.name === null ? null : body.name.trim()
         if (name === '') throw new ApiError('invalid_request', 'name is blank; send a name, or null to unname the speaker.', { details: [{ field: 'name', issue: 'blank' }] })
-        let profileId = name === null ? null : speaker.profile_id
+        let profileId = name === null ? null : speaker.profileId
         let notice: string | undefined
         if (name !== null && body.remember !== false && speaker.embedding && speaker.engine) {
           // past the account's limit the name is still given (what the person asked for), not remembered
@@ -149,28 +113,20 @@ export function createSpeakersService(deps: {
           profileId = saved.saved ? saved.id : null
           if (!saved.saved) notice = notRemembered(saved.had)
         } else if (body.remember === false) profileId = null
-        await repo.setName(note.id, label, name, profileId)
-        await rewrite(note, displayName(label, speaker.name), displayName(label, name))
-        return { ...view({ ...speaker, name, profile_id: profileId }, noteSegments(note) ?? []), ...(notice ? { notice } : {}) }
+        answer = { ...view({ ...speaker, name, profileId }, t.segments), ...(notice ? { notice } : {}) }
+        return { transcript: nameSpeaker(t, label, name, { profileId }), fields: renamedSummary(note, displayName(label, speaker.name), displayName(label, name)) }
       })
+      return answer!
     },
 
-    reassign(lib: Library, id: string, index: number, label: string): Promise<NoteSpeaker[]> {
-      return store.transaction(async () => {
-        const note = await deps.readable(lib, id)
-        const segments = noteSegments(note) ?? []
-        const segment = segments[index]
-        if (!segment) throw new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${segments.length} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
-        const rows = await repo.ofNote(note.id)
-        if (!rows.some(r => r.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${rows.map(r => r.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })
-        const before = segment.speaker
-        segments[index] = { ...segment, speaker: label }
-        for (const l of new Set([before, label])) {
-          if (l) await repo.setSaid(note.id, l, saidText(segments.filter(s => s.speaker === l).map(s => s.text).join(' ')))
-        }
-        await notes.write(note.id, { transcript_segments: JSON.stringify(segments), updated_at: clock.now().toISOString() })
-        return (await repo.ofNote(note.id)).map(r => view(r, segments))
+    async reassign(lib: Library, id: string, index: number, label: string): Promise<NoteSpeaker[]> {
+      const next = await editTranscript(lib, id, t => {
+        const segments = t.segments ?? []
+        if (!segments[index]) throw new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${segments.length} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
+        if (!t.speakers.some(s => s.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${t.speakers.map(s => s.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })
+        return { transcript: reassignSegment(t, index, label) }
       })
+      return next.speakers.map(s => view(s, next.segments))
     },
 
     /** A page of the library's remembered voices by name: `limit` (default 50) from `offset`. */

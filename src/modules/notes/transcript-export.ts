@@ -1,26 +1,15 @@
-import type { TranscriptSegment } from '../../engines/asr/engine'
 import { toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import { ApiError } from '../../http/errors'
+import { namedSegments, speakerNames, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
 import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
 
-/** A note's transcript as `NotesService.transcriptWithTimes` reads it. */
+/** A note's transcript as the export reads it. */
 export interface NoteTranscriptSource {
   noteId: string
   title: string
   type: string
-  transcript: string
   language: string | null
-  /** null: no times known (a note created from text, or transcribed before times were kept) */
-  segments: TranscriptSegment[] | null
-  /** the note's speakers (label and the name shown), when it was diarized */
-  speakers?: { id: string; name: string }[]
-}
-
-/** The segments with each speaker label replaced by the name shown (for the text formats). */
-function named(t: NoteTranscriptSource): (TranscriptSegment & { speakerId?: string })[] | null {
-  if (!t.segments) return null
-  const names = new Map((t.speakers ?? []).map(s => [s.id, s.name]))
-  return t.segments.map(s => (s.speaker ? { ...s, speakerId: s.speaker, speaker: names.get(s.speaker) ?? `Speaker ${s.speaker}` } : s))
+  transcript: Transcript
 }
 
 export interface TranscriptExport {
@@ -44,15 +33,17 @@ const round = (x: number) => Math.round(x * 1000) / 1000
  * null: none are made up. SubRip and WebVTT need times, so those formats are refused with 409.
  */
 export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscriptFormat): TranscriptExport {
-  const segments = named(t)
-  const speakers = t.speakers?.length ? { speakers: t.speakers } : {}
+  const segments = namedSegments(t.transcript, { keepLabel: true })
+  const names = speakerNames(t.transcript.speakers)
+  const speakers = names.length ? { speakers: names } : {}
+  const text = t.transcript.text
   switch (format) {
     case 'json':
-      return { body: { noteId: t.noteId, transcript: t.transcript, language: t.language, ...speakers }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+      return { body: { noteId: t.noteId, transcript: text, language: t.language, ...speakers }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
     case 'verbose_json':
-      return { body: verbose(t, segments), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+      return { body: verbose(t, segments, speakers), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
     case 'txt': {
-      const body = segments?.some(s => s.speaker) ? toSpeakerTxt(segments) : segments ? toTxt(t.transcript) : toTxt(paragraphs(t.transcript).join('\n\n'))
+      const body = segments?.some(s => s.speaker) ? toSpeakerTxt(segments) : segments ? toTxt(text) : toTxt(paragraphs(text).join('\n\n'))
       return { body, contentType: TRANSCRIPT_CONTENT_TYPES.txt, extension: 'txt' }
     }
     case 'srt':
@@ -65,20 +56,21 @@ export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscript
   }
 }
 
-function verbose(t: NoteTranscriptSource, segments: (TranscriptSegment & { speakerId?: string })[] | null): TranscriptVerbose {
-  if (!t.segments) {
+function verbose(t: NoteTranscriptSource, segments: NamedSegment[] | null, speakers: { speakers?: { id: string; name: string }[] }): TranscriptVerbose {
+  const { text, segments: timed } = t.transcript
+  if (!timed || !segments) {
     return {
-      noteId: t.noteId, transcript: t.transcript, language: t.language, timed: false, duration: null,
-      segments: paragraphs(t.transcript).map((text, id) => ({ id, start: null, end: null, text })),
+      noteId: t.noteId, transcript: text, language: t.language, timed: false, duration: null,
+      segments: paragraphs(text).map((text, id) => ({ id, start: null, end: null, text })),
     }
   }
-  const words = t.segments.flatMap(s => s.words ?? [])
-  const last = t.segments.at(-1)
+  const words = wordsOf(timed)
+  const last = timed.at(-1)
   return {
-    noteId: t.noteId, transcript: t.transcript, language: t.language, timed: true,
+    noteId: t.noteId, transcript: text, language: t.language, timed: true,
     duration: last ? round(last.end) : null,
-    segments: (segments ?? (t.segments as (TranscriptSegment & { speakerId?: string })[])).map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text, ...(s.speaker ? { speaker: s.speaker, speakerId: s.speakerId } : {}) })),
-    ...(t.speakers?.length ? { speakers: t.speakers } : {}),
+    segments: segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text, ...(s.speaker ? { speaker: s.speaker, speakerId: s.speakerId } : {}) })),
+    ...speakers,
     ...(words.length ? { words: words.map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
   }
 }

@@ -4,7 +4,6 @@ import { escapeHtml, stylesheet } from '../../http/html'
 import { pageHeaders } from '../../http/security-headers'
 import css from './assets/pages.css' with { type: 'text' }
 
-export { escapeHtml }
 
 /**
  * No framing (clickjacking), no referrer to other sites (the query carries the request), nothing

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../../log'
 import type { SsoLinks } from '../sso/links'
 
 /** Asymmetric algorithms only: never `none`, never HS* (the client secret is not a signing key here). */
-export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 
 /** Three non-empty base64url segments: API keys, OAuth access tokens and `alg: none` tokens never match. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/

@@ -19,7 +19,7 @@ function inOpenAiFormat<B>(r: Charged<OpenAiAnswer>, format: string | undefined)
 const TranscriptionResponse = t.Union([OpenAiTranscription, OpenAiVerboseTranscription, OpenAiDiarizedTranscription], { title: 'OpenAiTranscriptionResponse', description: 'The transcript as OpenAI answers: `{"text"}` for json, OpenAiVerboseTranscription for verbose_json, OpenAiDiarizedTranscription for diarized_json' })
 const TranslationResponse = t.Union([OpenAiTranscription, OpenAiVerboseTranslation], { title: 'OpenAiTranslationResponse', description: 'The English text as OpenAI answers: `{"text"}` for json, OpenAiVerboseTranslation for verbose_json' })
 
-export const createAudioTranscription = defineOperation({
+const createAudioTranscription = defineOperation({
   id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', tag: 'Processing',
   summary: 'Transcribe an uploaded recording (OpenAI-compatible)',
   description: 'OpenAI\'s audio transcription API: a multipart form with the recording as `file` (streamed to disk, at most 5 GB), `model` (accepted; the configured engine transcribes), `language` (400 for a language other than English when the engine hears English only), `prompt` (whisper.cpp\'s initial prompt), `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`, `diarized_json`), `temperature`, `timestamp_granularities[]` (`segment`, `word`; `word` needs `verbose_json`) and `known_speaker_names[]` (with `diarized_json`: names for the speakers in the order they are first heard); `include[]=logprobs` is refused (400: neither engine gives token probabilities). A file that is not audio is a 400 naming `file`. Charged as createTranscription: 1 credit per started minute (usage operation `createTranscription`); sandbox keys get the fixed sample transcript. Errors use the envelope, whose `error.message` and `error.type` OpenAI clients show.',
@@ -34,7 +34,7 @@ export const createAudioTranscription = defineOperation({
   // over HTTP the form is streamed from the request (no body is read before the handler)
   inOpenAiFormat<Static<typeof TranscriptionResponse>>(input.form ? await openai.transcribeUpload(principal, input.form) : await openai.transcribeToolCall(principal, input.arguments), input.arguments?.response_format))
 
-export const createAudioTranslation = defineOperation({
+const createAudioTranslation = defineOperation({
   id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', tag: 'Processing',
   summary: 'Translate an uploaded recording into English (OpenAI-compatible)',
   description: 'OpenAI\'s audio translation API: whisper\'s translate task, speech in any language whisper knows written in English. The multipart form of createAudioTranscription without `language`, granularities or speakers: `file`, `model` (accepted), `prompt` (whisper.cpp\'s initial prompt), `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`) and `temperature`. Needs the whisper engine: with PocketSphinx (English only, no translate task) a 400 says so before anything is read or charged. Charged as createTranscription: 1 credit per started minute.',
@@ -48,7 +48,7 @@ export const createAudioTranslation = defineOperation({
 }, async (input, { principal }, { openai }) =>
   inOpenAiFormat<Static<typeof TranslationResponse>>(input.form ? await openai.translateUpload(principal, input.form) : await openai.transcribeToolCall(principal, input.arguments, 'translate'), input.arguments?.response_format))
 
-export const listModels = defineOperation({
+const listModels = defineOperation({
   id: 'listModels', method: 'GET', path: '/v1/models', tag: 'Processing',
   summary: 'The speech models this server runs (OpenAI-compatible)',
   description: 'OpenAI\'s model list: `whisper-1` (the configured speech engine, which every `model` value on the audio routes uses), each installed whisper.cpp model by name, `pocketsphinx` when it is the engine, and `gpt-4o-transcribe-diarize` when diarization is on. Needs a credential that may transcribe. Free.',

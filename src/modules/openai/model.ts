@@ -3,9 +3,9 @@ import { Integer } from '../../http/schemas'
 import { Language } from '../processing/model'
 
 /** OpenAI's `response_format` values. */
-export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json', 'diarized_json'] as const
+const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json', 'diarized_json'] as const
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number]
-export const GRANULARITIES = ['segment', 'word'] as const
+const GRANULARITIES = ['segment', 'word'] as const
 
 const ResponseFormatField = t.Union(RESPONSE_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt`, `verbose_json` (segments, and words when asked for) or `diarized_json` (segments with their speaker, by the server\'s diarization engine)', error: `must be one of ${RESPONSE_FORMATS.join(', ')}` })
 const Granularities = t.Array(t.Union(GRANULARITIES.map(g => t.Literal(g)), { error: 'each must be segment or word' }), { uniqueItems: true, description: '`segment` and/or `word`; `word` needs `response_format=verbose_json`', error: 'each must be segment or word' })
@@ -13,7 +13,7 @@ const Model = t.String({ minLength: 1, maxLength: 100, description: 'accepted fo
 const Prompt = t.String({ maxLength: 4000, description: 'text the recording resembles (names, spelling): whisper.cpp\'s initial prompt; PocketSphinx does not use it (see docs/decisions.md)', error: 'must be a string of at most 4000 characters' })
 const Temperature = t.Number({ minimum: 0, maximum: 1, description: 'accepted for compatibility (0 to 1); the engines decode greedily (see docs/decisions.md)', error: 'must be a number from 0 to 1' })
 /** OpenAI's translations take no `diarized_json`. */
-export const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const
+const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const
 const TranslationFormatField = t.Union(TRANSLATION_FORMATS.map(f => t.Literal(f)), { default: 'json', description: '`json` ({"text"}), `text`, `srt`, `vtt` or `verbose_json` (segments)', error: `must be one of ${TRANSLATION_FORMATS.join(', ')}` })
 
 const KnownSpeakerNames = t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 4, description: 'names for the speakers of `diarized_json`, given in the order the speakers are first heard (up to 4, as OpenAI); the rest keep letters', error: 'must be up to 4 names of 1 to 100 characters' })

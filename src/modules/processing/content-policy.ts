@@ -17,7 +17,7 @@ export function loadContentPolicy(path: string | undefined): RegExp[] {
   return parseContentPolicy(text)
 }
 
-export function parseContentPolicy(text: string): RegExp[] {
+function parseContentPolicy(text: string): RegExp[] {
   const rules: RegExp[] = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()

@@ -5,7 +5,7 @@ import type { ProcessingService } from './service'
 
 const defineOperation = operationDefiner<{ processing: ProcessingService }>()
 
-export const createTranscription = defineOperation({
+const createTranscription = defineOperation({
   id: 'createTranscription', method: 'POST', path: '/v1/transcriptions', tag: 'Processing',
   summary: 'Transcribe audio from a URL',
   description: 'Fetches a publicly reachable https media URL (private, loopback and link-local addresses are refused) and returns its transcript inline. Charges 1 credit per started minute.',
@@ -16,7 +16,7 @@ export const createTranscription = defineOperation({
   mcp: { openWorld: true },
 }, async (body, { principal }, { processing }) => charged(await processing.createTranscription(principal, body)))
 
-export const createSummary = defineOperation({
+const createSummary = defineOperation({
   id: 'createSummary', method: 'POST', path: '/v1/summaries', tag: 'Processing',
   summary: 'Summarize text',
   description: 'Summarizes text in the requested style. Charges 2 credits; content refused by the content policy gives 422.',
@@ -26,7 +26,7 @@ export const createSummary = defineOperation({
   errors: ['insufficient_credits', 'upstream_failure', 'content_policy'],
 }, async (body, { principal }, { processing }) => charged(await processing.createSummary(principal, body)))
 
-export const createYoutubeSummary = defineOperation({
+const createYoutubeSummary = defineOperation({
   id: 'createYoutubeSummary', method: 'POST', path: '/v1/youtube-summaries', tag: 'Processing',
   summary: 'Summarize a video link',
   description: 'Fetches a YouTube video\'s audio, transcribes and summarizes it. Charges 1 credit per started minute of video.',

@@ -12,9 +12,9 @@ import { summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summ
 import { transcribeStage, type TranscribeStageDeps } from './transcribe-stage'
 
 /** An upload's processing: its transcription, then its summary (the kind's name is the one rows queued before the stages kept). */
-export const PROCESS_UPLOAD = 'process_upload'
+const PROCESS_UPLOAD = 'process_upload'
 /** A note's summary made again, in the style the job names: the summary stage alone. */
-export const SUMMARIZE_NOTE = 'summarize_note'
+const SUMMARIZE_NOTE = 'summarize_note'
 
 /**
  * The processing of notes as jobs, registered with the job runtime: an upload's processing
@@ -23,7 +23,7 @@ export const SUMMARIZE_NOTE = 'summarize_note'
  * the note says); each kind says what is given back when it fails for good: an upload refunds the
  * credits its completion charged; a summary made again was charged nothing by its job.
  */
-export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'audioSecondsOf'> & {
+export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummaryStageDeps, 'notes' | 'recordingOf'> & {
   jobs: JobRegistry
   notes: NotesService
   credits: Pick<CreditsService, 'refund'>
@@ -32,7 +32,7 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
 }) {
   const { jobs, notes } = deps
   const transcribe = transcribeStage(deps)
-  const summarize = summaryStage({ ...deps, audioSecondsOf: async noteId => (await deps.recording(noteId))?.durationSeconds ?? null })
+  const summarize = summaryStage({ ...deps, recordingOf: deps.recording })
 
   /** The job failed for good: the note says why, and `refund` (a charge) comes back, in the transaction that ends the job. */
   async function failNote(job: JobRow, failure: (note: ProcessedNote) => NoteFailure, refund: string | null): Promise<void> {

@@ -11,8 +11,12 @@ const SUMMARIZE = 'summarize'
 export interface SummaryStageDeps {
   llm: () => Promise<LlmEngine>
   notes: Pick<NotesService, 'getById' | 'namedSegmentsOf' | 'finish'>
-  /** the length of the note's recording in seconds, null when unknown or it has none (for the metrics) */
-  audioSecondsOf: (noteId: string) => Promise<number | null>
+  /**
+   * The note's recording, null when it has none (a text note): its length in seconds (null when
+   * unknown; for the metrics) and the file name it was uploaded as (the builtin engine's title when no
+   * sentence was heard clearly)
+   */
+  recordingOf: (noteId: string) => Promise<{ durationSeconds: number | null; fileName: string } | null>
   /** pause before the one further try of a failed summary */
   summaryRetryMs?: number
   log?: { warn(msg: string, fields?: Record<string, unknown>): void }
@@ -56,8 +60,9 @@ export function summaryStage(deps: SummaryStageDeps): ProcessingStage {
       if (!note) throw new PermanentJobError('internal', 'The note no longer exists.')
       const styleId = again ?? (note.style_id as StyleId)
       const segments = await deps.notes.namedSegmentsOf(note)
-      const input = { text: note.original_transcription, styleId, segments: segments ?? undefined, language: note.language }
-      const audioSeconds = await deps.audioSecondsOf(note.id)
+      const recording = await deps.recordingOf(note.id)
+      const input = { text: note.original_transcription, styleId, segments: segments ?? undefined, language: note.language, fileName: recording?.fileName }
+      const audioSeconds = recording?.durationSeconds ?? null
       const since = performance.now()
       let summary: Awaited<ReturnType<typeof summarizeLong>>
       let llmName = 'unknown'

@@ -7,10 +7,10 @@ import type { MediaStorage } from '../../storage/storage'
 import type { DiarizationEngine, Diarization, SpeakerHint } from '../../engines/diarization/engine'
 import { labelSpeakers } from '../../engines/diarization/assign'
 import { diarizeAlongside, readyEngine } from '../../engines/diarization/alongside'
-import { recognise } from '../../engines/diarization/recognise'
+import { recognise, RECOGNITION_THRESHOLDS } from '../../engines/diarization/recognise'
 import { PermanentJobError, type JobRun } from '../../jobs/kinds'
 import type { NotesService } from '../notes/service'
-import type { NewNoteSpeaker } from '../notes/speakers'
+import type { NewNoteSpeaker } from '../notes/stored-transcript'
 import type { NoteRecording } from '../uploads/note-media'
 import { failedAfterRetries, type ProcessingStage } from './stages'
 
@@ -45,9 +45,6 @@ export interface TranscribeStageDeps {
 const PROGRESS_EVERY_MS = 1000
 
 type Awaitable<T> = T | Promise<T>
-
-/** How alike a speaker's print must be to a remembered voice's to be given its name, per engine. */
-const RECOGNITION_THRESHOLD: Record<string, number> = { builtin: 0.97, 'sherpa-onnx': 0.6 }
 
 /** The count the submitter gave, as stored with the upload (JSON), or undefined. */
 function hintOf(stored: string | null | undefined): SpeakerHint | undefined {
@@ -202,7 +199,7 @@ async function withSpeakers(segments: TranscriptSegment[], d: Diarization | null
     const e = d.embeddings?.[index]
     return { label, name: null, engine: d.engine, embedding: e ? Array.from(e) : null, profileId: null }
   })
-  const threshold = RECOGNITION_THRESHOLD[d.engine]
+  const threshold = RECOGNITION_THRESHOLDS[d.engine]
   if (deps.speakerProfiles && threshold !== undefined && speakers.some(s => s.embedding)) {
     const profiles = (await deps.speakerProfiles(note.account_id, Number(note.sandbox) === 1, d.engine)).map(p => ({ id: p.id, name: p.name, embedding: p.embedding }))
     const known = recognise(speakers, profiles, threshold)

@@ -9,7 +9,7 @@ const defineOperation = operationDefiner<{ retention: RetentionService }>()
 // A policy that deletes data is set by people, on purpose, not by agents: not MCP tools.
 const notATool = { tool: false } as const
 
-export const getRetentionPolicy = defineOperation({
+const getRetentionPolicy = defineOperation({
   id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention', tag: 'Settings',
   summary: 'Read the account\'s retention policy',
   description: 'The account\'s own retention setting (`default` follows the instance\'s), the policy in effect and the instance default. The sweep runs on the server\'s schedule; finished and failed notes created more than `days` ago are swept, notes still processing never are.',
@@ -18,7 +18,7 @@ export const getRetentionPolicy = defineOperation({
   mcp: notATool,
 }, (_, { principal }, { retention }) => retention.policy(principal.accountId))
 
-export const updateRetentionPolicy = defineOperation({
+const updateRetentionPolicy = defineOperation({
   id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', tag: 'Settings',
   summary: 'Change the account\'s retention policy',
   description: 'Sets what the retention sweep deletes in this account (its live and sandbox libraries): `forever` keeps everything; `media` deletes a note\'s recording `days` after the note was created, keeping its transcript, summary and note (the note then shows `mediaRemovedAt`); `notes` deletes whole notes `days` after they were created, as deleteNote does; `default` follows the instance\'s default. `days` (1 to 36500) is required with `media` and `notes`. A sandbox key cannot change it (400): use a live key or the settings page. Nor can an OAuth access token or an ID token of the identity provider (403 `insufficient_scope`): a person sets it, on the settings page or with a live API key. The change is recorded in the audit log.',

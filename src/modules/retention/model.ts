@@ -12,7 +12,7 @@ const Mode = t.Union([t.Literal('forever'), t.Literal('media'), t.Literal('notes
 })
 const Days = Nullable(Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS, description: 'days counted from the note\'s `dateCreated`; null with `forever`' }))
 
-export const RetentionPolicyEffect = t.Object({ mode: Mode, days: Days }, { title: 'RetentionPolicyEffect', description: 'A retention mode and its number of days.' })
+const RetentionPolicyEffect = t.Object({ mode: Mode, days: Days }, { title: 'RetentionPolicyEffect', description: 'A retention mode and its number of days.' })
 
 export const RetentionPolicy = t.Object(
   {

@@ -7,7 +7,7 @@ import { UPLOAD_TTL_MS } from '../uploads/model'
 import type { RetentionMode, SweepSummary } from './model'
 
 /** Notes read per page of one library; each note is then handled in short transactions of its own. */
-export const SWEEP_PAGE = 200
+const SWEEP_PAGE = 200
 /** Accounts read per page. */
 const ACCOUNT_PAGE = 500
 

@@ -6,7 +6,7 @@ import type { UploadsService } from './service'
 
 const defineOperation = operationDefiner<{ uploads: UploadsService }>()
 
-export const createUpload = defineOperation({
+const createUpload = defineOperation({
   id: 'createUpload', method: 'POST', path: '/v1/uploads', tag: 'Processing',
   summary: 'Start an upload',
   description: 'Creates a note awaiting its media and returns a signed URL: PUT the file there with the returned headers, then complete the upload. Nothing is charged yet. 413 when the declared size is over 5 GB, 415 when the type is not audio or video.',
@@ -16,7 +16,7 @@ export const createUpload = defineOperation({
   errors: ['payload_too_large', 'unsupported_media_type'],
 }, (body, { principal }, { uploads }) => uploads.createUpload(principal, body))
 
-export const completeUpload = defineOperation({
+const completeUpload = defineOperation({
   id: 'completeUpload', method: 'POST', path: '/v1/uploads/:id/complete', tag: 'Processing',
   summary: 'Complete an upload and start processing',
   description: 'Charges 1 credit per started minute of the file and starts transcription and summarization in the background (202); poll the note\'s status. Completing it again answers 200 and charges nothing. 409 when the file has not arrived.',

@@ -2,8 +2,6 @@ import type { Logger } from '../../log'
 import type { MediaStorage } from '../../storage/storage'
 import type { UploadsRepo } from './repo'
 
-export type NoteMedia = ReturnType<typeof createNoteMedia>
-
 /** A note's recording as its upload stored it, for processing it. */
 export interface NoteRecording {
   storageKey: string
@@ -13,6 +11,8 @@ export interface NoteRecording {
   durationSeconds: number | null
   /** the charge of its completion, which a failed processing refunds; null when nothing was charged */
   usageId: string | null
+  /** the file name the upload gave ("planning-meeting.wav") */
+  fileName: string
 }
 
 /**
@@ -25,7 +25,7 @@ export function createNoteMedia(deps: { repo: UploadsRepo; storage: MediaStorage
     /** the note's recording, or null when it has no upload */
     recording: async (noteId: string): Promise<NoteRecording | null> => {
       const upload = await deps.repo.byNote(noteId)
-      return upload && { storageKey: upload.storage_key, speakersHint: upload.speakers_hint ?? null, durationSeconds: upload.duration_seconds, usageId: upload.usage_id }
+      return upload && { storageKey: upload.storage_key, speakersHint: upload.speakers_hint ?? null, durationSeconds: upload.duration_seconds, usageId: upload.usage_id, fileName: upload.file_name }
     },
     /** the storage keys of a note's media: its upload's file, if it has one */
     of: async (noteId: string): Promise<string[]> => {

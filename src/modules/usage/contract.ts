@@ -4,7 +4,7 @@ import type { UsageService } from './service'
 
 const defineOperation = operationDefiner<{ usage: UsageService }>()
 
-export const getUsage = defineOperation({
+const getUsage = defineOperation({
   id: 'getUsage', method: 'GET', path: '/v1/usage', tag: 'Usage',
   summary: 'Credit balance and usage history',
   description: 'The balance (grant first, then prepaid credits), what this period spent, the most recent charges and refunds, and the cost table.',

@@ -7,9 +7,9 @@ import { safeEqual, sha256 } from '../../crypto/digest'
 import { cookieValue, SESSION_COOKIE, SIGN_IN_PATH, type SessionService } from './sessions'
 
 /** The header the web library sends its session's CSRF token in. */
-export const CSRF_HEADER = 'x-csrf-token'
+const CSRF_HEADER = 'x-csrf-token'
 /** The header that picks the library: `sandbox` for the sandbox library, anything else the live one. */
-export const LIBRARY_HEADER = 'x-notesvc-library'
+const LIBRARY_HEADER = 'x-notesvc-library'
 
 /**
  * The signed-in browser as an API credential (docs/decisions.md "The web library"): a request to a

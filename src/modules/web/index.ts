@@ -21,9 +21,9 @@ import { AUDIT_DOWNLOAD_PATH, auditSection } from './audit-section'
 import type { RetentionService } from '../retention/service'
 import { RETENTION_FORM_PATH, retentionFormChange, retentionSection } from './retention-section'
 
-export const SETTINGS_PATH = '/settings'
+const SETTINGS_PATH = '/settings'
 /** The pre-session CSRF cookie of the sign-in form (double submit: cookie and hidden field must match). */
-export const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
+const SIGN_IN_CSRF_COOKIE = 'notesvc_signin_csrf'
 const RECENT_USAGE = 25
 const RECENT_AUDIT_EVENTS = 25
 const BASE = 'http://notesvc.invalid'
@@ -83,33 +83,37 @@ export interface WebRouteDeps {
   retention?: RetentionService
 }
 
+/** An HTML page (with the pages' headers: pageResponse). */
+function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: string[] = [], nonce = ''): Response {
+  return pageResponse(body, { status, headers: extra, cookies, nonce })
+}
+
+/** 303 to `location`, never cached. */
+function redirect(location: string, cookies: string[] = []): Response {
+  const headers = new Headers({ location, 'cache-control': 'no-store' })
+  for (const c of cookies) headers.append('set-cookie', c)
+  return new Response(null, { status: 303, headers })
+}
+
+/** A page rendered with a fresh CSP nonce. */
+function page(render: (nonce: string) => string, status = 200, extra: Record<string, string> = {}, cookies: string[] = []): Response {
+  const nonce = randomToken()
+  return html(render(nonce), status, extra, cookies, nonce)
+}
+
+/** A form whose CSRF token is missing or stale. */
+const forbidden = () => page(nonce => messagePage({
+  nonce, title: 'Form expired',
+  message: 'This form could not be accepted (its security token is missing or does not match your session). Reload the page and try again.',
+  link: { href: SETTINGS_PATH, text: 'Back to account settings' },
+}), 403)
+
 /** The sign-in and account settings pages. */
 export function webRoutes(deps: WebRouteDeps) {
   const { web, accounts, usage } = deps
   const sessions = web.sessions
   const secure = deps.publicUrl.startsWith('https:')
   const methods: SignInMethods = deps.signInMethods ?? { password: true }
-
-  function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: string[] = [], nonce = ''): Response {
-    return pageResponse(body, { status, headers: extra, cookies, nonce })
-  }
-
-  function redirect(location: string, cookies: string[] = []): Response {
-    const headers = new Headers({ location, 'cache-control': 'no-store' })
-    for (const c of cookies) headers.append('set-cookie', c)
-    return new Response(null, { status: 303, headers })
-  }
-
-  function page(render: (nonce: string) => string, status = 200, extra: Record<string, string> = {}, cookies: string[] = []): Response {
-    const nonce = randomToken()
-    return html(render(nonce), status, extra, cookies, nonce)
-  }
-
-  const forbidden = () => page(nonce => messagePage({
-    nonce, title: 'Form expired',
-    message: 'This form could not be accepted (its security token is missing or does not match your session). Reload the page and try again.',
-    link: { href: SETTINGS_PATH, text: 'Back to account settings' },
-  }), 403)
 
   const crossOrigin = () => page(nonce => messagePage({
     nonce, title: 'Form refused',

@@ -30,7 +30,7 @@ export function siteHeader(o: { user: HeaderUser; balance: number | null; curren
 </header>`
 }
 
-export interface PageOptions {
+interface PageOptions {
   title: string
   body: string
   /** the signed-in user: shows the sign-out button */
@@ -42,7 +42,7 @@ export interface PageOptions {
   script?: string
 }
 
-export function layout(o: PageOptions): string {
+function layout(o: PageOptions): string {
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -9,13 +9,13 @@ import type { AuditService } from '../audit/service'
 import type { AuditOrigin } from '../audit/model'
 
 /** Failed sign-ins are counted over this window. */
-export const FAILURE_WINDOW_MS = 15 * 60 * 1000
+const FAILURE_WINDOW_MS = 15 * 60 * 1000
 /** At most this many failures per email address in the window, then sign-in for it is refused. */
 export const MAX_FAILURES_PER_EMAIL = 5
 /** At most this many failures per client address in the window (whatever the emails tried). */
-export const MAX_FAILURES_PER_CLIENT = 20
-export const MIN_PASSWORD_LENGTH = 8
-export const MAX_PASSWORD_LENGTH = 1024
+const MAX_FAILURES_PER_CLIENT = 20
+const MIN_PASSWORD_LENGTH = 8
+const MAX_PASSWORD_LENGTH = 1024
 
 const HASH_OPTIONS = { algorithm: 'argon2id' } as const
 

@@ -1,6 +1,5 @@
 import { identityServices } from '../../helpers/identity'
 import { describe, expect, test } from 'bun:test'
-import type { Store } from '../../../src/db/store'
 import { createOAuthService, OAuthError } from '../../../src/modules/oauth'
 import { backEnds } from '../../helpers/backends'
 import { closedAfterAll } from '../../helpers/closing'

@@ -1,6 +1,6 @@
 import { describe, expect, spyOn, test } from 'bun:test'
 import { fixedClock } from '../../helpers/app'
-import { createWebTestApp, field, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
+import { createWebTestApp, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
 import { ROOT } from '../../helpers/process'
 import { esc } from '../../../src/modules/web/pages'
 

@@ -11,7 +11,7 @@ import { isContentWord, splitSentences, stem, terms as termsOf } from '../text'
 import { WORD_RE } from './analysis'
 
 export const NO_ANSWER = 'The transcript does not appear to answer this question.'
-export const MAX_ANSWER_SENTENCES = 3
+const MAX_ANSWER_SENTENCES = 3
 
 /** The sentences of a passage that answer, with how many of the question's terms the best contains. */
 function answerFrom(text: string, q: Set<string>): { sentences: string[]; hits: number } {

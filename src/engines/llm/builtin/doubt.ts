@@ -81,7 +81,7 @@ export function heardSpans(text: string, segments: readonly TranscriptSegment[] 
 }
 
 /** Each unit's hearing (null for a unit none of whose words carry a confidence), in the units' order. */
-export function unitHearing(units: readonly Unit[], spans: readonly HeardSpan[]): (SentenceHearing | null)[] {
+function unitHearing(units: readonly Unit[], spans: readonly HeardSpan[]): (SentenceHearing | null)[] {
   let k = 0
   return units.map(u => {
     while (k < spans.length && spans[k]!.start < u.s.start) k++
@@ -126,7 +126,7 @@ export function doubtOf(text: string, segments: readonly TranscriptSegment[] | n
 }
 
 /** More than half of the words were heard with low confidence. */
-export const mostlyUnreliable = (d: Doubt) => d.lowWords * 2 > d.words
+const mostlyUnreliable = (d: Doubt) => d.lowWords * 2 > d.words
 
 /** "12 of 14 words were", "1 of 14 words was" */
 const countOf = (part: number, whole: number, noun: string) =>

@@ -76,7 +76,7 @@ const SHORT_RUN_WORDS = 25
  * would be nearly all of it (at least 90 % of its length): the transcript returned as its own summary.
  * A long run still gives a summary of some of its pieces; an empty text an empty summary.
  */
-export function noSummaryReason(input: SummaryInput, summary: string): string | null {
+function noSummaryReason(input: SummaryInput, summary: string): string | null {
   const text = (input.text ?? '').trim()
   if (input.sentences?.length || !text || hasSentencePunctuation(text)) return null
   const words = text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0

@@ -11,7 +11,7 @@ import { $, el } from './dom.js'
 const COLOURS = 6
 
 /** The speaker ids (A, B, …) in order, and each one's name and colour. */
-export function speakerIndex(speakers) {
+function speakerIndex(speakers) {
   return new Map(speakers.map((s, i) => [s.id, { name: s.name, colour: `spk-${i % COLOURS}` }]))
 }
 
