@@ -17,24 +17,16 @@ import { createIdGenerator } from '../src/ids'
 import { openDatabase } from '../src/db/database'
 import { createServices, notesRepoFor } from '../src/services'
 import { seededRandom } from '../test/fixtures/random'
+import { BenchFailure, CAN_PIN, WARMUP_SECONDS, describeLoad, measure, median, medianOf, parseLoads, type Load, type WrkResult } from './lib/wrk'
 
 const HOST = '127.0.0.1'
 const PAGE = 50
 const LIST_PATH = `/v1/notes?limit=${PAGE}`
-const WRK_THREADS = 1
-const WRK_CONNECTIONS = 32
-const WARMUP_SECONDS = 2
-/** how long wrk waits for an answer before counting a timeout */
-const WRK_TIMEOUT = '10s'
 const TARGET_RATIO = 0.5
+/** the issue's target (issue 30): the kept first page at the largest size, pinned, against the minimal server */
+const TARGET_PINNED_RATIO = 0.8
 const TARGET_FLATNESS = 1.5
 const REPO_ROOT = resolve(import.meta.dir, '..')
-/**
- * With taskset and two or more cores, the servers run on core 1 and wrk on core 0, so neither steals
- * the other's core and runs repeat closely; otherwise both float.
- */
-const PIN = Bun.which('taskset') !== null && navigator.hardwareConcurrency >= 2
-const pinned = (core: number, args: string[]) => (PIN ? ['taskset', '-c', String(core), ...args] : args)
 
 interface Settings {
   /** `first`: the first page, as before; `varied`: a random page and filter on every request */
@@ -43,25 +35,27 @@ interface Settings {
   seconds: number
   /** each server is measured this many times, in turn; the median run is reported */
   rounds: number
-}
-
-interface WrkResult {
-  /** requests wrk gave up on after WRK_TIMEOUT (a server too slow to answer), not counted in the latencies */
-  timeouts: number
-  requestsPerSec: number
-  p50Ms: number
-  p99Ms: number
+  /** how wrk is run (BENCH_LOADS): the first mode measures every one; the varied mode the first */
+  loads: Load[]
 }
 
 interface SizeResult {
   size: number
   seedSeconds: number
   bodyBytes: number
+  /** one result per load of the settings, in their order */
+  byLoad: LoadResult[]
+}
+
+interface LoadResult {
+  load: Load
   /** read cache on (the default): repeated identical requests are served from memory */
   notesvc: WrkResult
   /** read cache off: every request queries SQLite, so this is what shows the index at work */
   uncached: WrkResult
   baseline: WrkResult
+  /** medians of the CPU time per request over the rounds, each figure on its own */
+  cpu: { notesvcUs: number; baselineUs: number; wrkAtBaselineCores: number }
 }
 
 interface VariedResult {
@@ -76,21 +70,18 @@ interface VariedResult {
   baseline: WrkResult
 }
 
-/** Something broke (as opposed to a target being missed): the run exits non-zero. */
-class BenchFailure extends Error {}
-
 function readSettings(env = process.env): Settings {
   const sizes = (env.BENCH_SIZES ?? '1000,100000').split(',').map(s => Number(s.trim()))
   if (sizes.some(n => !Number.isInteger(n) || n < PAGE)) {
     throw new BenchFailure(`BENCH_SIZES=${env.BENCH_SIZES} must be a comma-separated list of whole numbers of at least ${PAGE}`)
   }
-  const seconds = Number(env.BENCH_SECONDS ?? '10')
+  const seconds = Number(env.BENCH_SECONDS ?? '8')
   if (!Number.isInteger(seconds) || seconds < 1) throw new BenchFailure(`BENCH_SECONDS=${env.BENCH_SECONDS} must be a whole number of at least 1`)
-  const rounds = Number(env.BENCH_ROUNDS ?? '3')
+  const rounds = Number(env.BENCH_ROUNDS ?? '2')
   if (!Number.isInteger(rounds) || rounds < 1) throw new BenchFailure(`BENCH_ROUNDS=${env.BENCH_ROUNDS} must be a whole number of at least 1`)
   const modes = (env.BENCH_MODE ?? 'first,varied').split(',').map(m => m.trim())
   if (modes.length === 0 || modes.some(m => m !== 'first' && m !== 'varied')) throw new BenchFailure(`BENCH_MODE=${env.BENCH_MODE} must be first, varied, or both comma-separated`)
-  return { modes: modes as Settings['modes'], sizes, seconds, rounds }
+  return { modes: modes as Settings['modes'], sizes, seconds, rounds, loads: parseLoads(env.BENCH_LOADS ?? '2p,2u,1p') }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,7 +241,8 @@ function logTail(logPath: string): string {
 async function startServer(name: string, args: string[], env: Record<string, string>, readyPath: string, logPath: string): Promise<Server> {
   const port = freePort()
   const log = openSync(logPath, 'a')
-  const proc = Bun.spawn(pinned(1, [process.execPath, ...args]), {
+  // placed on a core (or not) before each run, as the run's load says (lib/wrk.ts placeServer)
+  const proc = Bun.spawn([process.execPath, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST },
     stdin: 'ignore',
@@ -291,18 +283,32 @@ function startNotesvc(dataDir: string, readCache: 'on' | 'off'): Promise<Server>
   }, '/v1/health', join(dataDir, 'notesvc.log'))
 }
 
-function startBaseline(workDir: string, bodyPath: string): Promise<Server> {
-  return startServer('baseline', ['run', import.meta.path, '--baseline-server'], { BENCH_BODY_FILE: bodyPath }, '/', join(workDir, 'baseline.log'))
+function startBaseline(workDir: string, bodyPath: string, contentType: string): Promise<Server> {
+  return startServer('baseline', ['run', import.meta.path, '--baseline-server'], { BENCH_BODY_FILE: bodyPath, BENCH_CONTENT_TYPE: contentType }, '/', join(workDir, 'baseline.log'))
 }
 
-/** The baseline process: a bare Bun.serve answering every request with the captured body. */
+/**
+ * The baseline process: a bare Bun.serve answering every request with the captured bytes and
+ * notesvc's content type (Content-Length and Date added by Bun, keep-alive as for notesvc, no
+ * compression on either side). Sent from bytes, as notesvc sends a kept page; a string body costs
+ * the same here (bench/README.md, "The first page against a minimal server").
+ */
 function serveBaseline(): void {
-  const body = readFileSync(process.env.BENCH_BODY_FILE!, 'utf8')
+  const body = new Blob([readFileSync(process.env.BENCH_BODY_FILE!)])
+  const headers = { 'content-type': process.env.BENCH_CONTENT_TYPE! }
   Bun.serve({
     hostname: HOST,
     port: Number(process.env.PORT),
-    fetch: () => new Response(body, { headers: { 'content-type': 'application/json' } }),
+    fetch: () => new Response(body, { headers }),
   })
+}
+
+/** The answer's bytes and the headers a client's reading depends on, to compare notesvc's and the baseline's. */
+async function answerOf(url: string, key: string): Promise<{ bytes: Buffer; framing: string }> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, br' }, decompress: false } as RequestInit)
+  const bytes = Buffer.from(await res.arrayBuffer())
+  const framing = ['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'connection'].map(h => `${h}: ${res.headers.get(h) ?? '-'}`).join(', ')
+  return { bytes, framing }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -310,52 +316,28 @@ function serveBaseline(): void {
 
 /** Fetches the first page once, fails unless it is a 200 with a full page, and returns the body. */
 async function firstPage(server: Server, key: string): Promise<string> {
+  return (await firstPageAnswer(server, key)).body
+}
+
+async function firstPageAnswer(server: Server, key: string): Promise<{ body: string; contentType: string }> {
   const res = await fetch(server.baseUrl + LIST_PATH, { headers: { authorization: `Bearer ${key}` } })
   const body = await res.text()
   if (res.status !== 200) throw new BenchFailure(`GET ${LIST_PATH} answered ${res.status}: ${body.slice(0, 500)}`)
   const items = (JSON.parse(body) as { data?: unknown[] }).data?.length
   if (items !== PAGE) throw new BenchFailure(`GET ${LIST_PATH} returned ${items} items, expected ${PAGE}`)
-  return body
+  return { body, contentType: res.headers.get('content-type') ?? '' }
 }
 
-const LATENCY_UNITS_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
-
-function latencyMs(output: string, percentile: string): number {
-  const m = new RegExp(`^\\s*${percentile}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output)
-  if (!m) throw new BenchFailure(`wrk output has no ${percentile}% latency:\n${output}`)
-  return Number(m[1]) * LATENCY_UNITS_MS[m[2]!]!
+/** Fails unless the baseline sends notesvc's bytes with the same framing (type, length, no compression). */
+async function sameAnswer(notesvc: Server, baseline: Server, key: string): Promise<void> {
+  const [a, b] = await Promise.all([answerOf(notesvc.baseUrl + LIST_PATH, key), answerOf(baseline.baseUrl + LIST_PATH, key)])
+  if (!a.bytes.equals(b.bytes)) throw new BenchFailure('the baseline does not send the bytes notesvc sends')
+  if (a.framing !== b.framing) throw new BenchFailure(`the baseline's framing differs: notesvc ${a.framing}; baseline ${b.framing}`)
+  baselineCheck = `the same ${fmtInt(a.bytes.length)} bytes, ${a.framing}`
 }
 
-/** Reads the figures from wrk's report; any non-2xx response or socket error is a failure. */
-function parseWrk(output: string): WrkResult {
-  const non2xx = /Non-2xx or 3xx responses:\s*(\d+)/.exec(output)
-  if (non2xx) throw new BenchFailure(`wrk saw ${non2xx[1]} non-2xx/3xx responses:\n${output}`)
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
-  if (socketErrors && socketErrors.slice(1, 4).some(n => n !== '0')) throw new BenchFailure(`wrk saw ${socketErrors[0]}:\n${output}`)
-  const timeouts = socketErrors ? Number(socketErrors[4]) : 0
-  const rps = /Requests\/sec:\s*([\d.]+)/.exec(output)
-  if (!rps) throw new BenchFailure(`wrk output has no Requests/sec:\n${output}`)
-  return { timeouts, requestsPerSec: Number(rps[1]), p50Ms: latencyMs(output, '50'), p99Ms: latencyMs(output, '99') }
-}
-
-async function wrk(url: string, seconds: number, headers: string[], script?: string): Promise<string> {
-  const args = pinned(0, ['wrk', `-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', WRK_TIMEOUT, ...(script ? ['-s', script] : []), ...headers.flatMap(h => ['-H', h]), url])
-  const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  const [output, errors, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  if (code !== 0) throw new BenchFailure(`wrk exited with code ${code}:\n${output}${errors}`)
-  return output
-}
-
-/** The run with the median throughput. */
-function median(runs: WrkResult[]): WrkResult {
-  return [...runs].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(runs.length / 2)]!
-}
-
-/** A short warm-up run (discarded), then the measured run. */
-async function measure(url: string, seconds: number, headers: string[], script?: string): Promise<WrkResult> {
-  parseWrk(await wrk(url, WARMUP_SECONDS, headers, script))
-  return parseWrk(await wrk(url, seconds, headers, script))
-}
+/** what sameAnswer found, for the report */
+let baselineCheck = ''
 
 async function benchSize(size: number, settings: Settings): Promise<SizeResult> {
   const workDir = mkdtempSync(join(tmpdir(), `notesvc-bench-${size}-`))
@@ -369,28 +351,34 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
     const headers = [`Authorization: Bearer ${key}`]
     const notesvc = await startNotesvc(workDir, 'on')
     servers.push(notesvc)
-    const body = await firstPage(notesvc, key)
+    const { body, contentType } = await firstPageAnswer(notesvc, key)
     const uncached = await startNotesvc(workDir, 'off')
     servers.push(uncached)
     if ((await firstPage(uncached, key)) !== body) throw new BenchFailure('the uncached server answered a different first page')
     const bodyPath = join(workDir, 'body.json')
     writeFileSync(bodyPath, body)
-    const baseline = await startBaseline(workDir, bodyPath)
+    const baseline = await startBaseline(workDir, bodyPath, contentType)
     servers.push(baseline)
+    await sameAnswer(notesvc, baseline, key)
 
-    // The three take turns, round after round, so a slow moment of the machine hits them alike.
-    const runs: Record<'notesvc' | 'uncached' | 'baseline', WrkResult[]> = { notesvc: [], uncached: [], baseline: [] }
-    for (let round = 1; round <= settings.rounds; round++) {
-      for (const [name, server] of [['notesvc', notesvc], ['uncached', uncached], ['baseline', baseline]] as const) {
-        process.stderr.write(`N=${size}: round ${round}/${settings.rounds}, ${name}\n`)
-        runs[name].push(await measure(server.baseUrl + LIST_PATH, settings.seconds, headers))
+    const byLoad: LoadResult[] = []
+    for (const load of settings.loads) {
+      // The three take turns, round after round, so a slow moment of the machine hits them alike.
+      const runs: Record<'notesvc' | 'uncached' | 'baseline', WrkResult[]> = { notesvc: [], uncached: [], baseline: [] }
+      for (let round = 1; round <= settings.rounds; round++) {
+        for (const [name, server] of [['notesvc', notesvc], ['uncached', uncached], ['baseline', baseline]] as const) {
+          process.stderr.write(`N=${size}: ${describeLoad(load)}, round ${round}/${settings.rounds}, ${name}\n`)
+          runs[name].push(await measure(server, server.baseUrl + LIST_PATH, settings.seconds, load, headers))
+        }
       }
+      const cpu = {
+        notesvcUs: medianOf(runs.notesvc, r => r.serverUs),
+        baselineUs: medianOf(runs.baseline, r => r.serverUs),
+        wrkAtBaselineCores: medianOf(runs.baseline, r => r.wrkCores),
+      }
+      byLoad.push({ load, notesvc: median(runs.notesvc), uncached: median(runs.uncached), baseline: median(runs.baseline), cpu })
     }
-    const notesvcResult = median(runs.notesvc)
-    const uncachedResult = median(runs.uncached)
-    const baselineResult = median(runs.baseline)
-
-    return { size, seedSeconds, bodyBytes: Buffer.byteLength(body), notesvc: notesvcResult, uncached: uncachedResult, baseline: baselineResult }
+    return { size, seedSeconds, bodyBytes: Buffer.byteLength(body), byLoad }
   } finally {
     await Promise.all(servers.map(stopServer))
     rmSync(workDir, { recursive: true, force: true })
@@ -451,12 +439,12 @@ async function benchVaried(size: number, settings: Settings): Promise<VariedResu
     const headers = [`Authorization: Bearer ${lib.key}`]
     const notesvc = await startNotesvc(workDir, 'on')
     servers.push(notesvc)
-    const body = await firstPage(notesvc, lib.key)
+    const { body, contentType } = await firstPageAnswer(notesvc, lib.key)
     const uncached = await startNotesvc(workDir, 'off')
     servers.push(uncached)
     const bodyPath = join(workDir, 'body.json')
     writeFileSync(bodyPath, body)
-    const baseline = await startBaseline(workDir, bodyPath)
+    const baseline = await startBaseline(workDir, bodyPath, contentType)
     servers.push(baseline)
 
     const rand = randomSource(size + 1)
@@ -473,7 +461,7 @@ async function benchVaried(size: number, settings: Settings): Promise<VariedResu
       process.stderr.write(`N=${size}: varied, ${f.name} (${matching} notes)\n`)
       const script = writeWrkScript(join(workDir, `filter-${perFilter.length}.lua`), paths)
       const runs: WrkResult[] = []
-      for (let round = 1; round <= settings.rounds; round++) runs.push(await measure(notesvc.baseUrl, settings.seconds, headers, script))
+      for (let round = 1; round <= settings.rounds; round++) runs.push(await measure(notesvc, notesvc.baseUrl, settings.seconds, settings.loads[0]!, headers, script))
       perFilter.push({ name: f.name, matching, result: median(runs) })
     }
     const mixedScript = writeWrkScript(join(workDir, 'mixed.lua'), all)
@@ -482,9 +470,9 @@ async function benchVaried(size: number, settings: Settings): Promise<VariedResu
     const baselineRuns: WrkResult[] = []
     for (let round = 1; round <= settings.rounds; round++) {
       process.stderr.write(`N=${size}: varied, round ${round}/${settings.rounds}, mixed (cached and uncached) and baseline\n`)
-      mixedRuns.push(await measure(notesvc.baseUrl, settings.seconds, headers, mixedScript))
-      uncachedRuns.push(await measure(uncached.baseUrl, settings.seconds, headers, mixedScript))
-      baselineRuns.push(await measure(baseline.baseUrl + LIST_PATH, settings.seconds, headers))
+      mixedRuns.push(await measure(notesvc, notesvc.baseUrl, settings.seconds, settings.loads[0]!, headers, mixedScript))
+      uncachedRuns.push(await measure(uncached, uncached.baseUrl, settings.seconds, settings.loads[0]!, headers, mixedScript))
+      baselineRuns.push(await measure(baseline, baseline.baseUrl + LIST_PATH, settings.seconds, settings.loads[0]!, headers))
     }
     return { size, bodyBytes: Buffer.byteLength(body), filters: perFilter, mixed: median(mixedRuns), mixedUncached: median(uncachedRuns), baseline: median(baselineRuns) }
   } finally {
@@ -548,40 +536,82 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), widths.map(w => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }
 
+const loadAverage = () => commandOutput(['cat', '/proc/loadavg']).split(' ').slice(0, 3).join(' ')
+const loadAtStart = loadAverage()
+
+function printLoadTable(results: SizeResult[], index: number, out: (s?: string) => void): void {
+  const load = results[0]!.byLoad[index]!.load
+  out(`${describeLoad(load)}:`)
+  out(table(
+    ['notes', 'seed', 'body', 'notesvc req/s', 'p50', 'p99', 'uncached req/s', 'p50', 'p99', 'baseline req/s', 'p50', 'p99', 'notesvc/base', 'uncached/base', 'CPU µs/req notesvc', 'baseline', 'base/notesvc', 'wrk cores (baseline)'],
+    results.map(r => {
+      const x = r.byLoad[index]!
+      return [
+        fmtInt(r.size), `${r.seedSeconds.toFixed(1)} s`, `${fmtInt(r.bodyBytes)} B`,
+        fmtInt(x.notesvc.requestsPerSec), fmtMs(x.notesvc.p50Ms), fmtMs(x.notesvc.p99Ms),
+        fmtInt(x.uncached.requestsPerSec), fmtMs(x.uncached.p50Ms), fmtMs(x.uncached.p99Ms),
+        fmtInt(x.baseline.requestsPerSec), fmtMs(x.baseline.p50Ms), fmtMs(x.baseline.p99Ms),
+        fmtRatio(x.notesvc.requestsPerSec / x.baseline.requestsPerSec),
+        fmtRatio(x.uncached.requestsPerSec / x.baseline.requestsPerSec),
+        x.cpu.notesvcUs.toFixed(1), x.cpu.baselineUs.toFixed(1), fmtRatio(x.cpu.baselineUs / x.cpu.notesvcUs), x.cpu.wrkAtBaselineCores.toFixed(2),
+      ]
+    }),
+  ))
+  out()
+}
+
+/**
+ * One line on why a single pinned wrk thread (this script before issue 30) and two (the issue's hand
+ * measurement) give different ratios, from this run's own figures; bench/README.md has the reasoning.
+ */
+function disagreement(r: SizeResult): string | undefined {
+  const find = (threads: number, pinned: boolean) => r.byLoad.find(x => x.load.threads === threads && x.load.pinned === pinned)
+  const one = find(1, true)
+  const two = find(2, true)
+  if (!one || !two) return undefined
+  const at = (x: LoadResult) => `baseline ${fmtInt(x.baseline.requestsPerSec)} req/s with wrk at ${x.cpu.wrkAtBaselineCores.toFixed(2)} cores, notesvc ${fmtRatio(x.notesvc.requestsPerSec / x.baseline.requestsPerSec)}`
+  return `why this script (1 wrk thread) and the issue (2) disagree, ${fmtInt(r.size)} notes, same bytes and framing: 1 pinned thread: ${at(one)}; 2: ${at(two)}; ` +
+    `CPU per request, which no client caps: ${fmtRatio(two.cpu.baselineUs / two.cpu.notesvcUs)} (bench/README.md, "The first page against a minimal server")`
+}
+
 function printReport(results: SizeResult[], settings: Settings): void {
   const out = (s = '') => process.stdout.write(s + '\n')
   out(`notesvc list benchmark: GET ${LIST_PATH}`)
-  out(`machine: nproc ${commandOutput(['nproc'])}, bun ${Bun.version}, ${commandOutput(['wrk', '-v']).split(' Copyright')[0]}`)
-  out(`load: wrk -t${WRK_THREADS} -c${WRK_CONNECTIONS} -d${settings.seconds}s --latency, after a ${WARMUP_SECONDS}s warm-up; servers are separate processes`)
-  out(`runs: ${settings.rounds} rounds, the three servers in turn, median run reported; ${PIN ? 'servers pinned to core 1, wrk to core 0 (taskset)' : 'not pinned (no taskset or one core)'}`)
-  out('notesvc: as shipped (read cache on); uncached: NOTESVC_READ_CACHE=off, every request queries SQLite; baseline: bare Bun.serve returning the same body')
+  out(`machine: nproc ${commandOutput(['nproc'])}, bun ${Bun.version}, ${commandOutput(['wrk', '-v']).split(' Copyright')[0]}; load average ${loadAtStart} at the start, ${loadAverage()} at the end`)
+  out(`runs: -d${settings.seconds}s --latency after a ${WARMUP_SECONDS}s warm-up, ${settings.rounds} rounds, the three servers in turn, the median run (of two: the faster); BENCH_LOADS=${settings.loads.map(l => `${l.threads}${l.pinned ? 'p' : 'u'}`).join(',')}${CAN_PIN ? '' : ' (no taskset or one core: nothing pinned)'}`)
+  out('notesvc: as shipped (read cache on); uncached: NOTESVC_READ_CACHE=off, every request queries SQLite; baseline: bare Bun.serve (lib in this file) sending')
+  out(`  ${baselineCheck} (checked against notesvc's answer)`)
+  const busiest = Math.max(...[loadAtStart, loadAverage()].map(l => Number(l.split(' ')[0])))
+  if (busiest > navigator.hardwareConcurrency / 2) {
+    out(`BUSY MACHINE: load average up to ${busiest} on ${navigator.hardwareConcurrency} cores: req/s (and their targets) follow the neighbours and wrk's share of a core; read the CPU columns`)
+  }
+  out('CPU µs/req: each server process\'s CPU time (all threads) over the requests wrk counted, median of the rounds; wrk cores: wrk\'s CPU time over the run, 1.00 = a core kept busy (then wrk, not the server, set the pace)')
   out()
-  out(table(
-    ['notes', 'seed', 'body', 'notesvc req/s', 'p50', 'p99', 'uncached req/s', 'p50', 'p99', 'baseline req/s', 'p50', 'p99', 'notesvc/base', 'uncached/base'],
-    results.map(r => [
-      fmtInt(r.size), `${r.seedSeconds.toFixed(1)} s`, `${fmtInt(r.bodyBytes)} B`,
-      fmtInt(r.notesvc.requestsPerSec), fmtMs(r.notesvc.p50Ms), fmtMs(r.notesvc.p99Ms),
-      fmtInt(r.uncached.requestsPerSec), fmtMs(r.uncached.p50Ms), fmtMs(r.uncached.p99Ms),
-      fmtInt(r.baseline.requestsPerSec), fmtMs(r.baseline.p50Ms), fmtMs(r.baseline.p99Ms),
-      fmtRatio(r.notesvc.requestsPerSec / r.baseline.requestsPerSec),
-      fmtRatio(r.uncached.requestsPerSec / r.baseline.requestsPerSec),
-    ]),
-  ))
-  out()
+  results[0]!.byLoad.forEach((_, i) => printLoadTable(results, i, out))
 
-  const worstRatio = Math.min(...results.map(r => r.notesvc.requestsPerSec / r.baseline.requestsPerSec))
-  const worstUncached = Math.min(...results.map(r => r.uncached.requestsPerSec / r.baseline.requestsPerSec))
-  out(`target: notesvc throughput >= ${TARGET_RATIO} x baseline at every size: lowest ${fmtRatio(worstRatio)} -> ${verdict(worstRatio >= TARGET_RATIO)}`)
+  const largest = results.reduce((a, b) => (b.size > a.size ? b : a))
+  const pinned = largest.byLoad.find(x => x.load.pinned && x.load.threads >= 2) ?? largest.byLoad.find(x => x.load.pinned)
+  if (pinned) {
+    const ratio = pinned.notesvc.requestsPerSec / pinned.baseline.requestsPerSec
+    out(`target: notesvc >= ${TARGET_PINNED_RATIO} x baseline, ${describeLoad(pinned.load)}, at ${fmtInt(largest.size)} notes: ${fmtRatio(ratio)} -> ${verdict(ratio >= TARGET_PINNED_RATIO)} (CPU per request: ${fmtRatio(pinned.cpu.baselineUs / pinned.cpu.notesvcUs)})`)
+  } else {
+    out(`target: notesvc >= ${TARGET_PINNED_RATIO} x baseline pinned: not measured (no pinned load in BENCH_LOADS, or no taskset)`)
+  }
+  const all = results.flatMap(r => r.byLoad)
+  const worstRatio = Math.min(...all.map(x => x.notesvc.requestsPerSec / x.baseline.requestsPerSec))
+  const worstUncached = Math.min(...all.map(x => x.uncached.requestsPerSec / x.baseline.requestsPerSec))
+  out(`target: notesvc throughput >= ${TARGET_RATIO} x baseline at every size and load: lowest ${fmtRatio(worstRatio)} -> ${verdict(worstRatio >= TARGET_RATIO)}`)
   out(`(with the read cache off, every request querying SQLite: lowest ${fmtRatio(worstUncached)} of the baseline)`)
+  const why = disagreement(largest)
+  if (why) out(why)
 
   const smallest = results.reduce((a, b) => (b.size < a.size ? b : a))
-  const largest = results.reduce((a, b) => (b.size > a.size ? b : a))
   if (smallest === largest) {
     out('target: listing flat across sizes: not checked (only one size)')
     return
   }
-  // Flatness is judged on the uncached path: the cached one would be flat whatever the query did.
-  for (const [label, pick] of [['uncached (the query itself)', (r: SizeResult) => r.uncached], ['cached', (r: SizeResult) => r.notesvc]] as const) {
+  // Flatness is judged on the uncached path (the cached one would be flat whatever the query did), under the first load.
+  for (const [label, pick] of [['uncached (the query itself)', (r: SizeResult) => r.byLoad[0]!.uncached], ['cached', (r: SizeResult) => r.byLoad[0]!.notesvc]] as const) {
     const p50Growth = pick(largest).p50Ms / pick(smallest).p50Ms
     const rpsGrowth = pick(largest).requestsPerSec / pick(smallest).requestsPerSec
     const flat = p50Growth <= TARGET_FLATNESS && rpsGrowth >= 1 / TARGET_FLATNESS

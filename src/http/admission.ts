@@ -108,6 +108,18 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
   /** The terms of one operation by its id (the MCP tools are named by it). */
   const termsForOperation = (operationId: string): AdmissionTerms => operations.byId(operationId)
 
+  /**
+   * The rate limiter's key of a principal (`c:<credential id>`), made once per principal object (the key
+   * cache's, the same from request to request): the same string each time is hashed once by the
+   * limiter's map, where a new one was built and hashed on every request.
+   */
+  const limiterKeys = new WeakMap<Principal, string>()
+  function limiterKey(principal: Principal): string {
+    let key = limiterKeys.get(principal)
+    if (key === undefined) limiterKeys.set(principal, (key = `c:${principal.credentialId}`))
+    return key
+  }
+
   async function verify(token: string): Promise<Principal | null> {
     for (const verifier of verifiers) {
       const p = await verifier(token)
@@ -150,7 +162,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    */
   async function authorize(principal: Principal, terms: AdmissionTerms, rateHeaders?: Record<string, unknown>): Promise<Admitted> {
     if (terms.public) return { principal, alongside: undefined }
-    const d = await limit(`c:${principal.credentialId}`, terms, rateHeaders)
+    const d = await limit(limiterKey(principal), terms, rateHeaders)
     checkScopes(principal, terms)
     return { principal, alongside: d.alongside }
   }
@@ -183,7 +195,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     if (terms.public || credential === undefined || !cached || !limiter.hitNow) return undefined
     const principal = cached(credential)
     if (!principal) return undefined
-    const d = decide(limiter.hitNow(`c:${principal.credentialId}`, terms.rateClass), terms, rateHeaders)
+    const d = decide(limiter.hitNow(limiterKey(principal), terms.rateClass), terms, rateHeaders)
     checkScopes(principal, terms)
     return { principal, alongside: d.alongside }
   }
@@ -207,7 +219,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
    * then refuses it again, with the 429.
    */
   function countNow(principal: Principal, terms: AdmissionTerms): RateDecision | undefined {
-    const d = limiter.hitNow!(`c:${principal.credentialId}`, terms.rateClass)
+    const d = limiter.hitNow!(limiterKey(principal), terms.rateClass)
     return d.allowed ? d : undefined
   }
 

@@ -17,7 +17,9 @@ import { labelRequest } from './request-label'
  * query string and costs a second per-request hook.)
  */
 export function bearerToken(header: string | undefined): string | undefined {
-  if (!header || header.length < 8 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
+  if (!header || header.length < 8 || header.charCodeAt(6) !== 32) return undefined
+  // the usual spelling at once; any other case of the scheme lower-cased (a new string) to compare
+  if (!header.startsWith('Bearer') && header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
   const token = header.slice(7).trim()
   return token === '' ? undefined : token
 }

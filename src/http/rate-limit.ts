@@ -40,7 +40,11 @@ function decision(limit: number, count: number, start: number, now: number): Rat
 
 /** Windows in this process's memory. Memory is bounded by the number of keys active in the current window. */
 export class MemoryRateLimiter implements RateLimiter {
-  private windows = new Map<string, { start: number; count: number }>()
+  /**
+   * One map of windows per class, keyed by the caller's key as given: no key string is built per
+   * request (admission passes the same string for a principal each time, so its hash is computed once).
+   */
+  private windows = new Map<RateClass, Map<string, { start: number; count: number }>>()
   private lastSweep = 0
 
   constructor(private limits: Record<RateClass, number>, private clock: Clock) {}
@@ -52,11 +56,12 @@ export class MemoryRateLimiter implements RateLimiter {
   hitNow(key: string, cls: RateClass): RateDecision {
     const now = this.clock.now().getTime()
     if (now - this.lastSweep > WINDOW_MS) this.sweep(now)
-    const id = `${cls}\u0000${key}`
-    let w = this.windows.get(id)
+    let windows = this.windows.get(cls)
+    if (windows === undefined) this.windows.set(cls, (windows = new Map()))
+    let w = windows.get(key)
     if (!w || now - w.start >= WINDOW_MS) {
       w = { start: now, count: 0 }
-      this.windows.set(id, w)
+      windows.set(key, w)
     }
     const limit = this.limits[cls]
     // A refused request is not counted, so the count stays at the limit.
@@ -67,7 +72,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   private sweep(now: number) {
     this.lastSweep = now
-    for (const [id, w] of this.windows) if (now - w.start >= WINDOW_MS) this.windows.delete(id)
+    for (const windows of this.windows.values()) for (const [key, w] of windows) if (now - w.start >= WINDOW_MS) windows.delete(key)
   }
 }
 

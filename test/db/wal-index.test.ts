@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
-import { untilNextCommit } from '../../src/db/wal-index'
+import { atOneWalIndexRead, untilNextCommit } from '../../src/db/wal-index'
 import { run, tempDir } from '../helpers/process'
 
 /** A database file with a table t, and a counted read of its row count remembered until the next commit. */
@@ -107,5 +107,35 @@ describe('untilNextCommit (the WAL-index header)', () => {
     expect(count()).toBe(0)
     expect(count()).toBe(0)
     expect(reads).toBe(2)
+  })
+})
+
+describe('atOneWalIndexRead (one header read for every counter of a request)', () => {
+  test('inside, every counter answers as of the first read; the next call outside sees the commit made meanwhile', () => {
+    const d = tempDir()
+    try {
+      const path = join(d.path, 'x.db')
+      const first = counted(path)
+      const second = counted(path)
+      const other = new Database(path)
+      expect([first.count(), second.count()]).toEqual([0, 0])
+      const answer = atOneWalIndexRead((commitInBetween: boolean) => {
+        const a = first.count()
+        if (commitInBetween) other.exec('INSERT INTO t VALUES (1)')
+        // the second counter reads no header of its own: what it remembers still holds as of the first read
+        return [a, second.count()]
+      })
+      expect(answer(true)).toEqual([0, 0])
+      expect([first.count(), second.count()]).toEqual([1, 1])
+      // without a commit in between, a request's counters agree, and later calls still see later commits
+      expect(answer(false)).toEqual([1, 1])
+      other.exec('INSERT INTO t VALUES (2)')
+      expect(answer(false)).toEqual([2, 2])
+      other.close()
+      first.db.close()
+      second.db.close()
+    } finally {
+      d.remove()
+    }
   })
 })

@@ -17,6 +17,26 @@ const TOUCH_INTERVAL_MS = 60_000
  */
 const SHARED_KEY_CACHE_MS = 500
 
+/** keys whose digest cachedApiKey remembers (rememberedDigests) */
+const MAX_RECENT_DIGESTS = 1000
+
+/**
+ * sha256, remembered for the last `max` strings asked about (emptied when full): for cachedApiKey, where
+ * the SHA-256 of a key was about a tenth of the kept first page's own work (bench/README.md). Only the
+ * digest is remembered, never whether the key is good: the key cache answers that under its stamp.
+ */
+function rememberedDigests(max: number): (s: string) => string {
+  const digests = new Map<string, string>()
+  return s => {
+    let digest = digests.get(s)
+    if (digest === undefined) {
+      if (digests.size >= max) digests.clear()
+      digests.set(s, (digest = sha256(s)))
+    }
+    return digest
+  }
+}
+
 /**
  * The cache of verified API keys: a ReadCache under the store's read stamp (`Store.readStamp`). On
  * SQLite any commit empties it (the stamp is the WAL-index header's commit count, db/wal-index.ts, so
@@ -32,6 +52,7 @@ export function keyCacheFor(store: Store, enabled: boolean): ReadCache<Principal
 export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; keyCache: ReadCache<Principal | null> }) {
   const { repo, clock, keyCache } = deps
   const lastTouched = new Map<string, number>()
+  const recentKeyDigest = rememberedDigests(MAX_RECENT_DIGESTS)
 
   return {
     /**
@@ -41,7 +62,7 @@ export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; k
      */
     cachedApiKey(token: string): Principal | undefined {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return undefined
-      const principal = keyCache.peek(sha256(token))
+      const principal = keyCache.peek(recentKeyDigest(token))
       if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= clock.now().getTime()) return undefined
       return principal
     },
