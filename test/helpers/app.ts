@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, type AppDeps } from '../../src/app'
+import { createWebService, type PasswordHashCost } from '../../src/modules/web/service'
 import type { Scope } from '../../src/http/contract'
 
 export interface CallResult {
@@ -35,6 +36,9 @@ export function expectEnvelope(res: CallResult, status: number, code: string) {
   expect(res.headers.get('x-request-id')).toMatch(/^\S+$/)
   expect(res.body.error.request_id).toBe(res.headers.get('x-request-id')!)
 }
+
+/** argon2id's cost in test apps: 1 MiB and one pass, against Bun's 64 MiB and two. */
+const TEST_PASSWORD_HASH_COST: PasswordHashCost = { memoryCost: 1024, timeCost: 1 }
 
 /**
  * A complete app on a private in-memory database, driven through `app.handle`, with helpers to make
@@ -70,6 +74,11 @@ export function createTestApp(opts: {
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
   const services = createServices({ config, store, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
+  // The same web service, with passwords hashed at a low argon2id cost: a sign-in costs milliseconds
+  // instead of an argon2id at 64 MiB (0.1 s on an idle machine, seconds on a busy one), for tests that
+  // sign in dozens of times. The cost itself is not what those tests look at (docs/decisions.md,
+  // "The test suite's time"); `serve` processes and the CLI keep the real one.
+  services.web = createWebService({ store, clock, accounts: services.accounts, secureCookies: config.publicUrl.startsWith('https:'), audit: services.audit, passwordHashCost: TEST_PASSWORD_HASH_COST })
   opts.alter?.(services)
   const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }) })
 
