@@ -89,9 +89,10 @@ async function runShard(files: string[], passThrough: string[], junit: string): 
 
 const COUNT_LINE = /^ (\d+) (pass|skip|todo|fail|errors?|snapshots?|expect\(\) calls)$/
 const RAN_LINE = /^Ran (\d+) tests? across (\d+) files?\./
+const FAILED_LIST = /^\d+ tests? failed:$/
 
 /** Splits bun's closing counts from the rest of its output, and reads them. */
-function splitSummary(output: string): { body: string; counts: Map<string, number>; tests: number; files: number } {
+function splitSummary(output: string): { body: string; counts: Map<string, number>; tests: number; files: number; failedList: string[] } {
   const lines = output.trimEnd().split('\n')
   const counts = new Map<string, number>()
   let tests = 0
@@ -106,7 +107,12 @@ function splitSummary(output: string): { body: string; counts: Map<string, numbe
     else if (line.trim() !== '') break
     end--
   }
-  return { body: lines.slice(0, end).join('\n'), counts, tests, files }
+  // bun may list the failed tests again above its counts ("2 tests failed:" and their "(fail)" lines):
+  // taken out here; every process's failures are listed once, above the summed counts
+  const failedAt = lines.slice(0, end).findLastIndex(l => FAILED_LIST.test(l))
+  if (failedAt >= 0 && lines.slice(failedAt + 1, end).every(l => l.startsWith('(fail)') || l.trim() === '')) end = failedAt
+  const body = lines.slice(0, end)
+  return { body: body.join('\n'), counts, tests, files, failedList: body.filter(l => l.startsWith('(fail)')) }
 }
 
 /** Each file's duration in seconds, from a shard's JUnit report. */
@@ -130,10 +136,10 @@ async function main() {
   console.log(`${shards.flat().length} test files in ${shards.length} processes`)
   const results = await Promise.all(shards.map((files, i) => runShard(files, o.passThrough, join(reports, `shard-${i + 1}.xml`)).then(r => {
     // printed whole as each ends, so one process's lines never mix with another's
-    const { body, counts, tests, files: ran } = splitSummary(r.output)
+    const { body, counts, tests, files: ran, failedList } = splitSummary(r.output)
     console.log(`\n──── process ${i + 1}/${shards.length}: ${files.length} files ────\n${body}`)
     console.log(`──── process ${i + 1}/${shards.length}: ${counts.get('pass') ?? 0} pass, ${counts.get('fail') ?? 0} fail, ${tests} tests across ${ran} files, exit ${r.code}, ${r.seconds.toFixed(1)} s ────`)
-    return { ...r, counts, tests, files: ran, expectedFiles: files.length }
+    return { ...r, counts, tests, files: ran, failedList, expectedFiles: files.length }
   })))
 
   const total = new Map<string, number>()
@@ -151,6 +157,8 @@ async function main() {
   rmSync(reports, { recursive: true, force: true })
 
   console.log('')
+  const failedList = results.flatMap(r => r.failedList)
+  if (failedList.length) console.log(`${failedList.length} tests failed:\n${failedList.join('\n')}\n`)
   for (const label of LABELS) if (total.has(label) || label === 'pass' || label === 'fail') console.log(` ${total.get(label) ?? 0} ${label}`)
   const tests = results.reduce((n, r) => n + r.tests, 0)
   const files = results.reduce((n, r) => n + r.files, 0)
