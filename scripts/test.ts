@@ -36,6 +36,7 @@ function parseArgs(argv: string[]): Options {
       o.shards = Number(argv[++i])
       if (!Number.isInteger(o.shards) || o.shards < 1) throw new Error(`--shards wants a whole number of processes, 1 or more (got ${argv[i]})`)
     } else if (a === '--update-timings') o.updateTimings = true
+    else if (a === '--') continue
     else if (a.startsWith('-')) {
       o.passThrough.push(a)
       // a flag's value (`-t name`, `--bail 1`) goes with it
@@ -162,7 +163,7 @@ async function main() {
   for (const label of LABELS) if (total.has(label) || label === 'pass' || label === 'fail') console.log(` ${total.get(label) ?? 0} ${label}`)
   const tests = results.reduce((n, r) => n + r.tests, 0)
   const files = results.reduce((n, r) => n + r.files, 0)
-  console.log(`Ran ${tests} tests across ${files} files. [${((performance.now() - started) / 1000).toFixed(2)}s]`)
+  console.log(`Ran ${tests} test${tests === 1 ? '' : 's'} across ${files} file${files === 1 ? '' : 's'}. [${((performance.now() - started) / 1000).toFixed(2)}s]`)
   process.exit(results.some(r => r.code !== 0) || broken.length ? 1 : 0)
 }
 
