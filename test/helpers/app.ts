@@ -4,7 +4,7 @@ import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger, type Logger } from '../../src/log'
 import type { Database } from '../../src/db/database'
-import { memoryStore } from '../../src/db/open'
+import { migratedMemoryStore } from './memory-store'
 import type { Store } from '../../src/db/store'
 import { createServices, type CoreDeps } from '../../src/services'
 import { mkdtempSync } from 'node:fs'
@@ -67,7 +67,7 @@ export function createTestApp(opts: {
     ...loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_MODELS_DIR: join(dataDir, 'models'), NOTESVC_LLM: 'builtin', ...opts.env }),
     ...opts.config,
   }
-  const sqlite = opts.store ? null : memoryStore()
+  const sqlite = opts.store ? null : migratedMemoryStore()
   const store: Store = opts.store ?? sqlite!
   /** the SQLite connection, for tests that look at rows directly (null on PostgreSQL) */
   const db = sqlite?.db as Database
