@@ -73,7 +73,7 @@ export function dealFiles(files: string[], timings: Record<string, number>, shar
 
 interface ShardResult { output: string; code: number; seconds: number; junit: string }
 
-async function runShard(files: string[], passThrough: string[], junit: string): Promise<ShardResult> {
+async function runShard(files: string[], passThrough: string[], junit: string, name: string): Promise<ShardResult> {
   const started = performance.now()
   const cmd = ['bun', 'test', '--timeout', TEST_TIMEOUT_MS, '--reporter=junit', `--reporter-outfile=${junit}`, ...passThrough, ...files.map(f => `./${f}`)]
   const proc = Bun.spawn(cmd, { cwd: ROOT, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
@@ -81,7 +81,15 @@ async function runShard(files: string[], passThrough: string[], junit: string): 
   const chunks: string[] = []
   const drain = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder()
-    for await (const chunk of stream) chunks.push(decoder.decode(chunk, { stream: true }))
+    let partLine = ''
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true })
+      chunks.push(text)
+      // a line as each file starts, so a long run shows it is alive (the file's output comes at the end)
+      const lines = (partLine + text).split('\n')
+      partLine = lines.pop()!
+      for (const line of lines) if (/^test\/\S+\.test\.ts:$/.test(line)) console.log(`${name} started ${line.slice(0, -1)}`)
+    }
   }
   await Promise.all([drain(proc.stdout), drain(proc.stderr)])
   const code = await proc.exited
@@ -135,7 +143,7 @@ async function main() {
   const reports = mkdtempSync(join(tmpdir(), 'notesvc-test-run-'))
   const started = performance.now()
   console.log(`${shards.flat().length} test files in ${shards.length} processes`)
-  const results = await Promise.all(shards.map((files, i) => runShard(files, o.passThrough, join(reports, `shard-${i + 1}.xml`)).then(r => {
+  const results = await Promise.all(shards.map((files, i) => runShard(files, o.passThrough, join(reports, `shard-${i + 1}.xml`), `process ${i + 1}/${shards.length}`).then(r => {
     // printed whole as each ends, so one process's lines never mix with another's
     const { body, counts, tests, files: ran, failedList } = splitSummary(r.output)
     console.log(`\n──── process ${i + 1}/${shards.length}: ${files.length} files ────\n${body}`)
