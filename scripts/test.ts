@@ -119,7 +119,7 @@ function splitSummary(output: string): { body: string; counts: Map<string, numbe
   // bun may list the failed tests again above its counts ("2 tests failed:" and their "(fail)" lines):
   // taken out here; every process's failures are listed once, above the summed counts
   const failedAt = lines.slice(0, end).findLastIndex(l => FAILED_LIST.test(l))
-  if (failedAt >= 0 && lines.slice(failedAt + 1, end).every(l => l.startsWith('(fail)') || l.trim() === '')) end = failedAt
+  if (failedAt >= 0) end = failedAt
   const body = lines.slice(0, end)
   return { body: body.join('\n'), counts, tests, files, failedList: body.filter(l => l.startsWith('(fail)')) }
 }
