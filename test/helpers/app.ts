@@ -4,13 +4,14 @@ import { fixedClock, systemClock, type Clock } from '../../src/clock'
 import { createIdGenerator } from '../../src/ids'
 import { silentLogger, type Logger } from '../../src/log'
 import type { Database } from '../../src/db/database'
-import { memoryStore } from '../../src/db/open'
+import { migratedMemoryStore } from './memory-store'
 import type { Store } from '../../src/db/store'
 import { createServices, type CoreDeps } from '../../src/services'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, type AppDeps } from '../../src/app'
+import { createWebService, type PasswordHashCost } from '../../src/modules/web/service'
 import type { Scope } from '../../src/http/contract'
 
 export interface CallResult {
@@ -35,6 +36,9 @@ export function expectEnvelope(res: CallResult, status: number, code: string) {
   expect(res.headers.get('x-request-id')).toMatch(/^\S+$/)
   expect(res.body.error.request_id).toBe(res.headers.get('x-request-id')!)
 }
+
+/** argon2id's cost in test apps: 1 MiB and one pass, against Bun's 64 MiB and two. */
+const TEST_PASSWORD_HASH_COST: PasswordHashCost = { memoryCost: 1024, timeCost: 1 }
 
 /**
  * A complete app on a private in-memory database, driven through `app.handle`, with helpers to make
@@ -63,13 +67,18 @@ export function createTestApp(opts: {
     ...loadConfig({ NOTESVC_PUBLIC_URL: 'http://localhost', NOTESVC_DATA_DIR: dataDir, NOTESVC_MODELS_DIR: join(dataDir, 'models'), NOTESVC_LLM: 'builtin', ...opts.env }),
     ...opts.config,
   }
-  const sqlite = opts.store ? null : memoryStore()
+  const sqlite = opts.store ? null : migratedMemoryStore()
   const store: Store = opts.store ?? sqlite!
   /** the SQLite connection, for tests that look at rows directly (null on PostgreSQL) */
   const db = sqlite?.db as Database
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
   const services = createServices({ config, store, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
+  // The same web service, with passwords hashed at a low argon2id cost: a sign-in costs milliseconds
+  // instead of an argon2id at 64 MiB (0.1 s on an idle machine, seconds on a busy one), for tests that
+  // sign in dozens of times. The cost itself is not what those tests look at (docs/decisions.md,
+  // "The test suite's time"); `serve` processes and the CLI keep the real one.
+  services.web = createWebService({ store, clock, accounts: services.accounts, secureCookies: config.publicUrl.startsWith('https:'), audit: services.audit, passwordHashCost: TEST_PASSWORD_HASH_COST })
   opts.alter?.(services)
   const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }) })
 

@@ -1,5 +1,6 @@
 /**
- * The two back ends every repository and ledger test runs on: a private in-memory SQLite store, and a
+ * The two back ends every repository and ledger test runs on: a private in-memory SQLite store (a copy
+ * of one migrated once, test/helpers/memory-store.ts), and a
  * fresh database on one PostgreSQL cluster shared by the whole test run (started on first use, stopped
  * when the test process exits). Each PostgreSQL store is a new database copied from a template that
  * was migrated once, so opening one costs a CREATE DATABASE, not a migration.
@@ -10,7 +11,7 @@
  * in CI (CI=true) it must run (postgresUnavailable throws).
  */
 import { spawnSync } from 'node:child_process'
-import { memoryStore } from '../../src/db/open'
+import { migratedMemoryStore } from './memory-store'
 import { migrateStore } from '../../src/db/migrate-store'
 import { POSTGRES_MIGRATIONS } from '../../src/db/migrations-postgres'
 import { PostgresStore, type Store } from '../../src/db/store'
@@ -60,6 +61,6 @@ export async function freshPostgresUrl(): Promise<string> {
 }
 
 export const backEnds: BackEnd[] = [
-  { name: 'sqlite', skip: false, open: async () => memoryStore() },
+  { name: 'sqlite', skip: false, open: async () => migratedMemoryStore() },
   { name: 'postgres', skip: pgSkip !== null, open: async () => new PostgresStore(await freshPostgresUrl(), { max: 4 }) },
 ]

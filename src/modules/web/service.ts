@@ -17,7 +17,8 @@ const MAX_FAILURES_PER_CLIENT = 20
 const MIN_PASSWORD_LENGTH = 8
 const MAX_PASSWORD_LENGTH = 1024
 
-const HASH_OPTIONS = { algorithm: 'argon2id' } as const
+/** argon2id's cost parameters (Bun's defaults when not given: 64 MiB, 2 passes); lowered only by tests. */
+export interface PasswordHashCost { memoryCost: number; timeCost: number }
 
 export type SignInResult =
   | { ok: true; accountId: string; setCookie: string }
@@ -31,14 +32,15 @@ export type WebService = ReturnType<typeof createWebService>
  * `sign_in_failures` (per email, stored as a SHA-256, and per client address), and the same argon2id
  * work whether or not the email belongs to an account, so timing does not reveal which emails exist.
  */
-export function createWebService(deps: { store: Store; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo; audit?: Pick<AuditService, 'record'> }) {
+export function createWebService(deps: { store: Store; clock: Clock; accounts: AccountsService; secureCookies: boolean; repo?: WebRepo; audit?: Pick<AuditService, 'record'>; passwordHashCost?: PasswordHashCost }) {
   const { clock, accounts } = deps
+  const hashOptions = { algorithm: 'argon2id', ...deps.passwordHashCost } as const
   const repo = deps.repo ?? createWebRepo(deps.store)
   const sessions: SessionService = createSessionService({ repo, clock, secureCookies: deps.secureCookies, emailOf: id => accounts.emailOf(id) })
 
   // A real argon2id hash of a random password, verified against when the email is unknown.
   let dummyHash: Promise<string> | undefined
-  const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), HASH_OPTIONS))
+  const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), hashOptions))
 
   const emailKey = (email: string) => `email:${sha256(email.trim().toLowerCase())}`
   const clientKey = (address: string) => `client:${address}`
@@ -79,7 +81,7 @@ export function createWebService(deps: { store: Store; clock: Clock; accounts: A
       if (password.length > MAX_PASSWORD_LENGTH) throw new AccountError(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`)
       const existed = await accounts.passwordOf(email.trim())
       const account = await accounts.ensureAccount(email)
-      const hash = await Bun.password.hash(password, HASH_OPTIONS)
+      const hash = await Bun.password.hash(password, hashOptions)
       await accounts.setPasswordHash(account.id, hash)
       return { accountId: account.id, email: account.email, created: !existed }
     },
