@@ -10,9 +10,6 @@ import {
 } from 'docx'
 import { noteOutline, type ExportableNote, type OutlineBlock } from './note-outline'
 
-/** The media type of a .docx file. */
-export const NOTE_DOCX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
-
 const line = { style: BorderStyle.SINGLE, size: 4, color: '999999' }
 const borders = { top: line, bottom: line, left: line, right: line, insideHorizontal: line, insideVertical: line }
 

@@ -10,9 +10,6 @@ import { gfmToMarkdown } from 'mdast-util-gfm'
 import { toMarkdown } from 'mdast-util-to-markdown'
 import { noteOutline, type ExportableNote, type OutlineBlock } from './note-outline'
 
-/** The media type of the Markdown export. */
-export const NOTE_MARKDOWN_CONTENT_TYPE = 'text/markdown; charset=utf-8'
-
 const text = (value: string): PhrasingContent => ({ type: 'text', value })
 const strong = (value: string): PhrasingContent => ({ type: 'strong', children: [text(value)] })
 const paragraph = (children: PhrasingContent[]): BlockContent => ({ type: 'paragraph', children })

@@ -16,6 +16,11 @@
 
 import { displayName } from '../transcript/transcript'
 
+/** The media type of a .docx file (note-docx.ts). */
+export const NOTE_DOCX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+/** The media type of the Markdown export (note-markdown.ts). */
+export const NOTE_MARKDOWN_CONTENT_TYPE = 'text/markdown; charset=utf-8'
+
 /** A note as the export reads it: the note's fields, its speakers' names and its timed segments. */
 export interface ExportableNote {
   title: string

@@ -1,11 +1,18 @@
-import { NOTE_DOCX_CONTENT_TYPE, noteToDocx } from '../../formats/note-docx'
-import { NOTE_MARKDOWN_CONTENT_TYPE, noteToMarkdown } from '../../formats/note-markdown'
-import type { ExportableNote } from '../../formats/note-outline'
+import { NOTE_DOCX_CONTENT_TYPE, NOTE_MARKDOWN_CONTENT_TYPE, type ExportableNote } from '../../formats/note-outline'
 import type { AuditBy } from '../audit/model'
 import type { AuditService } from '../audit/service'
 import type { Library } from '../library'
 import type { NotesService } from '../notes/service'
 import type { NoteExportFormat } from './model'
+
+/**
+ * The two writers, loaded on the first export, not at start-up: `docx` and the mdast writers cost
+ * about 60 ms of a start to load (bench/cold-start.ts), and most processes never export.
+ */
+const writers = {
+  markdown: () => import('../../formats/note-markdown'),
+  docx: () => import('../../formats/note-docx'),
+}
 
 /** A note's export: the file, its media type and extension, and the title its name is made from. */
 export interface NoteExportFile {
@@ -51,8 +58,8 @@ export function createNoteExportService(deps: {
     async exportNote(lib: Library, id: string, format: NoteExportFormat, by: AuditBy): Promise<NoteExportFile> {
       const note = await exportable(lib, id)
       const file = format === 'md'
-        ? { body: noteToMarkdown(note), contentType: NOTE_MARKDOWN_CONTENT_TYPE }
-        : { body: await noteToDocx(note), contentType: NOTE_DOCX_CONTENT_TYPE }
+        ? { body: (await writers.markdown()).noteToMarkdown(note), contentType: NOTE_MARKDOWN_CONTENT_TYPE }
+        : { body: await (await writers.docx()).noteToDocx(note), contentType: NOTE_DOCX_CONTENT_TYPE }
       await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format, sandbox: lib.sandbox } })
       return { ...file, extension: format, title: note.title }
     },
