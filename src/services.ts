@@ -38,6 +38,9 @@ import { REVISION_STAMP_QUERY } from './modules/notes/repo'
 import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createSpeakersService } from './modules/notes/speakers'
+import { createSegmentTextService } from './modules/notes/segment-text'
+import { createSegmentAudio } from './modules/notes/segment-audio'
+import { createAligner, type Aligner } from './engines/align'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
 import { createProcessingJobs } from './modules/processing/pipeline'
@@ -143,6 +146,9 @@ export function createServices(deps: CoreDeps) {
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
+  /** one aligner per process, its PocketSphinx decoder opened on the first corrected segment */
+  let aligner: Aligner | null = null
+  const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= createAligner()) })
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const diarizationSelector = createDiarizationSelector(config, log)
@@ -197,7 +203,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, exports, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, exports, folders, processing, pipeline, openai, uploads, storage,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -32,7 +32,7 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // speakers (docs/decisions.md)
   listNoteSpeakers: { responses: { 200: 'NoteSpeakerList' } },
   updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
-  updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'NoteSpeakerList' } },
+  updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'UpdateSegmentResponse' } },
   listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
   getSpeakerProfile: { responses: { 200: 'SpeakerProfile' } },
   deleteSpeakerProfile: { responses: { 204: null } },

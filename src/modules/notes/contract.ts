@@ -7,14 +7,16 @@ import type { Static } from '@sinclair/typebox'
 import { auditBy } from '../audit/by'
 import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
+import type { SegmentTextService } from './segment-text'
 import type { SpeakersService } from './speakers'
-import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 /** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
 interface NotesServices {
   notes: NotesService
   speakers: SpeakersService
   processing: ProcessingService
+  segmentText: SegmentTextService
 }
 
 const defineOperation = operationDefiner<NotesServices>()
@@ -133,14 +135,18 @@ const updateNoteSpeaker = defineOperation({
 
 const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
-  summary: 'Say who said one segment',
-  description: 'Gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note.',
+  summary: 'Correct one segment: its words, who said it',
+  description: '`speaker` gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note. `text` replaces its words: they are timed again by forced alignment to the segment\'s audio (the note\'s recording), or, when no engine can align them (no recording kept, no PocketSphinx), spread over the segment in proportion to their letters, and the segment says which in `timing`; the words get confidence 1. The note\'s text, search, subtitles and what its speaker said follow at once, and the summary is marked stale. Both may be sent, applied together.',
   scopes: ['notes:write'], credits: 0,
   params: SegmentParams,
   body: UpdateSegmentRequest,
-  responses: { 200: NoteSpeakerList },
-  errors: ['not_found', 'conflict'],
-}, async ({ id, index, speaker }, { principal }, { speakers }) => ({ data: await speakers.reassign(principal, id, Number(index), speaker) }))
+  responses: { 200: UpdateSegmentResponse },
+  errors: ['invalid_request', 'not_found', 'conflict'],
+}, async ({ id, index, speaker, text }, { principal }, { speakers, segmentText }) => {
+  if (text === undefined) return { data: await speakers.reassign(principal, id, Number(index), speaker!) }
+  const segment = await segmentText.edit(principal, id, Number(index), text, speaker)
+  return { data: await speakers.list(principal, id), segment }
+})
 
 const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
