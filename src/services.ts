@@ -39,6 +39,8 @@ import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createSpeakersService } from './modules/notes/speakers'
 import { createSegmentTextService } from './modules/notes/segment-text'
+import { createRevisionsRepo } from './modules/notes/revisions-repo'
+import { createRevisionsService } from './modules/notes/revisions'
 import { createSegmentAudio } from './modules/notes/segment-audio'
 import { createAligner, type Aligner } from './engines/align'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
@@ -133,14 +135,16 @@ export function createServices(deps: CoreDeps) {
   jobs.alongside(webhooks)
   const speakersRepo = createSpeakersRepo(store)
   const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
+  const revisionsRepo = createRevisionsRepo(store)
   const notes = createNotesService({
     repo: notesRepo, clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
+    revisions: revisionsRepo,
     onSettled: e => webhooks.noteSettled(e),
     audit,
   })
-  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
+  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, editTranscript: notes.editTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
   /** a note as Markdown or DOCX (its own module: the notes module is being restructured, issue 30) */
   const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
@@ -148,6 +152,7 @@ export function createServices(deps: CoreDeps) {
   const tools = findMediaTools(config)
   /** one aligner per process, its PocketSphinx decoder opened on the first corrected segment */
   let aligner: Aligner | null = null
+  const revisions = createRevisionsService({ repo: revisionsRepo, notes })
   const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= createAligner()) })
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
@@ -203,7 +208,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, exports, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, revisions, exports, folders, processing, pipeline, openai, uploads, storage,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -5,6 +5,9 @@ import { IdParams } from '../../http/schemas'
 import { t } from 'elysia'
 import type { Static } from '@sinclair/typebox'
 import { auditBy } from '../audit/by'
+import type { Caller } from '../../http/caller'
+import { transcriptETag, type EditBy } from './transcript-edits'
+import { toNote } from './note-row'
 import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
 import type { SegmentTextService } from './segment-text'
@@ -20,6 +23,9 @@ interface NotesServices {
 }
 
 const defineOperation = operationDefiner<NotesServices>()
+
+/** Who edits a transcript, by which operation, and the version they read (If-Match). */
+export const editBy = (caller: Caller, operation: string): EditBy => ({ by: auditBy(caller), operation, ifMatch: caller.ifMatch() })
 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
@@ -50,7 +56,10 @@ const getNote = defineOperation({
   params: IdParams,
   responses: { 200: Note },
   errors: ['not_found'],
-}, ({ id }, { principal }, { notes }) => notes.get(principal, id))
+}, async ({ id }, { principal }, { notes }) => {
+  const row = await notes.requireNote(principal, id)
+  return new Answer(toNote(row), { headers: { etag: transcriptETag(row.transcript_version ?? 0) } })
+})
 
 const updateNote = defineOperation({
   id: 'updateNote', method: 'PATCH', path: '/v1/notes/:id', tag: 'Notes',
@@ -95,9 +104,10 @@ const getNoteTranscript = defineOperation({
   errors: ['not_found', 'conflict'],
 }, async ({ id, format }, caller, { notes }) => {
   const r = await notes.exportTranscript(caller.principal, id, format, auditBy(caller))
-  if (!r.file) return r.transcript
+  const etag = transcriptETag(r.version)
+  if (!r.file) return new Answer(r.transcript, { headers: { etag } })
   const { body, contentType, extension } = r.file
-  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id) }, textFields: { noteId: id, format } })
+  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id), etag }, textFields: { noteId: id, format } })
 })
 
 // answered by the processing service (it runs the model and charges), asked of a note
@@ -130,8 +140,8 @@ const updateNoteSpeaker = defineOperation({
   params: SpeakerParams,
   body: UpdateNoteSpeakerRequest,
   responses: { 200: NoteSpeaker },
-  errors: ['not_found', 'conflict'],
-}, ({ id, speakerId, ...body }, { principal }, { speakers }) => speakers.update(principal, id, speakerId, body))
+  errors: ['not_found', 'conflict', 'precondition_failed'],
+}, ({ id, speakerId, ...body }, caller, { speakers }) => speakers.update(caller.principal, id, speakerId, body, editBy(caller, 'updateNoteSpeaker')))
 
 const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
@@ -141,11 +151,12 @@ const updateNoteSegment = defineOperation({
   params: SegmentParams,
   body: UpdateSegmentRequest,
   responses: { 200: UpdateSegmentResponse },
-  errors: ['invalid_request', 'not_found', 'conflict'],
-}, async ({ id, index, speaker, text }, { principal }, { speakers, segmentText }) => {
-  if (text === undefined) return { data: await speakers.reassign(principal, id, Number(index), speaker!) }
-  const segment = await segmentText.edit(principal, id, Number(index), text, speaker)
-  return { data: await speakers.list(principal, id), segment }
+  errors: ['invalid_request', 'not_found', 'conflict', 'precondition_failed'],
+}, async ({ id, index, speaker, text }, caller, { speakers, segmentText }) => {
+  const who = editBy(caller, 'updateNoteSegment')
+  if (text === undefined) return { data: await speakers.reassign(caller.principal, id, Number(index), speaker!, who) }
+  const { version, ...segment } = await segmentText.edit(caller.principal, id, who, Number(index), text, speaker)
+  return new Answer({ data: await speakers.list(caller.principal, id), segment }, { headers: { etag: transcriptETag(version) } })
 })
 
 const listSpeakerProfiles = defineOperation({

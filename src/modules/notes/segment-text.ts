@@ -13,6 +13,7 @@ import type { TimedWord, TranscriptSegment } from '../../transcript/transcript'
 import type { Library } from '../library'
 import { MAX_NOTE_TEXT_CHARS } from './model'
 import type { NotesService } from './service'
+import type { EditBy } from './transcript-edits'
 import type { SegmentAudio } from './segment-audio'
 
 
@@ -60,7 +61,7 @@ export function createSegmentTextService(deps: {
      * Segment `index` of a readable note says `text` (and, with `speaker`, is said by that speaker),
      * its words timed again; the summary marked stale. One transaction; nothing is written on error.
      */
-    async edit(lib: Library, id: string, index: number, text: string, speaker?: string): Promise<EditedSegment> {
+    async edit(lib: Library, id: string, who: EditBy, index: number, text: string, speaker?: string): Promise<EditedSegment & { version: number }> {
       if (text.includes('\0')) throw new ApiError('invalid_request', 'The text contains a NUL character (U+0000); remove it and send the text again.', { details: [{ field: 'text', issue: 'contains U+0000' }] })
       if (text.trim() === '') throw new ApiError('invalid_request', 'The text has no words; send the segment\'s words (to remove a segment, send what was said instead).', { details: [{ field: 'text', issue: 'empty' }] })
       const before = await deps.notes.transcriptOf(await deps.notes.readableTranscript(lib, id))
@@ -68,7 +69,7 @@ export function createSegmentTextService(deps: {
       if (!seg) throw noSegment(id, index, before.segments?.length ?? 0)
       const t = await timed(id, seg, text)
       let edited: EditedSegment | null = null
-      await deps.notes.editTranscript(lib, id, tr => {
+      const saved = await deps.notes.editTranscript(lib, id, who, tr => {
         const now = tr.segments?.[index]
         if (!now) throw noSegment(id, index, tr.segments?.length ?? 0)
         if (now.start !== seg.start || now.end !== seg.end) throw new ApiError('conflict', `Segment ${index} of note ${id} changed while its words were being aligned; send the edit again.`)
@@ -83,7 +84,7 @@ export function createSegmentTextService(deps: {
         edited = { id: index, start: now.start, end: now.end, text, ...t }
         return { transcript: next, fields: { summary_stale: 1 } }
       })
-      return edited!
+      return { ...edited!, version: saved.version }
     },
   }
 }

@@ -104,6 +104,69 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a segment's words corrected o
     }
   })
 
+  test('history: each edit a revision with its author, one shown, one restored; a second edit with the old If-Match gets 412 and nothing is lost; each edit in the audit log', async () => {
+    const t = await app()
+    try {
+      const noteId = await uploadToDone(t, new Uint8Array(readFileSync(join(LIBRIVOX, CLIP))))
+      const transcriptPath = `/v1/notes/${noteId}/transcript`
+      const first = await t.call('GET', transcriptPath, { token: t.token })
+      const heardText = first.body.transcript as string
+      const etag = first.headers.get('etag')
+      expect(etag).toBe('"0"')
+      expect((await t.call('GET', `/v1/notes/${noteId}`, { token: t.token })).headers.get('etag')).toBe('"0"')
+      expect((await t.call('GET', `/v1/notes/${noteId}/revisions`, { token: t.token })).body.data).toEqual([])
+
+      // two people read version 0; the first saves, the second (still on version 0) is refused
+      const patch = (text: string, ifMatch?: string) => t.call('PATCH', `/v1/notes/${noteId}/segments/0`, { token: t.token, body: { text }, ...(ifMatch ? { headers: { 'if-match': ifMatch } } : {}) })
+      const mine = await patch(SAID, etag!)
+      expect([mine.status, mine.headers.get('etag')]).toEqual([200, '"1"'])
+      const theirs = await patch('he was not an ill tempered young man', etag!)
+      expect(theirs.status).toBe(412)
+      expect(theirs.body.error.code).toBe('precondition_failed')
+      expect(theirs.body.error.message).toContain('version 1')
+      expect(theirs.headers.get('etag')).toBe('"1"')
+      expect((await t.call('GET', transcriptPath, { token: t.token })).body.transcript).toBe(SAID)
+      // with the version they read again, theirs applies
+      expect((await patch('he was not an ill tempered young man', '"1"')).status).toBe(200)
+      // without If-Match an edit applies to whatever is current
+      expect((await patch(SAID)).status).toBe(200)
+
+      const list = (await t.call('GET', `/v1/notes/${noteId}/revisions`, { token: t.token })).body.data
+      expect(list.map((r: { version: number; operation: string }) => [r.version, r.operation])).toEqual([[3, 'updateNoteSegment'], [2, 'updateNoteSegment'], [1, 'updateNoteSegment'], [0, 'transcribed']])
+      expect(list[0].actor.type).toBe('key')
+      expect(list[3].actor).toEqual({ type: null, id: null })
+      const v0 = (await t.call('GET', `/v1/notes/${noteId}/revisions/0`, { token: t.token })).body
+      expect(v0.transcript).toBe(heardText)
+      expect((await t.call('GET', `/v1/notes/${noteId}/revisions/2`, { token: t.token })).body.transcript).toBe('he was not an ill tempered young man')
+      expect((await t.call('GET', `/v1/notes/${noteId}/revisions/9`, { token: t.token })).status).toBe(404)
+      const other = await t.key({ email: 'other@example.com' })
+      expect((await t.call('GET', `/v1/notes/${noteId}/revisions/0`, { token: other })).status).toBe(404)
+      expect((await t.call('POST', `/v1/notes/${noteId}/revisions/0/restore`, { token: other })).status).toBe(404)
+
+      // undo back to what was heard: a new version 4 whose transcript is version 0's, everywhere at once
+      const restored = await t.call('POST', `/v1/notes/${noteId}/revisions/0/restore`, { token: t.token, headers: { 'if-match': '"3"' } })
+      expect([restored.status, restored.body]).toEqual([200, { version: 4, restoredFrom: 0 }])
+      const now = (await t.call('GET', `${transcriptPath}?format=verbose_json`, { token: t.token }))
+      expect(now.headers.get('etag')).toBe('"4"')
+      expect(now.body.transcript).toBe(heardText)
+      expect(now.body.segments[0].timing).toBeUndefined()
+      expect((await t.call('GET', '/v1/notes?q=disposed', { token: t.token })).body.data).toEqual([])
+
+      // two edits at once from version 4: one saved, the other refused, never both written over each other
+      const both = await Promise.all([patch(SAID, '"4"'), patch('he was not an ill tempered young man', '"4"')])
+      expect(both.map(r => r.status).sort()).toEqual([200, 412])
+      const saved = both.find(r => r.status === 200)!.body.segment.text
+      const end = await t.call('GET', transcriptPath, { token: t.token })
+      expect([end.headers.get('etag'), end.body.transcript]).toEqual(['"5"', saved])
+
+      const audit = (await t.call('GET', '/v1/audit-events?action=note.transcript_edited', { token: t.token })).body
+      expect(audit.data.length).toBe(5)
+      expect(audit.data.every((e: { target: { id: string }; actor: { type: string } }) => e.target.id === noteId && e.actor.type === 'key')).toBe(true)
+    } finally {
+      await t.services.workers.stop()
+    }
+  })
+
   test('without the recording (retention removed it) the words are timed in proportion and the segment says so; bad edits are refused and change nothing', async () => {
     const t = await app()
     try {
