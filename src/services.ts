@@ -42,7 +42,7 @@ import { createSegmentTextService } from './modules/notes/segment-text'
 import { createRevisionsRepo } from './modules/notes/revisions-repo'
 import { createRevisionsService } from './modules/notes/revisions'
 import { createSegmentAudio } from './modules/notes/segment-audio'
-import { createAligner, type Aligner } from './engines/align'
+import { threadedAligner, type ThreadedAligner } from './engines/align/thread'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
 import { createProcessingJobs } from './modules/processing/pipeline'
@@ -150,10 +150,10 @@ export function createServices(deps: CoreDeps) {
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
-  /** one aligner per process, its PocketSphinx decoder opened on the first corrected segment */
-  let aligner: Aligner | null = null
+  /** one aligner thread per process, its PocketSphinx decoder opened on the first corrected segment */
+  let aligner: ThreadedAligner | null = null
   const revisions = createRevisionsService({ repo: revisionsRepo, notes })
-  const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= createAligner()) })
+  const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= threadedAligner()) })
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const diarizationSelector = createDiarizationSelector(config, log)

@@ -3,11 +3,13 @@
  * by forced alignment to the segment's audio (engines/align), or in proportion to their letters when
  * no engine can align them, and the segment says which (`timing`). The words a person wrote get
  * confidence 1: the confidence says how sure we are the word is right, and a person said it is.
- * The alignment runs before the write's transaction (it decodes audio; no transaction is held open
- * meanwhile); the write then checks the segment is still the one aligned.
+ * The alignment runs before the write's transaction, in the aligner's thread (engines/align/thread.ts;
+ * no transaction is held open while audio is decoded and aligned); the write then checks the segment
+ * is still the one aligned.
  */
 import { ApiError } from '../../http/errors'
-import { proportionalWords, type Aligner } from '../../engines/align'
+import { proportionalWords, type Alignment } from '../../engines/align'
+import type { ThreadedAligner } from '../../engines/align/thread'
 import { editSegmentText, reassignSegment } from '../../transcript/edits'
 import type { TimedWord, TranscriptSegment } from '../../transcript/transcript'
 import type { Library } from '../library'
@@ -37,7 +39,7 @@ export type SegmentTextService = ReturnType<typeof createSegmentTextService>
 export function createSegmentTextService(deps: {
   notes: Pick<NotesService, 'readableTranscript' | 'transcriptOf' | 'editTranscript'>
   segmentAudio: (noteId: string, start: number, end: number) => Promise<SegmentAudio>
-  aligner: () => Aligner
+  aligner: () => ThreadedAligner
 }) {
   const noSegment = (id: string, index: number, count: number) =>
     new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${count} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
@@ -49,7 +51,14 @@ export function createSegmentTextService(deps: {
     } catch (err) {
       audio = { missing: `the recording could not be decoded (${(err as Error).message})` }
     }
-    const a = 'samples' in audio ? deps.aligner().align(audio.samples, text, { offset: seg.start }) : null
+    let a: Alignment | null = null
+    if ('samples' in audio) {
+      try {
+        a = await deps.aligner().align(audio.samples, text, { offset: seg.start })
+      } catch (err) {
+        audio = { missing: `the aligner failed (${(err as Error).message})` }
+      }
+    }
     const confirmed = (words: { word: string; start: number; end: number }[]) => words.map(w => ({ word: w.word, start: w.start, end: w.end, confidence: 1 }))
     if (a && a.aligned !== 'proportional') return { words: confirmed(a.words), timing: 'aligned' }
     const why = a ? (a.reason ?? 'no engine aligned the words') : (audio as { missing: string }).missing
