@@ -176,6 +176,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a segment's words corrected o
       const before = await transcript()
 
       expect((await t.call('PATCH', path, { token: t.token, body: { text: 'he was\u0000 not' } })).body.error.code).toBe('invalid_request')
+      const tooLong = await t.call('PATCH', path, { token: t.token, body: { text: 'word '.repeat(400_001) } })
+      expect([tooLong.status, tooLong.body.error.code]).toEqual([400, 'invalid_request'])
+      expect(tooLong.body.error.message).toContain('2000000')
       expect((await t.call('PATCH', `/v1/notes/${noteId}/segments/7`, { token: t.token, body: { text: SAID } })).status).toBe(404)
       const other = await t.key({ email: 'other@example.com' })
       expect((await t.call('PATCH', path, { token: other, body: { text: SAID } })).status).toBe(404)
