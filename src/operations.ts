@@ -2,6 +2,7 @@ import type { Operation, OperationTable } from './http/contract'
 import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
 import { notesOperations } from './modules/notes/contract'
+import { revisionsOperations } from './modules/notes/revisions-contract'
 import { exportsOperations } from './modules/exports/contract'
 import { openAiOperations } from './modules/openai/contract'
 import { processingOperations } from './modules/processing/contract'
@@ -21,6 +22,7 @@ import { retentionOperations } from './modules/retention/contract'
 export const OPERATIONS = [
   ...discoveryOperations,
   ...notesOperations,
+  ...revisionsOperations,
   ...exportsOperations,
   ...foldersOperations,
   ...uploadsOperations,

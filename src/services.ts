@@ -38,6 +38,11 @@ import { REVISION_STAMP_QUERY } from './modules/notes/repo'
 import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createSpeakersService } from './modules/notes/speakers'
+import { createSegmentTextService } from './modules/notes/segment-text'
+import { createRevisionsRepo } from './modules/notes/revisions-repo'
+import { createRevisionsService } from './modules/notes/revisions'
+import { createSegmentAudio } from './modules/notes/segment-audio'
+import { threadedAligner, type ThreadedAligner } from './engines/align/thread'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
 import { createProcessingJobs } from './modules/processing/pipeline'
@@ -130,19 +135,25 @@ export function createServices(deps: CoreDeps) {
   jobs.alongside(webhooks)
   const speakersRepo = createSpeakersRepo(store)
   const notesRepo = notesRepoFor(store, config.readCache ? { items: new RevisionCache(LIST_ITEM_CACHE_CHARS), pages: true } : {})
+  const revisionsRepo = createRevisionsRepo(store)
   const notes = createNotesService({
     repo: notesRepo, clock, ids, store, folderExists: folderExistsIn(foldersRepo),
     mediaOf: media.of,
     removeMedia: media.remove,
+    revisions: revisionsRepo,
     onSettled: e => webhooks.noteSettled(e),
     audit,
   })
-  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
+  const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, editTranscript: notes.editTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
   /** a note as Markdown or DOCX (its own module: the notes module is being restructured, issue 30) */
   const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
+  /** one aligner thread per process, its PocketSphinx decoder opened on the first corrected segment */
+  let aligner: ThreadedAligner | null = null
+  const revisions = createRevisionsService({ repo: revisionsRepo, notes })
+  const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= threadedAligner()) })
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const diarizationSelector = createDiarizationSelector(config, log)
@@ -197,7 +208,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, exports, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, revisions, exports, folders, processing, pipeline, openai, uploads, storage,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

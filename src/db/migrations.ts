@@ -703,4 +703,27 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE notes ADD COLUMN summary_stale INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 22,
+    name: 'notes: the transcript\'s version, and its revisions',
+    sql: `
+      -- transcript_version: how many times a person changed the transcript (0: as transcribed); the
+      -- ETag of the note and its transcript, compared with If-Match. Every edit raises it by one, first
+      -- thing in its transaction, so two edits of one note take turns (the row's lock).
+      ALTER TABLE notes ADD COLUMN transcript_version INTEGER NOT NULL DEFAULT 0;
+      -- One row per version of a transcript a person changed: the transcript at that version (JSON of
+      -- its text, segments and speakers), who made it (the audit log's actor) and by which operation.
+      -- Version 0 is the transcript as it was before the first edit (operation 'transcribed').
+      CREATE TABLE transcript_revisions (
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        actor_type TEXT,
+        actor_id TEXT,
+        operation TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        transcript TEXT NOT NULL,
+        PRIMARY KEY (note_id, version)
+      );
+    `,
+  },
 ]

@@ -55,6 +55,10 @@ class AdmittedCall implements Caller<Principal | null> {
   origin(): CallOrigin {
     return requestOrigin(this.#server?.(), this.#request)
   }
+
+  ifMatch(): string | null {
+    return this.#request.headers.get('if-match')
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ export interface Caller<P extends Principal | null = Principal> {
   readonly principal: P
   readonly alongside: string | undefined
   origin(): CallOrigin
+  /** the request's `If-Match` header (HTTP); null when none was sent or the transport has none (MCP) */
+  ifMatch(): string | null
 }
 
 /** The origin of an HTTP request: the socket's address (src/http/client-address.ts) and its User-Agent. */
@@ -26,5 +28,5 @@ export function requestOrigin(server: PeerServer, request: Request): CallOrigin 
 
 /** A caller whose origin is already known (an MCP request's, read once for all its tool calls). */
 export function knownCaller(principal: Principal, origin: CallOrigin): Caller {
-  return { principal, alongside: undefined, origin: () => origin }
+  return { principal, alongside: undefined, origin: () => origin, ifMatch: () => null }
 }

@@ -3,7 +3,8 @@ import { asDatabaseUnavailable } from '../db/store'
 /**
  * The SPEC's error codes and the HTTP status each one carries, and one beyond them:
  * `service_unavailable` (503, with Retry-After) when the database cannot be reached
- * (docs/decisions.md, "Errors and outages").
+ * (docs/decisions.md, "Errors and outages"), and `precondition_failed` (412) for an edit whose
+ * `If-Match` names a transcript version that is no longer the current one.
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -13,6 +14,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   content_policy: 422,
@@ -33,6 +35,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   not_found: 'The resource does not exist in the library this credential sees.',
   method_not_allowed: 'The path exists but does not serve this method; the `Allow` header lists the ones it does.',
   conflict: 'The request conflicts with the current state of the resource (for example the note is still processing).',
+  precondition_failed: 'The resource changed since the version sent in `If-Match`; read it again (its `ETag`), then send the change again.',
   payload_too_large: 'The uploaded file exceeds the size limit.',
   unsupported_media_type: 'The file format is not supported; send audio or video.',
   content_policy: 'The content was refused by the content policy.',

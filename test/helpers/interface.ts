@@ -71,8 +71,12 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'listModels', method: 'GET', path: '/v1/models', scopes: ['transcriptions:write'], cost: 0, errors: [] },
   // speakers (docs/decisions.md "Speakers")
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
-  { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
-  { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  // a transcript's history (docs/decisions.md "Transcript revisions")
+  { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  { id: 'getNoteRevision', method: 'GET', path: '/v1/notes/{id}/revisions/{version}', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  { id: 'restoreNoteRevision', method: 'POST', path: '/v1/notes/{id}/revisions/{version}/restore', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', scopes: ['notes:read'], cost: 0, errors: [] },
   { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },

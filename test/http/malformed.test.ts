@@ -86,6 +86,10 @@ const OPS: Op[] = [
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', idOf: ids => ids.noteId },
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
+  // a transcript's history: the note from text has none until it is edited (404 for a version once the input is valid)
+  { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', idOf: ids => ids.noteId },
+  { id: 'getNoteRevision', method: 'GET', path: '/v1/notes/{id}/revisions/0', idOf: ids => ids.noteId },
+  { id: 'restoreNoteRevision', method: 'POST', path: '/v1/notes/{id}/revisions/0/restore', idOf: ids => ids.noteId },
   { id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers' },
   // summarize again (queued: its engine's failures end the job, not the request) and a note's export
   { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', idOf: ids => ids.noteId, body: () => ({ styleId: 'meeting-notes' }) },

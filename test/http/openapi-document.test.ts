@@ -32,7 +32,10 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // speakers (docs/decisions.md)
   listNoteSpeakers: { responses: { 200: 'NoteSpeakerList' } },
   updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
-  updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'NoteSpeakerList' } },
+  updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'UpdateSegmentResponse' } },
+  listNoteRevisions: { responses: { 200: 'RevisionList' } },
+  getNoteRevision: { responses: { 200: 'RevisionTranscript' } },
+  restoreNoteRevision: { responses: { 200: 'RevisionRestored' } },
   listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
   getSpeakerProfile: { responses: { 200: 'SpeakerProfile' } },
   deleteSpeakerProfile: { responses: { 204: null } },

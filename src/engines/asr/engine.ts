@@ -32,6 +32,8 @@ export interface TranscriptSegment {
   avgLogprob?: number
   /** the sampling temperature it was decoded at: 0 for greedy decoding (whisper.cpp) */
   temperature?: number
+  /** set when a person corrected its words: whether they were aligned to the audio or spread over it in proportion */
+  timing?: 'aligned' | 'proportional'
 }
 
 export interface ChunkTranscription {

@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'oauth.revoked',
   'note.media_read',
   'note.transcript_exported',
+  'note.transcript_edited',
   'note.deleted',
   'note.media_deleted',
   'folder.deleted',

@@ -5,19 +5,27 @@ import { IdParams } from '../../http/schemas'
 import { t } from 'elysia'
 import type { Static } from '@sinclair/typebox'
 import { auditBy } from '../audit/by'
+import type { Caller } from '../../http/caller'
+import { transcriptETag, type EditBy } from './transcript-edits'
+import { toNote } from './note-row'
 import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
+import type { SegmentTextService } from './segment-text'
 import type { SpeakersService } from './speakers'
-import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 /** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
 interface NotesServices {
   notes: NotesService
   speakers: SpeakersService
   processing: ProcessingService
+  segmentText: SegmentTextService
 }
 
 const defineOperation = operationDefiner<NotesServices>()
+
+/** Who edits a transcript, by which operation, and the version they read (If-Match). */
+export const editBy = (caller: Caller, operation: string): EditBy => ({ by: auditBy(caller), operation, ifMatch: caller.ifMatch() })
 
 export const listNotes = defineOperation({
   id: 'listNotes', method: 'GET', path: '/v1/notes', tag: 'Notes',
@@ -48,7 +56,10 @@ const getNote = defineOperation({
   params: IdParams,
   responses: { 200: Note },
   errors: ['not_found'],
-}, ({ id }, { principal }, { notes }) => notes.get(principal, id))
+}, async ({ id }, { principal }, { notes }) => {
+  const row = await notes.requireNote(principal, id)
+  return new Answer(toNote(row), { headers: { etag: transcriptETag(row.transcript_version ?? 0) } })
+})
 
 const updateNote = defineOperation({
   id: 'updateNote', method: 'PATCH', path: '/v1/notes/:id', tag: 'Notes',
@@ -93,9 +104,10 @@ const getNoteTranscript = defineOperation({
   errors: ['not_found', 'conflict'],
 }, async ({ id, format }, caller, { notes }) => {
   const r = await notes.exportTranscript(caller.principal, id, format, auditBy(caller))
-  if (!r.file) return r.transcript
+  const etag = transcriptETag(r.version)
+  if (!r.file) return new Answer(r.transcript, { headers: { etag } })
   const { body, contentType, extension } = r.file
-  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id) }, textFields: { noteId: id, format } })
+  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id), etag }, textFields: { noteId: id, format } })
 })
 
 // answered by the processing service (it runs the model and charges), asked of a note
@@ -128,19 +140,24 @@ const updateNoteSpeaker = defineOperation({
   params: SpeakerParams,
   body: UpdateNoteSpeakerRequest,
   responses: { 200: NoteSpeaker },
-  errors: ['not_found', 'conflict'],
-}, ({ id, speakerId, ...body }, { principal }, { speakers }) => speakers.update(principal, id, speakerId, body))
+  errors: ['not_found', 'conflict', 'precondition_failed'],
+}, ({ id, speakerId, ...body }, caller, { speakers }) => speakers.update(caller.principal, id, speakerId, body, editBy(caller, 'updateNoteSpeaker')))
 
 const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
-  summary: 'Say who said one segment',
-  description: 'Gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note.',
+  summary: 'Correct one segment: its words, who said it',
+  description: '`speaker` gives transcript segment `index` (its `id` in verbose_json) to another speaker of the note. `text` replaces its words: they are timed again by forced alignment to the segment\'s audio (the note\'s recording), or, when no engine can align them (no recording kept, no PocketSphinx), spread over the segment in proportion to their letters, and the segment says which in `timing`; the words get confidence 1. The note\'s text, search, subtitles and what its speaker said follow at once, and the summary is marked stale. Both may be sent, applied together.',
   scopes: ['notes:write'], credits: 0,
   params: SegmentParams,
   body: UpdateSegmentRequest,
-  responses: { 200: NoteSpeakerList },
-  errors: ['not_found', 'conflict'],
-}, async ({ id, index, speaker }, { principal }, { speakers }) => ({ data: await speakers.reassign(principal, id, Number(index), speaker) }))
+  responses: { 200: UpdateSegmentResponse },
+  errors: ['invalid_request', 'not_found', 'conflict', 'precondition_failed'],
+}, async ({ id, index, speaker, text }, caller, { speakers, segmentText }) => {
+  const who = editBy(caller, 'updateNoteSegment')
+  if (text === undefined) return { data: await speakers.reassign(caller.principal, id, Number(index), speaker!, who) }
+  const { version, ...segment } = await segmentText.edit(caller.principal, id, who, Number(index), text, speaker)
+  return new Answer({ data: await speakers.list(caller.principal, id), segment }, { headers: { etag: transcriptETag(version) } })
+})
 
 const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',

@@ -138,7 +138,7 @@ const Title = t.String({ maxLength: 500, error: 'must be a string of at most 500
  * A note's content or summary: at most 2,000,000 characters, the transcript of about 37 hours of
  * speech (900 characters a minute); the JSON routes' body limit (http/body-limit.ts) is set to hold it.
  */
-const MAX_NOTE_TEXT_CHARS = 2_000_000
+export const MAX_NOTE_TEXT_CHARS = 2_000_000
 const NoteText = (description: string) => t.String({ maxLength: MAX_NOTE_TEXT_CHARS, description: `${description}; at most 2,000,000 characters`, error: 'must be a string of at most 2000000 characters' })
 
 export const CreateNoteRequest = t.Object(
@@ -195,6 +195,7 @@ export const TranscriptVerbose = t.Object(
       id: Integer(), start: Seconds, end: Seconds, text: t.String(),
       speaker: t.Optional(t.String({ description: 'who said it (the name given, or "Speaker A"), when the recording was diarized' })),
       speakerId: t.Optional(t.String({ description: 'the speaker\'s label (A, B, …), as GET /v1/notes/{id}/speakers lists them' })),
+      timing: t.Optional(t.Union([t.Literal('aligned'), t.Literal('proportional')], { description: 'present when a person corrected the segment\'s words: how they were timed (aligned to the audio, or in proportion)' })),
     }, { title: 'TranscriptSegment' })),
     speakers: t.Optional(t.Array(SpeakerRef)),
     words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }, { title: 'TranscriptWord' }), { description: 'every word with its times, when the speech engine gives them (PocketSphinx does, whisper.cpp does not)' })),
@@ -239,9 +240,23 @@ export const SegmentParams = t.Object({
   index: t.String({ pattern: '^[0-9]{1,6}$', description: 'the segment\'s position in verbose_json (its `id`), from 0', error: 'must be a segment number from 0' }),
 })
 export const UpdateSegmentRequest = t.Object(
-  { speaker: t.String({ minLength: 1, maxLength: 8, description: 'the id of the speaker (of this note) who said it' }) },
-  { additionalProperties: false, title: 'UpdateSegmentRequest' },
+  {
+    speaker: t.Optional(t.String({ minLength: 1, maxLength: 8, description: 'the id of the speaker (of this note) who said it' })),
+    text: t.Optional(t.String({ minLength: 1, maxLength: MAX_NOTE_TEXT_CHARS, description: 'what the segment says instead: its words are timed again by forced alignment to the segment\'s audio (proportionally when no engine can align them, and the segment says so in `timing`)', error: 'must be the segment\'s words, 1 to 2000000 characters' })),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateSegmentRequest', error: 'send speaker, text or both, and no other fields' },
 )
+
+const Timing = t.Union([t.Literal('aligned'), t.Literal('proportional')], { description: 'how a corrected segment\'s words were timed: aligned to its audio by a speech engine, or spread over the segment in proportion to their letters (no recording, or no engine could align them)' })
+
+export const UpdateSegmentResponse = t.Object({
+  data: t.Array(NoteSpeaker),
+  segment: t.Optional(t.Object({
+    id: Integer(), start: t.Number(), end: t.Number(), text: t.String(), timing: Timing,
+    timingNote: t.Optional(t.String({ description: 'why the words are timed in proportion' })),
+    words: t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number(), confidence: t.Number({ description: '1: a person wrote the word' }) })),
+  }, { description: 'the corrected segment, when `text` was sent' })),
+}, { title: 'UpdateSegmentResponse' })
 
 export const SpeakerProfile = t.Object(
   {

@@ -37,6 +37,8 @@ export interface NoteRow {
   media_removed_at?: string | null
   /** 1 when the transcript changed after the summary was made (migration 21) */
   summary_stale?: number
+  /** how many times a person changed the transcript: its ETag (migration 22) */
+  transcript_version?: number
 }
 
 /** A note the retention sweep looks at: its key in the sweep's order and whether it is settled. */

@@ -11,6 +11,7 @@ import { createListAndSearch } from './list-and-search'
 import { createProcessingWrites, type NoteSettled } from './processing-writes'
 import { createTranscriptReads } from './transcript-reads'
 import { createTranscriptEdits } from './transcript-edits'
+import type { RevisionsRepo } from './revisions-repo'
 import { createRetentionWrites } from './retention-writes'
 import { newNoteRow, noteStatus, toNote, type NewNoteFields } from './note-row'
 
@@ -31,6 +32,8 @@ export function createNotesService(deps: {
   onSettled?: (e: NoteSettled) => Promise<void>
   /** the audit log: deletions and transcript exports are recorded with who made them */
   audit?: Pick<AuditService, 'recordBy'>
+  /** the transcripts' revisions (migration 22) */
+  revisions: RevisionsRepo
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -64,7 +67,7 @@ export function createNotesService(deps: {
     ...createListAndSearch(repo),
     ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
     ...transcripts,
-    ...createTranscriptEdits({ repo, store, clock, readable: transcripts.readableTranscript }),
+    ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, readable: transcripts.readableTranscript, audit: deps.audit }),
     ...createRetentionWrites(repo, store),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),

@@ -16,7 +16,7 @@ import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfile, SpeakerProf
 import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import type { SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
 import { storedTranscript, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
-import { createTranscriptEdits } from './transcript-edits'
+import type { EditBy, TranscriptEdits } from './transcript-edits'
 
 /** `from` replaced by `to` wherever it stands as a whole word, in a text or any string inside a JSON value. */
 function renamed<T>(value: T, from: string, to: string): T {
@@ -51,17 +51,19 @@ export function createSpeakersService(deps: {
   ids: IdGenerator
   /** the note when its transcript can be read (409 while processing) */
   readable: (lib: Library, id: string) => Promise<NoteRow>
+  /** the one edit path of a transcript (NotesService: revision, version, audit record) */
+  editTranscript: TranscriptEdits['editTranscript']
   /** voices one account may remember (default DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT) */
   maxProfilesPerAccount?: number
 }) {
-  const { repo, notes, store, clock, ids } = deps
+  const { repo, notes, clock, ids } = deps
   const maxProfiles = deps.maxProfilesPerAccount ?? DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT
 
   function view(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
     return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId }
   }
 
-  const { editTranscript } = createTranscriptEdits({ repo: notes, store, clock, readable: deps.readable })
+  const { editTranscript } = deps
 
   function requireSpeaker(note: NoteRow, t: NoteTranscript, label: string): NoteTranscriptSpeaker {
     const speaker = t.speakers.find(s => s.label === label)
@@ -91,9 +93,9 @@ export function createSpeakersService(deps: {
     rememberedVoices: async (accountId: string, isSandbox: boolean, engine: string): Promise<{ id: string; name: string; embedding: number[] }[]> =>
       (await repo.profilesFor(accountId, isSandbox, engine)).map(p => ({ id: p.id, name: p.name, embedding: JSON.parse(p.embedding) as number[] })),
 
-    async update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest): Promise<NoteSpeaker> {
+    async update(lib: Library, id: string, label: string, body: UpdateNoteSpeakerRequest, who: EditBy): Promise<NoteSpeaker> {
       let answer: NoteSpeaker | undefined
-      await editTranscript(lib, id, async (t, note) => {
+      await editTranscript(lib, id, who, async (t, note) => {
         const speaker = requireSpeaker(note, t, label)
         if (body.mergeInto !== undefined) {
           if (body.name !== undefined) throw new ApiError('invalid_request', 'Send either name or mergeInto, not both: merge first, then name the speaker that remains.', { details: [{ field: 'mergeInto', issue: 'sent with name' }] })
@@ -119,8 +121,8 @@ export function createSpeakersService(deps: {
       return answer!
     },
 
-    async reassign(lib: Library, id: string, index: number, label: string): Promise<NoteSpeaker[]> {
-      const next = await editTranscript(lib, id, t => {
+    async reassign(lib: Library, id: string, index: number, label: string, who: EditBy): Promise<NoteSpeaker[]> {
+      const next = await editTranscript(lib, id, who, t => {
         const segments = t.segments ?? []
         if (!segments[index]) throw new ApiError('not_found', `Note ${id} has no segment ${index}; it has ${segments.length} (GET /v1/notes/${id}/transcript?format=verbose_json numbers them from 0).`)
         if (!t.speakers.some(s => s.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${t.speakers.map(s => s.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })

@@ -1,7 +1,11 @@
 import type { Clock } from '../../clock'
 import type { Store } from '../../db/store'
+import { ApiError } from '../../http/errors'
+import type { AuditBy } from '../audit/model'
+import type { AuditService } from '../audit/service'
 import type { Library } from '../library'
 import type { NoteFields, NoteRow, NotesRepo } from './repo'
+import type { RevisionsRepo } from './revisions-repo'
 import { storedTranscript, type NoteTranscript } from './stored-transcript'
 
 /** The next transcript an edit makes, and what else of the note changes with it (a summary's names). */
@@ -10,29 +14,72 @@ interface TranscriptEdit {
   fields?: NoteFields
 }
 
+/** Who edits, by which operation, and the version they read (`If-Match`; absent: the edit applies to whatever is current). */
+export interface EditBy {
+  by: AuditBy
+  operation: string
+  ifMatch?: string | null
+}
+
+/** A transcript version as an ETag (a strong one: the transcript at a version never changes). */
+export const transcriptETag = (version: number) => `"${version}"`
+
+/** The version an `If-Match` names: `"3"`, `3` or `W/"3"`; `*` matches any; null for anything else (a 412). */
+function matched(ifMatch: string, current: number): boolean {
+  return ifMatch.split(',').some(tag => {
+    const t = tag.trim()
+    return t === '*' || t.replace(/^W\//, '').replace(/^"(.*)"$/, '$1') === String(current)
+  })
+}
+
+/** The transcript as a revision keeps it. */
+const revisionJson = (t: NoteTranscript) => JSON.stringify({ text: t.text, segments: t.segments, speakers: t.speakers })
+
+export type TranscriptEdits = ReturnType<typeof createTranscriptEdits>
+
 /**
  * A change of a note's transcript: read, changed by a pure function of src/transcript/edits.ts, saved
- * through the one save path; part of NotesService, and what the speakers' changes are made with.
+ * through the one save path with a revision and an audit record (`note.transcript_edited`); part of
+ * NotesService, and what the speakers' changes are made with.
  */
 export function createTranscriptEdits(deps: {
   repo: NotesRepo
+  revisions: RevisionsRepo
   store: Pick<Store, 'transaction'>
   clock: Clock
   /** the note when its transcript can be read (404, or 409 while processing) */
   readable: (lib: Library, id: string) => Promise<NoteRow>
+  audit?: Pick<AuditService, 'recordBy'>
 }) {
   return {
     /**
      * The transcript of a readable note changed by `edit`, which is given the stored transcript and the
      * note's row and returns the next transcript (or throws the request's error: nothing is written);
-     * saved with the note's `updatedAt` now, all in one transaction. Returns what was saved.
+     * saved with the note's `updatedAt` now, a new revision (the note's version raised by one) and an
+     * audit record, all in one transaction. With `If-Match` naming another version than the current,
+     * 412 with the current one. Returns what was saved and its version.
      */
-    editTranscript(lib: Library, id: string, edit: (t: NoteTranscript, note: NoteRow) => TranscriptEdit | Promise<TranscriptEdit>): Promise<NoteTranscript> {
+    editTranscript(lib: Library, id: string, who: EditBy, edit: (t: NoteTranscript, note: NoteRow) => TranscriptEdit | Promise<TranscriptEdit>): Promise<NoteTranscript & { version: number }> {
       return deps.store.transaction(async () => {
-        const note = await deps.readable(lib, id)
-        const { transcript, fields } = await edit(storedTranscript(note, await deps.repo.speakersOf(note.id)), note)
-        await deps.repo.saveTranscript(note.id, transcript, { ...fields, updated_at: deps.clock.now().toISOString() })
-        return transcript
+        await deps.readable(lib, id)
+        // first the version (the row's lock: a concurrent edit waits here), then the transcript as now saved
+        const version = await deps.revisions.nextVersion(id)
+        const note = (await deps.repo.getById(id))!
+        const current = version - 1
+        if (who.ifMatch && !matched(who.ifMatch, current)) {
+          throw new ApiError('precondition_failed', `The transcript of note ${id} is at version ${current}, not ${who.ifMatch}: someone changed it since you read it. Read it again (GET /v1/notes/${id}/transcript, ETag ${transcriptETag(current)}) and send your change again.`, {
+            details: [{ field: 'If-Match', issue: `current version is ${current}` }],
+            headers: { etag: transcriptETag(current) },
+          })
+        }
+        const before = storedTranscript(note, await deps.repo.speakersOf(note.id))
+        const { transcript, fields } = await edit(before, note)
+        const at = deps.clock.now().toISOString()
+        await deps.repo.saveTranscript(note.id, transcript, { ...fields, updated_at: at })
+        if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, transcript: revisionJson(before) })
+        await deps.revisions.insert({ note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, transcript: revisionJson(transcript) })
+        await deps.audit?.recordBy(who.by, { accountId: lib.accountId, action: 'note.transcript_edited', target: { type: 'note', id }, details: { operation: who.operation, version, sandbox: lib.sandbox } })
+        return { ...transcript, version }
       })
     },
   }

@@ -51,7 +51,8 @@ export function createTranscriptReads(deps: {
       const transcript = { noteId: r.id, transcript: t.text, language: r.language, ...(speakers.length ? { speakers } : {}) }
       const file = format === undefined ? null : exportTranscript({ noteId: r.id, title: r.title, type: r.type, language: r.language, transcript: t }, format)
       await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format: format ?? 'json', sandbox: lib.sandbox } })
-      return file ? { file, title: r.title } : { transcript }
+      const version = r.transcript_version ?? 0
+      return file ? { file, title: r.title, version } : { transcript, version }
     },
 
     /** A note's segments with each speaker label replaced by the name shown (for answers that say who said what). */

@@ -16,6 +16,7 @@ const ACTION_TEXT: Record<string, string> = {
   'note.media_read': 'Recording played',
   'note.transcript_exported': 'Transcript read or exported',
   'note.deleted': 'Note deleted',
+  'note.transcript_edited': 'Transcript edited',
   'note.media_deleted': 'Recording deleted',
   'folder.deleted': 'Folder deleted',
   'retention.changed': 'Retention changed',

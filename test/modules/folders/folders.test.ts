@@ -10,6 +10,7 @@ import { createIdGenerator } from '../../../src/ids'
 import { createFoldersRepo } from '../../../src/modules/folders/repo'
 import { createFoldersService, folderExistsIn } from '../../../src/modules/folders/service'
 import { notesRepoFor } from '../../../src/services'
+import { createRevisionsRepo } from '../../../src/modules/notes/revisions-repo'
 import { createNotesService } from '../../../src/modules/notes/service'
 
 for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => {
@@ -99,7 +100,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`folders on ${b.name}`, () => 
 function libraryNode(store: Store) {
   const ids = createIdGenerator()
   const foldersRepo = createFoldersRepo(store)
-  const notes = createNotesService({ repo: notesRepoFor(store), clock: systemClock, ids, store, folderExists: folderExistsIn(foldersRepo) })
+  const notes = createNotesService({ repo: notesRepoFor(store), clock: systemClock, ids, store, folderExists: folderExistsIn(foldersRepo), revisions: createRevisionsRepo(store) })
   const folders = createFoldersService({ repo: foldersRepo, clock: systemClock, ids, store, unfileNotes: id => notes.unfileFolder(id) })
   return { notes, folders }
 }

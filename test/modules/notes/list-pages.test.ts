@@ -7,6 +7,7 @@ import { createFoldersRepo } from '../../../src/modules/folders/repo'
 import type { NoteFilter, NoteRow, NotesRepo } from '../../../src/modules/notes/repo'
 import { createSqliteNotesRepo, notesChangeStamp } from '../../../src/modules/notes/repo.sqlite'
 import { notesRepoFor } from '../../../src/services'
+import { createRevisionsRepo } from '../../../src/modules/notes/revisions-repo'
 import { createNotesService } from '../../../src/modules/notes/service'
 import { PageCache } from '../../../src/modules/notes/page-cache'
 import { createCreditsRepo } from '../../../src/modules/credits/repo'
@@ -440,7 +441,7 @@ describe.skipIf(backEnds.some(b => b.skip))('the same library lists the same byt
         for (const r of library()) await repo.insert(r)
       })
       const clock = fixedClock(iso(NOW))
-      const notes = createNotesService({ repo, clock, ids: createIdGenerator(() => clock.now().getTime()), store, folderExists: async () => true })
+      const notes = createNotesService({ repo, clock, ids: createIdGenerator(() => clock.now().getTime()), store, folderExists: async () => true, revisions: createRevisionsRepo(store) })
       const out: string[] = []
       for (const f of filterCombinations()) {
         for (const [limit, offset] of [[50, 0], [7, 3], [100, 120], [20, 1000]] as const) {

@@ -1,0 +1,64 @@
+/**
+ * A note's transcript history (issue 31): every edit of the transcript is a revision (transcript-edits.ts
+ * writes them); here they are listed, one is shown, and one is restored (a new revision whose
+ * transcript is that one: undo is restoring the one before).
+ */
+import { ApiError } from '../../http/errors'
+import { speakerNames } from '../../transcript/transcript'
+import type { Library } from '../library'
+import type { NotesService } from './service'
+import type { RevisionRow, RevisionsRepo } from './revisions-repo'
+import type { NoteTranscript } from './stored-transcript'
+import type { EditBy } from './transcript-edits'
+
+export type RevisionsService = ReturnType<typeof createRevisionsService>
+
+const summary = (r: Omit<RevisionRow, 'transcript'>) => ({
+  version: Number(r.version),
+  actor: { type: r.actor_type, id: r.actor_id },
+  operation: r.operation,
+  createdAt: r.created_at,
+})
+
+export function createRevisionsService(deps: {
+  repo: RevisionsRepo
+  notes: Pick<NotesService, 'readableTranscript' | 'editTranscript'>
+}) {
+  async function requireRevision(lib: Library, id: string, version: number): Promise<RevisionRow> {
+    await deps.notes.readableTranscript(lib, id)
+    const r = await deps.repo.get(id, version)
+    if (!r) throw new ApiError('not_found', `Note ${id} has no revision ${version}; GET /v1/notes/${id}/revisions lists them (none until its transcript is first edited).`)
+    return r
+  }
+
+  return {
+    /** The note's revisions, newest first (none until its transcript is first edited). */
+    async list(lib: Library, id: string) {
+      await deps.notes.readableTranscript(lib, id)
+      return { data: (await deps.repo.list(id)).map(summary) }
+    },
+
+    /** The transcript at one version: its text, segments (with words) and speakers as named then. */
+    async get(lib: Library, id: string, version: number) {
+      const r = await requireRevision(lib, id, version)
+      const t = JSON.parse(r.transcript) as NoteTranscript
+      return { noteId: id, ...summary(r), transcript: t.text, segments: t.segments && [...t.segments], speakers: speakerNames(t.speakers) }
+    },
+
+    /**
+     * A new revision whose transcript is version `version`'s: text, segments and speakers (a speaker's
+     * remembered voice kept only while the note's speaker of that label still has it); the summary
+     * marked stale. Honours If-Match as every edit does.
+     */
+    async restore(lib: Library, id: string, version: number, who: EditBy) {
+      const r = await requireRevision(lib, id, version)
+      const then = JSON.parse(r.transcript) as NoteTranscript
+      const saved = await deps.notes.editTranscript(lib, id, who, now => {
+        const voices = new Map(now.speakers.map(s => [s.label, s.profileId]))
+        const speakers = then.speakers.map(s => ({ ...s, profileId: voices.get(s.label) === s.profileId ? s.profileId : null }))
+        return { transcript: { ...then, speakers }, fields: { summary_stale: 1 } }
+      })
+      return { version: saved.version, restoredFrom: version }
+    },
+  }
+}
