@@ -182,8 +182,12 @@ describe('the standing fuzz itself', () => {
     expect(bodies.some(b => b.includes('\\u0000'))).toBe(true)
     expect(bodies.some(b => /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/.test(b))).toBe(true)
     expect(requests.some(r => r.url.includes('%ED%A0%80') || r.url.includes('%ED%B0%80'))).toBe(true)
-    // CreateFolderRequest's name: at most 200 characters; one past it; and empty strings
-    expect(bodies.some(b => b.includes(`"name":"${'x'.repeat(201)}"`))).toBe(true)
+    // a string one past its field's maxLength (which field depends on the seed and the operations there
+    // are: CreateFolderRequest's name, 201 characters, when there were fewer); and empty strings
+    const maxLengths = new Set<number>()
+    JSON.stringify(doc, (k, v) => (k === 'maxLength' && typeof v === 'number' && maxLengths.add(v), v))
+    const onePast = bodies.flatMap(b => [...b.matchAll(/"[A-Za-z]+":"(x+)"/g)].map(m => m[1]!.length - 1)).filter(n => maxLengths.has(n))
+    expect(onePast.length).toBeGreaterThan(0)
     expect(bodies.some(b => b.includes('":""'))).toBe(true)
     expect(bodies.some(b => b.includes('"unknown":'))).toBe(true)
     expect(requests.some(r => r.url === '/v1/notes/note_1')).toBe(true)
