@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations'
+import { sqliteSnapshot } from './sqlite-snapshot' with { type: 'macro' }
 import { startupMark } from '../startup-timing'
 
 export type { Database }
@@ -117,10 +118,26 @@ export function migrate(db: Database, migrations = MIGRATIONS): number {
     const todo = pending()
     const record = db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
     const now = new Date().toISOString()
+    // a new database given the shipped migrations: their snapshot, recorded as each of them
+    const fresh = todo.length === MIGRATIONS.length && todo.every(m => MIGRATIONS.includes(m))
+    if (fresh) applySnapshot(db)
     for (const m of todo) {
-      db.exec(m.sql)
+      if (!fresh) db.exec(m.sql)
       record.run(m.version, m.name, now)
     }
     return todo.length
   }).immediate()
+}
+
+/**
+ * A new database's schema in one go: the CREATE statements and rows every migration together leaves
+ * (sqlite-snapshot.ts, computed when the code is built), about a third of the steps' time.
+ */
+function applySnapshot(db: Database): void {
+  const snapshot = sqliteSnapshot()
+  for (const sql of snapshot.statements) db.exec(sql)
+  for (const { table, columns, values } of snapshot.rows) {
+    const insert = db.query(`INSERT INTO "${table}" (${columns.map(c => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
+    for (const row of values) insert.run(...row)
+  }
 }

@@ -87,6 +87,28 @@ function withoutUniqueItems<T extends TSchema>(schema: T): { relaxed: T; had: bo
  * value whose every item is valid (here, one of a few short names) is hashed for uniqueness.
  */
 export function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
+  return lazyCheck(() => compileNow(schema))
+}
+
+/**
+ * A TypeCheck built on its first use, not when it is declared: compiling the operations' checks at
+ * start-up took about 17 ms of the cold start (docs/decisions.md, "Cold start"), and most never run.
+ */
+export function lazyCheck<T extends TSchema>(build: () => TypeCheck<T>): TypeCheck<T> {
+  let built: TypeCheck<T> | undefined
+  const real = () => (built ??= build())
+  return new Proxy(Object.create(null) as TypeCheck<T>, {
+    get(_, key) {
+      const c = real()
+      const v: unknown = Reflect.get(c, key, c)
+      return typeof v === 'function' ? v.bind(c) : v
+    },
+    has: (_, key) => Reflect.has(real(), key),
+    getPrototypeOf: () => Object.getPrototypeOf(real()),
+  })
+}
+
+function compileNow<T extends TSchema>(schema: T): TypeCheck<T> {
   const full = TypeCompiler.Compile(schema)
   const { relaxed, had } = withoutUniqueItems(schema)
   if (!had) return full

@@ -139,9 +139,13 @@ function jsonRpcError(status: number, message: string, headers: Record<string, s
  * manifest at `/.well-known/mcp.json`. Charges made through it are recorded with source "mcp".
  */
 export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) => Elysia<any, any, any, any, any, any, any> {
-  const tools = createTools(deps.operations, deps.services)
-  const byName = new Map(tools.map(t => [t.name, t]))
-  const manifest = mcpManifest(deps.config, tools)
+  // the tools (their schemas copied, about 10 ms) are made on the first MCP request, not at start-up
+  let made: { tools: Tool[]; byName: Map<string, Tool>; manifest: ReturnType<typeof mcpManifest> } | undefined
+  const prepared = () => {
+    if (made) return made
+    const tools = createTools(deps.operations, deps.services)
+    return (made = { tools, byName: new Map(tools.map(t => [t.name, t])), manifest: mcpManifest(deps.config, tools) })
+  }
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}"`
 
   async function handle(request: Request, peer: PeerServer): Promise<Response> {
@@ -164,6 +168,7 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
       const envelope = errorEnvelope(new ApiError('invalid_request', shapeMessage(shape)), deps.config.docsUrl, undefined)
       return jsonRpcError(400, shapeMessage(shape), {}, { code: JSON_RPC_INVALID_REQUEST, data: envelope })
     }
+    const { tools, byName } = prepared()
     const server = await serverFor(caller, tools, byName, deps)
     const { WebStandardStreamableHTTPServerTransport } = (await mcpSdk())[1]
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
@@ -177,7 +182,7 @@ export function mcpRoutes(deps: McpDeps): (guard: ReturnType<typeof authGuard>) 
 
   return guard => new Elysia({ name: 'mcp-routes' })
     .use(guard)
-    .get(MCP_MANIFEST_PATH, () => manifest)
+    .get(MCP_MANIFEST_PATH, () => prepared().manifest)
     .post(MCP_PATH, ({ request, server }) => handle(request, server), { parse: 'none' })
     .get(MCP_PATH, ({ request, server }) => handle(request, server))
     .delete(MCP_PATH, ({ request, server }) => handle(request, server), { parse: 'none' })

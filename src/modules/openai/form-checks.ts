@@ -1,6 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { AsrEngine } from '../../engines/asr/engine'
 import { ApiError, detailsFromValueErrors, type ErrorDetail } from '../../http/errors'
+import { lazyCheck } from '../../http/schemas'
 import { textDetails } from '../../http/text-check'
 import { OpenAiTranscriptionFields, OpenAiTranslationFields } from './model'
 
@@ -16,8 +17,8 @@ const GRANULARITY_FIELDS = ['timestamp_granularities[]', 'timestamp_granularitie
 const SPEAKER_NAME_FIELDS = ['known_speaker_names[]', 'known_speaker_names']
 const SPEAKER_REFERENCE_FIELDS = ['known_speaker_references[]', 'known_speaker_references']
 
-export const fieldsCheck = TypeCompiler.Compile(OpenAiTranscriptionFields)
-export const translationCheck = TypeCompiler.Compile(OpenAiTranslationFields)
+export const fieldsCheck = lazyCheck(() => TypeCompiler.Compile(OpenAiTranscriptionFields))
+export const translationCheck = lazyCheck(() => TypeCompiler.Compile(OpenAiTranslationFields))
 
 export function invalid(details: ErrorDetail[], hint = ''): ApiError {
   return new ApiError('invalid_request', `The form failed validation: ${details.map(d => `${d.field}: ${d.issue}`).join('; ')}.${hint}`, { details })
