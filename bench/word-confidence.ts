@@ -16,6 +16,7 @@ import { createPocketsphinxRecognizer, type HeardWord } from '../src/engines/poc
 import { MEETING_VOICES, meetingWav } from '../test/fixtures/meeting-voices'
 import { LIBRIVOX } from '../test/fixtures/speech'
 import { words as normalWords } from '../test/helpers/wer'
+import { heardRight } from './lib/heard'
 
 interface Recording {
   name: string
@@ -49,29 +50,6 @@ function programWords(stdout: string): HeardWord[] {
   })
 }
 
-/** For each heard word, whether the edit alignment with the reference keeps it as a match. */
-function correctness(reference: string[], heard: string[]): boolean[] {
-  const d = Array.from({ length: reference.length + 1 }, (_, i) => Array.from({ length: heard.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
-  for (let i = 1; i <= reference.length; i++) {
-    for (let j = 1; j <= heard.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j - 1]! + (reference[i - 1] === heard[j - 1] ? 0 : 1), d[i - 1]![j]! + 1, d[i]![j - 1]! + 1)
-    }
-  }
-  const right = heard.map(() => false)
-  for (let i = reference.length, j = heard.length; i > 0 && j > 0; ) {
-    if (reference[i - 1] === heard[j - 1] && d[i]![j] === d[i - 1]![j - 1]) {
-      right[j - 1] = true
-      i--
-      j--
-    } else if (d[i]![j] === d[i - 1]![j - 1]! + 1) {
-      i--
-      j--
-    } else if (d[i]![j] === d[i - 1]![j]! + 1) i--
-    else j--
-  }
-  return right
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'notesvc-bench-confidence-'))
 const recognizer = createPocketsphinxRecognizer()
 try {
@@ -101,7 +79,7 @@ try {
     console.log(
       `${rec.name.padEnd(20)} ${(rec.samples.length / 16_000).toFixed(1).padStart(6)} s  ${(same ? 'yes' : 'NO').padStart(10)}  ${(dTime * 1000).toFixed(1).padStart(6)} ms  ${dConf.toExponential(1).padStart(15)}  ${programSeconds.toFixed(1).padStart(6)} s (${programCpu.toFixed(1).padStart(4)} s)  ${librarySeconds.toFixed(1).padStart(7)} s (${libraryCpu.toFixed(1).padStart(4)} s)`,
     )
-    const right = correctness(normalWords(rec.reference), fromLibrary.map(w => w.word))
+    const right = heardRight(normalWords(rec.reference), fromLibrary.map(w => w.word))
     fromLibrary.forEach((w, i) => scored.push({ confidence: w.confidence, right: right[i]! }))
   }
   const rightOnes = scored.filter(s => s.right)
