@@ -20,7 +20,7 @@ import { createTestApp } from '../test/helpers/app'
 import { tempDir } from '../test/helpers/process'
 import { VOICES, voiceSet, type SetRecording } from './lib/voice-set'
 
-interface Speaker { id: string; name: string | null; displayName: string; profileId: string | null; suggestion: { profileId: string; name: string; similarity: number } | null }
+interface Speaker { id: string; name: string | null; displayName: string; seconds: number; profileId: string | null; suggestion: { profileId: string; name: string; similarity: number } | null }
 
 const dir = tempDir('notesvc-suggest-')
 const t = createTestApp({ env: { NOTESVC_WORKERS: '1', NOTESVC_METERING: 'off', NOTESVC_RATE_LIMITS: 'read=100000,write=1000,processing=1000' } })
