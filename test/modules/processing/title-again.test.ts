@@ -32,7 +32,7 @@ const misheard: AsrEngine = {
 }
 
 /** Lower-case words of a text, without punctuation. */
-const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []
+const wordsOf = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []
 
 for (const b of backEnds) describe.skipIf(b.skip)(`the title made again on ${b.name}`, () => {
   const open = closingAfterEach(b)
