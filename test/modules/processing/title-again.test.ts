@@ -45,9 +45,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the title made again on ${b.n
       const n = (await t.call('GET', `/v1/notes/${id}`, { token })).body
       return n.status === 'Done' || n.status === 'Error' ? n : null
     }, 60_000, 50)
-    const upload = async (fileName: string) => {
+    const upload = async (fileName: string, titled?: string) => {
       const wav = makeWav({ seconds: 3 })
       const up = (await t.call('POST', '/v1/uploads', { token, body: { fileName, contentType: 'audio/wav', fileSize: wav.length } })).body
+      if (titled) expect((await t.call('PATCH', `/v1/notes/${up.noteId}`, { token, body: { title: titled } })).status).toBe(200)
       await t.app.handle(new Request(up.uploadUrl.replace(/^https?:\/\/[^/]+/, 'http://localhost'), { method: 'PUT', body: wav as unknown as BodyInit, headers: up.headers }))
       expect((await t.call('POST', `/v1/uploads/${up.noteId}/complete`, { token })).status).toBe(202)
       return up.noteId as string
@@ -77,13 +78,18 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the title made again on ${b.n
     }
   })
 
-  test("a title a person gave stays: renamed after upload, or given with a note created from text", async () => {
+  test("a title a person gave stays: renamed after processing or before it, or given with a note created from text", async () => {
     const { t, token, upload, settled, correctedAndSummarized } = await setup()
     try {
       const id = await upload('planning-meeting.wav')
       await settled(id)
       expect((await t.call('PATCH', `/v1/notes/${id}`, { token, body: { title: 'Budget review' } })).status).toBe(200)
       expect((await correctedAndSummarized(id)).title).toBe('Budget review')
+
+      // named before its first summary: the summary's title does not replace it either
+      const early = await upload('standup.wav', 'Standup, Monday')
+      expect((await settled(early)).title).toBe('Standup, Monday')
+      expect((await correctedAndSummarized(early)).title).toBe('Standup, Monday')
 
       const typed = (await t.call('POST', '/v1/notes', { token, body: { title: 'Friday notes', content: SAID } })).body
       expect((await t.call('POST', `/v1/notes/${typed.id}/summaries`, { token, body: { styleId: 'meeting-notes' } })).status).toBe(202)
