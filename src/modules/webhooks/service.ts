@@ -160,7 +160,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       }
       const { inserted, had } = await repo.insertUnder(row, maxPerAccount)
       if (!inserted) {
-        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send both events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
+        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send several events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
       }
       return { ...toWebhook(row), secret: row.secret }
     },
