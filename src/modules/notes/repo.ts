@@ -194,7 +194,7 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
 
     async insert(row: NoteRow) {
       await store.transaction(async () => {
-        await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => row[c] ?? null))
+        await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => (c === 'title_generated' ? row.title_generated ?? 0 : row[c])))
         await store.run('INSERT INTO note_bodies (note_id, original_transcription, structured_content, transcript_segments) VALUES (?, ?, ?, ?)', [row.id, row.original_transcription, row.structured_content, row.transcript_segments ?? null])
       })
     },

@@ -20,6 +20,11 @@ const summary = (r: Omit<RevisionRow, 'transcript'>) => ({
   createdAt: r.created_at,
 })
 
+/** The indices of `after`'s segments that differ from the segment at the same place in `before` (all of them when the lengths differ past it). */
+function changedSegments(before: NoteTranscript['segments'], after: NoteTranscript['segments']): number[] {
+  return (after ?? []).flatMap((s, i) => (JSON.stringify(s) === JSON.stringify(before?.[i]) ? [] : [i]))
+}
+
 export function createRevisionsService(deps: {
   repo: RevisionsRepo
   notes: Pick<NotesService, 'readableTranscript' | 'editTranscript'>
@@ -63,7 +68,7 @@ export function createRevisionsService(deps: {
           profileId: voices.get(s.label) === s.profileId ? s.profileId : null,
           suggestion: s.suggestion && offered.get(s.label) === s.suggestion.profileId ? s.suggestion : null,
         }))
-        return { transcript: { ...then, speakers }, fields: { summary_stale: 1 } }
+        return { transcript: { ...then, speakers }, fields: { summary_stale: 1 }, change: 'restore', segments: changedSegments(now.segments, then.segments) }
       })
       return { version: saved.version, restoredFrom: version }
     },

@@ -30,7 +30,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`voice suggestions on ${b.name
   test('offered, not applied, listed everywhere; confirmed: the name applied, a revision, the voice confirmed; dismissed: gone; a different voice not offered', async () => {
     const { v, t, token, speakers, answer } = await setup()
     // never delivered here (no sender runs): what note.completed says is read from the outbox
-    const hook = (await t.call('POST', '/v1/webhooks', { token, body: { url: 'http://127.0.0.1:8080/hook', events: ['note.completed'] } })).body
+    const hook = (await t.call('POST', '/v1/webhooks', { token, body: { url: 'http://127.0.0.1:8080/hook', events: ['note.completed', 'note.updated'] } })).body
     await t.services.workers.start()
     try {
       const monday = await uploadSettled(t, token, 'monday.wav')
@@ -52,7 +52,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`voice suggestions on ${b.name
       expect((await t.call('GET', `/v1/notes/${tuesday}/transcript?format=verbose_json`, { token })).body.speakers).toEqual(listed)
       const srt = (await t.call('GET', `/v1/notes/${tuesday}/transcript?format=srt`, { token })).text
       expect(srt).toContain('Speaker A: The budget is ten thousand.')
-      const completed = (await t.services.webhooks.outboxOf(hook.id)).map(o => JSON.parse(o.payload)).find(p => p.data.noteId === tuesday)
+      const events = async () => (await t.services.webhooks.outboxOf(hook.id)).map(o => JSON.parse(o.payload)).filter(p => p.data.noteId === tuesday)
+      const completed = (await events()).find(p => p.type === 'note.completed')
       expect(completed.data.speakers).toEqual(listed)
 
       // a stale If-Match is refused, nothing applied
@@ -70,6 +71,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`voice suggestions on ${b.name
       expect((await t.call('GET', `/v1/notes/${tuesday}/revisions`, { token })).body.data.map((r: { version: number; operation: string }) => [r.version, r.operation]))
         .toEqual([[1, 'answerSpeakerSuggestion'], [0, 'transcribed']])
       expectEnvelope(await answer(tuesday, 'A', { accept: true }), 404, 'not_found')
+      expect((await events()).filter(p => p.type === 'note.updated').map(p => p.data)).toEqual([{ id: tuesday, noteId: tuesday, version: 1, change: 'speaker', segments: [0] }])
       const audit = (await t.call('GET', '/v1/audit-events?action=note.transcript_edited', { token })).body
       expect(audit.data.map((e: { target: { id: string }; details: { operation: string } }) => [e.target.id, e.details.operation])).toEqual([[tuesday, 'answerSpeakerSuggestion'], [monday, 'updateNoteSpeaker']])
 
