@@ -726,4 +726,29 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 23,
+    name: 'speakers: a remembered voice suggested, not applied',
+    sql: `
+      -- A remembered voice that matches a speaker of a new recording is offered, never applied: the
+      -- voice (null once forgotten: the suggestion goes with it), the name it had then and how alike the
+      -- prints were. A person confirms (the name applied) or dismisses it; either clears it.
+      ALTER TABLE note_speakers ADD COLUMN suggested_profile_id TEXT REFERENCES speaker_profiles(id) ON DELETE SET NULL;
+      ALTER TABLE note_speakers ADD COLUMN suggested_name TEXT;
+      ALTER TABLE note_speakers ADD COLUMN suggested_similarity REAL;
+      CREATE INDEX note_speakers_suggested ON note_speakers(suggested_profile_id);
+    `,
+  },
+  {
+    version: 24,
+    name: 'notes: whether the title is one the service made',
+    sql: `
+      -- title_generated: 1 while the note's title is one notesvc made (an upload's file name, then its
+      -- summary's title), made again with the summary (POST /v1/notes/{id}/summaries); 0 once a person
+      -- gave it (a note created from text, PATCH /v1/notes/{id} with a title), never changed by notesvc
+      -- after. Notes made before are 0: which of their titles a person typed is not known, and a
+      -- person's title is never replaced.
+      ALTER TABLE notes ADD COLUMN title_generated INTEGER NOT NULL DEFAULT 0 CHECK (title_generated IN (0, 1));
+    `,
+  },
 ]

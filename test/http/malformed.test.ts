@@ -85,6 +85,7 @@ const OPS: Op[] = [
   // speakers: the note is created from text (no speakers: 404 for speaker A once the input is valid)
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', idOf: ids => ids.noteId },
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
+  { id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/{id}/speakers/A/suggestion', idOf: ids => ids.noteId, body: () => ({ accept: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
   // segments of a note from text: none are timed (409 once the input is valid); find and replace by paragraph
   { id: 'splitNoteSegment', method: 'POST', path: '/v1/notes/{id}/segments/0/split', idOf: ids => ids.noteId, body: () => ({ word: 1 }) },

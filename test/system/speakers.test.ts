@@ -54,7 +54,7 @@ describe('a recording of two people', () => {
     const speakers = (await t.call('GET', `/v1/notes/${noteId}/speakers`, { token })).body.data
     expect(speakers.map((s: { id: string; displayName: string }) => [s.id, s.displayName])).toEqual([['A', 'Speaker A'], ['B', 'Speaker B']])
     const json = (await t.call('GET', `/v1/notes/${noteId}/transcript`, { token })).body
-    expect(json.speakers).toEqual([{ id: 'A', name: 'Speaker A' }, { id: 'B', name: 'Speaker B' }])
+    expect(json.speakers).toEqual([{ id: 'A', name: 'Speaker A', suggestion: null }, { id: 'B', name: 'Speaker B', suggestion: null }])
     const verbose = (await t.call('GET', `/v1/notes/${noteId}/transcript?format=verbose_json`, { token })).body
     const hyp = verbose.segments.map((s: { start: number; end: number; speakerId: string }) => ({ start: s.start, end: s.end, speaker: s.speakerId.charCodeAt(0) - 65 }))
     // the transcript's segments (PocketSphinx's times) against who really spoke: most of the speech right

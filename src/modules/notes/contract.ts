@@ -12,7 +12,7 @@ import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
 import type { SegmentTextService } from './segment-text'
 import type { SpeakersService } from './speakers'
-import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerSuggestionAnswer, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 /** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
 interface NotesServices {
@@ -135,13 +135,27 @@ const listNoteSpeakers = defineOperation({
 const updateNoteSpeaker = defineOperation({
   id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/:id/speakers/:speakerId', tag: 'Speakers',
   summary: 'Name a speaker, or merge them into another',
-  description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the name is remembered for later recordings of this library unless `remember` is false. An account remembers at most 500 voices, live and sandbox together (unless the server\'s operator set another number, NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT): past that, a new name is still given but not remembered, and the answer says so in `notice` (`profileId` null); a name already remembered is always updated. `mergeInto` gives every segment of this speaker to another and removes this one.',
+  description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the voice is remembered under the name unless `remember` is false, and offered as the `suggestion` of a matching speaker in later recordings of this library (never applied unasked). A name given answers a suggestion the speaker had. An account remembers at most 500 voices, live and sandbox together (unless the server\'s operator set another number, NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT): past that, a new name is still given but not remembered, and the answer says so in `notice` (`profileId` null); a name already remembered is always updated. `mergeInto` gives every segment of this speaker to another and removes this one.',
   scopes: ['notes:write'], credits: 0,
   params: SpeakerParams,
   body: UpdateNoteSpeakerRequest,
   responses: { 200: NoteSpeaker },
   errors: ['not_found', 'conflict', 'precondition_failed'],
 }, ({ id, speakerId, ...body }, caller, { speakers }) => speakers.update(caller.principal, id, speakerId, body, editBy(caller, 'updateNoteSpeaker')))
+
+const answerSpeakerSuggestion = defineOperation({
+  id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/:id/speakers/:speakerId/suggestion', tag: 'Speakers',
+  summary: 'Confirm or dismiss the voice suggested for a speaker',
+  description: 'A remembered voice that matches a speaker of a new recording is offered as the speaker\'s `suggestion`, never applied. `{"accept": true}` gives the speaker its name, as a rename that remembers the voice does (everywhere the note shows them; the voice\'s print becomes this recording\'s); `{"accept": false}` dismisses it: it is not offered again for this note. Either clears the suggestion and is an edit of the transcript: a revision, `If-Match` honoured (412 with the current version), the new version in `ETag`. 404 when the speaker has no suggestion; 409 while the note is processing.',
+  scopes: ['notes:write'], credits: 0,
+  params: SpeakerParams,
+  body: SpeakerSuggestionAnswer,
+  responses: { 200: NoteSpeaker },
+  errors: ['invalid_request', 'not_found', 'conflict', 'precondition_failed'],
+}, async ({ id, speakerId, accept }, caller, { speakers }) => {
+  const { version, ...speaker } = await speakers.answerSuggestion(caller.principal, id, speakerId, accept, editBy(caller, 'answerSpeakerSuggestion'))
+  return new Answer(speaker, { headers: { etag: transcriptETag(version) } })
+})
 
 const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
@@ -162,7 +176,7 @@ const updateNoteSegment = defineOperation({
 const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
   summary: 'Remembered voices',
-  description: 'The voices named in notes of this library and recognised in its later recordings, by name (ties by id), a page at a time: `limit` (1 to 100, default 50) from `offset`; `pagination.hasMore` says whether another page exists.',
+  description: 'The voices named in notes of this library, offered as suggestions for the speakers of its later recordings whose voices match, by name (ties by id), a page at a time: `limit` (1 to 100, default 50) from `offset`; `pagination.hasMore` says whether another page exists.',
   scopes: ['notes:read'], credits: 0,
   query: ListSpeakerProfilesQuery,
   responses: { 200: SpeakerProfileList },
@@ -188,4 +202,4 @@ const deleteSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const

@@ -70,7 +70,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`segments split, merged and re
     expect((await post('0/split', { word: 7 })).status).toBe(200)
     const byB = await post('0/merge', { speaker: 'B' })
     expect(byB.body.segments.map((s: any) => s.speaker)).toEqual(['Speaker B'])
-    expect((await verbose()).speakers).toEqual([{ id: 'A', name: 'Maria' }, { id: 'B', name: 'Speaker B' }])
+    expect((await verbose()).speakers).toEqual([{ id: 'A', name: 'Maria', suggestion: null }, { id: 'B', name: 'Speaker B', suggestion: null }])
   })
 
   test('reassign words 4..6 to B: three segments, what each speaker said and the speakers\' time follow; to a new speaker C, C is added unnamed', async () => {
@@ -88,7 +88,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`segments split, merged and re
 
     const c = await post('0/reassign', { fromWord: 1, toWord: 1, speaker: 'C' })
     expect(c.body.segments.map((s: any) => [s.text, s.speaker])).toEqual([['the', 'Maria'], ['budget', 'Speaker C'], ['is ready', 'Maria'], ['order the servers', 'Speaker B'], ['agreed on friday', 'Speaker B']])
-    expect(c.body.speakers).toEqual([{ id: 'A', name: 'Maria' }, { id: 'B', name: 'Speaker B' }, { id: 'C', name: 'Speaker C' }])
+    expect(c.body.speakers).toEqual([{ id: 'A', name: 'Maria', suggestion: null }, { id: 'B', name: 'Speaker B', suggestion: null }, { id: 'C', name: 'Speaker C', suggestion: null }])
     expect((await t.call('PATCH', `/v1/notes/${id}/speakers/C`, { token, body: { name: 'Tom' } })).status).toBe(200)
     expect(await said('Tom', 'budget')).toBe(1)
   })
