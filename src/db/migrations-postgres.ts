@@ -745,6 +745,16 @@ const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 23,
+    name: 'transcript revisions: the version a restore brought back',
+    sql: `
+      -- restored_from: for a revision made by restoring an earlier version, that version (null for any
+      -- other edit): the browser's undo and redo are restores, and tell them from one another by it
+      -- across reloads and browsers (docs/decisions.md "Correcting a transcript in the browser").
+      ALTER TABLE transcript_revisions ADD COLUMN restored_from INTEGER;
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))
