@@ -87,7 +87,7 @@ afterAll(async () => {
 /** The names that open the transcript's turns, in order. */
 const turnNames = (page: Page) => page.locator('#segments button.speaker-name').allTextContents()
 /** The texts of the segments a reader can see. */
-const visibleTexts = (page: Page) => page.locator('#segments button.segment .text').evaluateAll(els => els.filter(e => (e as HTMLElement).offsetParent !== null).map(e => e.textContent))
+const visibleTexts = (page: Page) => page.locator('#segments .seg .text').evaluateAll(els => els.filter(e => (e as HTMLElement).offsetParent !== null).map(e => e.textContent))
 
 test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in place, the subtitles say Maria, filter to one speaker', async () => {
   const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, acceptDownloads: true })
@@ -112,7 +112,7 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
     step('each turn opens with its speaker, in its own colour')
     // four segments, three turns: A, then B twice, then A
     expect(await turnNames(page)).toEqual(['Speaker A', 'Speaker B', 'Speaker A'])
-    expect(await page.locator('#segments button.segment').count()).toBe(4)
+    expect(await page.locator('#segments .seg').count()).toBe(4)
     const colour = (who: string) => page.locator(`#segments button.speaker-name[data-speaker=${who}]`).first().evaluate(e => getComputedStyle(e).color)
     expect(await colour('A')).not.toBe(await colour('B'))
     expect(await page.locator('#speaker-filter option').allTextContents()).toEqual(['All speakers', 'Speaker A', 'Speaker B'])
@@ -191,8 +191,8 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
 
     step('a note without speakers shows none of it')
     await page.goto(`${base}/notes/${plain}`)
-    await page.waitForSelector('#segments button.segment')
-    expect(await page.locator('#segments button.segment .text').allTextContents()).toEqual(SEGMENTS.map(s => s.text))
+    await page.waitForSelector('#segments .seg')
+    expect(await page.locator('#segments .seg .text').allTextContents()).toEqual(SEGMENTS.map(s => s.text))
     expect(await page.locator('#segments .speaker-name, #segments li.turn').count()).toBe(0)
     await expect(page.locator('#speaker-tools').isHidden()).resolves.toBe(true)
   })
