@@ -45,8 +45,14 @@ async function segmentsOf(note) {
   return { segments: timed, speakers }
 }
 
-function renderTranscript(note, segments) {
+/** Rows shown at once, then in parts of PART between frames: a long transcript never freezes the page. */
+const FIRST_ROWS = 150
+const PART = 400
+let rendering = 0
+
+async function renderTranscript(note, segments) {
   const ol = $('segments')
+  const mine = ++rendering
   if (!segments.length) {
     $('transcript-tools').hidden = true
     ol.replaceChildren(...String(note.originalTranscription || '').split(/\n+/).filter(Boolean).map(t => el('li', { class: 'segment plain' }, el('span', { class: 'text', text: t }))))
@@ -54,12 +60,20 @@ function renderTranscript(note, segments) {
     return
   }
   const speakers = noteState.speakers
+  const rename = (button, id, name) => openRename(button, note.id, id, name, (_, said) => reloadAfterRename(note.id, id, said))
+  const rows = (from, to) => (speakers.length
+    ? speakerItems(segments, speakers, segmentRow, rename, from, to)
+    : segments.slice(from, to).map((s, k) => el('li', {}, segmentRow(s, from + k))))
   noteState.current = -1
   ol.classList.toggle('with-speakers', speakers.length > 0)
-  ol.replaceChildren(...(speakers.length
-    ? speakerItems(segments, speakers, segmentRow, (button, id, name) => openRename(button, note.id, id, name, (_, said) => reloadAfterRename(note.id, id, said)))
-    : segments.map((s, i) => el('li', {}, segmentRow(s, i)))))
+  ol.replaceChildren(...rows(0, FIRST_ROWS))
   $('transcript-tools').hidden = false
+  performance.mark('transcript-first-rows')
+  for (let at = FIRST_ROWS; at < segments.length; at += PART) {
+    await new Promise(resolve => setTimeout(resolve, 0))
+    if (mine !== rendering) return
+    ol.append(...rows(at, at + PART))
+  }
   noteState.speakerFilter = renderSpeakerFilter(speakers, noteState.speakerFilter, filterSpeaker)
   applySpeakerFilter(noteState.speakerFilter, speakers)
 }
@@ -206,7 +220,9 @@ async function showTranscript(note) {
   const { segments, speakers } = note.status === 'Done' ? await segmentsOf(note) : { segments: [], speakers: [] }
   noteState.segments = segments
   noteState.speakers = speakers
-  renderTranscript(note, segments)
+  await renderTranscript(note, segments)
+  // when the transcript's rows are in the page (bench/edit-transcript.ts reads it)
+  performance.mark('transcript-shown')
   if (note.status === 'Done' && segments.length) loadHistory()
 }
 
