@@ -3,6 +3,7 @@ import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
 import { notesOperations } from './modules/notes/contract'
 import { revisionsOperations } from './modules/notes/revisions-contract'
+import { segmentsOperations } from './modules/notes/segments-contract'
 import { exportsOperations } from './modules/exports/contract'
 import { openAiOperations } from './modules/openai/contract'
 import { processingOperations } from './modules/processing/contract'
@@ -22,6 +23,7 @@ import { retentionOperations } from './modules/retention/contract'
 export const OPERATIONS = [
   ...discoveryOperations,
   ...notesOperations,
+  ...segmentsOperations,
   ...revisionsOperations,
   ...exportsOperations,
   ...foldersOperations,

@@ -42,6 +42,9 @@ import { createSegmentTextService } from './modules/notes/segment-text'
 import { createRevisionsRepo } from './modules/notes/revisions-repo'
 import { createRevisionsService } from './modules/notes/revisions'
 import { createSegmentAudio } from './modules/notes/segment-audio'
+import { createSegmentTiming } from './modules/notes/segment-timing'
+import { createSegmentEditsService } from './modules/notes/segment-edits'
+import { createReplacementsService } from './modules/notes/replacements'
 import { threadedAligner, type ThreadedAligner } from './engines/align/thread'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
@@ -142,6 +145,7 @@ export function createServices(deps: CoreDeps) {
     removeMedia: media.remove,
     revisions: revisionsRepo,
     onSettled: e => webhooks.noteSettled(e),
+    onEdited: e => webhooks.noteUpdated(e),
     audit,
   })
   const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, editTranscript: notes.editTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
@@ -153,7 +157,10 @@ export function createServices(deps: CoreDeps) {
   /** one aligner thread per process, its PocketSphinx decoder opened on the first corrected segment */
   let aligner: ThreadedAligner | null = null
   const revisions = createRevisionsService({ repo: revisionsRepo, notes })
-  const segmentText = createSegmentTextService({ notes, segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= threadedAligner()) })
+  const timeWords = createSegmentTiming({ segmentAudio: createSegmentAudio({ recording: media.recording, storage, tools }), aligner: () => (aligner ??= threadedAligner()) })
+  const segmentText = createSegmentTextService({ notes, timeWords })
+  const segmentEdits = createSegmentEditsService({ notes })
+  const replacements = createReplacementsService({ notes, timeWords })
   const asrSelector = createAsrSelector(config, log)
   const llmSelector = createLlmSelector(config, log)
   const diarizationSelector = createDiarizationSelector(config, log)
@@ -208,7 +215,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, revisions, exports, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, pipeline, openai, uploads, storage,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

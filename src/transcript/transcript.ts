@@ -85,3 +85,11 @@ export function namedSegments(t: Pick<Transcript, 'segments' | 'speakers'>, opts
 export function wordsOf(segments: readonly TranscriptSegment[] | null): TimedWord[] {
   return (segments ?? []).flatMap(s => s.words ?? [])
 }
+
+/** What separates the paragraphs of an untimed transcript (a note created from text): a blank line. */
+export const PARAGRAPH_BREAK = /\r?\n[ \t]*\r?\n/
+
+/** The paragraphs of an untimed transcript, each trimmed, empty ones skipped: its segments in verbose_json. */
+export function paragraphs(text: string): string[] {
+  return text.split(PARAGRAPH_BREAK).map(p => p.trim()).filter(Boolean)
+}

@@ -5,12 +5,12 @@
  * their letters, and the answer says which it is.
  */
 import { createPocketsphinxAligner } from './pocketsphinx-aligner'
-import { proportionalWords, round } from './proportional'
+import { proportionalWords, round } from '../../transcript/proportional'
 import type { AlignedWord, WordAligner } from './word-aligner'
 
 export type { WordAligner } from './word-aligner'
 export { createPocketsphinxAligner } from './pocketsphinx-aligner'
-export { proportionalWords } from './proportional'
+export { proportionalWords } from '../../transcript/proportional'
 
 const SAMPLE_RATE = 16_000
 

@@ -21,6 +21,11 @@ const summary = (r: Omit<RevisionRow, 'transcript'>) => ({
   restoredFrom: r.restored_from === null || r.restored_from === undefined ? null : Number(r.restored_from),
 })
 
+/** The indices of `after`'s segments that differ from the segment at the same place in `before` (all of them when the lengths differ past it). */
+function changedSegments(before: NoteTranscript['segments'], after: NoteTranscript['segments']): number[] {
+  return (after ?? []).flatMap((s, i) => (JSON.stringify(s) === JSON.stringify(before?.[i]) ? [] : [i]))
+}
+
 export function createRevisionsService(deps: {
   repo: RevisionsRepo
   notes: Pick<NotesService, 'readableTranscript' | 'editTranscript'>
@@ -57,7 +62,7 @@ export function createRevisionsService(deps: {
       const saved = await deps.notes.editTranscript(lib, id, { ...who, restoredFrom: version }, now => {
         const voices = new Map(now.speakers.map(s => [s.label, s.profileId]))
         const speakers = then.speakers.map(s => ({ ...s, profileId: voices.get(s.label) === s.profileId ? s.profileId : null }))
-        return { transcript: { ...then, speakers }, fields: { summary_stale: 1 } }
+        return { transcript: { ...then, speakers }, fields: { summary_stale: 1 }, change: 'restore', segments: changedSegments(now.segments, then.segments) }
       })
       return { version: saved.version, restoredFrom: version }
     },

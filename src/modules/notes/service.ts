@@ -10,7 +10,7 @@ import type { AuditBy } from '../audit/model'
 import { createListAndSearch } from './list-and-search'
 import { createProcessingWrites, type NoteSettled } from './processing-writes'
 import { createTranscriptReads } from './transcript-reads'
-import { createTranscriptEdits } from './transcript-edits'
+import { createTranscriptEdits, type TranscriptEdited } from './transcript-edits'
 import type { RevisionsRepo } from './revisions-repo'
 import { createRetentionWrites } from './retention-writes'
 import { newNoteRow, noteStatus, toNote, type NewNoteFields } from './note-row'
@@ -34,6 +34,8 @@ export function createNotesService(deps: {
   audit?: Pick<AuditService, 'recordBy'>
   /** the transcripts' revisions (migration 22) */
   revisions: RevisionsRepo
+  /** a transcript was edited; called in the edit's transaction (the `note.updated` webhook outbox) */
+  onEdited?: (e: TranscriptEdited) => Promise<void>
 }) {
   const { repo, clock, ids, store } = deps
 
@@ -67,7 +69,7 @@ export function createNotesService(deps: {
     ...createListAndSearch(repo),
     ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
     ...transcripts,
-    ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, readable: transcripts.readableTranscript, audit: deps.audit }),
+    ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, readable: transcripts.readableTranscript, audit: deps.audit, onEdited: deps.onEdited }),
     ...createRetentionWrites(repo, store),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),

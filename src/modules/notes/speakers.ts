@@ -31,6 +31,11 @@ function renamed<T>(value: T, from: string, to: string): T {
   return walk(value) as T
 }
 
+/** The indices of the segments speaker `label` says: those a rename or merge of the speaker shows differently. */
+function segmentsOf(t: NoteTranscript, label: string): number[] {
+  return (t.segments ?? []).flatMap((s, i) => (s.speaker === label ? [i] : []))
+}
+
 export type SpeakersService = ReturnType<typeof createSpeakersService>
 
 /** How many voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT). */
@@ -103,7 +108,7 @@ export function createSpeakersService(deps: {
           const into = requireSpeaker(note, t, body.mergeInto)
           const merged = mergeSpeaker(t, label, into.label)
           answer = view(into, merged.segments)
-          return { transcript: merged, fields: renamedSummary(note, displayName(label, speaker.name), displayName(into.label, into.name)) }
+          return { transcript: merged, fields: renamedSummary(note, displayName(label, speaker.name), displayName(into.label, into.name)), change: 'speaker', segments: segmentsOf(t, label) }
         }
         const name = body.name === undefined ? speaker.name : body.name === null ? null : body.name.trim()
         if (name === '') throw new ApiError('invalid_request', 'name is blank; send a name, or null to unname the speaker.', { details: [{ field: 'name', issue: 'blank' }] })
@@ -116,7 +121,7 @@ export function createSpeakersService(deps: {
           if (!saved.saved) notice = notRemembered(saved.had)
         } else if (body.remember === false) profileId = null
         answer = { ...view({ ...speaker, name, profileId }, t.segments), ...(notice ? { notice } : {}) }
-        return { transcript: nameSpeaker(t, label, name, { profileId }), fields: renamedSummary(note, displayName(label, speaker.name), displayName(label, name)) }
+        return { transcript: nameSpeaker(t, label, name, { profileId }), fields: renamedSummary(note, displayName(label, speaker.name), displayName(label, name)), change: 'speaker', segments: segmentsOf(t, label) }
       })
       return answer!
     },
@@ -128,7 +133,7 @@ export function createSpeakersService(deps: {
         if (!t.speakers.some(s => s.label === label)) throw new ApiError('invalid_request', `Note ${id} has no speaker ${label}; give one of ${t.speakers.map(s => s.label).join(', ') || '(none: the note was not diarized)'}.`, { details: [{ field: 'speaker', issue: 'not a speaker of the note' }] })
         // who said it changed, so the summary's owners and attendees may be wrong: stale until made again
         const moved = segments[index].speaker !== label
-        return { transcript: reassignSegment(t, index, label), ...(moved ? { fields: { summary_stale: 1 } } : {}) }
+        return { transcript: reassignSegment(t, index, label), ...(moved ? { fields: { summary_stale: 1 } } : {}), change: 'reassign', segments: [index] }
       })
       return next.speakers.map(s => view(s, next.segments))
     },

@@ -8,10 +8,29 @@ import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import type { RevisionsRepo } from './revisions-repo'
 import { storedTranscript, type NoteTranscript } from './stored-transcript'
 
-/** The next transcript an edit makes, and what else of the note changes with it (a summary's names). */
+/** What kind of change an edit is, as the `note.updated` webhook event names it. */
+export type TranscriptChange = 'text' | 'split' | 'merge' | 'reassign' | 'replace' | 'restore' | 'speaker'
+
+/** A transcript saved by an edit (given to `onEdited` in the edit's transaction: the webhook outbox). */
+export interface TranscriptEdited {
+  accountId: string
+  sandbox: boolean
+  noteId: string
+  version: number
+  change: TranscriptChange
+  /** the indices (in the new transcript) of the segments the change touched */
+  segments: number[]
+}
+
+/**
+ * The next transcript an edit makes, what else of the note changes with it (a summary's names), and
+ * what kind of change it is and which segments (of the new transcript) it touched.
+ */
 interface TranscriptEdit {
   transcript: NoteTranscript
   fields?: NoteFields
+  change: TranscriptChange
+  segments: number[]
 }
 
 /** Who edits, by which operation, and the version they read (`If-Match`; absent: the edit applies to whatever is current). */
@@ -34,6 +53,16 @@ function matched(ifMatch: string, current: number): boolean {
   })
 }
 
+/** 412 with the current version when `If-Match` names another version of the note's transcript. */
+export function checkIfMatch(id: string, ifMatch: string | null | undefined, current: number): void {
+  if (ifMatch && !matched(ifMatch, current)) {
+    throw new ApiError('precondition_failed', `The transcript of note ${id} is at version ${current}, not ${ifMatch}: someone changed it since you read it. Read it again (GET /v1/notes/${id}/transcript, ETag ${transcriptETag(current)}) and send your change again.`, {
+      details: [{ field: 'If-Match', issue: `current version is ${current}` }],
+      headers: { etag: transcriptETag(current) },
+    })
+  }
+}
+
 /** The transcript as a revision keeps it. */
 const revisionJson = (t: NoteTranscript) => JSON.stringify({ text: t.text, segments: t.segments, speakers: t.speakers })
 
@@ -52,13 +81,16 @@ export function createTranscriptEdits(deps: {
   /** the note when its transcript can be read (404, or 409 while processing) */
   readable: (lib: Library, id: string) => Promise<NoteRow>
   audit?: Pick<AuditService, 'recordBy'>
+  /** a transcript was edited; called in the edit's transaction, so the two commit together (the webhook outbox) */
+  onEdited?: (e: TranscriptEdited) => Promise<void>
 }) {
   return {
     /**
      * The transcript of a readable note changed by `edit`, which is given the stored transcript and the
      * note's row and returns the next transcript (or throws the request's error: nothing is written);
-     * saved with the note's `updatedAt` now, a new revision (the note's version raised by one) and an
-     * audit record, all in one transaction. With `If-Match` naming another version than the current,
+     * saved with the note's `updatedAt` now, a new revision (the note's version raised by one), an
+     * audit record and `onEdited` (the `note.updated` webhook event's outbox rows), all in one
+     * transaction: the event is sent only after the edit commits, and never for one rolled back. With `If-Match` naming another version than the current,
      * 412 with the current one. Returns what was saved and its version.
      */
     editTranscript(lib: Library, id: string, who: EditBy, edit: (t: NoteTranscript, note: NoteRow) => TranscriptEdit | Promise<TranscriptEdit>): Promise<NoteTranscript & { version: number }> {
@@ -68,19 +100,15 @@ export function createTranscriptEdits(deps: {
         const version = await deps.revisions.nextVersion(id)
         const note = (await deps.repo.getById(id))!
         const current = version - 1
-        if (who.ifMatch && !matched(who.ifMatch, current)) {
-          throw new ApiError('precondition_failed', `The transcript of note ${id} is at version ${current}, not ${who.ifMatch}: someone changed it since you read it. Read it again (GET /v1/notes/${id}/transcript, ETag ${transcriptETag(current)}) and send your change again.`, {
-            details: [{ field: 'If-Match', issue: `current version is ${current}` }],
-            headers: { etag: transcriptETag(current) },
-          })
-        }
+        checkIfMatch(id, who.ifMatch, current)
         const before = storedTranscript(note, await deps.repo.speakersOf(note.id))
-        const { transcript, fields } = await edit(before, note)
+        const { transcript, fields, change, segments } = await edit(before, note)
         const at = deps.clock.now().toISOString()
         await deps.repo.saveTranscript(note.id, transcript, { ...fields, updated_at: at })
         if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, restored_from: null, transcript: revisionJson(before) })
         await deps.revisions.insert({ note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, restored_from: who.restoredFrom ?? null, transcript: revisionJson(transcript) })
         await deps.audit?.recordBy(who.by, { accountId: lib.accountId, action: 'note.transcript_edited', target: { type: 'note', id }, details: { operation: who.operation, version, sandbox: lib.sandbox } })
+        await deps.onEdited?.({ accountId: lib.accountId, sandbox: lib.sandbox, noteId: id, version, change, segments })
         return { ...transcript, version }
       })
     },

@@ -1,6 +1,6 @@
 import { toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import { ApiError } from '../../http/errors'
-import { namedSegments, speakerNames, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
+import { namedSegments, paragraphs, speakerNames, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
 import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
 
 /** A note's transcript as the export reads it. */
@@ -17,11 +17,6 @@ export interface TranscriptExport {
   body: Record<string, unknown> | string
   contentType: string
   extension: string
-}
-
-/** Paragraphs of an untimed transcript: blocks separated by blank lines, each trimmed. */
-function paragraphs(text: string): string[] {
-  return text.split(/\r?\n[ \t]*\r?\n/).map(p => p.trim()).filter(Boolean)
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000

@@ -1,8 +1,11 @@
 import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 
-/** The events an endpoint may ask for (DECISIONS.md "Beyond the interface"). */
-const WEBHOOK_EVENTS = ['note.completed', 'note.failed'] as const
+/**
+ * The events an endpoint may ask for: the interface's two (DECISIONS.md "Beyond the interface") and
+ * `note.updated`, a transcript edited (docs/decisions.md "Segments: split, merge, reassign, replace").
+ */
+const WEBHOOK_EVENTS = ['note.completed', 'note.failed', 'note.updated'] as const
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 
 const EventName = t.Union(WEBHOOK_EVENTS.map(e => t.Literal(e)), { error: `must be one of ${WEBHOOK_EVENTS.join(', ')}` })
@@ -59,9 +62,14 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>
 export const WebhookDeliveryList = t.Object({ data: t.Array(WebhookDelivery) }, { title: 'WebhookDeliveryList', description: 'The most recent attempts (at most 100, the last 30 days), newest first.' })
 
 /** The body of every delivery (Standard Webhooks: type, timestamp, data). */
-export interface WebhookPayload {
-  type: WebhookEvent
+export type WebhookPayload = {
+  type: 'note.completed' | 'note.failed'
   timestamp: string
   /** `speakers`: on note.completed of a diarized recording, who speaks in it (label and name shown) */
   data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: { id: string; name: string }[] }
+} | {
+  type: 'note.updated'
+  timestamp: string
+  /** `id` (and `noteId`, as the other events name it): the note; `segments`: indices in the new transcript */
+  data: { id: string; noteId: string; version: number; change: string; segments: number[] }
 }

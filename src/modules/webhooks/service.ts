@@ -30,6 +30,16 @@ export interface NoteSettled {
   speakers?: { id: string; name: string }[]
 }
 
+/** A note's transcript edited, as the notes service reports it inside the edit's transaction. */
+export interface NoteUpdated {
+  noteId: string
+  accountId: string
+  sandbox: boolean
+  version: number
+  change: string
+  segments: number[]
+}
+
 export interface WebhooksDeps {
   repo: WebhooksRepo
   clock: Clock
@@ -124,6 +134,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
     }
   }
 
+  /** One outbox row per enabled endpoint of the note's library that asked for `type`. */
+  async function enqueue(e: { accountId: string; sandbox: boolean }, type: WebhookEvent, payload: (at: string) => WebhookPayload): Promise<void> {
+    const hooks = (await repo.enabled({ accountId: e.accountId, sandbox: e.sandbox })).filter(h => (JSON.parse(h.events) as string[]).includes(type))
+    if (!hooks.length) return
+    const at = clock.now().toISOString()
+    const text = JSON.stringify(payload(at))
+    for (const h of hooks) await repo.enqueue({ id: ids.next('msg'), webhook_id: h.id, event_type: type, payload: text, created_at: at })
+  }
+
   const service = {
     async create(lib: Library, body: CreateWebhookRequest): Promise<CreatedWebhook> {
       await checkUrl(body.url)
@@ -141,7 +160,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       }
       const { inserted, had } = await repo.insertUnder(row, maxPerAccount)
       if (!inserted) {
-        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send both events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
+        throw new ApiError('conflict', `This account already has ${had} webhook endpoints, the most one account may register on this server (live and sandbox together: a live key lists the live ones, a sandbox key the sandbox ones). Delete one it no longer needs (GET /v1/webhooks, then DELETE /v1/webhooks/{id}), or send several events to one endpoint, then register again; the server's operator can raise the limit (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT).`)
       }
       return { ...toWebhook(row), secret: row.secret }
     },
@@ -161,13 +180,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
      * neither does.
      */
     async noteSettled(e: NoteSettled): Promise<void> {
-      const type: WebhookEvent = e.status === 'Done' ? 'note.completed' : 'note.failed'
-      const hooks = (await repo.enabled({ accountId: e.accountId, sandbox: e.sandbox })).filter(h => (JSON.parse(h.events) as string[]).includes(type))
-      if (!hooks.length) return
-      const at = clock.now().toISOString()
-      const payload: WebhookPayload = { type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null, ...(e.speakers?.length ? { speakers: e.speakers } : {}) } }
-      const text = JSON.stringify(payload)
-      for (const h of hooks) await repo.enqueue({ id: ids.next('msg'), webhook_id: h.id, event_type: type, payload: text, created_at: at })
+      const type = e.status === 'Done' ? 'note.completed' : 'note.failed'
+      await enqueue(e, type, at => ({ type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null, ...(e.speakers?.length ? { speakers: e.speakers } : {}) } }))
+    },
+
+    /**
+     * A note's transcript edited (every change: its words, split, merge, reassign, replace, restore,
+     * a speaker named or merged): `note.updated` to each endpoint of its library that wants it. Called
+     * inside the edit's transaction, so the event is queued only with the edit it reports.
+     */
+    async noteUpdated(e: NoteUpdated): Promise<void> {
+      await enqueue(e, 'note.updated', at => ({ type: 'note.updated', timestamp: at, data: { id: e.noteId, noteId: e.noteId, version: e.version, change: e.change, segments: e.segments } }))
     },
 
     /** The outbox row of each event sent to an endpoint (for tests and diagnostics). */

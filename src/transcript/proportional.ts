@@ -1,4 +1,4 @@
-import type { AlignedWord } from './word-aligner'
+import type { AlignedWord } from '../engines/align/word-aligner'
 
 /** Letters and digits: what takes time to say. */
 const SPOKEN_CHAR = /[\p{L}\p{N}]/gu
