@@ -728,6 +728,19 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   },
   {
     version: 23,
+    name: 'speakers: a remembered voice suggested, not applied',
+    sql: `
+      -- A remembered voice that matches a speaker of a new recording is offered, never applied: the
+      -- voice (null once forgotten: the suggestion goes with it), the name it had then and how alike the
+      -- prints were. A person confirms (the name applied) or dismisses it; either clears it.
+      ALTER TABLE note_speakers ADD COLUMN suggested_profile_id TEXT REFERENCES speaker_profiles(id) ON DELETE SET NULL;
+      ALTER TABLE note_speakers ADD COLUMN suggested_name TEXT;
+      ALTER TABLE note_speakers ADD COLUMN suggested_similarity REAL;
+      CREATE INDEX note_speakers_suggested ON note_speakers(suggested_profile_id);
+    `,
+  },
+  {
+    version: 24,
     name: 'transcript revisions: the version a restore brought back',
     sql: `
       -- restored_from: for a revision made by restoring an earlier version, that version (null for any

@@ -72,6 +72,7 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   // speakers (docs/decisions.md "Speakers")
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/{id}/speakers/{speakerId}/suggestion', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   // a transcript's history (docs/decisions.md "Transcript revisions")
   { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', scopes: ['notes:read'], cost: 0, errors: [404, 409] },

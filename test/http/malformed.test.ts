@@ -85,6 +85,7 @@ const OPS: Op[] = [
   // speakers: the note is created from text (no speakers: 404 for speaker A once the input is valid)
   { id: 'listNoteSpeakers', method: 'GET', path: '/v1/notes/{id}/speakers', idOf: ids => ids.noteId },
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
+  { id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/{id}/speakers/A/suggestion', idOf: ids => ids.noteId, body: () => ({ accept: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
   // a transcript's history: the note from text has none until it is edited (404 for a version once the input is valid)
   { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', idOf: ids => ids.noteId },

@@ -32,6 +32,7 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // speakers (docs/decisions.md)
   listNoteSpeakers: { responses: { 200: 'NoteSpeakerList' } },
   updateNoteSpeaker: { request: 'UpdateNoteSpeakerRequest', responses: { 200: 'NoteSpeaker' } },
+  answerSpeakerSuggestion: { request: 'SpeakerSuggestionAnswer', responses: { 200: 'NoteSpeaker' } },
   updateNoteSegment: { request: 'UpdateSegmentRequest', responses: { 200: 'UpdateSegmentResponse' } },
   listNoteRevisions: { responses: { 200: 'RevisionList' } },
   getNoteRevision: { responses: { 200: 'RevisionTranscript' } },

@@ -36,7 +36,7 @@ export function similarity(a: readonly number[], b: readonly number[]): number {
  * Each new speaker's remembered voice, if any: pairs taken best first, each voice and each speaker
  * once, only at `threshold` or above.
  */
-export function recognise(speakers: readonly { label: string; embedding: number[] | null }[], profiles: readonly { id: string; name: string; embedding: number[] }[], threshold: number): Map<string, { id: string; name: string }> {
+export function recognise(speakers: readonly { label: string; embedding: number[] | null }[], profiles: readonly { id: string; name: string; embedding: number[] }[], threshold: number): Map<string, { id: string; name: string; similarity: number }> {
   const pairs: { label: string; profile: { id: string; name: string }; score: number }[] = []
   for (const s of speakers) {
     if (!s.embedding) continue
@@ -46,11 +46,11 @@ export function recognise(speakers: readonly { label: string; embedding: number[
     }
   }
   pairs.sort((a, b) => b.score - a.score)
-  const out = new Map<string, { id: string; name: string }>()
+  const out = new Map<string, { id: string; name: string; similarity: number }>()
   const used = new Set<string>()
   for (const p of pairs) {
     if (out.has(p.label) || used.has(p.profile.id)) continue
-    out.set(p.label, p.profile)
+    out.set(p.label, { ...p.profile, similarity: p.score })
     used.add(p.profile.id)
   }
   return out

@@ -12,7 +12,7 @@ import type { ProcessingService } from '../processing/service'
 import type { NotesService } from './service'
 import type { SegmentTextService } from './segment-text'
 import type { SpeakersService } from './speakers'
-import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
+import { Answer as AnswerSchema, CreateNoteRequest, ListSpeakerProfilesQuery, NoteSpeaker, NoteSpeakerList, SegmentParams, SpeakerParams, SpeakerProfile, SpeakerSuggestionAnswer, SpeakerProfileList, UpdateNoteSpeakerRequest, UpdateSegmentRequest, UpdateSegmentResponse, ListNotesQuery, Note, NoteList, NoteStatus, QuestionRequest, Transcript, TranscriptQuery, TranscriptVerbose, UpdateNoteRequest } from './model'
 
 /** What the notes operations call: the library, its speakers, and processing (questions are answered by a model). */
 interface NotesServices {
@@ -143,6 +143,20 @@ const updateNoteSpeaker = defineOperation({
   errors: ['not_found', 'conflict', 'precondition_failed'],
 }, ({ id, speakerId, ...body }, caller, { speakers }) => speakers.update(caller.principal, id, speakerId, body, editBy(caller, 'updateNoteSpeaker')))
 
+const answerSpeakerSuggestion = defineOperation({
+  id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/:id/speakers/:speakerId/suggestion', tag: 'Speakers',
+  summary: 'Confirm or dismiss the voice suggested for a speaker',
+  description: 'A remembered voice that matches a speaker of a new recording is offered as the speaker\'s `suggestion`, never applied. `{"accept": true}` gives the speaker its name, as a rename that remembers the voice does (everywhere the note shows them; the voice\'s print becomes this recording\'s); `{"accept": false}` dismisses it: it is not offered again for this note. Either clears the suggestion and is an edit of the transcript: a revision, `If-Match` honoured (412 with the current version), the new version in `ETag`. 404 when the speaker has no suggestion; 409 while the note is processing.',
+  scopes: ['notes:write'], credits: 0,
+  params: SpeakerParams,
+  body: SpeakerSuggestionAnswer,
+  responses: { 200: NoteSpeaker },
+  errors: ['invalid_request', 'not_found', 'conflict', 'precondition_failed'],
+}, async ({ id, speakerId, accept }, caller, { speakers }) => {
+  const { version, ...speaker } = await speakers.answerSuggestion(caller.principal, id, speakerId, accept, editBy(caller, 'answerSpeakerSuggestion'))
+  return new Answer(speaker, { headers: { etag: transcriptETag(version) } })
+})
+
 const updateNoteSegment = defineOperation({
   id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/:id/segments/:index', tag: 'Speakers',
   summary: 'Correct one segment: its words, who said it',
@@ -188,4 +202,4 @@ const deleteSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const

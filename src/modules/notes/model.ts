@@ -74,11 +74,22 @@ export const NoteStatus = t.Object(
   { title: 'NoteStatus', description: 'Where processing of a note stands.' },
 )
 
+/** A remembered voice offered for a speaker of a new recording: never applied until a person confirms it. */
+const SpeakerSuggestion = Nullable(t.Object(
+  {
+    profileId: t.String({ description: 'the remembered voice (GET /v1/speakers/{id})' }),
+    name: t.String({ description: 'its name: what the speaker is called once the suggestion is confirmed' }),
+    similarity: t.Number({ minimum: 0, maximum: 1, description: 'how alike the voice prints are (cosine similarity; the engine\'s threshold, 0.93 for the builtin one, or above)' }),
+  },
+  { title: 'SpeakerSuggestion', description: 'a remembered voice that matches this speaker, offered and not applied (`name` stays null): confirm or dismiss it with POST /v1/notes/{id}/speakers/{speakerId}/suggestion; null when none' },
+))
+
 /** A note's speaker as transcripts name them. */
 const SpeakerRef = t.Object(
   {
     id: t.String({ description: 'the label the transcript segments carry: A, B, … in order of first speech' }),
     name: t.String({ description: 'the name given, or "Speaker A" while unnamed' }),
+    suggestion: SpeakerSuggestion,
   },
   { title: 'SpeakerRef' },
 )
@@ -214,6 +225,7 @@ export const NoteSpeaker = t.Object(
     segments: Integer({ description: 'how many transcript segments are theirs' }),
     seconds: t.Number({ description: 'how long they speak, in seconds' }),
     profileId: Nullable(t.String({ description: 'the stored voice (GET /v1/speakers) that named them, if any' })),
+    suggestion: SpeakerSuggestion,
     notice: t.Optional(t.String({ description: 'present when a name was given but its voice not remembered because the account already remembers the most voices it may (500 unless the server\'s operator set another number): `profileId` is then null; forget voices no longer needed with DELETE /v1/speakers/{id}, then name the speaker again to remember it' })),
   },
   { title: 'NoteSpeaker' },
@@ -230,6 +242,13 @@ export const UpdateNoteSpeakerRequest = t.Object(
   { additionalProperties: false, minProperties: 1, title: 'UpdateNoteSpeakerRequest', error: 'send name or mergeInto (and optionally remember), and no other fields' },
 )
 export type UpdateNoteSpeakerRequest = Static<typeof UpdateNoteSpeakerRequest>
+
+export const SpeakerSuggestionAnswer = t.Object(
+  {
+    accept: t.Boolean({ description: 'true: the suggested name is given to the speaker (as a rename that remembers the voice); false: the suggestion is dismissed for this note' }),
+  },
+  { additionalProperties: false, title: 'SpeakerSuggestionAnswer', error: 'send {"accept": true} to confirm the suggested name or {"accept": false} to dismiss it, and no other fields' },
+)
 
 export const SpeakerParams = t.Object({
   id: t.String({ minLength: 1, maxLength: 200, description: 'the note id' }),

@@ -5,7 +5,7 @@ import type { Library } from '../library'
 import type { Note, ProcessingStage } from './model'
 import type { NewNoteFields } from './note-row'
 import type { NoteFields, NotesRepo } from './repo'
-import { newSpeakers, speakerOfRow, storedSegments, type NewNoteSpeaker, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
+import { newSpeakers, speakerOfRow, storedSegments, type NewNoteSpeaker, type NoteTranscript, type NoteTranscriptSpeaker, type SpeakerSuggestion } from './stored-transcript'
 
 /** A note reached its final state (`Done` or `Error` after processing). */
 export interface NoteSettled {
@@ -14,7 +14,7 @@ export interface NoteSettled {
   sandbox: boolean
   status: 'Done' | 'Error'
   errorCode: string | null
-  speakers?: { id: string; name: string }[]
+  speakers?: { id: string; name: string; suggestion: SpeakerSuggestion | null }[]
 }
 
 /**
@@ -30,8 +30,8 @@ export function createProcessingWrites(deps: {
   insertNew: (lib: Library, fields: NewNoteFields) => Promise<Note>
   /** called in the transaction that writes a note's final state */
   onSettled?: (e: NoteSettled) => Promise<void>
-  /** the labels and display names of a note's speakers */
-  speakerNames: (noteId: string) => Promise<{ id: string; name: string }[]>
+  /** the labels, display names and suggested voices of a note's speakers */
+  speakerRefs: (noteId: string) => Promise<{ id: string; name: string; suggestion: SpeakerSuggestion | null }[]>
 }) {
   const { repo, clock, store, insertNew } = deps
 
@@ -43,7 +43,7 @@ export function createProcessingWrites(deps: {
     return store.transaction(async () => {
       await (transcript ? repo.saveTranscript(id, await transcript(), fields) : repo.write(id, fields))
       const row = deps.onSettled ? await repo.getById(id) : null
-      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, ...(status === 'Done' ? { speakers: await deps.speakerNames(id) } : {}) })
+      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, ...(status === 'Done' ? { speakers: await deps.speakerRefs(id) } : {}) })
     })
   }
 

@@ -240,8 +240,9 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
       await write(id, { ...fields, original_transcription: t.text, transcript_segments: t.segments ? JSON.stringify(t.segments) : null })
       await store.run('DELETE FROM note_speakers WHERE note_id = ?', [id])
       for (const s of t.speakers) {
-        await store.run('INSERT INTO note_speakers (note_id, label, name, said, engine, embedding, profile_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [id, s.label, s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId])
+        const offered = s.suggestion ?? null
+        await store.run('INSERT INTO note_speakers (note_id, label, name, said, engine, embedding, profile_id, suggested_profile_id, suggested_name, suggested_similarity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [id, s.label, s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId, offered?.profileId ?? null, offered?.name ?? null, offered?.similarity ?? null])
       }
     }),
 

@@ -53,7 +53,8 @@ export function createRevisionsService(deps: {
 
     /**
      * A new revision whose transcript is version `version`'s: text, segments and speakers (a speaker's
-     * remembered voice kept only while the note's speaker of that label still has it); the summary
+     * remembered voice, and a voice suggested, kept only while the note's speaker of that label still
+     * has it); the summary
      * marked stale. Honours If-Match as every edit does.
      */
     async restore(lib: Library, id: string, version: number, who: EditBy) {
@@ -61,7 +62,13 @@ export function createRevisionsService(deps: {
       const then = JSON.parse(r.transcript) as NoteTranscript
       const saved = await deps.notes.editTranscript(lib, id, { ...who, restoredFrom: version }, now => {
         const voices = new Map(now.speakers.map(s => [s.label, s.profileId]))
-        const speakers = then.speakers.map(s => ({ ...s, profileId: voices.get(s.label) === s.profileId ? s.profileId : null }))
+        const offered = new Map(now.speakers.map(s => [s.label, s.suggestion?.profileId ?? null]))
+        // a suggestion answered since (confirmed or dismissed) is not offered again, and one whose voice was forgotten is gone
+        const speakers = then.speakers.map(s => ({
+          ...s,
+          profileId: voices.get(s.label) === s.profileId ? s.profileId : null,
+          suggestion: s.suggestion && offered.get(s.label) === s.suggestion.profileId ? s.suggestion : null,
+        }))
         return { transcript: { ...then, speakers }, fields: { summary_stale: 1 }, change: 'restore', segments: changedSegments(now.segments, then.segments) }
       })
       return { version: saved.version, restoredFrom: version }

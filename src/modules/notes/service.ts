@@ -67,7 +67,7 @@ export function createNotesService(deps: {
     requireNote,
 
     ...createListAndSearch(repo),
-    ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerNames: transcripts.speakerNames }),
+    ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerRefs: transcripts.speakerRefs }),
     ...transcripts,
     ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, readable: transcripts.readableTranscript, audit: deps.audit, onEdited: deps.onEdited }),
     ...createRetentionWrites(repo, store),

@@ -15,7 +15,7 @@ import type { Library } from '../library'
 import type { ListSpeakerProfilesQuery, NoteSpeaker, SpeakerProfile, SpeakerProfileList, UpdateNoteSpeakerRequest } from './model'
 import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import type { SpeakerProfileRow, SpeakersRepo } from './speakers-repo'
-import { storedTranscript, type NoteTranscript, type NoteTranscriptSpeaker } from './stored-transcript'
+import { storedTranscript, type NoteTranscript, type NoteTranscriptSpeaker, type SpeakerSuggestion } from './stored-transcript'
 import type { EditBy, TranscriptEdits } from './transcript-edits'
 
 /** `from` replaced by `to` wherever it stands as a whole word, in a text or any string inside a JSON value. */
@@ -65,7 +65,7 @@ export function createSpeakersService(deps: {
   const maxProfiles = deps.maxProfilesPerAccount ?? DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT
 
   function view(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
-    return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId }
+    return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId, suggestion: speaker.suggestion ?? null }
   }
 
   const { editTranscript } = deps
@@ -83,6 +83,30 @@ export function createSpeakersService(deps: {
       title: renamed(note.title, from, to),
       summary: renamed(note.summary, from, to),
       structured_content: structured === null ? null : JSON.stringify(structured),
+    }
+  }
+
+  /**
+   * Speaker `speaker` named `name` (null: unnamed) in `t`, with `suggestion` left (null: answered): with a
+   * voice print and unless `remember` is false, the voice stored under the name (past the account's
+   * limit the name is still given, what the person asked for, and the answer says it was not
+   * remembered). The next transcript, the summary's names changed with it, and the answer.
+   */
+  async function named(lib: Library, note: NoteRow, t: NoteTranscript, speaker: NoteTranscriptSpeaker, name: string | null, remember: boolean | undefined, suggestion: SpeakerSuggestion | null) {
+    let profileId = name === null ? null : speaker.profileId
+    let notice: string | undefined
+    if (name !== null && remember !== false && speaker.embedding && speaker.engine) {
+      const saved = await repo.saveProfileUnder(lib, { id: ids.next('spk'), name, engine: speaker.engine, embedding: speaker.embedding, at: clock.now().toISOString() }, maxProfiles)
+      profileId = saved.saved ? saved.id : null
+      if (!saved.saved) notice = notRemembered(saved.had)
+    } else if (remember === false) profileId = null
+    const answer: NoteSpeaker = { ...view({ ...speaker, name, profileId, suggestion }, t.segments), ...(notice ? { notice } : {}) }
+    return {
+      transcript: nameSpeaker(t, speaker.label, name, { profileId, suggestion }),
+      fields: renamedSummary(note, displayName(speaker.label, speaker.name), displayName(speaker.label, name)),
+      change: 'speaker' as const,
+      segments: segmentsOf(t, speaker.label),
+      answer,
     }
   }
 
@@ -112,18 +136,35 @@ export function createSpeakersService(deps: {
         }
         const name = body.name === undefined ? speaker.name : body.name === null ? null : body.name.trim()
         if (name === '') throw new ApiError('invalid_request', 'name is blank; send a name, or null to unname the speaker.', { details: [{ field: 'name', issue: 'blank' }] })
-        let profileId = name === null ? null : speaker.profileId
-        let notice: string | undefined
-        if (name !== null && body.remember !== false && speaker.embedding && speaker.engine) {
-          // past the account's limit the name is still given (what the person asked for), not remembered
-          const saved = await repo.saveProfileUnder(lib, { id: ids.next('spk'), name, engine: speaker.engine, embedding: speaker.embedding, at: clock.now().toISOString() }, maxProfiles)
-          profileId = saved.saved ? saved.id : null
-          if (!saved.saved) notice = notRemembered(saved.had)
-        } else if (body.remember === false) profileId = null
-        answer = { ...view({ ...speaker, name, profileId }, t.segments), ...(notice ? { notice } : {}) }
-        return { transcript: nameSpeaker(t, label, name, { profileId }), fields: renamedSummary(note, displayName(label, speaker.name), displayName(label, name)), change: 'speaker', segments: segmentsOf(t, label) }
+        // a name given answers the suggestion; only `remember` sent leaves it
+        const next = await named(lib, note, t, speaker, name, body.remember, body.name === undefined ? speaker.suggestion ?? null : null)
+        answer = next.answer
+        return next
       })
       return answer!
+    },
+
+    /**
+     * A person's answer to the voice suggested for a speaker: accepted, the suggested name is given as
+     * a rename that remembers the voice gives it (the voice's print becomes this speaker's, a
+     * confirmation); dismissed, the suggestion is cleared and not offered again for this note. Either
+     * is an edit of the transcript (revision, audit record, If-Match); 404 when there is none.
+     */
+    async answerSuggestion(lib: Library, id: string, label: string, accept: boolean, who: EditBy): Promise<NoteSpeaker & { version: number }> {
+      let answer: NoteSpeaker | undefined
+      const saved = await editTranscript(lib, id, who, async (t, note) => {
+        const speaker = requireSpeaker(note, t, label)
+        const offered = speaker.suggestion
+        if (!offered) throw new ApiError('not_found', `Speaker ${label} of note ${id} has no voice suggested (none was recognised, or it was confirmed or dismissed already); name them with PATCH /v1/notes/${id}/speakers/${label} instead.`)
+        if (!accept) {
+          answer = view({ ...speaker, suggestion: null }, t.segments)
+          return { transcript: nameSpeaker(t, label, speaker.name, { suggestion: null }), change: 'speaker', segments: segmentsOf(t, label) }
+        }
+        const next = await named(lib, note, t, speaker, offered.name, true, null)
+        answer = next.answer
+        return next
+      })
+      return { ...answer!, version: saved.version }
     },
 
     async reassign(lib: Library, id: string, index: number, label: string, who: EditBy): Promise<NoteSpeaker[]> {

@@ -1,4 +1,4 @@
-import type { Transcript, TranscriptSegment, TranscriptSpeaker } from '../../transcript/transcript'
+import { displayName, type Transcript, type TranscriptSegment, type TranscriptSpeaker } from '../../transcript/transcript'
 
 /**
  * How a note keeps its transcript (src/transcript/ is the value): the text and the segments in
@@ -25,6 +25,18 @@ export interface NoteSpeakerRow {
   /** JSON array of numbers, unit length */
   embedding: string | null
   profile_id: string | null
+  /** the remembered voice suggested for the speaker (migration 23); null when none, or once forgotten */
+  suggested_profile_id?: string | null
+  suggested_name?: string | null
+  suggested_similarity?: number | string | null
+}
+
+/** A remembered voice offered for a speaker, not applied until a person confirms it. */
+export interface SpeakerSuggestion {
+  profileId: string
+  name: string
+  /** cosine similarity of the speaker's print and the voice's, 0 to 1 */
+  similarity: number
 }
 
 /** A speaker of a note's transcript: its label and name, and the voice the diarization engine printed. */
@@ -34,6 +46,8 @@ export interface NoteTranscriptSpeaker extends TranscriptSpeaker {
   embedding: string | null
   /** the remembered voice that named the speaker, if any */
   profileId: string | null
+  /** a remembered voice offered for the speaker and not yet answered; absent in revisions made before suggestions */
+  suggestion?: SpeakerSuggestion | null
 }
 
 export type NoteTranscript = Transcript<NoteTranscriptSpeaker>
@@ -45,6 +59,7 @@ export interface NewNoteSpeaker {
   engine: string | null
   embedding: number[] | null
   profileId: string | null
+  suggestion?: SpeakerSuggestion | null
 }
 
 /** The pipeline's speakers as a transcript keeps them (the print to 5 decimals, as JSON). */
@@ -55,10 +70,20 @@ export function newSpeakers(speakers: readonly NewNoteSpeaker[]): NoteTranscript
     engine: s.engine,
     embedding: s.embedding ? JSON.stringify(s.embedding.map(x => Math.round(x * 1e5) / 1e5)) : null,
     profileId: s.profileId,
+    suggestion: s.suggestion ?? null,
   }))
 }
 
-export const speakerOfRow = (r: NoteSpeakerRow): NoteTranscriptSpeaker => ({ label: r.label, name: r.name, engine: r.engine, embedding: r.embedding, profileId: r.profile_id })
+/** A row's suggestion: none once its voice was forgotten (the foreign key set null). */
+function suggestionOfRow(r: NoteSpeakerRow): SpeakerSuggestion | null {
+  if (!r.suggested_profile_id || r.suggested_name == null || r.suggested_similarity == null) return null
+  return { profileId: r.suggested_profile_id, name: r.suggested_name, similarity: Number(r.suggested_similarity) }
+}
+
+export const speakerOfRow = (r: NoteSpeakerRow): NoteTranscriptSpeaker => ({ label: r.label, name: r.name, engine: r.engine, embedding: r.embedding, profileId: r.profile_id, suggestion: suggestionOfRow(r) })
+
+/** A speaker as the transcript, its formats and webhooks list them: label, name shown, and the voice suggested. */
+export const speakerRef = (s: NoteTranscriptSpeaker) => ({ id: s.label, name: displayName(s.label, s.name), suggestion: s.suggestion ?? null })
 
 /** The segments the note_bodies row holds (migration 11), null when none; what `noteSegments` reads first. */
 export function storedSegments(row: Pick<TranscriptColumns, 'transcript_segments'>): TranscriptSegment[] | null {

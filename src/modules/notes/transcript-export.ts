@@ -1,7 +1,8 @@
 import { toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import { ApiError } from '../../http/errors'
-import { namedSegments, paragraphs, speakerNames, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
+import { namedSegments, paragraphs, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
 import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
+import { speakerRef, type NoteTranscriptSpeaker } from './stored-transcript'
 
 /** A note's transcript as the export reads it. */
 export interface NoteTranscriptSource {
@@ -9,7 +10,7 @@ export interface NoteTranscriptSource {
   title: string
   type: string
   language: string | null
-  transcript: Transcript
+  transcript: Transcript<NoteTranscriptSpeaker>
 }
 
 export interface TranscriptExport {
@@ -29,7 +30,7 @@ const round = (x: number) => Math.round(x * 1000) / 1000
  */
 export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscriptFormat): TranscriptExport {
   const segments = namedSegments(t.transcript, { keepLabel: true })
-  const names = speakerNames(t.transcript.speakers)
+  const names = t.transcript.speakers.map(speakerRef)
   const speakers = names.length ? { speakers: names } : {}
   const text = t.transcript.text
   switch (format) {
@@ -51,7 +52,7 @@ export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscript
   }
 }
 
-function verbose(t: NoteTranscriptSource, segments: NamedSegment[] | null, speakers: { speakers?: { id: string; name: string }[] }): TranscriptVerbose {
+function verbose(t: NoteTranscriptSource, segments: NamedSegment[] | null, speakers: { speakers?: ReturnType<typeof speakerRef>[] }): TranscriptVerbose {
   const { text, segments: timed } = t.transcript
   if (!timed || !segments) {
     return {

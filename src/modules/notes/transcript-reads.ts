@@ -1,11 +1,11 @@
 import { ApiError } from '../../http/errors'
-import { namedSegments, speakerNames, type TranscriptSegment } from '../../transcript/transcript'
+import { namedSegments, type TranscriptSegment } from '../../transcript/transcript'
 import type { AuditBy } from '../audit/model'
 import type { AuditService } from '../audit/service'
 import type { Library } from '../library'
 import type { NoteTranscriptFormat } from './model'
 import type { NoteRow, NotesRepo } from './repo'
-import { noteSegments, speakerOfRow, storedTranscript, type NoteTranscript } from './stored-transcript'
+import { noteSegments, speakerOfRow, speakerRef, storedTranscript, type NoteTranscript, type SpeakerSuggestion } from './stored-transcript'
 import { exportTranscript } from './transcript-export'
 
 /**
@@ -40,14 +40,14 @@ export function createTranscriptReads(deps: {
     readableTranscript,
     transcriptOf,
 
-    /** The labels and display names of a note's speakers; empty when it was not diarized. */
-    speakerNames: async (noteId: string): Promise<{ id: string; name: string }[]> => speakerNames((await repo.speakersOf(noteId)).map(speakerOfRow)),
+    /** The labels, display names and suggested voices of a note's speakers; empty when it was not diarized. */
+    speakerRefs: async (noteId: string): Promise<{ id: string; name: string; suggestion: SpeakerSuggestion | null }[]> => (await repo.speakersOf(noteId)).map(r => speakerRef(speakerOfRow(r))),
 
     /** `getNoteTranscript`: the Transcript, or a `file` in `format`, recorded as exported by `by` once readable (a 404 or 409 exports nothing). */
     async exportTranscript(lib: Library, id: string, format: NoteTranscriptFormat | undefined, by: AuditBy) {
       const r = await readableTranscript(lib, id)
       const t = await transcriptOf(r)
-      const speakers = speakerNames(t.speakers)
+      const speakers = t.speakers.map(speakerRef)
       const transcript = { noteId: r.id, transcript: t.text, language: r.language, ...(speakers.length ? { speakers } : {}) }
       const file = format === undefined ? null : exportTranscript({ noteId: r.id, title: r.title, type: r.type, language: r.language, transcript: t }, format)
       await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.transcript_exported', target: { type: 'note', id }, details: { format: format ?? 'json', sandbox: lib.sandbox } })

@@ -191,7 +191,10 @@ async function transcribeWithSpeakers(deps: TranscribeStageDeps, asr: AsrEngine,
   return { transcription: heard, diarized }
 }
 
-/** The segments labelled with speakers, and the speakers (named when a remembered voice is recognised). */
+/**
+ * The segments labelled with speakers, and the speakers: unnamed, a remembered voice recognised only
+ * offered as the speaker's suggestion (with how alike the prints are), for a person to confirm.
+ */
 async function withSpeakers(segments: TranscriptSegment[], d: Diarization | null, note: { account_id: string; sandbox: number }, deps: TranscribeStageDeps): Promise<{ segments: TranscriptSegment[]; speakers: NewNoteSpeaker[] }> {
   if (!d || d.speakers === 0 || d.turns.length === 0) return { segments, speakers: [] }
   const labelled = labelSpeakers(segments, d)
@@ -205,7 +208,7 @@ async function withSpeakers(segments: TranscriptSegment[], d: Diarization | null
     const known = recognise(speakers, profiles, threshold)
     for (const s of speakers) {
       const p = known.get(s.label)
-      if (p) Object.assign(s, { name: p.name, profileId: p.id })
+      if (p) s.suggestion = { profileId: p.id, name: p.name, similarity: Math.round(p.similarity * 1000) / 1000 }
     }
   }
   return { segments: labelled.segments, speakers }

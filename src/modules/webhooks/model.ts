@@ -61,12 +61,19 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>
 
 export const WebhookDeliveryList = t.Object({ data: t.Array(WebhookDelivery) }, { title: 'WebhookDeliveryList', description: 'The most recent attempts (at most 100, the last 30 days), newest first.' })
 
+/** A speaker as note.completed lists them: label, name shown, and a remembered voice offered (not applied) for them. */
+export interface WebhookSpeaker {
+  id: string
+  name: string
+  suggestion: { profileId: string; name: string; similarity: number } | null
+}
+
 /** The body of every delivery (Standard Webhooks: type, timestamp, data). */
 export type WebhookPayload = {
   type: 'note.completed' | 'note.failed'
   timestamp: string
-  /** `speakers`: on note.completed of a diarized recording, who speaks in it (label and name shown) */
-  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: { id: string; name: string }[] }
+  /** `speakers`: on note.completed of a diarized recording, who speaks in it (label, name shown, voice suggested) */
+  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: WebhookSpeaker[] }
 } | {
   type: 'note.updated'
   timestamp: string

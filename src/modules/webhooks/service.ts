@@ -5,7 +5,7 @@ import type { Logger } from '../../log'
 import { ApiError } from '../../http/errors'
 import { UrlRefusedError, vetUrl, type LookupFn } from '../../net/outbound'
 import type { Library } from '../library'
-import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload } from './model'
+import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload, WebhookSpeaker } from './model'
 import type { RetryPolicy } from '../../jobs/queue'
 import { createDeliveryAttempt } from './delivery'
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './repo'
@@ -27,7 +27,7 @@ export interface NoteSettled {
   status: 'Done' | 'Error'
   errorCode: string | null
   /** the note's speakers when it was diarized */
-  speakers?: { id: string; name: string }[]
+  speakers?: WebhookSpeaker[]
 }
 
 /** A note's transcript edited, as the notes service reports it inside the edit's transaction. */

@@ -52,9 +52,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a note's speakers on ${b.name
     const r = await t.call('GET', `/v1/notes/${id}/speakers`, { token })
     expect(r.status).toBe(200)
     expect(r.body.data).toEqual([
-      { id: 'A', name: null, displayName: 'Speaker A', segments: 2, seconds: 5, profileId: null },
-      { id: 'B', name: null, displayName: 'Speaker B', segments: 1, seconds: 2, profileId: null },
-      { id: 'C', name: null, displayName: 'Speaker C', segments: 1, seconds: 1, profileId: null },
+      { id: 'A', name: null, displayName: 'Speaker A', segments: 2, seconds: 5, profileId: null, suggestion: null },
+      { id: 'B', name: null, displayName: 'Speaker B', segments: 1, seconds: 2, profileId: null, suggestion: null },
+      { id: 'C', name: null, displayName: 'Speaker C', segments: 1, seconds: 1, profileId: null, suggestion: null },
     ])
     const hint = await t.store.get<{ speakers_hint: string }>('SELECT speakers_hint FROM uploads WHERE note_id = ?', [id])
     expect(JSON.parse(hint!.speakers_hint)).toEqual({ min: 2, max: 4 })
@@ -74,7 +74,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a note's speakers on ${b.name
     expect((await t.call('GET', `/v1/notes/${id}/transcript?format=txt`, { token })).text).toStartWith('Speaker A: good morning everyone the budget is ready\nTom: thanks')
     const verbose = (await t.call('GET', `/v1/notes/${id}/transcript?format=verbose_json`, { token })).body
     expect(verbose.segments.map((s: { speaker: string; speakerId: string }) => [s.speakerId, s.speaker])).toEqual([['A', 'Speaker A'], ['B', 'Tom'], ['A', 'Speaker A'], ['C', 'Speaker C']])
-    expect((await t.call('GET', `/v1/notes/${id}/transcript`, { token })).body.speakers).toEqual([{ id: 'A', name: 'Speaker A' }, { id: 'B', name: 'Tom' }, { id: 'C', name: 'Speaker C' }])
+    expect((await t.call('GET', `/v1/notes/${id}/transcript`, { token })).body.speakers).toEqual([{ id: 'A', name: 'Speaker A', suggestion: null }, { id: 'B', name: 'Tom', suggestion: null }, { id: 'C', name: 'Speaker C', suggestion: null }])
 
     const note = (await t.call('GET', `/v1/notes/${id}`, { token })).body
     expect(note.summary).toBe('Speaker A says the budget is ready; Tom orders the servers.')
