@@ -15,9 +15,13 @@ declare module '*/assets/library/add.js' { const text: string; export default te
 declare module '*/assets/library/api.js' { const text: string; export default text }
 declare module '*/assets/library/dom.js' { const text: string; export default text }
 declare module '*/assets/library/folders.js' { const text: string; export default text }
+declare module '*/assets/library/history.js' { const text: string; export default text }
 declare module '*/assets/library/list.js' { const text: string; export default text }
 declare module '*/assets/library/main.js' { const text: string; export default text }
 declare module '*/assets/library/note.js' { const text: string; export default text }
+declare module '*/assets/library/note-state.js' { const text: string; export default text }
+declare module '*/assets/library/resummarize.js' { const text: string; export default text }
 declare module '*/assets/library/speakers.js' { const text: string; export default text }
 declare module '*/assets/library/status.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
+declare module '*/assets/library/transcript.js' { const text: string; export default text }
