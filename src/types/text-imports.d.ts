@@ -14,6 +14,8 @@ declare module '*/assets/pages.css' { const text: string; export default text }
 declare module '*/assets/library/add.js' { const text: string; export default text }
 declare module '*/assets/library/api.js' { const text: string; export default text }
 declare module '*/assets/library/dom.js' { const text: string; export default text }
+declare module '*/assets/library/downloads.js' { const text: string; export default text }
+declare module '*/assets/library/findreplace.js' { const text: string; export default text }
 declare module '*/assets/library/folders.js' { const text: string; export default text }
 declare module '*/assets/library/history.js' { const text: string; export default text }
 declare module '*/assets/library/list.js' { const text: string; export default text }
@@ -23,5 +25,6 @@ declare module '*/assets/library/note-state.js' { const text: string; export def
 declare module '*/assets/library/resummarize.js' { const text: string; export default text }
 declare module '*/assets/library/speakers.js' { const text: string; export default text }
 declare module '*/assets/library/status.js' { const text: string; export default text }
+declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }

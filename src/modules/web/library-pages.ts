@@ -119,6 +119,14 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 <div class="buttons"><button type="button" id="undo" class="secondary" disabled aria-keyshortcuts="Control+Z">Undo</button><button type="button" id="redo" class="secondary" disabled aria-keyshortcuts="Control+Shift+Z">Redo</button></div>
 <p id="edit-help" class="hint">Click a segment's text, or press Enter on it, to correct it: Enter saves, Escape cancels. Click a word to play from it. Words the engine was unsure of are underlined with dots.</p>
 <details id="history" class="history"><summary>History</summary><ol id="revisions" class="revisions"></ol></details>
+<details id="find-replace" class="find-replace"><summary>Find and replace</summary>
+<form id="find-form"><div class="row"><div><label for="find-text">Find</label><input id="find-text" maxlength="1000" required autocomplete="off"></div>
+<div><label for="replace-text">Replace with</label><input id="replace-text" maxlength="10000" autocomplete="off"></div></div>
+<div class="checks"><span class="check"><input type="checkbox" id="match-case"><label for="match-case">Match case</label></span><span class="check"><input type="checkbox" id="whole-word" checked><label for="whole-word">Whole words</label></span><button type="submit">Preview</button></div></form>
+<div id="replace-preview" hidden><p id="replace-summary" role="status" aria-live="polite"></p><ul id="replace-matches" class="replace-matches"></ul>
+<div id="replace-apply" class="buttons"><button type="button" id="replace-all" class="primary">Replace all</button><button type="button" id="replace-chosen" class="secondary">Replace chosen</button></div></div>
+</details>
+<div id="suggestions" class="suggestions" hidden></div>
 </div>
 <div id="speaker-tools" class="speaker-tools" hidden><div id="speaker-filter-box" class="speaker-filter"></div><p id="speaker-shown" class="hint" role="status" aria-live="polite"></p></div>
 <ol id="segments" class="segments"></ol></section>

@@ -15,7 +15,8 @@ import { inSteps } from '../../helpers/web'
  * segment corrected by keyboard only (Tab to it, Enter, type, Enter; Escape cancels); a word clicked
  * plays the recording from it; undo (Ctrl+Z) and redo; a stale edit (someone changed the transcript
  * through the API meanwhile) reloads and says so; the history restores a version; the summary is made
- * again in another style; the note downloads as DOCX and mammoth reads the correction back. axe-core
+ * again in another style; the note downloads as DOCX and mammoth reads the correction back; find and
+ * replace previews, then replaces only the segment chosen. axe-core
  * finds no violation in light and dark; screenshots to docs/screenshots/note-edit-*.png.
  */
 const CHROMIUM = process.env.NOTESVC_CHROMIUM ?? '/usr/bin/chromium'
@@ -249,6 +250,37 @@ for (const width of [390, 1280]) {
       expect(text).toContain(note.structuredContent.bulletpoints.bullets[0])
       const [md] = await Promise.all([page.waitForEvent('download'), page.click('a[data-export=md]')])
       expect(readFileSync((await md.path())!, 'utf8')).toContain(SAID)
+
+      step('find and replace: the preview lists each segment before and after, only the chosen one is replaced, in one undoable edit')
+      const before = await verbose(id)
+      // a letter, not a whole word: found in every segment, whatever PocketSphinx heard
+      const withE = before.segments.filter(x => /e/i.test(x.text)).map(x => x.id)
+      expect(withE.length).toBeGreaterThan(1)
+      await page.click('#find-replace summary')
+      await page.fill('#find-text', 'e')
+      await page.fill('#replace-text', 'E')
+      await page.uncheck('#whole-word')
+      await page.click('#find-form button[type=submit]')
+      await page.locator('#replace-matches li').first().waitFor()
+      expect(await page.locator('#replace-matches input[type=checkbox]').evaluateAll(els => els.map(e => Number((e as HTMLInputElement).dataset.segment)))).toEqual(withE)
+      await expect(page.locator('#replace-matches li del').first().textContent()).resolves.toBe(before.segments[withE[0]!]!.text)
+      await expect(page.locator('#replace-matches li ins').first().textContent()).resolves.toBe(before.segments[withE[0]!]!.text.replace(/e/gi, 'E'))
+      // nothing written by the preview
+      expect((await verbose(id)).segments.map(x => x.text)).toEqual(before.segments.map(x => x.text))
+      await noAxeViolations(page)
+      if (width === 1280) await page.locator('#find-replace').screenshot({ path: join(SHOTS, 'note-edit-replace-1280-light.png') })
+      for (const other of withE.slice(1)) await page.uncheck(`#replace-pick-${other}`)
+      await page.click('#replace-chosen')
+      await waitForStatus(page, /^Replaced/)
+      const eCount = (before.segments[withE[0]!]!.text.match(/e/gi) ?? []).length
+      expect(await status(page)).toBe(`Replaced ${eCount} ${eCount === 1 ? 'match' : 'matches'} in 1 segment.`)
+      const after = await verbose(id)
+      expect(after.segments.map(x => x.text)).toEqual(before.segments.map(x => (x.id === withE[0] ? x.text.replace(/e/gi, 'E') : x.text)))
+      expect(await segmentText(page, withE[0]!)).toBe(after.segments[withE[0]!]!.text)
+      await page.locator('h1').click()
+      await page.keyboard.press('Control+z')
+      await waitForStatus(page, /^Undone/)
+      expect((await verbose(id)).segments.map(x => x.text)).toEqual(before.segments.map(x => x.text))
     })
     expect(errors).toEqual([])
     await context.close()

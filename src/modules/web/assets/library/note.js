@@ -2,9 +2,12 @@
 // recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
 // processing, its stage, then the whole note once it is done. A diarized note's speakers: speakers.js;
 // the transcript's rows and editing: transcript.js; its history, undo and redo: history.js; summarizing
-// again: resummarize.js.
-import { api, apiCall, ApiFailure, explain, library, sessionHeaders, setLibrary, versionOf } from './api.js'
+// again: resummarize.js; find and replace: findreplace.js; voice suggestions: suggestions.js; downloads:
+// downloads.js.
+import { api, apiCall, ApiFailure, explain, library, setLibrary, versionOf } from './api.js'
 import { $, charged, credits, el, operationText, typeText, when } from './dom.js'
+import { renderExports } from './downloads.js'
+import { initFindReplace } from './findreplace.js'
 import { folderName, folders, loadFolders } from './folders.js'
 import { initHistory, loadHistory } from './history.js'
 import { noteState, notePath } from './note-state.js'
@@ -12,17 +15,9 @@ import { initResummarize, renderResummarize } from './resummarize.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
 import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
+import { initSuggestions, renderSuggestions } from './suggestions.js'
 import { attachWords, listenToTranscript, onTranscriptEvents, rowOf, segmentRow } from './transcript.js'
 
-const FORMATS = [
-  ['srt', 'SRT subtitles', 'srt'],
-  ['vtt', 'WebVTT subtitles', 'vtt'],
-  ['txt', 'Plain text', 'txt'],
-  ['json', 'JSON', 'json'],
-  ['verbose_json', 'JSON with segments', 'verbose.json'],
-]
-/** The whole note (summary with its attendees, decisions and action items, then the transcript): GET …/export. */
-const NOTE_FORMATS = [['md', 'Note as Markdown', 'md'], ['docx', 'Note as Word (DOCX)', 'docx']]
 /** the cost table of GET /v1/usage, once read */
 let costs = null
 
@@ -132,38 +127,6 @@ function fillMoveSelect() {
   sel.value = note && note.folderId ? note.folderId : ''
 }
 
-function renderExports(note) {
-  const box = $('exports')
-  if (note.status !== 'Done') { box.replaceChildren(); return }
-  const link = (path, attr, format, label, ext) => el('a', {
-    class: 'button-link', href: path, download: `${note.title || note.id}.${ext}`, [attr]: format, text: label,
-    onclick: e => { e.preventDefault(); download(note, path, ext) },
-  })
-  const id = encodeURIComponent(note.id)
-  box.replaceChildren(el('span', { class: 'hint', text: 'Download: ' }),
-    ...NOTE_FORMATS.map(([format, label, ext]) => link(`/v1/notes/${id}/export?format=${format}`, 'data-export', format, label, ext)),
-    ...FORMATS.map(([format, label, ext]) => link(`/v1/notes/${id}/transcript?format=${format}`, 'data-format', format, label, ext)))
-}
-
-/** Fetches an export with the session's headers (a plain link cannot send them) and saves it as a file. */
-async function download(note, path, ext) {
-  try {
-    const res = await fetch(path, { headers: sessionHeaders() })
-    if (!res.ok) {
-      let body = null
-      try { body = await res.json() } catch { body = null }
-      throw new ApiFailure(res.status, body)
-    }
-    const blob = await res.blob()
-    const url = URL.createObjectURL(blob)
-    const a = el('a', { href: url, download: `${(note.title || note.id).replace(/[\\/:*?"<>|]+/g, '_')}.${ext}` })
-    document.body.append(a)
-    a.click()
-    a.remove()
-    setTimeout(() => URL.revokeObjectURL(url), 10_000)
-  } catch (err) { $('action-status').textContent = explain(err) }
-}
-
 async function showCost(note) {
   try {
     const u = await api('GET', '/v1/usage?limit=100')
@@ -221,6 +184,7 @@ async function showTranscript(note) {
   noteState.segments = segments
   noteState.speakers = speakers
   await renderTranscript(note, segments)
+  renderSuggestions(speakers)
   // when the transcript's rows are in the page (bench/edit-transcript.ts reads it)
   performance.mark('transcript-shown')
   if (note.status === 'Done' && segments.length) loadHistory()
@@ -309,6 +273,8 @@ export function initNote() {
   listenToTranscript($('segments'))
   onTranscriptEvents({ edited: afterEdit, reload: () => reloadTranscript().catch(err => say(explain(err))), seek })
   initHistory(() => reloadTranscript())
+  initFindReplace(() => reloadTranscript())
+  initSuggestions(() => reloadTranscript())
   initResummarize(() => loadNote(id, false))
   loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
