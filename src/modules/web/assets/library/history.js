@@ -26,7 +26,7 @@ let reloadTranscript = async () => {}
  * where the last edit came from is its undo, one that brings back where the last undone edit went is
  * its redo, and any other restore is an edit of its own (it clears redo, as any edit does).
  */
-export function undoStacks(list) {
+function undoStacks(list) {
   const content = new Map([[0, 0]])
   const undo = []
   let redo = []
@@ -101,11 +101,11 @@ async function restore(version, done) {
   await loadHistory()
 }
 
-export function undo() {
+function undo() {
   const last = stacks.undo.at(-1)
   if (last) return restore(last.from, `Undone: the transcript is back at version ${last.from}.`)
 }
-export function redo() {
+function redo() {
   const next = stacks.redo.at(-1)
   if (next) return restore(next.to, `Redone: the transcript is at version ${next.to} again.`)
 }

@@ -11,6 +11,6 @@ export const noteState = {
   version: null,
 }
 
-export const noteId = () => document.body.dataset.noteId
+const noteId = () => document.body.dataset.noteId
 export const notePath = (rest = '') => `/v1/notes/${encodeURIComponent(noteId())}${rest}`
 export const say = text => { document.getElementById('action-status').textContent = text }

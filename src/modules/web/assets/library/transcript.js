@@ -13,7 +13,7 @@ import { noteState, notePath, say } from './note-state.js'
  * (LOW_CONFIDENCE of src/engines/llm/builtin/doubt.ts), given to the page on its body element.
  */
 const LOW_CONFIDENCE = Number(document.body.dataset.lowConfidence)
-export const STALE_AFTER_412 = 'Someone changed this transcript meanwhile; reloaded. Your text was not saved: make the change again if it is still needed.'
+const STALE_AFTER_412 = 'Someone changed this transcript meanwhile; reloaded. Your text was not saved: make the change again if it is still needed.'
 
 const hooks = { edited: () => {}, reload: async () => {}, seek: () => {} }
 /** What the page does after a saved edit, to reload the transcript, and to play from a time. */
@@ -114,7 +114,7 @@ export function listenToTranscript(list) {
 }
 
 /** Opens segment `i` for editing in place, the caret at `word` (a word span clicked) or at the end. */
-export function openEditor(i, word) {
+function openEditor(i, word) {
   const row = rowOf(i)
   const s = noteState.segments[i]
   const text = row && row.querySelector(':scope > .text')
