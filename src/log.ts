@@ -1,3 +1,4 @@
+import { writeStderr } from './stderr'
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }
 
@@ -17,7 +18,7 @@ function serialize(fields: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** One JSON object per line on stderr, so stdout keeps only a command's result. */
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = l => process.stderr.write(l)): Logger {
+export function createLogger(level: LogLevel = 'info', write: (line: string) => void = writeStderr): Logger {
   const min = ORDER[level]
   const emit = (lvl: LogLevel) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[lvl] < min) return

@@ -1,3 +1,4 @@
+import { writeStderr } from './stderr'
 /**
  * Where a start spends its time, for bench/cold-start.ts: with NOTESVC_STARTUP_TIMING=1, `startupMark`
  * notes the time since the process started (performance.now(), whose origin is the launch), and
@@ -15,7 +16,7 @@ export function startupReport(): void {
   if (!enabled) return
   let previous = 0
   for (const [phase, at] of marks) {
-    process.stderr.write(`startup: ${phase} ${(at - previous).toFixed(1)} ms (at ${at.toFixed(1)} ms)\n`)
+    writeStderr(`startup: ${phase} ${(at - previous).toFixed(1)} ms (at ${at.toFixed(1)} ms)\n`)
     previous = at
   }
   marks.length = 0

@@ -7,6 +7,7 @@ import { openConfiguredStore } from '../db/open'
 import { createServices, type Services } from '../services'
 import { AccountError } from '../modules/accounts/service'
 import { noDatabaseYet } from '../doctor'
+import { writeStderr } from '../stderr'
 
 /**
  * Says on stderr which data folder a command uses, when the user did not name it: the default
@@ -14,7 +15,7 @@ import { noDatabaseYet } from '../doctor'
  * the one the user named, and scripts that set it get clean output.
  */
 export function announceDataDir(config: Config): void {
-  if (config.dataDirSource !== 'set') process.stderr.write(`${describeDataDir(config)}\n`)
+  if (config.dataDirSource !== 'set') writeStderr(`${describeDataDir(config)}\n`)
 }
 
 /**

@@ -12,6 +12,7 @@ import { startupMark, startupReport } from '../startup-timing'
 import { out, type CommandContext } from './command'
 import { announceDataDir } from './data-folder'
 import { listenUrl, logSpeechEngine, onStopSignal } from './long-running'
+import { writeStderr } from '../stderr'
 
 /** `serve`: the HTTP server and NOTESVC_WORKERS job workers, until SIGTERM or SIGINT. */
 export async function serveCommand({ config, log }: CommandContext): Promise<number> {
@@ -37,7 +38,7 @@ function describeMetering(config: Config): string {
  * which data folder it uses).
  */
 function printFirstStart(config: Config, keys: { live: string; sandbox: string }, browser: string) {
-  process.stderr.write(`\nFirst start: created the owner account ${config.ownerEmail} (plan pro) and two API keys.\n` +
+  writeStderr(`\nFirst start: created the owner account ${config.ownerEmail} (plan pro) and two API keys.\n` +
     'They are shown this once and stored only as hashes; copy them now (stdout carries them alone).\n\n')
   out(`live key:    ${keys.live}`)
   out(`sandbox key: ${keys.sandbox}`)
@@ -45,7 +46,7 @@ function printFirstStart(config: Config, keys: { live: string; sandbox: string }
   const how = config.passwordSignIn
     ? `(sign in as ${config.ownerEmail} once it has a password:\n             ${commandLine(`accounts password --email ${config.ownerEmail}`)})`
     : `(sign in with ${config.sso.providerName} as ${config.ownerEmail}; password sign-in is off)`
-  process.stderr.write(`browser:     ${browser} ${how}\n${describeMetering(config)}\n\n`)
+  writeStderr(`browser:     ${browser} ${how}\n${describeMetering(config)}\n\n`)
 }
 
 async function serve(config: Config, log: Logger) {

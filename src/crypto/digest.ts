@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto'
 
 /**
  * SHA-256 of a string as lowercase hex: how API keys, OAuth tokens, codes and client secrets, session
@@ -18,5 +17,5 @@ export function sha256Base64url(s: string): string {
  * same length, so timing reveals neither where they differ nor whether their lengths do.
  */
 export function safeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(new Uint8Array(Bun.SHA256.hash(a) as Uint8Array), new Uint8Array(Bun.SHA256.hash(b) as Uint8Array))
+  return crypto.timingSafeEqual(new Uint8Array(Bun.SHA256.hash(a) as Uint8Array), new Uint8Array(Bun.SHA256.hash(b) as Uint8Array))
 }

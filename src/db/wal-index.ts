@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { openSync, readSync, statSync } from 'node:fs'
+import { fstatSync, openSync, readSync, statSync } from 'node:fs'
+import { mappedHeader } from './wal-index-map'
 
 /**
  * Whether anything was committed to a SQLite database since a moment, told with one pread(2) and no statement.
@@ -50,6 +51,8 @@ const walIndexFiles = new Map<string, WalIndexFile>()
 /** One WAL-index file of this process: its descriptor and the last header read from it. */
 interface WalIndexFile {
   fd: number
+  /** the first words of the file as mapped (wal-index-map.ts), read as memory; null: read with pread(2) */
+  mapped: Uint32Array | null
   words: Uint32Array
   bytes: Uint8Array
   /** the hold (atOneWalIndexRead) during which `words` were read, or 0 when read outside one */
@@ -70,7 +73,8 @@ function walIndexFile(db: Database): WalIndexFile | null {
     let file = walIndexFiles.get(`${dev}:${ino}`)
     if (file === undefined) {
       const words = new Uint32Array(12)
-      file = { fd: openSync(path, 'r'), words, bytes: new Uint8Array(words.buffer), readInHold: 0 }
+      const fd = openSync(path, 'r')
+      file = { fd, mapped: mappedHeader(fd, fstatSync(fd).size), words, bytes: new Uint8Array(words.buffer), readInHold: 0 }
       walIndexFiles.set(`${dev}:${ino}`, file)
     }
     return file
@@ -86,6 +90,10 @@ function walIndexReader(db: Database): (() => Uint32Array) | null {
   return () => {
     if (hold !== 0 && file.readInHold === hold) return file.words
     file.readInHold = hold
+    if (file.mapped !== null) {
+      file.words.set(file.mapped)
+      return file.words
+    }
     // a short read (a WAL index being rebuilt) gives version 0: a miss, never "unchanged"
     if (readSync(file.fd, file.bytes, 0, 48, 0) < 48) file.words.fill(0)
     return file.words

@@ -1,5 +1,5 @@
 import type { RateClass } from '../config'
-import type { Clock } from '../clock'
+import { millisNow, type Clock } from '../clock'
 
 const WINDOW_MS = 60_000
 
@@ -54,7 +54,7 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   hitNow(key: string, cls: RateClass): RateDecision {
-    const now = this.clock.now().getTime()
+    const now = millisNow(this.clock)
     if (now - this.lastSweep > WINDOW_MS) this.sweep(now)
     let windows = this.windows.get(cls)
     if (windows === undefined) this.windows.set(cls, (windows = new Map()))
@@ -101,7 +101,7 @@ export class SharedRateLimiter implements RateLimiter {
   constructor(private limits: Record<RateClass, number>, private clock: Clock, private windows: RateWindows) {}
 
   async hit(key: string, cls: RateClass): Promise<RateDecision> {
-    const now = this.clock.now().getTime()
+    const now = millisNow(this.clock)
     const over = new Date(now - WINDOW_MS).toISOString()
     if (now - this.lastSweep > WINDOW_MS) {
       this.lastSweep = now

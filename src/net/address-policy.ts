@@ -6,8 +6,7 @@
  * check of every address a name resolves to. Anything that connects to a user-supplied address uses
  * this module, so the rule lives once.
  */
-import { lookup as dnsLookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
+import { isIP } from './ip-literal'
 
 export interface ResolvedAddress {
   address: string
@@ -205,7 +204,8 @@ export function refusedAddress(addresses: ResolvedAddress[], policy: AddressPoli
 
 /** The system resolver (`dns.lookup`), every address in the order it gives them. */
 const systemLookup: LookupFn = async hostname => {
-  const found = await dnsLookup(hostname, { all: true, verbatim: true })
+  const { lookup } = await import('node:dns/promises')
+  const found = await lookup(hostname, { all: true, verbatim: true })
   return found.map(a => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
 }
 

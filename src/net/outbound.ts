@@ -29,8 +29,7 @@
  * Residual risks: a public host may still answer with content the caller did not expect (size and time
  * limits apply); a server that holds a valid certificate for the name is trusted as usual.
  */
-import { isIP } from 'node:net'
-import { checkServerIdentity } from 'node:tls'
+import { isIP } from './ip-literal'
 import {
   isBlockedPort, isPrivateClass, refusedAddress, refusedHostName, resolveHost,
   type AddressPolicy, type LookupFn, type ResolvedAddress,
@@ -189,7 +188,7 @@ export async function requestPinned(v: VettedUrl, o: { signal: AbortSignal; ca?:
         ...(v.literal ? {} : { serverName: expected }),
         ...(o.ca ? { ca: o.ca } : {}),
         // verify against the name in the URL, whatever address we connected to
-        checkServerIdentity: (_host, cert) => checkServerIdentity(expected, cert),
+        checkServerIdentity: (_host, cert) => (require('node:tls') as typeof import('node:tls')).checkServerIdentity(expected, cert),
       }
     }
     try {

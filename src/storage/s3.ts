@@ -3,8 +3,7 @@ import { createWriteStream } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import type { Readable } from 'node:stream'
 import { flag } from '../environment'
 import type { LocalCopy, MediaStorage, StorageBackend, StoredObject, UploadTarget } from './storage'
 
@@ -69,6 +68,8 @@ export function createS3Storage(opts: S3Options): MediaStorage {
       try {
         const { client, sdk } = await aws()
         const res = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key }))
+        // node:stream/promises loaded here, not at start (the streams cost milliseconds of every cold start)
+        const { pipeline } = await import('node:stream/promises')
         await pipeline(res.Body as Readable, createWriteStream(path))
       } catch (err) {
         await rm(dir, { recursive: true, force: true })

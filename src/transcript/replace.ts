@@ -27,7 +27,8 @@ export interface SegmentReplacement {
 const WORD_CHAR = '[\\p{L}\\p{M}\\p{N}\\p{Pc}]'
 
 function pattern(o: ReplaceOptions): RegExp {
-  const escaped = o.find.normalize('NFC').replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')
+  // the syntax characters only: with the u flag any other escaped character ("\\-") is an error
+  const escaped = o.find.normalize('NFC').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
   const body = o.wholeWord ? `(?<!${WORD_CHAR})${escaped}(?!${WORD_CHAR})` : escaped
   return new RegExp(body, o.matchCase ? 'gu' : 'giu')
 }

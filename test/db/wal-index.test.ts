@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
 import { atOneWalIndexRead, untilNextCommit } from '../../src/db/wal-index'
+import { mappedHeader } from '../../src/db/wal-index-map'
 import { run, tempDir } from '../helpers/process'
 
 /** A database file with a table t, and a counted read of its row count remembered until the next commit. */
@@ -90,6 +91,34 @@ describe('untilNextCommit (the WAL-index header)', () => {
       const inode = statSync(`${path}-shm`).ino
       const locks = readFileSync('/proc/locks', 'utf8').split('\n').filter(l => l.includes(`:${inode} `) && l.includes(` ${process.pid} `))
       expect(locks.map(l => l.trim().split(/\s+/).slice(1, 4).concat(l.trim().split(/\s+/).slice(-2)).join(' '))).toEqual(['POSIX ADVISORY READ 128 128'])
+      db.close()
+    } finally {
+      d.remove()
+    }
+  })
+
+  // The header is read from a mapping of the -shm (no system call per request); a mapping of the wrong
+  // bytes, or a private copy that does not follow the file, would make the server miss commits.
+  test.skipIf(process.platform !== 'linux')('the mapped header is the file\'s first 48 bytes, and follows each commit', () => {
+    const d = tempDir()
+    try {
+      const path = join(d.path, 'x.db')
+      const { db } = counted(path)
+      const fd = openSync(`${path}-shm`, 'r')
+      const mapped = mappedHeader(fd, statSync(`${path}-shm`).size)
+      expect(mapped).not.toBeNull()
+      const fromFile = () => {
+        const b = new Uint32Array(12)
+        readSync(fd, new Uint8Array(b.buffer), 0, 48, 0)
+        return [...b]
+      }
+      const before = [...mapped!]
+      expect(before).toEqual(fromFile())
+      db.exec('INSERT INTO t VALUES (1)')
+      expect([...mapped!]).toEqual(fromFile())
+      expect([...mapped!]).not.toEqual(before)
+      expect(mappedHeader(fd, 10)).toBeNull()
+      closeSync(fd)
       db.close()
     } finally {
       d.remove()

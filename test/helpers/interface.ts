@@ -74,6 +74,11 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/{speakerId}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   { id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/{id}/speakers/{speakerId}/suggestion', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/{index}', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'splitNoteSegment', method: 'POST', path: '/v1/notes/{id}/segments/{index}/split', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'mergeNoteSegments', method: 'POST', path: '/v1/notes/{id}/segments/{index}/merge', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'reassignNoteWords', method: 'POST', path: '/v1/notes/{id}/segments/{index}/reassign', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
+  { id: 'previewNoteReplacement', method: 'POST', path: '/v1/notes/{id}/replacements/preview', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  { id: 'replaceInNote', method: 'POST', path: '/v1/notes/{id}/replacements', scopes: ['notes:write'], cost: 0, errors: [404, 409, 412] },
   // a transcript's history (docs/decisions.md "Transcript revisions")
   { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
   { id: 'getNoteRevision', method: 'GET', path: '/v1/notes/{id}/revisions/{version}', scopes: ['notes:read'], cost: 0, errors: [404, 409] },

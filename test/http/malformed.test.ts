@@ -87,6 +87,12 @@ const OPS: Op[] = [
   { id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/{id}/speakers/A', idOf: ids => ids.noteId, body: () => ({ name: 'Maria', remember: true }) },
   { id: 'answerSpeakerSuggestion', method: 'POST', path: '/v1/notes/{id}/speakers/A/suggestion', idOf: ids => ids.noteId, body: () => ({ accept: true }) },
   { id: 'updateNoteSegment', method: 'PATCH', path: '/v1/notes/{id}/segments/0', idOf: ids => ids.noteId, body: () => ({ speaker: 'A' }) },
+  // segments of a note from text: none are timed (409 once the input is valid); find and replace by paragraph
+  { id: 'splitNoteSegment', method: 'POST', path: '/v1/notes/{id}/segments/0/split', idOf: ids => ids.noteId, body: () => ({ word: 1 }) },
+  { id: 'mergeNoteSegments', method: 'POST', path: '/v1/notes/{id}/segments/0/merge', idOf: ids => ids.noteId, body: () => ({ speaker: 'B' }) },
+  { id: 'reassignNoteWords', method: 'POST', path: '/v1/notes/{id}/segments/0/reassign', idOf: ids => ids.noteId, body: () => ({ fromWord: 0, toWord: 1, speaker: 'B' }) },
+  { id: 'previewNoteReplacement', method: 'POST', path: '/v1/notes/{id}/replacements/preview', idOf: ids => ids.noteId, body: () => ({ find: 'notes', replace: 'minutes', matchCase: false, wholeWord: true }) },
+  { id: 'replaceInNote', method: 'POST', path: '/v1/notes/{id}/replacements', idOf: ids => ids.noteId, body: () => ({ find: 'notes', replace: 'minutes', matchCase: true, wholeWord: false, segments: [0] }) },
   // a transcript's history: the note from text has none until it is edited (404 for a version once the input is valid)
   { id: 'listNoteRevisions', method: 'GET', path: '/v1/notes/{id}/revisions', idOf: ids => ids.noteId },
   { id: 'getNoteRevision', method: 'GET', path: '/v1/notes/{id}/revisions/0', idOf: ids => ids.noteId },

@@ -37,6 +37,12 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   listNoteRevisions: { responses: { 200: 'RevisionList' } },
   getNoteRevision: { responses: { 200: 'RevisionTranscript' } },
   restoreNoteRevision: { responses: { 200: 'RevisionRestored' } },
+  // segments split, merged, reassigned (the whole transcript back), find and replace (issue 31)
+  splitNoteSegment: { request: 'SplitSegmentRequest', responses: { 200: 'TranscriptVerbose' } },
+  mergeNoteSegments: { request: 'MergeSegmentsRequest', responses: { 200: 'TranscriptVerbose' } },
+  reassignNoteWords: { request: 'ReassignWordsRequest', responses: { 200: 'TranscriptVerbose' } },
+  previewNoteReplacement: { request: 'ReplacementPreviewRequest', responses: { 200: 'ReplacementPreview' } },
+  replaceInNote: { request: 'ReplacementRequest', responses: { 200: 'ReplacementResult' } },
   listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
   getSpeakerProfile: { responses: { 200: 'SpeakerProfile' } },
   deleteSpeakerProfile: { responses: { 204: null } },

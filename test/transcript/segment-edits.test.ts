@@ -118,6 +118,14 @@ describe('find and replace', () => {
     expect(segmentReplacements(['Ärger ärger'], { ...o, find: 'ÄRGER', replace: 'x' })[0]!.count).toBe(2)
   })
 
+  test('every character of find is literal, regular-expression syntax included (the standing fuzz found "- " refused by the u flag)', () => {
+    const odd = ['a - b', 'x+-N1\\ y', 'cost (usd) $5.00 [sic] {ok} a|b ^up* /slash/']
+    const segmentsOf: [string, number[]][] = [['-', [0, 1]], ['+-N1\\', [1]], ['(usd)', [2]], ['$5.00', [2]], ['[sic]', [2]], ['{ok}', [2]], ['a|b', [2]], ['^up*', [2]], ['/slash/', [2]]]
+    for (const [find, segments] of segmentsOf) {
+      expect(segmentReplacements(odd, { find, replace: 'Z', matchCase: true, wholeWord: false }).map(r => r.segment), find).toEqual(segments)
+    }
+  })
+
   test('removing a word leaves one space; `only` limits it to those segments', () => {
     expect(segmentReplacements(['he was ill today'], { ...o, replace: '' })[0]!.after).toBe('he was today')
     expect(segmentReplacements(texts, o, new Set([1])).map(r => r.segment)).toEqual([1])

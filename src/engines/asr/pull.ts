@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, statSync } from 'node:fs'
 import { copyFile, mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, join } from 'node:path'
@@ -62,8 +61,8 @@ export interface PullResult {
 }
 
 async function hashFile(path: string): Promise<{ sha1: string; sha256: string }> {
-  const sha1 = createHash('sha1')
-  const sha256 = createHash('sha256')
+  const sha1 = new Bun.CryptoHasher('sha1')
+  const sha256 = new Bun.CryptoHasher('sha256')
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
     sha1.update(chunk as Buffer)
     sha256.update(chunk as Buffer)

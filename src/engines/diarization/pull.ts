@@ -9,7 +9,6 @@
  * to check against: sherpa-onnx's releases publish none, and GitHub sends none; the SHA-256 of what
  * was written is reported instead, to compare by hand.
  */
-import { createHash } from 'node:crypto'
 import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { commandLine } from '../../command-name'
@@ -38,7 +37,7 @@ export interface InstalledModel {
 }
 
 async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256')
+  const hash = new Bun.CryptoHasher('sha256')
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer)
   return hash.digest('hex')
 }

@@ -3,7 +3,6 @@
  * policy of `net/outbound.ts` (the SSRF guard, checked at the first request and at every redirect,
  * and DNS pinning), within a size and a time limit.
  */
-import { randomUUID } from 'node:crypto'
 import { open, rename, unlink } from 'node:fs/promises'
 import type { AddressPolicy, LookupFn } from '../../net/address-policy'
 import { requestPinned, shown, UrlError, UrlFetchFailedError, UrlTimeoutError, UrlTooLargeError, vetUrl } from '../../net/outbound'
@@ -98,7 +97,7 @@ export async function downloadUrl(url: string, opts: DownloadUrlOptions): Promis
 
 /** Streams the body to a temporary file beside `dest`, then renames it; removes it on any failure. */
 async function writeBody(res: Response, dest: string, maxBytes: number, where: string): Promise<number> {
-  const tmp = `${dest}.${randomUUID().slice(0, 8)}.part`
+  const tmp = `${dest}.${crypto.randomUUID().slice(0, 8)}.part`
   const file = await open(tmp, 'wx')
   let bytes = 0
   let ok = false

@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock'
+import { millisNow, type Clock } from '../../clock'
 import { sha256 } from '../../crypto/digest'
 import { ReadCache } from '../../db/read-cache'
 import type { Store } from '../../db/store'
@@ -63,7 +63,7 @@ export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; k
     cachedApiKey(token: string): Principal | undefined {
       if (!token.startsWith(LIVE_PREFIX) && !token.startsWith(SANDBOX_PREFIX)) return undefined
       const principal = keyCache.peek(recentKeyDigest(token))
-      if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= clock.now().getTime()) return undefined
+      if (!principal || (lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= millisNow(clock)) return undefined
       return principal
     },
 

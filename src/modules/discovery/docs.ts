@@ -10,7 +10,6 @@ import { VERSION } from '../../version'
 import scalarBundle from '../../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
 import { escapeHtml } from '../../http/html'
 import { pageHeaders } from '../../http/security-headers'
-import { createHash } from 'node:crypto'
 
 export const OPENAPI_PATH = '/v1/openapi.json'
 const SCALAR_PATH = '/docs/scalar.js'
@@ -92,7 +91,7 @@ function referencePolicy(publicUrl: string): string {
 
 const ERRORS_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td,th{padding:.4rem .8rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}tr:target{background:#fff6cc}'
 /** The errors page's policy: no script, its one style element allowed by its hash. */
-const ERRORS_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(ERRORS_STYLE).digest('base64')}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
+const ERRORS_POLICY = `default-src 'none'; style-src 'sha256-${new Bun.CryptoHasher('sha256').update(ERRORS_STYLE).digest('base64')}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`
 
 function errorsPage(): string {
   const rows = Object.entries(ERROR_STATUS)

@@ -22,8 +22,8 @@ export function metricsRoutes(deps: { metrics: Metrics; token: string | undefine
         ? 'The metrics token is wrong: send the value of the server\'s NOTESVC_METRICS_TOKEN as `Authorization: Bearer <token>` (API keys are not accepted here).'
         : 'GET /metrics needs the metrics token: send the value of the server\'s NOTESVC_METRICS_TOKEN as `Authorization: Bearer <token>`.', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } })
     }
-    const text = await metrics.text()
-    set.headers['content-type'] = metrics.contentType
+    const { text, contentType } = await metrics.exposition()
+    set.headers['content-type'] = contentType
     set.headers['cache-control'] = 'no-store'
     return text
   })

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 
 /** The leased queues whose depth and age are read from the database at scrape time. */
 type QueueName = 'upload_jobs' | 'webhook_outbox'
@@ -46,12 +46,12 @@ interface RequestTally {
  * every call), a tenth of a kept first page's CPU on this machine; here a request is two map look-ups,
  * two additions and a scan of 13 bounds.
  */
-function requestSeries(registry: Registry) {
+function requestSeries() {
   const tallies = new Map<string, Map<number, RequestTally>>()
   const each = function* () {
     for (const [operation, byStatus] of tallies) for (const [status, t] of byStatus) yield { labels: { operation, status: String(status) }, t }
   }
-  registry.registerMetric({
+  const total = {
     name: 'notesvc_http_requests_total',
     help: 'HTTP requests answered, by operation (the operation id, or the route template outside the API; "unmatched" when no route matched) and status.',
     type: 'counter',
@@ -59,10 +59,10 @@ function requestSeries(registry: Registry) {
       name: 'notesvc_http_requests_total', help: 'HTTP requests answered, by operation (the operation id, or the route template outside the API; "unmatched" when no route matched) and status.', type: 'counter', aggregator: 'sum',
       values: [...each()].map(({ labels, t }) => ({ labels, value: t.count })),
     }),
-  } as never)
+  }
   const name = 'notesvc_http_request_duration_seconds'
   const help = 'Seconds from the request handed to the server\'s handler to its response ready, by operation and status.'
-  registry.registerMetric({
+  const duration = {
     name, help, type: 'histogram',
     get: async () => {
       const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = []
@@ -78,8 +78,9 @@ function requestSeries(registry: Registry) {
       }
       return { name, help, type: 'histogram', aggregator: 'sum', values }
     },
-  } as never)
+  }
   return {
+    metrics: [total, duration],
     observe(operation: string, status: number, seconds: number): void {
       let byStatus = tallies.get(operation)
       if (byStatus === undefined) tallies.set(operation, (byStatus = new Map()))
@@ -98,9 +99,35 @@ function requestSeries(registry: Registry) {
 }
 
 /**
- * The metrics of one process (prom-client, its own registry: several apps in one test process do not
+ * A counter of this process by labels, counted by hand and shown as a metric of prom-client's shape
+ * (`name`, `get()`), like the request series: prom-client itself is loaded at the first scrape.
+ */
+function tally<L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  const values = new Map<string, { labels: Record<L, string>; value: number }>()
+  return {
+    inc(labels: Record<L, string>, by = 1): void {
+      const key = labelNames.map(l => labels[l]).join('\u0000')
+      let v = values.get(key)
+      if (v === undefined) values.set(key, (v = { labels: { ...labels }, value: 0 }))
+      v.value += by
+    },
+    metric: {
+      name, help, type: 'counter',
+      get: async () => ({ name, help, type: 'counter', aggregator: 'sum', values: [...values.values()].map(v => ({ labels: v.labels, value: v.value })) }),
+    },
+  }
+}
+
+/**
+ * The metrics of one process (its own prom-client registry: several apps in one test process do not
  * share counters). Counters and histograms count what this process did, so every node is scraped;
  * the queue gauges are read from the database at scrape time and are the same on every node.
+ *
+ * Everything is counted by hand from the start; prom-client (its registry, the queue and database
+ * gauges and its default process metrics) is loaded and set up at the first scrape, not at start:
+ * loading it, with the Node modules it brings (http, https, zlib, cluster), and probing the heap for
+ * its defaults took about 10 ms of a 133 ms cold start (docs/decisions.md, "Cold start, again").
+ * What that changes: the event-loop lag it samples covers the time since the first scrape.
  */
 export function createMetrics(sources: {
   /** the queues' depth, read at scrape time */
@@ -110,18 +137,47 @@ export function createMetrics(sources: {
   /** now, in the clock queued rows are stamped in (the database's on PostgreSQL) */
   now: () => number
 }) {
-  const registry = new Registry()
-  const registers = [registry]
-
-  const requests = requestSeries(registry)
-  const jobs = new Counter({ name: 'notesvc_jobs_total', help: 'Runs of upload jobs in this process, by how they ended: done, failed (for good), retried (back to the queue after a transient failure or a shutdown), taken_over (started on a job whose earlier worker died under it).', labelNames: ['outcome'], registers })
-  const engineSeconds = new Counter({ name: 'notesvc_engine_seconds_total', help: 'Wall-clock seconds the upload pipeline spent in each stage (asr: transcription including decoding; diarization: waiting for speakers after transcription; summary), by engine.', labelNames: ['stage', 'engine'], registers })
-  const audioSeconds = new Counter({ name: 'notesvc_engine_audio_seconds_total', help: 'Seconds of recording the stage processed, by engine: engine_seconds / audio_seconds is its real-time factor.', labelNames: ['stage', 'engine'], registers })
-  const deliveries = new Counter({ name: 'notesvc_webhook_deliveries_total', help: 'Webhook delivery attempts of this process, by outcome: delivered (2xx), failed (error or non-2xx; retried on schedule), refused (the URL policy refused the address), disabled (410 Gone).', labelNames: ['outcome'], registers })
+  const requests = requestSeries()
+  const jobs = tally('notesvc_jobs_total', 'Runs of upload jobs in this process, by how they ended: done, failed (for good), retried (back to the queue after a transient failure or a shutdown), taken_over (started on a job whose earlier worker died under it).', ['outcome'])
+  const engineSeconds = tally('notesvc_engine_seconds_total', 'Wall-clock seconds the upload pipeline spent in each stage (asr: transcription including decoding; diarization: waiting for speakers after transcription; summary), by engine.', ['stage', 'engine'])
+  const audioSeconds = tally('notesvc_engine_audio_seconds_total', 'Seconds of recording the stage processed, by engine: engine_seconds / audio_seconds is its real-time factor.', ['stage', 'engine'])
+  const deliveries = tally('notesvc_webhook_deliveries_total', 'Webhook delivery attempts of this process, by outcome: delivered (2xx), failed (error or non-2xx; retried on schedule), refused (the URL policy refused the address), disabled (410 Gone).', ['outcome'])
 
   // the known outcomes shown from the start at 0, so that a rate over them is defined before the first
   for (const outcome of ['done', 'failed', 'retried', 'taken_over']) jobs.inc({ outcome }, 0)
   for (const outcome of ['delivered', 'failed', 'refused', 'disabled']) deliveries.inc({ outcome }, 0)
+
+  let registry: Promise<Registry> | null = null
+  const counted = [...requests.metrics, jobs.metric, engineSeconds.metric, audioSeconds.metric, deliveries.metric]
+
+  return {
+    /** One answered request: its operation (id or route template), status and seconds taken. */
+    request: requests.observe,
+    job(outcome: JobOutcome): void {
+      jobs.inc({ outcome })
+    },
+    /** `seconds` of `engine` in `stage` for `audio` seconds of recording (audio unknown: the time alone) */
+    engine(stage: EngineStage, engine: string, seconds: number, audio: number | null): void {
+      engineSeconds.inc({ stage, engine }, seconds)
+      if (audio !== null && audio > 0) audioSeconds.inc({ stage, engine }, audio)
+    },
+    webhookDelivery(outcome: string): void {
+      deliveries.inc({ outcome })
+    },
+    /** the exposition (Prometheus text format 0.0.4) and its content type */
+    async exposition(): Promise<{ text: string; contentType: string }> {
+      const r = await (registry ??= scrapedRegistry(counted, sources))
+      return { text: await r.metrics(), contentType: r.contentType }
+    },
+  }
+}
+
+/** The registry of the first scrape: the counted series, then the gauges read at scrape time, then prom-client's defaults. */
+async function scrapedRegistry(counted: object[], sources: Parameters<typeof createMetrics>[0]): Promise<Registry> {
+  const { collectDefaultMetrics, Gauge, Registry } = await import('prom-client')
+  const registry = new Registry()
+  const registers = [registry]
+  for (const m of counted) registry.registerMetric(m as never)
 
   // Both queue gauges show one read of the database per scrape (prom-client collects every metric at
   // once: the second collect joins the read the first started).
@@ -155,25 +211,7 @@ export function createMetrics(sources: {
   // (Bun has no 'gc' performance entries), and the active handles and requests read 0 (Bun does not
   // implement process._getActiveHandles).
   collectDefaultMetrics({ register: registry })
-
-  return {
-    /** One answered request: its operation (id or route template), status and seconds taken. */
-    request: requests.observe,
-    job(outcome: JobOutcome): void {
-      jobs.inc({ outcome })
-    },
-    /** `seconds` of `engine` in `stage` for `audio` seconds of recording (audio unknown: the time alone) */
-    engine(stage: EngineStage, engine: string, seconds: number, audio: number | null): void {
-      engineSeconds.inc({ stage, engine }, seconds)
-      if (audio !== null && audio > 0) audioSeconds.inc({ stage, engine }, audio)
-    },
-    webhookDelivery(outcome: string): void {
-      deliveries.inc({ outcome })
-    },
-    contentType: registry.contentType,
-    /** the exposition (Prometheus text format 0.0.4) */
-    text: (): Promise<string> => registry.metrics(),
-  }
+  return registry
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

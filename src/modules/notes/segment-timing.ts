@@ -10,9 +10,9 @@ import type { ThreadedAligner } from '../../engines/align/thread'
 import type { TimedWord, TranscriptSegment } from '../../transcript/transcript'
 import type { SegmentAudio, Span } from './segment-audio'
 
-export type SegmentTiming = 'aligned' | 'proportional'
+type SegmentTiming = 'aligned' | 'proportional'
 /** A word a person wrote: confidence 1. */
-export type ConfirmedWord = TimedWord & { confidence: number }
+type ConfirmedWord = TimedWord & { confidence: number }
 
 export interface TimedText {
   words: ConfirmedWord[]

@@ -1,4 +1,3 @@
-import { deflateSync } from 'node:zlib'
 import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import type { HeardRecording } from '../processing/service'
@@ -14,6 +13,8 @@ export interface OpenAiAnswer {
 
 /** UTF-8 bytes over zlib-compressed bytes, as whisper computes it (`len(b) / len(zlib.compress(b))`); high for repetitive text. */
 function compressionRatio(text: string): number {
+  // node:zlib required here, not at the top: with its streams it cost milliseconds of every cold start
+  const { deflateSync } = require('node:zlib') as typeof import('node:zlib')
   const bytes = Buffer.from(text, 'utf8')
   return bytes.length === 0 ? 0 : round(bytes.length / deflateSync(bytes).length)
 }

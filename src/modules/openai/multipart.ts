@@ -1,6 +1,5 @@
-import Busboy from '@fastify/busboy'
+import type BusboyType from '@fastify/busboy'
 import { createWriteStream } from 'node:fs'
-import { pipeline } from 'node:stream/promises'
 import { ApiError } from '../../http/errors'
 
 /**
@@ -36,7 +35,10 @@ export async function receiveMultipart(request: Request, path: string, limits: M
   }
   if (!request.body) throw invalid(limits.fileField, 'is required', `The request has no body; send the recording as the \`${limits.fileField}\` part of a multipart/form-data body.`)
 
-  let busboy: ReturnType<typeof Busboy>
+  // busboy and node:stream loaded on the first multipart request, not at start (with Node's streams
+  // they cost milliseconds of every cold start)
+  const [{ default: Busboy }, { pipeline }] = await Promise.all([import('@fastify/busboy'), import('node:stream/promises')])
+  let busboy: ReturnType<typeof BusboyType>
   try {
     busboy = Busboy({
       headers: { 'content-type': contentType },

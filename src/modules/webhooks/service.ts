@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../clock'
 import type { IdGenerator } from '../../ids'
 import type { Logger } from '../../log'
@@ -93,7 +92,7 @@ function toDelivery(r: DeliveryRow): WebhookDelivery {
 }
 
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+const newSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
 
 /**
  * Webhook endpoints and the delivery of their events: an outbox row per event and endpoint, written

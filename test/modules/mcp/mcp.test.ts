@@ -143,6 +143,29 @@ describe('MCP endpoint', () => {
     }
   })
 
+  test('find and replace through the tools: previewNoteReplacement writes nothing, replaceInNote makes one revision by the MCP key (issue 31)', async () => {
+    const client = await connect(srv.base, await srv.key({ email: 'replace@example.com' }))
+    try {
+      const note = (await client.callTool({ name: 'createNote', arguments: { title: 'Standup', content: 'Ana will ship the release on Friday.\n\nBo reviews the release notes.' } })).structuredContent as any
+      const preview = await client.callTool({ name: 'previewNoteReplacement', arguments: { id: note.id, find: 'release', replace: 'launch' } })
+      expect(preview.structuredContent).toEqual({ count: 2, matches: [
+        { segment: 0, before: 'Ana will ship the release on Friday.', after: 'Ana will ship the launch on Friday.' },
+        { segment: 1, before: 'Bo reviews the release notes.', after: 'Bo reviews the launch notes.' },
+      ] })
+      const replaced = await client.callTool({ name: 'replaceInNote', arguments: { id: note.id, find: 'release', replace: 'launch', segments: [1] } })
+      expect(replaced.isError ?? false).toBe(false)
+      expect(replaced.structuredContent).toEqual({ count: 1, segments: [1], version: 1 })
+      const transcript = (await client.callTool({ name: 'getNoteTranscript', arguments: { id: note.id } })).structuredContent as any
+      expect(transcript.transcript).toBe('Ana will ship the release on Friday.\n\nBo reviews the launch notes.')
+      const revisions = (await client.callTool({ name: 'listNoteRevisions', arguments: { id: note.id } })).structuredContent as any
+      expect(revisions.data.map((r: any) => [r.version, r.operation, r.actor.type])).toEqual([[1, 'replaceInNote', 'key'], [0, 'transcribed', null]])
+      const bad = await client.callTool({ name: 'replaceInNote', arguments: { id: note.id, find: 'launch', replace: 'x', segments: [9] } })
+      expect([bad.isError, (bad.structuredContent as any).error.code]).toEqual([true, 'not_found'])
+    } finally {
+      await client.close()
+    }
+  })
+
   test('deletions and a transcript export through tools are in the audit log as through the API: the key, the origin and user agent of the MCP request, the details', async () => {
     const token = await srv.key({ email: 'audited-agent@example.com' })
     const client = await connect(srv.base, token, { 'user-agent': 'agent-under-audit/2.0' })

@@ -94,7 +94,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`segments split, merged and re
   })
 
   test('bad input is a clear error and changes nothing: words out of range, toWord before fromWord, a label no speaker may have, no next segment, another account, a note processing or without times', async () => {
-    const { t, id, token, post, verbose } = await setup()
+    const { t, id, token, verbose } = await setup()
     const before = await verbose()
     const refused = async (path: string, body: unknown, status: number, code: string, says: string, tok = token, note = id) => {
       const r = await t.call('POST', `/v1/notes/${note}/segments/${path}`, { token: tok, body })
