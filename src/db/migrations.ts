@@ -741,6 +741,18 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   },
   {
     version: 24,
+    name: 'notes: whether the title is one the service made',
+    sql: `
+      -- title_generated: 1 while the note's title is one notesvc made (an upload's file name, then its
+      -- summary's title), made again with the summary (POST /v1/notes/{id}/summaries); 0 once a person
+      -- gave it (a note created from text, PATCH /v1/notes/{id} with a title), never changed by notesvc
+      -- after. Notes made before are 0: which of their titles a person typed is not known, and a
+      -- person's title is never replaced.
+      ALTER TABLE notes ADD COLUMN title_generated INTEGER NOT NULL DEFAULT 0 CHECK (title_generated IN (0, 1));
+    `,
+  },
+  {
+    version: 25,
     name: 'transcript revisions: the version a restore brought back',
     sql: `
       -- restored_from: for a revision made by restoring an earlier version, that version (null for any

@@ -97,7 +97,7 @@ function isoLanguage(value: unknown): string | null {
 }
 
 interface VerboseSegment { start: number; end: number; text: string; avg_logprob?: number; temperature?: number }
-interface VerboseAnswer { text?: string; language?: string; duration?: number; segments?: VerboseSegment[]; words?: TimedWord[] }
+interface VerboseAnswer { text?: string; language?: string; duration?: number; segments?: VerboseSegment[]; words?: (TimedWord & { probability?: number })[] }
 
 const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x)
 const round = (x: number) => Math.round(x * 1000) / 1000
@@ -121,7 +121,9 @@ function chunkOf(answer: unknown, seconds: number): ChunkTranscription | null {
     let i = segments.findIndex(s => middle <= s.end)
     if (i < 0) i = segments.length - 1
     if (i < 0) break
-    ;(segments[i]!.words ??= []).push({ word: w.word.trim(), start: at(w.start), end: at(Math.max(w.start, w.end)) })
+    // `probability`, when the server sends it (faster-whisper, speaches): the word's confidence
+    const sure = finite(w.probability) && w.probability >= 0 && w.probability <= 1 ? { confidence: w.probability } : {}
+    ;(segments[i]!.words ??= []).push({ word: w.word.trim(), start: at(w.start), end: at(Math.max(w.start, w.end)), ...sure })
   }
   return { segments: segments.filter(s => s.text), language: isoLanguage(a.language) }
 }

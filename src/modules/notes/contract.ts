@@ -135,7 +135,7 @@ const listNoteSpeakers = defineOperation({
 const updateNoteSpeaker = defineOperation({
   id: 'updateNoteSpeaker', method: 'PATCH', path: '/v1/notes/:id/speakers/:speakerId', tag: 'Speakers',
   summary: 'Name a speaker, or merge them into another',
-  description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the name is remembered for later recordings of this library unless `remember` is false. An account remembers at most 500 voices, live and sandbox together (unless the server\'s operator set another number, NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT): past that, a new name is still given but not remembered, and the answer says so in `notice` (`profileId` null); a name already remembered is always updated. `mergeInto` gives every segment of this speaker to another and removes this one.',
+  description: '`name` names the speaker everywhere the note shows them: transcript formats, subtitles, the summary (attendees, owners) and search by speaker; `null` unnames. With a voice print (engines that give one) the voice is remembered under the name unless `remember` is false, and offered as the `suggestion` of a matching speaker in later recordings of this library (never applied unasked). A name given answers a suggestion the speaker had. An account remembers at most 500 voices, live and sandbox together (unless the server\'s operator set another number, NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT): past that, a new name is still given but not remembered, and the answer says so in `notice` (`profileId` null); a name already remembered is always updated. `mergeInto` gives every segment of this speaker to another and removes this one.',
   scopes: ['notes:write'], credits: 0,
   params: SpeakerParams,
   body: UpdateNoteSpeakerRequest,
@@ -176,7 +176,7 @@ const updateNoteSegment = defineOperation({
 const listSpeakerProfiles = defineOperation({
   id: 'listSpeakerProfiles', method: 'GET', path: '/v1/speakers', tag: 'Speakers',
   summary: 'Remembered voices',
-  description: 'The voices named in notes of this library and recognised in its later recordings, by name (ties by id), a page at a time: `limit` (1 to 100, default 50) from `offset`; `pagination.hasMore` says whether another page exists.',
+  description: 'The voices named in notes of this library, offered as suggestions for the speakers of its later recordings whose voices match, by name (ties by id), a page at a time: `limit` (1 to 100, default 50) from `offset`; `pagination.hasMore` says whether another page exists.',
   scopes: ['notes:read'], credits: 0,
   query: ListSpeakerProfilesQuery,
   responses: { 200: SpeakerProfileList },

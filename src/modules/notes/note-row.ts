@@ -60,6 +60,7 @@ export function newNoteRow(lib: Library, id: string, at: string, fields: NewNote
     error_message: null,
     date_created: at,
     updated_at: at,
+    title_generated: 0,
     ...fields,
   }
 }

@@ -39,9 +39,10 @@ export function createProcessingWrites(deps: {
    * Writes a note's final state (with the transcript, when given, through the one save path) and
    * tells `onSettled`, in one transaction (the webhooks' outbox commits with it).
    */
-  function settle(id: string, fields: NoteFields, status: 'Done' | 'Error', errorCode: string | null, transcript?: () => Promise<NoteTranscript>): Promise<void> {
+  function settle(id: string, fields: NoteFields, status: 'Done' | 'Error', errorCode: string | null, transcript?: () => Promise<NoteTranscript>, title?: string): Promise<void> {
     return store.transaction(async () => {
       await (transcript ? repo.saveTranscript(id, await transcript(), fields) : repo.write(id, fields))
+      if (title) await repo.remakeTitle(id, title)
       const row = deps.onSettled ? await repo.getById(id) : null
       if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, ...(status === 'Done' ? { speakers: await deps.speakerRefs(id) } : {}) })
     })
@@ -65,6 +66,8 @@ export function createProcessingWrites(deps: {
     createPending(lib: Library, fields: { title: string; type: string; styleId: string; language: string | null; source: string; stage: ProcessingStage }): Promise<Note> {
       return insertNew(lib, {
         title: fields.title,
+        // made by notesvc (from the file name), so the summary may make it again
+        title_generated: 1,
         status: 'Summarizing',
         processing_stage: fields.stage,
         type: fields.type,
@@ -116,12 +119,13 @@ export function createProcessingWrites(deps: {
     /**
      * Stores finished processing output and marks the note `Done`; without `transcript` and
      * `segments` (the transcript's times, kept for the subtitle exports), those `saveTranscript`
-     * stored stay. `styleId`: the style the summary was made in, when not the note's.
+     * stored stay. `styleId`: the style the summary was made in, when not the note's. `title` (the
+     * summary's) replaces only a title notesvc made (the file name, an earlier summary's), never one a
+     * person gave.
      */
     async finish(id: string, result: { title?: string; summary: string; transcript?: string; structuredContent: Record<string, unknown> | null; language: string | null; segments?: TranscriptSegment[]; styleId?: string }): Promise<void> {
       const transcript = result.transcript !== undefined || result.segments ? () => changed(id, { text: result.transcript, segments: result.segments }) : undefined
       await settle(id, {
-        ...(result.title ? { title: result.title } : {}),
         summary: result.summary,
         structured_content: result.structuredContent === null ? null : JSON.stringify(result.structuredContent),
         ...(result.styleId ? { style_id: result.styleId } : {}),
@@ -134,7 +138,7 @@ export function createProcessingWrites(deps: {
         error_code: null,
         error_message: null,
         updated_at: clock.now().toISOString(),
-      }, 'Done', null, transcript)
+      }, 'Done', null, transcript, result.title)
     },
   }
 }

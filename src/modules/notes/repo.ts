@@ -39,6 +39,8 @@ export interface NoteRow {
   summary_stale?: number
   /** how many times a person changed the transcript: its ETag (migration 22) */
   transcript_version?: number
+  /** 1 while the title is one notesvc made (file name, summary), made again with the summary; 0 once a person gave it (migration 24) */
+  title_generated?: number
 }
 
 /** A note the retention sweep looks at: its key in the sweep's order and whether it is settled. */
@@ -112,7 +114,7 @@ export interface NotesListing {
   search(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]>
 }
 
-const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'error_code', 'error_message', 'date_created', 'updated_at'] as const
+const NOTE_COLUMNS = ['id', 'account_id', 'sandbox', 'folder_id', 'title', 'summary', 'status', 'processing_stage', 'type', 'style_id', 'language', 'is_pinned', 'source', 'error_code', 'error_message', 'date_created', 'updated_at', 'title_generated'] as const
 const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS original_transcription, b.structured_content, b.transcript_segments
   FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id`
 /**
@@ -192,7 +194,7 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
 
     async insert(row: NoteRow) {
       await store.transaction(async () => {
-        await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => row[c]))
+        await store.run(`INSERT INTO notes (${NOTE_COLUMNS.join(', ')}) VALUES (${NOTE_COLUMNS.map(() => '?').join(', ')})`, NOTE_COLUMNS.map(c => row[c] ?? null))
         await store.run('INSERT INTO note_bodies (note_id, original_transcription, structured_content, transcript_segments) VALUES (?, ?, ?, ?)', [row.id, row.original_transcription, row.structured_content, row.transcript_segments ?? null])
       })
     },
@@ -226,6 +228,9 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
 
     /** Changes the given columns (of either table) of one note, the transcript aside (saveTranscript); both tables in one transaction. */
     write: (id: string, fields: NoteFields) => write(id, fields),
+
+    /** The note's title made again by notesvc (from its summary), unless a person gave the one it has. */
+    remakeTitle: (id: string, title: string) => store.run('UPDATE notes SET title = ? WHERE id = ? AND title_generated = 1', [title, id]),
 
     /** The rows of a note's speakers, in order of first speech (label "A" before "B", "Z" before "AA"). */
     speakersOf: (noteId: string) => store.all<NoteSpeakerRow>('SELECT * FROM note_speakers WHERE note_id = ? ORDER BY length(label), label', [noteId]),

@@ -7,7 +7,7 @@ export interface RevisionRow {
   actor_id: string | null
   operation: string
   created_at: string
-  /** the version a restore brought back; null for any other edit (migration 24) */
+  /** the version a restore brought back; null for any other edit (migration 25) */
   restored_from: number | null
   /** JSON: the transcript at this version (text, segments, speakers) */
   transcript: string

@@ -104,7 +104,8 @@ export function createNotesService(deps: {
         await requireNote(lib, id)
         await checkFolder(lib, body.folderId)
         const fields: Parameters<NotesRepo['write']>[1] = { updated_at: clock.now().toISOString() }
-        if (body.title !== undefined) fields.title = body.title
+        // a person's title: never made again by a summary
+        if (body.title !== undefined) Object.assign(fields, { title: body.title, title_generated: 0 })
         if (body.summary !== undefined) fields.summary = body.summary
         if (body.folderId !== undefined) fields.folder_id = body.folderId
         if (body.isPinned !== undefined) fields.is_pinned = body.isPinned ? 1 : 0

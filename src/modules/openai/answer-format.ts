@@ -1,5 +1,5 @@
 import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
-import type { TranscriptSegment } from '../../engines/asr/engine'
+import type { TimedWord, TranscriptSegment } from '../../engines/asr/engine'
 import type { HeardRecording } from '../processing/service'
 import type { OpenAiTranscriptionFields, ResponseFormat } from './model'
 
@@ -33,6 +33,15 @@ export function verboseSegment(s: TranscriptSegment, id: number) {
     compression_ratio: compressionRatio(s.text),
     no_speech_prob: 0,
   }
+}
+
+/**
+ * A word as verbose_json lists it; with `probability` (how sure the engine is, 0 to 1) when the engine
+ * says, as faster-whisper and speaches do: a field OpenAI's own API does not send, which its clients
+ * ignore.
+ */
+function openAiWord(w: TimedWord) {
+  return { word: w.word, start: round(w.start), end: round(w.end), ...(w.confidence !== undefined ? { probability: round(w.confidence) } : {}) }
 }
 
 /** The answer OpenAI's API gives for `response_format`; `translate` for the translations route. */
@@ -78,7 +87,7 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
           duration,
           text: heard.transcript,
           ...(granularities.includes('segment') ? { segments: heard.segments.map(verboseSegment) } : {}),
-          ...(granularities.includes('word') ? { words: heard.segments.flatMap(s => s.words ?? []).map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
+          ...(granularities.includes('word') ? { words: heard.segments.flatMap(s => s.words ?? []).map(openAiWord) } : {}),
           usage,
         },
       }

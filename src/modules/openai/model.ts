@@ -99,7 +99,10 @@ export const OpenAiVerboseTranscription = t.Object(
     duration: t.Number({ description: 'seconds' }),
     text: t.String(),
     segments: t.Optional(t.Array(VerboseSegment, { description: 'with granularity `segment` (the default)' })),
-    words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }), { description: 'with granularity `word`' })),
+    words: t.Optional(t.Array(t.Object({
+      word: t.String(), start: t.Number(), end: t.Number(),
+      probability: t.Optional(t.Number({ minimum: 0, maximum: 1, description: 'beyond OpenAI\'s fields, as faster-whisper and speaches send it: how sure the engine is of the word, 0 to 1, when it says (PocketSphinx\'s word posterior, whisper\'s token probabilities, a remote server\'s own)' })),
+    }), { description: 'with granularity `word`' })),
     usage: DurationUsage,
   },
   { title: 'OpenAiVerboseTranscription', description: '`response_format=verbose_json`, as OpenAI answers.' },

@@ -44,7 +44,7 @@ const createYoutubeSummary = defineOperation({
 const createNoteSummary = defineJobOperation({
   id: 'createNoteSummary', method: 'POST', path: '/v1/notes/:id/summaries', tag: 'Processing',
   summary: 'Summarize a note again',
-  description: 'Makes the note\'s summary again in the style given, from its transcript as it is now (after speakers were changed, for instance), without transcribing again: 202 with the note, `Summarizing` until the summary is done (poll `GET /v1/notes/{id}/status`); the title and transcript stay. Works for a note created from text too. Charges 2 credits, as a text summary (nothing with a sandbox key, whose note gets the fixed sample summary at once); refunded if the summary fails for good, when the note keeps its earlier summary. 409 while the note is processing.',
+  description: 'Makes the note\'s summary again in the style given, from its transcript as it is now (after speakers were changed, for instance), without transcribing again: 202 with the note, `Summarizing` until the summary is done (poll `GET /v1/notes/{id}/status`); the transcript stays, and so does a title a person gave (created from text, or set with PATCH /v1/notes/{id}); a title notesvc made (the file name, an earlier summary\'s) is made again from the new summary. Works for a note created from text too. Charges 2 credits, as a text summary (nothing with a sandbox key, whose note gets the fixed sample summary at once); refunded if the summary fails for good, when the note keeps its earlier summary. 409 while the note is processing.',
   scopes: ['notes:read', 'summaries:write'], credits: 2,
   params: IdParams,
   body: NoteSummaryRequest,

@@ -52,8 +52,9 @@ function requestedStyle(job: JobRow): StyleId | null {
 /**
  * The summary stage: the note's stored transcript, its speakers by the names shown (attendees,
  * owners), summarized in a style and stored, the note `Done`. Run after an upload's transcription (the
- * note's style; the summary's title becomes the note's), or alone for an existing note (a summary made
- * again in the style the job names: the title the note has is kept, and so is its transcript). A
+ * note's style), or alone for an existing note (a summary made again in the style the job names, its
+ * transcript kept). Either way the summary's title becomes the note's unless a person gave the note its
+ * title (finish keeps that one). A
  * summary that fails is tried once more 2 s later; failing again, the note ends `Error` with
  * `summarization_failed`, its transcript readable (and, made again, its earlier summary kept).
  */
@@ -95,9 +96,9 @@ export function summaryStage(deps: SummaryStageDeps): ProcessingStage {
           : `The transcript is ready (GET /v1/notes/${note.id}/transcript), but summarizing it failed: ${cause}`)
       }
       deps.onEngineTime?.('summary', llmName, (performance.now() - since) / 1000, audioSeconds)
-      // the transcript stays as the note has it; made again, the title the note has stays too
+      // the transcript stays as the note has it; the title is the summary's unless a person gave one
       return () => deps.notes.finish(note.id, {
-        ...(again ? {} : { title: summary.title }), summary: summary.summary, structuredContent: summary.structuredContent, language: note.language, styleId,
+        title: summary.title, summary: summary.summary, structuredContent: summary.structuredContent, language: note.language, styleId,
       })
     },
   }

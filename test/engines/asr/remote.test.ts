@@ -171,6 +171,35 @@ describe('each failure ends the note in a clear error, its credits refunded', ()
   }, 60_000)
 })
 
+describe('a server that says how sure it is of each word (faster-whisper, speaches)', () => {
+  test('its words\' `probability` is their confidence: the OpenAI route\'s verbose_json passes it on', async () => {
+    // what faster-whisper's server answers for verbose_json with word granularity
+    const answer = {
+      task: 'transcribe', language: 'english', duration: 5, text: 'Hello world.',
+      segments: [{ id: 0, start: 0, end: 2, text: 'Hello world.' }],
+      words: [{ word: ' Hello', start: 0, end: 1, probability: 0.91 }, { word: ' world.', start: 1, end: 2, probability: 0.42 }, { word: ' odd', start: 2, end: 2.5, probability: 7 }],
+    }
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => Response.json(answer) })
+    try {
+      const t = await firstNotesvc({ NOTESVC_ASR_URL: `http://127.0.0.1:${server.port}/v1` })
+      const token = await t.key()
+      const form = new FormData()
+      form.append('file', new Blob([makeWav({ seconds: 5 }) as unknown as BlobPart], { type: 'audio/wav' }), 'a.wav')
+      form.append('model', 'whisper-1')
+      form.append('response_format', 'verbose_json')
+      form.append('timestamp_granularities[]', 'word')
+      const res = await t.app.handle(new Request('http://localhost/v1/audio/transcriptions', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form }))
+      expect(res.status).toBe(200)
+      // a probability outside 0..1 is not one: the word is kept without it
+      expect(((await res.json()) as { words: unknown[] }).words).toEqual([
+        { word: 'Hello', start: 0, end: 1, probability: 0.91 }, { word: 'world.', start: 1, end: 2, probability: 0.42 }, { word: 'odd', start: 2, end: 2.5 },
+      ])
+    } finally {
+      server.stop(true)
+    }
+  }, 60_000)
+})
+
 describe('its settings, doctor and the models it offers', () => {
   const env = { NOTESVC_DATA_DIR: '/tmp/notesvc-unused' }
 

@@ -104,16 +104,26 @@ describe('the five response formats', () => {
   })
 })
 
+type Word = { word: string; start: number; end: number; probability?: number }
+const timesOf = (words: Word[] | undefined) => words?.map(({ word, start, end }) => ({ word, start, end }))
+/** `probability` on every word (beyond OpenAI's fields, as faster-whisper sends it): PocketSphinx's posterior, 0 to 1. */
+function expectProbabilities(words: Word[] | undefined) {
+  expect(words?.length).toBeGreaterThan(0)
+  for (const w of words!) expect([w.word, w.probability! >= 0 && w.probability! <= 1]).toEqual([w.word, true])
+}
+
 describe('timestamp granularities', () => {
   test('word and segment: both, the words with PocketSphinx\'s times', async () => {
     const v = await openai.audio.transcriptions.create({ file: await recording(), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'] })
-    expect(v.words).toEqual(WORDS)
+    expect(timesOf(v.words)).toEqual(WORDS)
+    expectProbabilities(v.words)
     expect(v.segments as unknown).toEqual(SEGMENTS)
   })
 
   test('word alone: the words, no segments (as OpenAI answers)', async () => {
     const v = await openai.audio.transcriptions.create({ file: await recording(), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['word'] })
-    expect(v.words).toEqual(WORDS)
+    expect(timesOf(v.words)).toEqual(WORDS)
+    expectProbabilities(v.words)
     expect(v.segments).toBeUndefined()
   })
 
