@@ -751,4 +751,14 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE notes ADD COLUMN title_generated INTEGER NOT NULL DEFAULT 0 CHECK (title_generated IN (0, 1));
     `,
   },
+  {
+    version: 25,
+    name: 'transcript revisions: the version a restore brought back',
+    sql: `
+      -- restored_from: for a revision made by restoring an earlier version, that version (null for any
+      -- other edit): the browser's undo and redo are restores, and tell them from one another by it
+      -- across reloads and browsers (docs/decisions.md "Correcting a transcript in the browser").
+      ALTER TABLE transcript_revisions ADD COLUMN restored_from INTEGER;
+    `,
+  },
 ]

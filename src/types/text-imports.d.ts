@@ -14,10 +14,17 @@ declare module '*/assets/pages.css' { const text: string; export default text }
 declare module '*/assets/library/add.js' { const text: string; export default text }
 declare module '*/assets/library/api.js' { const text: string; export default text }
 declare module '*/assets/library/dom.js' { const text: string; export default text }
+declare module '*/assets/library/downloads.js' { const text: string; export default text }
+declare module '*/assets/library/findreplace.js' { const text: string; export default text }
 declare module '*/assets/library/folders.js' { const text: string; export default text }
+declare module '*/assets/library/history.js' { const text: string; export default text }
 declare module '*/assets/library/list.js' { const text: string; export default text }
 declare module '*/assets/library/main.js' { const text: string; export default text }
 declare module '*/assets/library/note.js' { const text: string; export default text }
+declare module '*/assets/library/note-state.js' { const text: string; export default text }
+declare module '*/assets/library/resummarize.js' { const text: string; export default text }
 declare module '*/assets/library/speakers.js' { const text: string; export default text }
 declare module '*/assets/library/status.js' { const text: string; export default text }
+declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
+declare module '*/assets/library/transcript.js' { const text: string; export default text }

@@ -209,7 +209,7 @@ export const TranscriptVerbose = t.Object(
       timing: t.Optional(t.Union([t.Literal('aligned'), t.Literal('proportional')], { description: 'present when a person corrected the segment\'s words: how they were timed (aligned to the audio, or in proportion)' })),
     }, { title: 'TranscriptSegment' })),
     speakers: t.Optional(t.Array(SpeakerRef)),
-    words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number() }, { title: 'TranscriptWord' }), { description: 'every word with its times, when the speech engine gives them (PocketSphinx does, whisper.cpp does not)' })),
+    words: t.Optional(t.Array(t.Object({ word: t.String(), start: t.Number(), end: t.Number(), confidence: t.Optional(t.Number({ description: 'how sure the speech engine was of the word, 0 to 1 (PocketSphinx\'s posterior; 1: a person wrote it); absent when the engine gives none' })) }, { title: 'TranscriptWord' }), { description: 'every word with its times, when the speech engine gives them (PocketSphinx does, whisper.cpp does not)' })),
   },
   { title: 'TranscriptVerbose', description: 'The transcript with its timed segments (`format=verbose_json`).' },
 )

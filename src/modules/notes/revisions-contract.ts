@@ -18,6 +18,7 @@ const RevisionFields = {
   actor: t.Object({ type: Nullable(t.String()), id: Nullable(t.String()) }, { description: 'who made it, as the audit log names them (null for version 0, the transcript as transcribed)' }),
   operation: t.String({ description: 'the operation that made it: transcribed, updateNoteSegment, updateNoteSpeaker, restoreNoteRevision' }),
   createdAt: t.String(),
+  restoredFrom: Nullable(Integer({ description: 'for a restore, the version it brought back (undo and redo in the browser are restores); null for any other edit' })),
 }
 
 const RevisionList = t.Object({ data: t.Array(t.Object(RevisionFields, { title: 'Revision' })) }, { title: 'RevisionList' })

@@ -7,6 +7,8 @@ export interface RevisionRow {
   actor_id: string | null
   operation: string
   created_at: string
+  /** the version a restore brought back; null for any other edit (migration 25) */
+  restored_from: number | null
   /** JSON: the transcript at this version (text, segments, speakers) */
   transcript: string
 }
@@ -27,12 +29,12 @@ export function createRevisionsRepo(store: Store) {
     },
 
     insert: (r: RevisionRow) =>
-      store.run('INSERT INTO transcript_revisions (note_id, version, actor_type, actor_id, operation, created_at, transcript) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [r.note_id, r.version, r.actor_type, r.actor_id, r.operation, r.created_at, r.transcript]),
+      store.run('INSERT INTO transcript_revisions (note_id, version, actor_type, actor_id, operation, created_at, restored_from, transcript) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [r.note_id, r.version, r.actor_type, r.actor_id, r.operation, r.created_at, r.restored_from, r.transcript]),
 
     /** The note's revisions, newest first, without their transcripts. */
     list: (noteId: string) =>
-      store.all<Omit<RevisionRow, 'transcript'>>('SELECT note_id, version, actor_type, actor_id, operation, created_at FROM transcript_revisions WHERE note_id = ? ORDER BY version DESC', [noteId]),
+      store.all<Omit<RevisionRow, 'transcript'>>('SELECT note_id, version, actor_type, actor_id, operation, created_at, restored_from FROM transcript_revisions WHERE note_id = ? ORDER BY version DESC', [noteId]),
 
     get: (noteId: string, version: number) =>
       store.get<RevisionRow>('SELECT * FROM transcript_revisions WHERE note_id = ? AND version = ?', [noteId, version]),

@@ -18,6 +18,7 @@ const summary = (r: Omit<RevisionRow, 'transcript'>) => ({
   actor: { type: r.actor_type, id: r.actor_id },
   operation: r.operation,
   createdAt: r.created_at,
+  restoredFrom: r.restored_from === null || r.restored_from === undefined ? null : Number(r.restored_from),
 })
 
 /** The indices of `after`'s segments that differ from the segment at the same place in `before` (all of them when the lengths differ past it). */
@@ -59,7 +60,7 @@ export function createRevisionsService(deps: {
     async restore(lib: Library, id: string, version: number, who: EditBy) {
       const r = await requireRevision(lib, id, version)
       const then = JSON.parse(r.transcript) as NoteTranscript
-      const saved = await deps.notes.editTranscript(lib, id, who, now => {
+      const saved = await deps.notes.editTranscript(lib, id, { ...who, restoredFrom: version }, now => {
         const voices = new Map(now.speakers.map(s => [s.label, s.profileId]))
         const offered = new Map(now.speakers.map(s => [s.label, s.suggestion?.profileId ?? null]))
         // a suggestion answered since (confirmed or dismissed) is not offered again, and one whose voice was forgotten is gone

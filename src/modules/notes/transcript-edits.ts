@@ -38,6 +38,8 @@ export interface EditBy {
   by: AuditBy
   operation: string
   ifMatch?: string | null
+  /** a restore: the version it brings back (kept on the revision as `restoredFrom`) */
+  restoredFrom?: number
 }
 
 /** A transcript version as an ETag (a strong one: the transcript at a version never changes). */
@@ -103,8 +105,8 @@ export function createTranscriptEdits(deps: {
         const { transcript, fields, change, segments } = await edit(before, note)
         const at = deps.clock.now().toISOString()
         await deps.repo.saveTranscript(note.id, transcript, { ...fields, updated_at: at })
-        if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, transcript: revisionJson(before) })
-        await deps.revisions.insert({ note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, transcript: revisionJson(transcript) })
+        if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, restored_from: null, transcript: revisionJson(before) })
+        await deps.revisions.insert({ note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, restored_from: who.restoredFrom ?? null, transcript: revisionJson(transcript) })
         await deps.audit?.recordBy(who.by, { accountId: lib.accountId, action: 'note.transcript_edited', target: { type: 'note', id }, details: { operation: who.operation, version, sandbox: lib.sandbox } })
         await deps.onEdited?.({ accountId: lib.accountId, sandbox: lib.sandbox, noteId: id, version, change, segments })
         return { ...transcript, version }

@@ -67,7 +67,7 @@ function verbose(t: NoteTranscriptSource, segments: NamedSegment[] | null, speak
     duration: last ? round(last.end) : null,
     segments: segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text, ...(s.speaker ? { speaker: s.speaker, speakerId: s.speakerId } : {}), ...(s.timing ? { timing: s.timing } : {}) })),
     ...speakers,
-    ...(words.length ? { words: words.map(w => ({ word: w.word, start: round(w.start), end: round(w.end) })) } : {}),
+    ...(words.length ? { words: words.map(w => ({ word: w.word, start: round(w.start), end: round(w.end), ...(typeof w.confidence === 'number' ? { confidence: w.confidence } : {}) })) } : {}),
   }
 }
 

@@ -1,4 +1,5 @@
 import { esc, siteHeader, type HeaderUser } from './pages'
+import { LOW_CONFIDENCE } from '../../engines/llm/builtin/doubt'
 
 const STYLES = [
   ['note', 'Note (summary and sections)'],
@@ -107,9 +108,26 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 </div>
 <p id="action-status" class="action-status" role="status" aria-live="polite"></p>
 <section id="player-section" class="card" aria-labelledby="player-title" hidden><h2 id="player-title">Recording</h2><div id="player-slot"></div></section>
-<section class="card" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2><div id="summary" class="summary"><p class="placeholder">Loading…</p></div></section>
+<section class="card" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
+<p id="summary-stale" class="stale" hidden>The transcript changed after this summary was made. Summarize again to bring it up to date.</p>
+<div id="summary" class="summary"><p class="placeholder">Loading…</p></div>
+<form id="resummarize" class="resummarize" hidden><label for="resummarize-style">Summary style</label><span class="searchrow">${styleSelect('resummarize-style')}<button type="submit" id="resummarize-go">Summarize again</button></span>
+<p id="resummarize-status" class="hint" role="status" aria-live="polite"></p></form></section>
 <section class="card" aria-labelledby="transcript-title"><h2 id="transcript-title">Transcript</h2>
 <div id="exports" class="exports"></div>
+<div id="transcript-tools" class="transcript-tools" hidden>
+<div class="buttons"><button type="button" id="undo" class="secondary" disabled aria-keyshortcuts="Control+Z">Undo</button><button type="button" id="redo" class="secondary" disabled aria-keyshortcuts="Control+Shift+Z">Redo</button></div>
+<p id="edit-help" class="hint">Click a segment's text, or press Enter on it, to correct it: Enter saves, Escape cancels. Click a word to play from it. Words the engine was unsure of are underlined with dots.</p>
+<details id="history" class="history"><summary>History</summary><ol id="revisions" class="revisions"></ol></details>
+<details id="find-replace" class="find-replace"><summary>Find and replace</summary>
+<form id="find-form"><div class="row"><div><label for="find-text">Find</label><input id="find-text" maxlength="1000" required autocomplete="off"></div>
+<div><label for="replace-text">Replace with</label><input id="replace-text" maxlength="10000" autocomplete="off"></div></div>
+<div class="checks"><span class="check"><input type="checkbox" id="match-case"><label for="match-case">Match case</label></span><span class="check"><input type="checkbox" id="whole-word" checked><label for="whole-word">Whole words</label></span><button type="submit">Preview</button></div></form>
+<div id="replace-preview" hidden><p id="replace-summary" role="status" aria-live="polite"></p><ul id="replace-matches" class="replace-matches"></ul>
+<div id="replace-apply" class="buttons"><button type="button" id="replace-all" class="primary">Replace all</button><button type="button" id="replace-chosen" class="secondary">Replace chosen</button></div></div>
+</details>
+<div id="suggestions" class="suggestions" hidden></div>
+</div>
 <div id="speaker-tools" class="speaker-tools" hidden><div id="speaker-filter-box" class="speaker-filter"></div><p id="speaker-shown" class="hint" role="status" aria-live="polite"></p></div>
 <ol id="segments" class="segments"></ol></section>
 <section class="card" aria-labelledby="ask-title"><h2 id="ask-title">Ask a question</h2>
@@ -122,6 +140,7 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 
 /** The library (`/`) and a note's page (`/notes/:id`): the shell the library's script fills in. */
 export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string } }): string {
+  // the confidence under which the page marks a word as doubtful: the builtin summarizer's (doubt.ts)
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -133,7 +152,7 @@ export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; ba
 <link rel="stylesheet" href="${esc(o.assets.style)}">
 <script type="module" src="${esc(o.assets.script)}"></script>
 </head>
-<body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}">
+<body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}" data-low-confidence="${LOW_CONFIDENCE}">
 <a class="skip" href="#main">Skip to the content</a>
 ${siteHeader({ user: o.user, balance: o.balance, current: 'library' })}
 ${o.view === 'library' ? LIBRARY_BODY : NOTE_BODY}

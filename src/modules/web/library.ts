@@ -13,13 +13,20 @@ import { pageHeaders } from '../../http/security-headers'
 import add from './assets/library/add.js' with { type: 'text' }
 import api from './assets/library/api.js' with { type: 'text' }
 import dom from './assets/library/dom.js' with { type: 'text' }
+import downloads from './assets/library/downloads.js' with { type: 'text' }
+import findreplace from './assets/library/findreplace.js' with { type: 'text' }
 import folders from './assets/library/folders.js' with { type: 'text' }
+import history from './assets/library/history.js' with { type: 'text' }
 import list from './assets/library/list.js' with { type: 'text' }
 import main from './assets/library/main.js' with { type: 'text' }
 import note from './assets/library/note.js' with { type: 'text' }
+import noteState from './assets/library/note-state.js' with { type: 'text' }
+import resummarize from './assets/library/resummarize.js' with { type: 'text' }
 import speakers from './assets/library/speakers.js' with { type: 'text' }
 import status from './assets/library/status.js' with { type: 'text' }
+import suggestions from './assets/library/suggestions.js' with { type: 'text' }
 import summary from './assets/library/summary.js' with { type: 'text' }
+import transcript from './assets/library/transcript.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
 
 const version = (text: string) => Bun.hash(text).toString(36)
@@ -27,6 +34,7 @@ const version = (text: string) => Bun.hash(text).toString(36)
 const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
+  '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/transcript.js': transcript,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 

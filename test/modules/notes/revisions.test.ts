@@ -42,6 +42,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`revisions of a diarized trans
     expect((await t.call('POST', `/v1/notes/${id}/revisions/0/restore`, { token, headers: { 'if-match': '"2"' } })).status).toBe(412)
     expect((await t.call('POST', `/v1/notes/${id}/revisions/0/restore`, { token })).body).toEqual({ version: 4, restoredFrom: 0 })
     expect(await speakers()).toEqual(['Speaker A', 'Speaker B', 'Speaker C'])
+    // the list says which version a restore brought back (the browser's undo and redo read it)
+    const restored = (await t.call('GET', `/v1/notes/${id}/revisions`, { token })).body.data
+    expect(restored.map((r: { version: number; restoredFrom: number | null }) => [r.version, r.restoredFrom])).toEqual([[4, 0], [3, null], [2, null], [1, null], [0, null]])
     const segs = (await t.call('GET', `/v1/notes/${id}/transcript?format=verbose_json`, { token })).body.segments
     expect(segs.map((s: { speakerId: string }) => s.speakerId)).toEqual(['A', 'B', 'C'])
   }, 30_000)

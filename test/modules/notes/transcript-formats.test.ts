@@ -115,6 +115,9 @@ describe('a note transcribed by PocketSphinx', () => {
       const seg = v.segments.find((s: any) => w.start >= s.start && w.end <= s.end)
       expect(seg, JSON.stringify(w)).toBeDefined()
       expect(w.end).toBeGreaterThanOrEqual(w.start)
+      // how sure the engine was of it (PocketSphinx's posterior), what the page marks doubtful words by
+      expect(w.confidence).toBeGreaterThanOrEqual(0)
+      expect(w.confidence).toBeLessThanOrEqual(1)
     }
   })
 

@@ -38,17 +38,19 @@ let key = ''
 let diarized = ''
 let plain = ''
 let withVoices = ''
+/** notes whose Speaker A sounds like Clara, a voice the library remembers: one to confirm, one to dismiss */
+const suggested = { confirm: '', dismiss: '' }
 
 /**
  * A note as the pipeline leaves it: created pending, its transcript (with `speakers`, if given, and their
  * voice prints with `voices`), then its summary.
  */
-async function processedNote(title: string, speakers: string[], voices = false): Promise<string> {
+async function processedNote(title: string, speakers: string[], voices = false, suggestedToA: { profileId: string; name: string; similarity: number } | null = null): Promise<string> {
   const lib = { accountId: (await t.services.accounts.ensureAccount(EMAIL)).id, sandbox: false }
   const note = await t.services.notes.createPending(lib, { title: `${title}.wav`, type: 'audio', styleId: 'meeting-notes', language: null, source: 'upload', stage: 'transcribing' })
   const segments = speakers.length ? SEGMENTS : SEGMENTS.map(({ speaker: _, ...s }) => s)
   const transcript = segments.map(s => s.text).join(' ')
-  await t.services.notes.saveTranscript(note.id, { transcript, language: 'en', segments, speakers: speakers.map((label, i) => ({ label, name: null, engine: voices ? 'builtin' : null, embedding: voices ? [i, 1 - i] : null, profileId: null })) })
+  await t.services.notes.saveTranscript(note.id, { transcript, language: 'en', segments, speakers: speakers.map((label, i) => ({ label, name: null, engine: voices ? 'builtin' : null, embedding: voices ? [i, 1 - i] : null, profileId: null, suggestion: label === 'A' ? suggestedToA : null })) })
   const who = speakers.length ? speakers.map(l => `Speaker ${l}`) : []
   await t.services.notes.finish(note.id, {
     title, summary: 'The launch plan.', language: 'en', segments,
@@ -67,9 +69,13 @@ beforeAll(async () => {
   diarized = await processedNote('Launch sync', ['A', 'B'])
   plain = await processedNote('Solo memo', [])
   withVoices = await processedNote('Voice memo', ['A', 'B'], true)
-  // the account already remembers 500 voices, the most it may (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT unset)
   const account = (await t.services.accounts.ensureAccount(EMAIL)).id
-  for (let i = 0; i < 500; i++) {
+  await t.store.run("INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES ('spk_clara', ?, 0, 'Clara', 'builtin', '[1,0]', '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')", [account])
+  const clara = { profileId: 'spk_clara', name: 'Clara', similarity: 0.95 }
+  suggested.confirm = await processedNote('Tuesday sync', ['A', 'B'], true, clara)
+  suggested.dismiss = await processedNote('Wednesday sync', ['A', 'B'], true, clara)
+  // with Clara, the account already remembers 500 voices, the most it may (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT unset)
+  for (let i = 0; i < 499; i++) {
     await t.store.run("INSERT INTO speaker_profiles (id, account_id, sandbox, name, engine, embedding, created_at, updated_at) VALUES (?, ?, 0, ?, 'builtin', '[1,0]', '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')", [`spk_seed_${i}`, account, `Voice ${i}`])
   }
   server = listen(t.app as unknown as Fetching, { port, hostname: '127.0.0.1' })
@@ -87,9 +93,9 @@ afterAll(async () => {
 /** The names that open the transcript's turns, in order. */
 const turnNames = (page: Page) => page.locator('#segments button.speaker-name').allTextContents()
 /** The texts of the segments a reader can see. */
-const visibleTexts = (page: Page) => page.locator('#segments button.segment .text').evaluateAll(els => els.filter(e => (e as HTMLElement).offsetParent !== null).map(e => e.textContent))
+const visibleTexts = (page: Page) => page.locator('#segments .seg .text').evaluateAll(els => els.filter(e => (e as HTMLElement).offsetParent !== null).map(e => e.textContent))
 
-test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in place, the subtitles say Maria, filter to one speaker', async () => {
+test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in place, the subtitles say Maria, filter to one speaker; a suggested voice confirmed and dismissed', async () => {
   const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, acceptDownloads: true })
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
@@ -112,7 +118,7 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
     step('each turn opens with its speaker, in its own colour')
     // four segments, three turns: A, then B twice, then A
     expect(await turnNames(page)).toEqual(['Speaker A', 'Speaker B', 'Speaker A'])
-    expect(await page.locator('#segments button.segment').count()).toBe(4)
+    expect(await page.locator('#segments .seg').count()).toBe(4)
     const colour = (who: string) => page.locator(`#segments button.speaker-name[data-speaker=${who}]`).first().evaluate(e => getComputedStyle(e).color)
     expect(await colour('A')).not.toBe(await colour('B'))
     expect(await page.locator('#speaker-filter option').allTextContents()).toEqual(['All speakers', 'Speaker A', 'Speaker B'])
@@ -189,10 +195,32 @@ test('a diarized note at 390 px: names per turn, rename Speaker A to Maria in pl
     await page.waitForFunction(() => document.getElementById('action-status')?.textContent?.startsWith('Speaker A is now Ana. Named, but the voice is not remembered: this account already remembers 500 voices'))
     expect(await turnNames(page)).toEqual(['Ana', 'Speaker B', 'Ana'])
 
+    step('a remembered voice is suggested, not applied: "Clara?" confirmed names Speaker A')
+    await page.goto(`${base}/notes/${suggested.confirm}`)
+    await page.waitForSelector('#suggestions .suggestion')
+    expect(await turnNames(page)).toEqual(['Speaker A', 'Speaker B', 'Speaker A'])
+    await expect(page.locator('#suggestions').textContent()).resolves.toBe('Speaker A: Clara? (a voice this library remembers, 95 % alike)ConfirmDismiss')
+    await scan(page)
+    await page.click('#suggestions button.confirm')
+    await page.waitForFunction(() => document.getElementById('action-status')?.textContent === 'Speaker A is now Clara.')
+    expect(await turnNames(page)).toEqual(['Clara', 'Speaker B', 'Clara'])
+    await expect(page.locator('#suggestions').isHidden()).resolves.toBe(true)
+    await expect(page.locator('#summary').textContent()).resolves.toContain('Clara, Speaker B')
+
+    step('dismissed: the name stays Speaker A and Clara is not offered again')
+    await page.goto(`${base}/notes/${suggested.dismiss}`)
+    await page.waitForSelector('#suggestions .suggestion')
+    await page.click('#suggestions button.dismiss')
+    await page.waitForFunction(() => document.getElementById('action-status')?.textContent === 'Clara dismissed for Speaker A; it is not suggested again for this note.')
+    expect(await turnNames(page)).toEqual(['Speaker A', 'Speaker B', 'Speaker A'])
+    await page.reload()
+    await page.waitForSelector('#segments .seg')
+    await expect(page.locator('#suggestions').isHidden()).resolves.toBe(true)
+
     step('a note without speakers shows none of it')
     await page.goto(`${base}/notes/${plain}`)
-    await page.waitForSelector('#segments button.segment')
-    expect(await page.locator('#segments button.segment .text').allTextContents()).toEqual(SEGMENTS.map(s => s.text))
+    await page.waitForSelector('#segments .seg')
+    expect(await page.locator('#segments .seg .text').allTextContents()).toEqual(SEGMENTS.map(s => s.text))
     expect(await page.locator('#segments .speaker-name, #segments li.turn').count()).toBe(0)
     await expect(page.locator('#speaker-tools').isHidden()).resolves.toBe(true)
   })

@@ -32,7 +32,15 @@ export class ApiFailure extends Error {
 
 /** A call to the API as the signed-in user; the parsed body, or an ApiFailure with the server's message. */
 export async function api(method, path, body) {
-  const headers = { ...sessionHeaders(), accept: 'application/json' }
+  return (await apiCall(method, path, body)).body
+}
+
+/**
+ * The same, with more headers (`If-Match`) and the answer's `ETag` (the transcript's version, `"3"`),
+ * also on a failure (a 412 carries the current one): `{ body, etag }`.
+ */
+export async function apiCall(method, path, body, more = {}) {
+  const headers = { ...sessionHeaders(), accept: 'application/json', ...more }
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res
   try {
@@ -42,16 +50,22 @@ export async function api(method, path, body) {
   }
   const remaining = res.headers.get('x-credits-remaining')
   if (remaining !== null) showBalance(Number(remaining))
-  if (res.status === 204) return null
+  const etag = res.headers.get('etag')
+  if (res.status === 204) return { body: null, etag }
   const text = await res.text()
   let parsed = null
   try { parsed = text ? JSON.parse(text) : null } catch { parsed = null }
   if (!res.ok) {
     if (res.status === 401) window.location.assign(`/signin?next=${encodeURIComponent(location.pathname + location.search)}`)
-    throw new ApiFailure(res.status, parsed)
+    const failure = new ApiFailure(res.status, parsed)
+    failure.etag = etag
+    throw failure
   }
-  return parsed
+  return { body: parsed, etag }
 }
+
+/** The version an ETag names (`"3"` → 3), or null. */
+export const versionOf = etag => (etag && /^(W\/)?"?(\d+)"?$/.test(etag) ? Number(/(\d+)/.exec(etag)[1]) : null)
 
 /** What went wrong, in words, with what to do. */
 export function explain(err) {

@@ -31,6 +31,7 @@ const OPERATIONS = {
   createSummary: 'Text summary',
   createYoutubeSummary: 'Video link summary',
   askNoteQuestion: 'Question',
+  createNoteSummary: 'Summary made again',
   topUp: 'Credits added',
 }
 export const operationText = id => OPERATIONS[id] || id

@@ -1,22 +1,25 @@
 // A note's page (`/notes/{id}`): the note with its summary, transcript (timed where it can be),
 // recording, exports, questions and cost; renaming, moving, pinning and deleting it; and, while it is
-// processing, its stage, then the whole note once it is done. A diarized note's speakers: speakers.js.
-import { api, ApiFailure, explain, library, sessionHeaders, setLibrary } from './api.js'
-import { $, charged, clock, credits, el, operationText, typeText, when } from './dom.js'
+// processing, its stage, then the whole note once it is done. A diarized note's speakers: speakers.js;
+// the transcript's rows and editing: transcript.js; its history, undo and redo: history.js; summarizing
+// again: resummarize.js; find and replace: findreplace.js; voice suggestions: suggestions.js; downloads:
+// downloads.js.
+import { api, apiCall, ApiFailure, explain, library, setLibrary, versionOf } from './api.js'
+import { $, charged, credits, el, operationText, typeText, when } from './dom.js'
+import { renderExports } from './downloads.js'
+import { initFindReplace } from './findreplace.js'
 import { folderName, folders, loadFolders } from './folders.js'
+import { initHistory, loadHistory } from './history.js'
+import { noteState, notePath } from './note-state.js'
+import { initResummarize, renderResummarize } from './resummarize.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
 import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
+import { initSuggestions, renderSuggestions } from './suggestions.js'
+import { attachWords, listenToTranscript, onTranscriptEvents, rowOf, segmentRow } from './transcript.js'
 
-const FORMATS = [
-  ['srt', 'SRT subtitles', 'srt'],
-  ['vtt', 'WebVTT subtitles', 'vtt'],
-  ['txt', 'Plain text', 'txt'],
-  ['json', 'JSON', 'json'],
-  ['verbose_json', 'JSON with segments', 'verbose.json'],
-]
-
-const noteState = { note: null, segments: [], speakers: [], speakerFilter: '', player: null, current: -1 }
+/** the cost table of GET /v1/usage, once read */
+let costs = null
 
 /** The note's timed segments and its speakers (`{ id, name }`; none when it was not diarized). */
 async function segmentsOf(note) {
@@ -24,31 +27,48 @@ async function segmentsOf(note) {
   const styled = t && Array.isArray(t.segments) && t.segments.length ? t.segments : []
   // The timestamped segments of the transcript formats, where the server has them: they carry the speakers.
   let v = null
-  try { v = await api('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`) } catch { /* plain transcript below */ }
+  try {
+    const r = await apiCall('GET', `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=verbose_json`)
+    v = r.body
+    noteState.version = versionOf(r.etag)
+  } catch { /* plain transcript below */ }
   // text notes and notes transcribed before times were kept have none (`timed: false`): no invented 00:00
   const timed = v && v.timed && Array.isArray(v.segments) && v.segments.length ? v.segments : []
+  if (timed.length) attachWords(timed, Array.isArray(v.words) ? v.words : [])
   const speakers = timed.length && Array.isArray(v.speakers) ? v.speakers : []
   if (styled.length && !speakers.length) return { segments: styled, speakers: [] }
   return { segments: timed, speakers }
 }
 
-function renderTranscript(note, segments) {
+/** Rows shown at once, then in parts of PART between frames: a long transcript never freezes the page. */
+const FIRST_ROWS = 150
+const PART = 400
+let rendering = 0
+
+async function renderTranscript(note, segments) {
   const ol = $('segments')
+  const mine = ++rendering
   if (!segments.length) {
+    $('transcript-tools').hidden = true
     ol.replaceChildren(...String(note.originalTranscription || '').split(/\n+/).filter(Boolean).map(t => el('li', { class: 'segment plain' }, el('span', { class: 'text', text: t }))))
     if (!ol.childNodes.length) ol.replaceChildren(el('li', { class: 'hint', text: note.status === 'Done' ? 'This note has no transcript.' : 'The transcript appears here when processing is done.' }))
     return
   }
-  const segmentButton = (s, i) => el('button', {
-    type: 'button', class: 'segment', 'data-start': String(s.start), title: 'Play from here',
-    onclick: () => seek(i),
-  }, el('span', { class: 'ts', text: clock(s.start) }), el('span', { class: 'text', text: String(s.text).trim() }))
   const speakers = noteState.speakers
+  const rename = (button, id, name) => openRename(button, note.id, id, name, (_, said) => reloadAfterRename(note.id, id, said))
+  const rows = (from, to) => (speakers.length
+    ? speakerItems(segments, speakers, segmentRow, rename, from, to)
+    : segments.slice(from, to).map((s, k) => el('li', {}, segmentRow(s, from + k))))
   noteState.current = -1
   ol.classList.toggle('with-speakers', speakers.length > 0)
-  ol.replaceChildren(...(speakers.length
-    ? speakerItems(segments, speakers, segmentButton, (button, id, name) => openRename(button, note.id, id, name, (_, said) => reloadAfterRename(note.id, id, said)))
-    : segments.map((s, i) => el('li', {}, segmentButton(s, i)))))
+  ol.replaceChildren(...rows(0, FIRST_ROWS))
+  $('transcript-tools').hidden = false
+  performance.mark('transcript-first-rows')
+  for (let at = FIRST_ROWS; at < segments.length; at += PART) {
+    await new Promise(resolve => setTimeout(resolve, 0))
+    if (mine !== rendering) return
+    ol.append(...rows(at, at + PART))
+  }
   noteState.speakerFilter = renderSpeakerFilter(speakers, noteState.speakerFilter, filterSpeaker)
   applySpeakerFilter(noteState.speakerFilter, speakers)
 }
@@ -76,25 +96,27 @@ async function reloadAfterRename(id, speakerId, said) {
   if (name) name.focus()
 }
 
-function seek(i) {
+/** Plays segment `i` from `at` (a word's start) or from its start. */
+function seek(i, at) {
   const s = noteState.segments[i]
   const player = noteState.player
   if (!s || !player) return
-  player.currentTime = s.start
+  player.currentTime = at ?? s.start
   highlight(i)
   player.play().catch(() => { /* autoplay may be refused; the position is set */ })
 }
 
 function highlight(i) {
   if (i === noteState.current) return
-  const buttons = $('segments').querySelectorAll('button.segment')
-  if (noteState.current >= 0 && buttons[noteState.current]) { buttons[noteState.current].classList.remove('current'); buttons[noteState.current].removeAttribute('aria-current') }
+  const before = noteState.current >= 0 && rowOf(noteState.current)
+  if (before) { before.classList.remove('current'); before.removeAttribute('aria-current') }
   noteState.current = i
-  if (i >= 0 && buttons[i]) {
-    buttons[i].classList.add('current')
-    buttons[i].setAttribute('aria-current', 'true')
-    const r = buttons[i].getBoundingClientRect()
-    if (r.top < 0 || r.bottom > window.innerHeight) buttons[i].scrollIntoView({ block: 'nearest' })
+  const row = i >= 0 && rowOf(i)
+  if (row) {
+    row.classList.add('current')
+    row.setAttribute('aria-current', 'true')
+    const r = row.getBoundingClientRect()
+    if (!row.contains(document.activeElement) && (r.top < 0 || r.bottom > window.innerHeight)) row.scrollIntoView({ block: 'nearest' })
   }
 }
 
@@ -105,38 +127,11 @@ function fillMoveSelect() {
   sel.value = note && note.folderId ? note.folderId : ''
 }
 
-function renderExports(note) {
-  const box = $('exports')
-  if (note.status !== 'Done') { box.replaceChildren(); return }
-  box.replaceChildren(el('span', { class: 'hint', text: 'Download: ' }), ...FORMATS.map(([format, label, ext]) => el('a', {
-    class: 'button-link', href: `/v1/notes/${encodeURIComponent(note.id)}/transcript?format=${format}`, download: `${note.title || note.id}.${ext}`,
-    'data-format': format, text: label,
-    onclick: e => { e.preventDefault(); download(note, format, ext) },
-  })))
-}
-
-/** Fetches an export with the session's headers (a plain link cannot send them) and saves it as a file. */
-async function download(note, format, ext) {
-  try {
-    const res = await fetch(`/v1/notes/${encodeURIComponent(note.id)}/transcript?format=${format}`, { headers: sessionHeaders() })
-    if (!res.ok) {
-      let body = null
-      try { body = await res.json() } catch { body = null }
-      throw new ApiFailure(res.status, body)
-    }
-    const blob = await res.blob()
-    const url = URL.createObjectURL(blob)
-    const a = el('a', { href: url, download: `${(note.title || note.id).replace(/[\\/:*?"<>|]+/g, '_')}.${ext}` })
-    document.body.append(a)
-    a.click()
-    a.remove()
-    setTimeout(() => URL.revokeObjectURL(url), 10_000)
-  } catch (err) { $('action-status').textContent = explain(err) }
-}
-
 async function showCost(note) {
   try {
     const u = await api('GET', '/v1/usage?limit=100')
+    costs = u.costs
+    renderResummarize(noteState.note, costs)
     const mine = u.recent.filter(r => r.noteId === note.id)
     const total = mine.reduce((n, r) => n + r.credits, 0)
     $('note-cost').textContent = mine.length
@@ -158,6 +153,7 @@ function renderNote(note) {
   fillMoveSelect()
   $('summary').replaceChildren(note.status === 'Done' ? renderSummary(note.styleId, note.structuredContent, note.summary) : el('p', { class: 'hint', text: note.status === 'Error' ? 'Processing failed; see the status above.' : 'The summary appears here when processing is done.' }))
   renderExports(note)
+  renderResummarize(note, costs)
 }
 
 async function setUpPlayer(note) {
@@ -187,7 +183,24 @@ async function showTranscript(note) {
   const { segments, speakers } = note.status === 'Done' ? await segmentsOf(note) : { segments: [], speakers: [] }
   noteState.segments = segments
   noteState.speakers = speakers
-  renderTranscript(note, segments)
+  await renderTranscript(note, segments)
+  renderSuggestions(speakers)
+  // when the transcript's rows are in the page (bench/edit-transcript.ts reads it)
+  performance.mark('transcript-shown')
+  if (note.status === 'Done' && segments.length) loadHistory()
+}
+
+/** The transcript read again (after a 412, an undo, a restore), and the note (its summary is stale now). */
+async function reloadTranscript() {
+  const note = await api('GET', notePath())
+  renderNote(note)
+  await showTranscript(note)
+}
+
+/** After an edit is shown: the note read again in the background (its summary is now stale) and the history. */
+function afterEdit() {
+  api('GET', notePath()).then(note => { noteState.note = note; renderResummarize(note, costs) }).catch(() => { /* the marker waits for the next read */ })
+  loadHistory()
 }
 
 /** Loads and shows the note; `first`: the page's first load. */
@@ -257,6 +270,12 @@ export function initNote() {
       showCost(noteState.note || { id })
     } catch (err) { entry.lastChild.replaceWith(el('p', { class: 'a error', text: explain(err) })) }
   })
+  listenToTranscript($('segments'))
+  onTranscriptEvents({ edited: afterEdit, reload: () => reloadTranscript().catch(err => say(explain(err))), seek })
+  initHistory(() => reloadTranscript())
+  initFindReplace(() => reloadTranscript())
+  initSuggestions(() => reloadTranscript())
+  initResummarize(() => loadNote(id, false))
   loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
 

@@ -18,11 +18,12 @@ function speakerIndex(speakers) {
 /**
  * The transcript's list items for timed segments with speakers: the first segment of each turn (a
  * segment whose speaker differs from the one before) carries the speaker's name; `segmentButton(s, i)`
- * makes the segment's own button (seek).
+ * makes the segment's own row; only segments `from` to `to` (the page shows a long transcript in parts).
  */
-export function speakerItems(segments, speakers, segmentButton, onRename) {
+export function speakerItems(segments, speakers, segmentButton, onRename, from = 0, to = segments.length) {
   const index = speakerIndex(speakers)
-  return segments.map((s, i) => {
+  return segments.slice(from, to).map((s, k) => {
+    const i = from + k
     const who = s.speakerId ? index.get(s.speakerId) : undefined
     if (!who) return el('li', {}, segmentButton(s, i))
     const opensTurn = i === 0 || segments[i - 1].speakerId !== s.speakerId
