@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { existsSync, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { MIGRATIONS } from './migrations'
-import { sqliteSnapshot } from './sqlite-snapshot' with { type: 'macro' }
+import { MIGRATIONS, SCHEMA_MIGRATIONS_TABLE } from './migrations'
+import { sqliteImage, sqliteSnapshot } from './sqlite-snapshot' with { type: 'macro' }
 import { startupMark } from '../startup-timing'
 
 export type { Database }
@@ -15,7 +15,11 @@ const CACHE_KIB = 64 * 1024
  * schema up to date. `:memory:` gives a private database, for tests.
  */
 export function openDatabase(path: string, migrations = MIGRATIONS): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  let made = false
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true })
+    if (migrations === MIGRATIONS) made = madeFromImage(path)
+  }
   const db = new Database(path, { create: true, strict: true })
   // The busy timeout first: switching to WAL, the first reads and the analysis below can meet another
   // process's lock, and before it is set such a meeting is an immediate SQLITE_BUSY.
@@ -28,6 +32,7 @@ export function openDatabase(path: string, migrations = MIGRATIONS): Database {
   db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`)
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}`)
   startupMark('database: open and pragmas')
+  if (made) db.query('UPDATE schema_migrations SET applied_at = ?').run(new Date().toISOString())
   migrate(db, migrations)
   startupMark('database: migrations')
   keepStatisticsCurrent(db, path)
@@ -36,6 +41,27 @@ export function openDatabase(path: string, migrations = MIGRATIONS): Database {
 }
 
 const OPTIMIZE_EVERY_MS = 60 * 60 * 1000
+
+/**
+ * A database file that does not exist yet written from the image of a migrated one (sqlite-snapshot.ts,
+ * made when the code is built): to a name of this process, then linked to `path`, which fails if
+ * another process (a worker started beside serve) made it meanwhile; then theirs is used. True when this
+ * call made it. The migrations then find every version recorded and run nothing.
+ */
+function madeFromImage(path: string): boolean {
+  if (existsSync(path)) return false
+  const tmp = `${path}.${process.pid}.new`
+  writeFileSync(tmp, Bun.gunzipSync(Buffer.from(sqliteImage(), 'base64')))
+  try {
+    linkSync(tmp, path)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  } finally {
+    rmSync(tmp, { force: true })
+  }
+}
 
 /**
  * The query planner's statistics, as SQLite recommends for long-lived connections: `PRAGMA
@@ -106,7 +132,7 @@ export function newerSchemaError(current: number, latest: number): Error {
  * database's 14 migrations take about 13 ms either way, the statements themselves.)
  */
 export function migrate(db: Database, migrations = MIGRATIONS): number {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+  db.exec(SCHEMA_MIGRATIONS_TABLE)
   const latest = Math.max(0, ...migrations.map(m => m.version))
   const pending = () => {
     const current = schemaVersion(db) ?? 0

@@ -1,3 +1,6 @@
+/** The table migrate() records the applied migrations in (database.ts; the image of a new database, sqlite-snapshot.ts). */
+export const SCHEMA_MIGRATIONS_TABLE = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
+
 /**
  * Numbered migrations, applied in order at start-up inside one transaction each.
  * Never edit a migration that has shipped: add the next number.

@@ -1,6 +1,9 @@
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { migrate } from '../../src/db/database'
+import { migrate, openDatabase } from '../../src/db/database'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from '../helpers/process'
 import { MIGRATIONS } from '../../src/db/migrations'
 
 /** Everything a database holds that a migration decides: its objects and the rows of its tables. */
@@ -23,4 +26,28 @@ test('a new database made from the schema snapshot is the one the migrations mak
   expect(a).toEqual(b)
   // both are at the latest version: nothing left to run
   for (const db of [fromSnapshot, stepByStep]) expect(migrate(db)).toBe(0)
+})
+
+test('a new database file is written from the image of the migrated schema: the same objects and rows, every version stamped now', () => {
+  const d = tempDir()
+  try {
+    const before = Date.now()
+    const fromImage = openDatabase(join(d.path, 'new.db'))
+    const stepByStep = new Database(':memory:')
+    migrate(stepByStep, MIGRATIONS.map(m => ({ ...m })))
+    expect(contents(fromImage)).toEqual(contents(stepByStep))
+    const stamps = fromImage.query<{ applied_at: string }, []>('SELECT applied_at FROM schema_migrations').all().map(r => Date.parse(r.applied_at))
+    expect(stamps).toHaveLength(MIGRATIONS.length)
+    for (const t of stamps) expect(t).toBeGreaterThanOrEqual(before - 1000)
+    expect(fromImage.query<{ journal_mode: string }, []>('PRAGMA journal_mode').get()!.journal_mode).toBe('wal')
+    // no file of the making is left beside it
+    expect(readdirSync(d.path).filter(f => f.endsWith('.new'))).toEqual([])
+    // opened again, nothing to migrate and nothing remade
+    fromImage.close()
+    const again = openDatabase(join(d.path, 'new.db'))
+    expect(migrate(again)).toBe(0)
+    again.close()
+  } finally {
+    d.remove()
+  }
 })
