@@ -54,8 +54,10 @@ interface LoadResult {
   /** read cache off: every request queries SQLite, so this is what shows the index at work */
   uncached: WrkResult
   baseline: WrkResult
+  /** the floor: a bare Bun.serve doing only what notesvc's answer is made of (startFloor) */
+  floor: WrkResult
   /** medians of the CPU time per request over the rounds, each figure on its own */
-  cpu: { notesvcUs: number; baselineUs: number; wrkAtBaselineCores: number }
+  cpu: { notesvcUs: number; baselineUs: number; floorUs: number; wrkAtBaselineCores: number }
 }
 
 interface VariedResult {
@@ -303,6 +305,34 @@ function serveBaseline(): void {
   })
 }
 
+/**
+ * The floor: a bare Bun.serve that does what notesvc's kept first page cannot leave out, and nothing
+ * else: it reads the request's Authorization header (401 without one), makes a request id, counts the
+ * request, and answers the same bytes with every header notesvc's answer carries (the request id and
+ * the remaining count set afresh, as notesvc does). Between it and the baseline is what Bun charges for
+ * those steps; between notesvc and it, what notesvc itself adds (bench/README.md, "The floor").
+ */
+function startFloor(workDir: string, bodyPath: string, headers: [string, string][]): Promise<Server> {
+  return startServer('floor', ['run', import.meta.path, '--floor-server'], { BENCH_BODY_FILE: bodyPath, BENCH_HEADERS: JSON.stringify(headers) }, '/', join(workDir, 'floor.log'))
+}
+
+function serveFloor(): void {
+  const body = new Blob([readFileSync(process.env.BENCH_BODY_FILE!)])
+  const headers = new Headers(JSON.parse(process.env.BENCH_HEADERS!) as [string, string][])
+  let remaining = 1_000_000_000
+  Bun.serve({
+    hostname: HOST,
+    port: Number(process.env.PORT),
+    fetch: request => {
+      if (request.url.endsWith('/')) return new Response('ready') // the readiness probe
+      if (!request.headers.get('authorization')) return new Response(null, { status: 401 })
+      headers.set('x-request-id', `req_${crypto.randomUUID()}`)
+      headers.set('x-ratelimit-remaining', String(--remaining))
+      return new Response(body, { headers })
+    },
+  })
+}
+
 /** The answer's bytes and the headers a client's reading depends on, to compare notesvc's and the baseline's. */
 async function answerOf(url: string, key: string): Promise<{ bytes: Buffer; framing: string }> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, br' }, decompress: false } as RequestInit)
@@ -319,13 +349,15 @@ async function firstPage(server: Server, key: string): Promise<string> {
   return (await firstPageAnswer(server, key)).body
 }
 
-async function firstPageAnswer(server: Server, key: string): Promise<{ body: string; contentType: string }> {
+async function firstPageAnswer(server: Server, key: string): Promise<{ body: string; contentType: string; headers: [string, string][] }> {
   const res = await fetch(server.baseUrl + LIST_PATH, { headers: { authorization: `Bearer ${key}` } })
   const body = await res.text()
   if (res.status !== 200) throw new BenchFailure(`GET ${LIST_PATH} answered ${res.status}: ${body.slice(0, 500)}`)
   const items = (JSON.parse(body) as { data?: unknown[] }).data?.length
   if (items !== PAGE) throw new BenchFailure(`GET ${LIST_PATH} returned ${items} items, expected ${PAGE}`)
-  return { body, contentType: res.headers.get('content-type') ?? '' }
+  // every header but those Bun.serve writes itself
+  const headers = [...res.headers].filter(([name]) => !['date', 'content-length', 'connection', 'keep-alive'].includes(name))
+  return { body, contentType: res.headers.get('content-type') ?? '', headers }
 }
 
 /** Fails unless the baseline sends notesvc's bytes with the same framing (type, length, no compression). */
@@ -338,6 +370,8 @@ async function sameAnswer(notesvc: Server, baseline: Server, key: string): Promi
 
 /** what sameAnswer found, for the report */
 let baselineCheck = ''
+/** the headers the floor server sends, for the report */
+let floorCheck = ''
 
 async function benchSize(size: number, settings: Settings): Promise<SizeResult> {
   const workDir = mkdtempSync(join(tmpdir(), `notesvc-bench-${size}-`))
@@ -351,7 +385,7 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
     const headers = [`Authorization: Bearer ${key}`]
     const notesvc = await startNotesvc(workDir, 'on')
     servers.push(notesvc)
-    const { body, contentType } = await firstPageAnswer(notesvc, key)
+    const { body, contentType, headers: answerHeaders } = await firstPageAnswer(notesvc, key)
     const uncached = await startNotesvc(workDir, 'off')
     servers.push(uncached)
     if ((await firstPage(uncached, key)) !== body) throw new BenchFailure('the uncached server answered a different first page')
@@ -360,13 +394,16 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
     const baseline = await startBaseline(workDir, bodyPath, contentType)
     servers.push(baseline)
     await sameAnswer(notesvc, baseline, key)
+    const floor = await startFloor(workDir, bodyPath, answerHeaders)
+    servers.push(floor)
+    floorCheck = `${answerHeaders.length} headers: ${answerHeaders.map(([n]) => n).join(', ')}`
 
     const byLoad: LoadResult[] = []
     for (const load of settings.loads) {
       // The three take turns, round after round, so a slow moment of the machine hits them alike.
-      const runs: Record<'notesvc' | 'uncached' | 'baseline', WrkResult[]> = { notesvc: [], uncached: [], baseline: [] }
+      const runs: Record<'notesvc' | 'uncached' | 'baseline' | 'floor', WrkResult[]> = { notesvc: [], uncached: [], baseline: [], floor: [] }
       for (let round = 1; round <= settings.rounds; round++) {
-        for (const [name, server] of [['notesvc', notesvc], ['uncached', uncached], ['baseline', baseline]] as const) {
+        for (const [name, server] of [['notesvc', notesvc], ['uncached', uncached], ['baseline', baseline], ['floor', floor]] as const) {
           process.stderr.write(`N=${size}: ${describeLoad(load)}, round ${round}/${settings.rounds}, ${name}\n`)
           runs[name].push(await measure(server, server.baseUrl + LIST_PATH, settings.seconds, load, headers))
         }
@@ -374,9 +411,10 @@ async function benchSize(size: number, settings: Settings): Promise<SizeResult> 
       const cpu = {
         notesvcUs: medianOf(runs.notesvc, r => r.serverUs),
         baselineUs: medianOf(runs.baseline, r => r.serverUs),
+        floorUs: medianOf(runs.floor, r => r.serverUs),
         wrkAtBaselineCores: medianOf(runs.baseline, r => r.wrkCores),
       }
-      byLoad.push({ load, notesvc: median(runs.notesvc), uncached: median(runs.uncached), baseline: median(runs.baseline), cpu })
+      byLoad.push({ load, notesvc: median(runs.notesvc), uncached: median(runs.uncached), baseline: median(runs.baseline), floor: median(runs.floor), cpu })
     }
     return { size, seedSeconds, bodyBytes: Buffer.byteLength(body), byLoad }
   } finally {
@@ -543,7 +581,7 @@ function printLoadTable(results: SizeResult[], index: number, out: (s?: string) 
   const load = results[0]!.byLoad[index]!.load
   out(`${describeLoad(load)}:`)
   out(table(
-    ['notes', 'seed', 'body', 'notesvc req/s', 'p50', 'p99', 'uncached req/s', 'p50', 'p99', 'baseline req/s', 'p50', 'p99', 'notesvc/base', 'uncached/base', 'CPU µs/req notesvc', 'baseline', 'base/notesvc', 'wrk cores (baseline)'],
+    ['notes', 'seed', 'body', 'notesvc req/s', 'p50', 'p99', 'uncached req/s', 'p50', 'p99', 'baseline req/s', 'p50', 'p99', 'floor req/s', 'notesvc/base', 'uncached/base', 'floor/base', 'notesvc/floor', 'CPU µs/req notesvc', 'baseline', 'floor', 'base/notesvc', 'wrk cores (baseline)'],
     results.map(r => {
       const x = r.byLoad[index]!
       return [
@@ -551,9 +589,12 @@ function printLoadTable(results: SizeResult[], index: number, out: (s?: string) 
         fmtInt(x.notesvc.requestsPerSec), fmtMs(x.notesvc.p50Ms), fmtMs(x.notesvc.p99Ms),
         fmtInt(x.uncached.requestsPerSec), fmtMs(x.uncached.p50Ms), fmtMs(x.uncached.p99Ms),
         fmtInt(x.baseline.requestsPerSec), fmtMs(x.baseline.p50Ms), fmtMs(x.baseline.p99Ms),
+        fmtInt(x.floor.requestsPerSec),
         fmtRatio(x.notesvc.requestsPerSec / x.baseline.requestsPerSec),
         fmtRatio(x.uncached.requestsPerSec / x.baseline.requestsPerSec),
-        x.cpu.notesvcUs.toFixed(1), x.cpu.baselineUs.toFixed(1), fmtRatio(x.cpu.baselineUs / x.cpu.notesvcUs), x.cpu.wrkAtBaselineCores.toFixed(2),
+        fmtRatio(x.floor.requestsPerSec / x.baseline.requestsPerSec),
+        fmtRatio(x.notesvc.requestsPerSec / x.floor.requestsPerSec),
+        x.cpu.notesvcUs.toFixed(1), x.cpu.baselineUs.toFixed(1), x.cpu.floorUs.toFixed(1), fmtRatio(x.cpu.baselineUs / x.cpu.notesvcUs), x.cpu.wrkAtBaselineCores.toFixed(2),
       ]
     }),
   ))
@@ -578,9 +619,10 @@ function printReport(results: SizeResult[], settings: Settings): void {
   const out = (s = '') => process.stdout.write(s + '\n')
   out(`notesvc list benchmark: GET ${LIST_PATH}`)
   out(`machine: nproc ${commandOutput(['nproc'])}, bun ${Bun.version}, ${commandOutput(['wrk', '-v']).split(' Copyright')[0]}; load average ${loadAtStart} at the start, ${loadAverage()} at the end`)
-  out(`runs: -d${settings.seconds}s --latency after a ${WARMUP_SECONDS}s warm-up, ${settings.rounds} rounds, the three servers in turn, the median run (of two: the faster); BENCH_LOADS=${settings.loads.map(l => `${l.threads}${l.pinned ? 'p' : 'u'}`).join(',')}${CAN_PIN ? '' : ' (no taskset or one core: nothing pinned)'}`)
+  out(`runs: -d${settings.seconds}s --latency after a ${WARMUP_SECONDS}s warm-up, ${settings.rounds} rounds, the four servers in turn, the median run (of two: the faster); BENCH_LOADS=${settings.loads.map(l => `${l.threads}${l.pinned ? 'p' : 'u'}`).join(',')}${CAN_PIN ? '' : ' (no taskset or one core: nothing pinned)'}`)
   out('notesvc: as shipped (read cache on); uncached: NOTESVC_READ_CACHE=off, every request queries SQLite; baseline: bare Bun.serve (lib in this file) sending')
   out(`  ${baselineCheck} (checked against notesvc's answer)`)
+  out(`floor: bare Bun.serve that reads the Authorization header, makes a request id and sends the same bytes with notesvc's ${floorCheck}`)
   const busiest = Math.max(...[loadAtStart, loadAverage()].map(l => Number(l.split(' ')[0])))
   if (busiest > navigator.hardwareConcurrency / 2) {
     out(`BUSY MACHINE: load average up to ${busiest} on ${navigator.hardwareConcurrency} cores: req/s (and their targets) follow the neighbours and wrk's share of a core; read the CPU columns`)
@@ -594,6 +636,7 @@ function printReport(results: SizeResult[], settings: Settings): void {
   if (pinned) {
     const ratio = pinned.notesvc.requestsPerSec / pinned.baseline.requestsPerSec
     out(`target: notesvc >= ${TARGET_PINNED_RATIO} x baseline, ${describeLoad(pinned.load)}, at ${fmtInt(largest.size)} notes: ${fmtRatio(ratio)} -> ${verdict(ratio >= TARGET_PINNED_RATIO)} (CPU per request: ${fmtRatio(pinned.cpu.baselineUs / pinned.cpu.notesvcUs)})`)
+    out(`  the floor (what the answer is made of, on a bare Bun.serve) reaches ${fmtRatio(pinned.floor.requestsPerSec / pinned.baseline.requestsPerSec)} of the baseline (CPU ${fmtRatio(pinned.cpu.baselineUs / pinned.cpu.floorUs)}); notesvc ${fmtRatio(pinned.notesvc.requestsPerSec / pinned.floor.requestsPerSec)} of the floor (CPU ${fmtRatio(pinned.cpu.floorUs / pinned.cpu.notesvcUs)})`)
   } else {
     out(`target: notesvc >= ${TARGET_PINNED_RATIO} x baseline pinned: not measured (no pinned load in BENCH_LOADS, or no taskset)`)
   }
@@ -638,6 +681,8 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--baseline-server') {
   serveBaseline()
+} else if (process.argv[2] === '--floor-server') {
+  serveFloor()
 } else if (import.meta.main) {
   main().then(() => process.exit(0), err => {
     process.stderr.write(`bench failed: ${err instanceof BenchFailure ? err.message : (err as Error).stack ?? err}\n`)
