@@ -15,6 +15,9 @@ import { listenUrl, logSpeechEngine, onStopSignal } from './long-running'
 import { writeStderr } from '../stderr'
 
 /** `serve`: the HTTP server and NOTESVC_WORKERS job workers, until SIGTERM or SIGINT. */
+/** how long after listening the job workers start (see serveCommand) */
+const WORKERS_AFTER_LISTEN_MS = 25
+
 export async function serveCommand({ config, log }: CommandContext): Promise<number> {
   await serve(config, log)
   return -1 // keep running
@@ -73,19 +76,28 @@ async function serve(config: Config, log: Logger) {
   startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   startupMark('listen')
-  await services.workers.start()
-  startupMark('workers')
-  startupReport()
-  // Find out now which summary engine answers, so health can say so from the first request.
-  void services.llmSelector.describe().catch(() => {})
   const url = listenUrl(config.host, server.port)
   // PORT=0 (any free port): the public URL's port is not the one listened on
   if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
   log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
   if (services.sso) log.info('single sign-on', { provider: config.sso.providerName, issuer: config.oidcIssuer, redirectUri: services.sso.redirectUri, passwordSignIn: config.passwordSignIn ? 'on' : 'off' })
+  let stopping = false
   onStopSignal(log, async () => {
+    stopping = true
     await app.stop()
     await services.workers.stop()
     await store.close()
   })
+  // The queue's start (recovering jobs, the recurring tasks, the watchers: synchronous SQLite work that
+  // holds the event loop for several milliseconds) and the summary engine's probe a moment after
+  // listening, so that requests already waiting, such as an orchestrator's readiness probe or a client
+  // retrying, are answered first (docs/decisions.md, "Cold start, again").
+  await new Promise(resolve => setTimeout(resolve, WORKERS_AFTER_LISTEN_MS))
+  if (stopping) return
+  startupMark('answering waiting requests first')
+  await services.workers.start()
+  startupMark('workers')
+  startupReport()
+  // Find out now which summary engine answers, so health can say so from the first requests on.
+  void services.llmSelector.describe().catch(() => {})
 }
