@@ -47,7 +47,7 @@ try {
   const { samples, turns } = twoPersonRecording(dir.path)
   const wav = wavFromPcm(Int16Array.from(samples, x => Math.round(Math.max(-1, Math.min(1, x)) * 32767)), 16_000)
   const up = (await api('POST', '/v1/uploads', { fileName: 'reading-group.wav', contentType: 'audio/wav', fileSize: wav.length, styleId: 'meeting-notes' })).body
-  const put = await fetch(up.uploadUrl, { method: 'PUT', body: wav, headers: up.headers })
+  const put = await fetch(up.uploadUrl, { method: 'PUT', body: wav as unknown as BodyInit, headers: up.headers })
   if (!put.ok) throw new BenchFailure(`upload PUT ${put.status}`)
   await api('POST', `/v1/uploads/${up.noteId}/complete`)
   const id = up.noteId as string
