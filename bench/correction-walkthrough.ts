@@ -101,7 +101,12 @@ try {
   console.log(`word times after (timing: ${segAfter.timing}):\n${table(wordsIn(after.body.words, segAfter))}\n`)
   console.log(`SRT cues before:\n${srtBefore.join('\n\n')}\n`)
   console.log(`SRT cues after:\n${srtCues((await api('GET', `/v1/notes/${id}/transcript?format=srt`)).text).join('\n\n')}\n`)
-  for (const [w, was] of searchBefore) console.log(`GET /v1/notes?q=${w}: ${newWord.includes(w) ? 'corrected word' : 'misheard word '} found before ${was}, after ${await found(w)}`)
+  // search reads the title, summary and transcript: a misheard word also said elsewhere is still found there
+  const noteNow = (await api('GET', `/v1/notes/${id}`)).body
+  const elsewhere = new Set(tokens([noteNow.title, noteNow.summary, ...(await read()).body.segments.filter((s: Segment) => s.id !== seg.id).map((s: Segment) => s.text)].join(' ')))
+  // a search word matches words it begins (q=budg finds budget), so "come" finds "comes"
+  const also = (w: string) => [...elsewhere].find(x => x.startsWith(w))
+  for (const [w, was] of searchBefore) console.log(`GET /v1/notes?q=${w}: ${newWord.includes(w) ? 'corrected word' : 'misheard word '} found before ${was}, after ${await found(w)}${also(w) ? `  (the note's title, summary or another segment has "${also(w)}")` : ''}`)
   console.log(`\ndiarized_json segment ${seg.id} before: ${json(diarizedBefore)}`)
   console.log(`diarized_json segment ${seg.id} after:  ${json(await diarizedOf())}\n`)
 
