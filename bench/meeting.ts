@@ -71,9 +71,10 @@ for (const question of ['Who will order the servers?', 'Who will do the release?
   console.log(`Q: ${question}\nA: ${a.answer}   (${sentences} sentence${sentences === 1 ? '' : 's'})`)
 }
 if (process.argv.includes('--corrected')) {
-  const { edits } = await correctMeeting(t, token, up.noteId, turns.map((x, i) => ({ ...x, text: MEETING_VOICES[i]!.text })))
+  const { edits, kinds } = await correctMeeting(t, token, up.noteId, turns.map((x, i) => ({ ...x, text: MEETING_VOICES[i]!.text })))
   const stale = (await t.call('GET', `/v1/notes/${up.noteId}`, { token })).body
-  console.log(`\ncorrected by ${edits} edits through the API; the summary before it is made again: ${`summaryStale ${stale.summaryStale}`}`)
+  console.log(`\ncorrected by ${edits} edits through the API (${JSON.stringify(kinds)}); the summary before it is made again: summaryStale ${stale.summaryStale}`)
+  console.log(`transcript (txt) corrected:\n${(await t.call('GET', `/v1/notes/${up.noteId}/transcript?format=txt`, { token })).text}`)
   const again = await t.call('POST', `/v1/notes/${up.noteId}/summaries`, { token, body: { styleId: 'meeting-notes' } })
   console.log(`POST /v1/notes/${up.noteId}/summaries {"styleId":"meeting-notes"} → ${again.status}`)
   for (;;) {

@@ -27,13 +27,16 @@ function turnsBySegment(segments: Segment[], turns: Turn[]): Turn[][] {
   return by
 }
 
-export async function correctMeeting(t: TestApp, token: string, id: string, turns: Turn[]): Promise<{ edits: number }> {
+export async function correctMeeting(t: TestApp, token: string, id: string, turns: Turn[]): Promise<{ edits: number; kinds: Record<string, number> }> {
   let edits = 0
+  const kinds: Record<string, number> = {}
   const read = async () => (await t.call('GET', `/v1/notes/${id}/transcript?format=verbose_json`, { token })).body as { segments: Segment[]; words?: Word[] }
   const call = async (method: string, path: string, body: unknown) => {
     const r = await t.call(method, `/v1/notes/${id}${path}`, { token, body })
     if (r.status !== 200) throw new Error(`${method} ${path} ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`)
     edits++
+    const kind = `${method} ${path.replace(/\d+/, '{i}').replace(/\/[A-Z]+$/, '/{label}')}`
+    kinds[kind] = (kinds[kind] ?? 0) + 1
   }
   // a segment no turn belongs to is a piece of its neighbour's turn: merged into it
   for (let v = await read(), by = turnsBySegment(v.segments, turns); by.some(x => !x.length); v = await read(), by = turnsBySegment(v.segments, turns)) {
@@ -60,7 +63,7 @@ export async function correctMeeting(t: TestApp, token: string, id: string, turn
   let next = 0
   for (const p of people) {
     while (!labels.has(p)) {
-      const l = `P${next++}`
+      const l = String.fromCharCode(65 + next++)
       if (!labelsSeen.includes(l)) labels.set(p, l)
     }
   }
@@ -68,10 +71,13 @@ export async function correctMeeting(t: TestApp, token: string, id: string, turn
     const said = by[j]!
     const person = said[0]!.speaker
     const text = said.map(x => x.text).join(' ')
-    if (text !== s.text || s.speakerId !== labels.get(person)) await call('PATCH', `/segments/${j}`, { text, speaker: labels.get(person) })
+    const label = labels.get(person)!
+    if (text !== s.text) await call('PATCH', `/segments/${j}`, { text })
+    // a segment's speaker is set by PATCH among the note's speakers; a new one is added by reassigning its words
+    if (s.speakerId !== label) await call('POST', `/segments/${j}/reassign`, { fromWord: 0, toWord: text.split(' ').length - 1, speaker: label })
   }
   for (const [person, label] of labels) await call('PATCH', `/speakers/${label}`, { name: person, remember: false })
-  return { edits }
+  return { edits, kinds }
 }
 
 /** The word index (from 1) of `s` where the turn after `first` starts, or null when no word is past its end. */
