@@ -8,9 +8,15 @@
  *
  *   bun run bench/meeting.ts
  *   NOTESVC_DIARIZATION=off bun run bench/meeting.ts     # the same without speakers (before)
+ *   bun run bench/meeting.ts --corrected                 # then corrected by edits and summarized again
+ *
+ * With --corrected the transcript is then corrected through the API as a person holding the script
+ * would (bench/lib/meeting-correction.ts: pieces of a turn merged, two turns split, each segment's
+ * words and speaker set, the speakers named) and the summary made again (POST /v1/notes/{id}/summaries).
  */
 import { createTestApp } from '../test/helpers/app'
-import { MEETING_TRUTH, meetingWav } from '../test/fixtures/meeting-voices'
+import { MEETING_TRUTH, MEETING_VOICES, meetingWav } from '../test/fixtures/meeting-voices'
+import { correctMeeting } from './lib/meeting-correction'
 import { diarizationError } from './lib/der'
 import { before, report } from './lib/cues'
 import { transcriptCues } from '../src/formats/transcript'
@@ -63,6 +69,26 @@ for (const question of ['Who will order the servers?', 'Who will do the release?
   const a = (await t.call('POST', `/v1/notes/${up.noteId}/questions`, { token, body: { question } })).body
   const sentences = (a.answer.match(/[.!?](\s|$)/g) ?? []).length
   console.log(`Q: ${question}\nA: ${a.answer}   (${sentences} sentence${sentences === 1 ? '' : 's'})`)
+}
+if (process.argv.includes('--corrected')) {
+  const { edits, kinds } = await correctMeeting(t, token, up.noteId, turns.map((x, i) => ({ ...x, text: MEETING_VOICES[i]!.text })))
+  const stale = (await t.call('GET', `/v1/notes/${up.noteId}`, { token })).body
+  console.log(`\ncorrected by ${edits} edits through the API (${JSON.stringify(kinds)}); the summary before it is made again: summaryStale ${stale.summaryStale}`)
+  console.log(`transcript (txt) corrected:\n${(await t.call('GET', `/v1/notes/${up.noteId}/transcript?format=txt`, { token })).text}`)
+  const again = await t.call('POST', `/v1/notes/${up.noteId}/summaries`, { token, body: { styleId: 'meeting-notes' } })
+  console.log(`POST /v1/notes/${up.noteId}/summaries {"styleId":"meeting-notes"} → ${again.status}`)
+  for (;;) {
+    const s = (await t.call('GET', `/v1/notes/${up.noteId}/status`, { token })).body
+    if (s.isComplete || s.hasError) break
+    await Bun.sleep(200)
+  }
+  const corrected = (await t.call('GET', `/v1/notes/${up.noteId}`, { token })).body
+  const m = corrected.structuredContent['meeting-notes'] ?? {}
+  console.log(`title:     ${corrected.title}`)
+  console.log(`summary:   ${corrected.summary}`)
+  console.log(`attendees: ${JSON.stringify(m.attendees)}   (script: ${MEETING_TRUTH.attendees.join(', ')})`)
+  console.log(`decisions: ${JSON.stringify(m.decisions, null, 1)}   (script: ${JSON.stringify(MEETING_TRUTH.decisions)})`)
+  console.log(`actions:   ${JSON.stringify(m.actionItems, null, 1)}   (script: ${JSON.stringify(MEETING_TRUTH.actionItems)})`)
 }
 await t.services.workers.stop()
 process.exit(0)

@@ -173,6 +173,22 @@ export function toJson(doc: TranscriptDocument): string {
   return `${JSON.stringify(body, null, 2)}\n`
 }
 
+/**
+ * OpenAI's `diarized_json` (its `response_format` of the same name): each segment with the speaker who
+ * said it, as `type`/`id` OpenAI gives them, and `usage` by duration. Written for the OpenAI route and
+ * a note's transcript alike, from segments whose `speaker` is already the name to show.
+ */
+export function toDiarizedJson(text: string, duration: number, segments: readonly (TimedSegment & { speaker: string })[]) {
+  const round = (x: number) => Math.round(x * 1000) / 1000
+  return {
+    task: 'transcribe' as const,
+    duration: round(duration),
+    text,
+    segments: segments.map((s, i) => ({ type: 'transcript.text.segment' as const, id: `seg_${i}`, start: round(s.start), end: round(s.end), text: s.text, speaker: s.speaker })),
+    usage: { type: 'duration' as const, seconds: round(duration) },
+  }
+}
+
 /** One writer per format, for callers that take the format as a value. */
 export function formatTranscript(format: TranscriptFormat, doc: TranscriptDocument, opts: CueOptions = {}): string {
   switch (format) {

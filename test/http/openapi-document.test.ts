@@ -98,7 +98,7 @@ describe('the OpenAPI document names its resources', () => {
     }]))
     expect(found).toEqual(expected)
     expect(Object.keys(SHAPES).sort()).toEqual(ALL_OPERATIONS.map(o => o.id).sort())
-    expect(doc.components.schemas.TranscriptResponse.anyOf).toEqual([ref('Transcript'), ref('TranscriptVerbose')])
+    expect(doc.components.schemas.TranscriptResponse.anyOf).toEqual([ref('Transcript'), ref('TranscriptVerbose'), ref('OpenAiDiarizedTranscription')])
     // list items and the error envelope are named too
     expect(doc.components.schemas.NoteList.properties.data.items).toEqual(ref('NoteListItem'))
     for (const status of ['400', '401', '403', '429', '500']) {

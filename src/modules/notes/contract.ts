@@ -9,6 +9,7 @@ import type { Caller } from '../../http/caller'
 import { transcriptETag, type EditBy } from './transcript-edits'
 import { toNote } from './note-row'
 import type { ProcessingService } from '../processing/service'
+import { OpenAiDiarizedTranscription } from '../openai/model'
 import type { NotesService } from './service'
 import type { SegmentTextService } from './segment-text'
 import type { SpeakersService } from './speakers'
@@ -95,11 +96,11 @@ const getNoteStatus = defineOperation({
 const getNoteTranscript = defineOperation({
   id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/:id/transcript', tag: 'Notes',
   summary: 'Transcript of a note',
-  description: 'The transcript without the summary; 409 while the note is still processing. `format` chooses the form: `json` (default, the Transcript), `verbose_json` (TranscriptVerbose: timed segments, and words when the engine gives them), `srt` (application/x-subrip), `vtt` (text/vtt) or `txt` (text/plain), each with a `Content-Disposition` file name from the note\'s title. A note created from text has no times: `srt` and `vtt` answer 409 for it.',
+  description: 'The transcript without the summary; 409 while the note is still processing. `format` chooses the form: `json` (default, the Transcript), `verbose_json` (TranscriptVerbose: timed segments, and words when the engine gives them), `diarized_json` (OpenAI\'s diarized_json, as POST /v1/audio/transcriptions answers it: each segment with the name of its speaker as the note shows it, "Speaker A" for a recording that was not diarized), `srt` (application/x-subrip), `vtt` (text/vtt) or `txt` (text/plain), each with a `Content-Disposition` file name from the note\'s title. A note created from text has no times: `srt`, `vtt` and `diarized_json` answer 409 for it.',
   scopes: ['notes:read'], credits: 0,
   params: IdParams,
   query: TranscriptQuery,
-  responses: { 200: t.Union([Transcript, TranscriptVerbose], { title: 'TranscriptResponse', description: 'The Transcript, or with format=verbose_json the TranscriptVerbose' }) },
+  responses: { 200: t.Union([Transcript, TranscriptVerbose, OpenAiDiarizedTranscription], { title: 'TranscriptResponse', description: 'The Transcript, with format=verbose_json the TranscriptVerbose, with format=diarized_json OpenAI\'s diarized transcription' }) },
   textResponses: ['application/x-subrip', 'text/vtt', 'text/plain'],
   errors: ['not_found', 'conflict'],
 }, async ({ id, format }, caller, { notes }) => {
@@ -107,7 +108,7 @@ const getNoteTranscript = defineOperation({
   const etag = transcriptETag(r.version)
   if (!r.file) return new Answer(r.transcript, { headers: { etag } })
   const { body, contentType, extension } = r.file
-  return new Answer(body as Static<typeof TranscriptVerbose> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id), etag }, textFields: { noteId: id, format } })
+  return new Answer(body as Static<typeof TranscriptVerbose> | Static<typeof OpenAiDiarizedTranscription> | string, { contentType, headers: { 'content-disposition': attachment(r.title, extension, id), etag }, textFields: { noteId: id, format } })
 })
 
 // answered by the processing service (it runs the model and charges), asked of a note

@@ -182,13 +182,13 @@ export const QuestionRequest = t.Object(
 
 
 /** `getNoteTranscript?format=`: the interface's Transcript (`json`, the default) or an export. */
-const NOTE_TRANSCRIPT_FORMATS = ['json', 'verbose_json', 'srt', 'vtt', 'txt'] as const
+const NOTE_TRANSCRIPT_FORMATS = ['json', 'verbose_json', 'diarized_json', 'srt', 'vtt', 'txt'] as const
 export type NoteTranscriptFormat = (typeof NOTE_TRANSCRIPT_FORMATS)[number]
 
 export const TranscriptQuery = t.Object({
   format: t.Optional(t.Union(NOTE_TRANSCRIPT_FORMATS.map(f => t.Literal(f)), {
     default: 'json',
-    description: '`json` (the Transcript), `verbose_json` (with timed segments and words), `srt`, `vtt` or `txt`',
+    description: '`json` (the Transcript), `verbose_json` (with timed segments and words), `diarized_json` (OpenAI\'s shape: timed segments with the speaker\'s name), `srt`, `vtt` or `txt`',
     error: `must be one of ${NOTE_TRANSCRIPT_FORMATS.join(', ')}`,
   })),
 })

@@ -1,6 +1,6 @@
-import { toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
+import { toDiarizedJson, toSpeakerTxt, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import { ApiError } from '../../http/errors'
-import { namedSegments, paragraphs, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
+import { displayName, namedSegments, paragraphs, wordsOf, type NamedSegment, type Transcript } from '../../transcript/transcript'
 import type { NoteTranscriptFormat, TranscriptVerbose } from './model'
 import { speakerRef, type NoteTranscriptSpeaker } from './stored-transcript'
 
@@ -26,7 +26,8 @@ const round = (x: number) => Math.round(x * 1000) / 1000
  * The transcript of a note in the requested format (`getNoteTranscript?format=`). `json` is the
  * interface's Transcript, as without the parameter. A transcript without times (a note created from
  * text) is one segment per paragraph in `verbose_json` and one paragraph per block in `txt`, its times
- * null: none are made up. SubRip and WebVTT need times, so those formats are refused with 409.
+ * null: none are made up. SubRip, WebVTT and `diarized_json` (OpenAI's shape, whose segments all have
+ * times) need times, so those formats are refused with 409.
  */
 export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscriptFormat): TranscriptExport {
   const segments = namedSegments(t.transcript, { keepLabel: true })
@@ -38,6 +39,12 @@ export function exportTranscript(t: NoteTranscriptSource, format: NoteTranscript
       return { body: { noteId: t.noteId, transcript: text, language: t.language, ...speakers }, contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
     case 'verbose_json':
       return { body: verbose(t, segments, speakers), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+    case 'diarized_json': {
+      if (!segments) throw untimed(t, format)
+      // every segment has a speaker in OpenAI's shape: a recording that was not diarized is one speaker, "Speaker A"
+      const named = segments.map(s => ({ ...s, speaker: s.speaker ?? displayName('A', null) }))
+      return { body: toDiarizedJson(text, segments.at(-1)?.end ?? 0, named), contentType: TRANSCRIPT_CONTENT_TYPES.json, extension: 'json' }
+    }
     case 'txt': {
       const body = segments?.some(s => s.speaker) ? toSpeakerTxt(segments) : segments ? toTxt(text) : toTxt(paragraphs(text).join('\n\n'))
       return { body, contentType: TRANSCRIPT_CONTENT_TYPES.txt, extension: 'txt' }
@@ -71,9 +78,10 @@ function verbose(t: NoteTranscriptSource, segments: NamedSegment[] | null, speak
   }
 }
 
-function untimed(t: NoteTranscriptSource, format: 'srt' | 'vtt'): ApiError {
+function untimed(t: NoteTranscriptSource, format: 'srt' | 'vtt' | 'diarized_json'): ApiError {
   const why = t.type === 'import'
     ? 'was created from text, so its transcript has no times'
     : 'was transcribed before notesvc kept transcript times, so they are not known'
-  return new ApiError('conflict', `Note ${t.noteId} ${why}, and ${format.toUpperCase()} subtitles need a start and end for every cue. Ask for format=txt or format=verbose_json (one segment per paragraph, without times) instead.`)
+  const need = format === 'diarized_json' ? 'diarized_json needs a start and end for every segment' : `${format.toUpperCase()} subtitles need a start and end for every cue`
+  return new ApiError('conflict', `Note ${t.noteId} ${why}, and ${need}. Ask for format=txt or format=verbose_json (one segment per paragraph, without times) instead.`)
 }

@@ -1,4 +1,4 @@
-import { toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
+import { toDiarizedJson, toSrt, toTxt, toVtt, TRANSCRIPT_CONTENT_TYPES } from '../../formats/transcript'
 import type { TimedWord, TranscriptSegment } from '../../engines/asr/engine'
 import type { HeardRecording } from '../processing/service'
 import type { OpenAiTranscriptionFields, ResponseFormat } from './model'
@@ -66,16 +66,8 @@ export function openAiAnswer(heard: HeardRecording, o: OpenAiTranscriptionFields
         const label = s.speaker ?? 'A'
         if (!names.has(label)) names.set(label, o.known_speaker_names?.[names.size] ?? label)
       }
-      return {
-        contentType: TRANSCRIPT_CONTENT_TYPES.json,
-        body: {
-          task: 'transcribe',
-          duration,
-          text: heard.transcript,
-          segments: heard.segments.map((s, i) => ({ type: 'transcript.text.segment', id: `seg_${i}`, start: round(s.start), end: round(s.end), text: s.text, speaker: names.get(s.speaker ?? 'A')! })),
-          usage: { type: 'duration', seconds: duration },
-        },
-      }
+      const segments = heard.segments.map(s => ({ ...s, speaker: names.get(s.speaker ?? 'A')! }))
+      return { contentType: TRANSCRIPT_CONTENT_TYPES.json, body: toDiarizedJson(heard.transcript, duration, segments) }
     }
     case 'verbose_json': {
       const granularities = o.timestamp_granularities?.length ? o.timestamp_granularities : ['segment']

@@ -250,7 +250,7 @@ describe('refusals', () => {
     const r = await t.call('GET', `/v1/notes/${noteId}/transcript?format=${encodeURIComponent(format)}`, { token })
     expect(r.status).toBe(400)
     expect(r.body.error.code).toBe('invalid_request')
-    expect(r.body.error.details).toEqual([{ field: 'format', issue: 'must be one of json, verbose_json, srt, vtt, txt' }])
+    expect(r.body.error.details).toEqual([{ field: 'format', issue: 'must be one of json, verbose_json, diarized_json, srt, vtt, txt' }])
   })
 
   test('a note still processing: 409 for every format', async () => {

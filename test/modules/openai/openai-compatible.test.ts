@@ -415,7 +415,7 @@ describe('the OpenAPI document and MCP', () => {
     expect(form.required).toEqual(['file'])
     expect(Object.keys(op.responses['200'].content)).toEqual(['application/json', 'text/plain', 'application/x-subrip', 'text/vtt'])
     const transcript = doc.paths['/v1/notes/{id}/transcript'].get
-    expect(transcript.parameters.find((p: any) => p.name === 'format').schema.enum).toEqual(['json', 'verbose_json', 'srt', 'vtt', 'txt'])
+    expect(transcript.parameters.find((p: any) => p.name === 'format').schema.enum).toEqual(['json', 'verbose_json', 'diarized_json', 'srt', 'vtt', 'txt'])
     expect(Object.keys(transcript.responses['200'].content)).toEqual(['application/json', 'application/x-subrip', 'text/vtt', 'text/plain'])
   })
 
