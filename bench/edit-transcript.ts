@@ -82,8 +82,8 @@ try {
     shown.push(t.shown)
     patchMs.push(t.server)
   }
-  console.log(`${EDITS} edits by keyboard, Enter to the saved segment shown: p50 ${pct(shown, 50).toFixed(1)} ms, p95 ${pct(shown, 95).toFixed(1)} ms, max ${Math.max(...shown).toFixed(1)} ms`)
-  console.log(`  of which the PATCH (request sent to response read): p50 ${pct(patchMs, 50).toFixed(1)} ms, p95 ${pct(patchMs, 95).toFixed(1)} ms`)
+  console.log(`${EDITS} edits by keyboard, Enter to the saved segment shown: p50 ${percentile(shown, 50).toFixed(1)} ms, p95 ${percentile(shown, 95).toFixed(1)} ms, max ${Math.max(...shown).toFixed(1)} ms`)
+  console.log(`  of which the PATCH (request sent to response read): p50 ${percentile(patchMs, 50).toFixed(1)} ms, p95 ${percentile(patchMs, 95).toFixed(1)} ms`)
   console.log(`JS heap after the edits: ${(await heap()).toFixed(1)} MiB, ${await domNodes()} DOM nodes`)
   const stored = revisionBytes(join(dataDir, 'notesvc.db'))
   console.log(`transcript_revisions: ${stored.rows} rows, ${(stored.bytes / 1024).toFixed(0)} KiB; ${(stored.bytes / Math.max(1, stored.rows - 1) / 1024).toFixed(1)} KiB per edit (version 0, the transcript as transcribed, counted in)`)
