@@ -780,6 +780,17 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE transcript_revisions ADD COLUMN restored_from INTEGER;
     `,
   },
+  {
+    version: 26,
+    name: 'transcript revisions kept as changes',
+    sql: `
+      -- As in migrations.ts: a revision keeps the transcript whole (a snapshot) or what its edit
+      -- changed (changes), never both; the rows already kept are snapshots.
+      ALTER TABLE transcript_revisions ALTER COLUMN transcript DROP NOT NULL;
+      ALTER TABLE transcript_revisions ADD COLUMN changes TEXT;
+      ALTER TABLE transcript_revisions ADD CHECK ((transcript IS NULL) <> (changes IS NULL));
+    `,
+  },
 ]
 
 export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))
