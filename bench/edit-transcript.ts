@@ -19,54 +19,19 @@ import { join, resolve } from 'node:path'
 import { chromium } from 'playwright-core'
 import { seeding } from './list-notes'
 import { freePort } from './notesvc-process'
+import { percentile, revisionBytes, SECONDS, twoHourNote, twoHours } from './lib/two-hours'
 
 const ROOT = resolve(import.meta.dir, '..')
 const WORDS = Number(process.env.BENCH_WORDS ?? 20_000)
 const EDITS = Number(process.env.BENCH_EDITS ?? 50)
-const SECONDS = 2 * 3600
 const EMAIL = 'bench@example.com'
 const PASSWORD = 'bench passphrase'
-const VOCABULARY = 'we the budget plan launch team customer meeting next week ship beta review invoice billing page announcement friday monday decide agree write send fix bug feedback document public date numbers quarter product design research call notes question answer'.split(' ')
 
-/** A deterministic source of numbers in [0, 1) (mulberry32), so every run edits the same transcript. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** The segments of a two-hour recording: about 12 words each, every word timed and with a confidence. */
-function twoHours() {
-  const rand = random(31)
-  const perWord = SECONDS / WORDS
-  const segments: { start: number; end: number; text: string; words: { word: string; start: number; end: number; confidence: number }[] }[] = []
-  let w = 0
-  while (w < WORDS) {
-    const n = Math.min(WORDS - w, 8 + Math.floor(rand() * 9))
-    const words = Array.from({ length: n }, (_, k) => {
-      const start = Math.round((w + k) * perWord * 1000) / 1000
-      return { word: VOCABULARY[Math.floor(rand() * VOCABULARY.length)]!, start, end: Math.round((start + perWord * 0.9) * 1000) / 1000, confidence: Math.round((rand() < 0.2 ? rand() * 0.7 : 0.7 + rand() * 0.3) * 1e4) / 1e4 }
-    })
-    segments.push({ start: words[0]!.start, end: Math.round((w + n) * perWord * 1000) / 1000, text: words.map(x => x.word).join(' '), words })
-    w += n
-  }
-  return segments
-}
-
-const pct = (xs: number[], p: number) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
 const dataDir = mkdtempSync(join(tmpdir(), 'notesvc-bench-edit-'))
-const segments = twoHours()
+const segments = twoHours(WORDS)
 const noteId = await seeding(dataDir, async ({ services }) => {
   await services.web.setPassword(EMAIL, PASSWORD)
-  const lib = { accountId: (await services.accounts.ensureAccount(EMAIL)).id, sandbox: false }
-  const note = await services.notes.createPending(lib, { title: 'Two-hour planning.wav', type: 'audio', styleId: 'note', language: null, source: 'upload', stage: 'transcribing' })
-  const transcript = segments.map(s => s.text).join(' ')
-  await services.notes.saveTranscript(note.id, { transcript, language: 'en', segments, speakers: [] })
-  await services.notes.finish(note.id, { title: 'Two-hour planning', summary: 'A long meeting.', language: 'en', segments, structuredContent: { note: { summary: 'A long meeting.', sections: [] } } })
-  return note.id
+  return twoHourNote(services, { accountId: (await services.accounts.ensureAccount(EMAIL)).id, sandbox: false }, segments)
 })
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
@@ -117,9 +82,11 @@ try {
     shown.push(t.shown)
     patchMs.push(t.server)
   }
-  console.log(`${EDITS} edits by keyboard, Enter to the saved segment shown: p50 ${pct(shown, 50).toFixed(1)} ms, p95 ${pct(shown, 95).toFixed(1)} ms, max ${Math.max(...shown).toFixed(1)} ms`)
-  console.log(`  of which the PATCH (request sent to response read): p50 ${pct(patchMs, 50).toFixed(1)} ms, p95 ${pct(patchMs, 95).toFixed(1)} ms`)
+  console.log(`${EDITS} edits by keyboard, Enter to the saved segment shown: p50 ${percentile(shown, 50).toFixed(1)} ms, p95 ${percentile(shown, 95).toFixed(1)} ms, max ${Math.max(...shown).toFixed(1)} ms`)
+  console.log(`  of which the PATCH (request sent to response read): p50 ${percentile(patchMs, 50).toFixed(1)} ms, p95 ${percentile(patchMs, 95).toFixed(1)} ms`)
   console.log(`JS heap after the edits: ${(await heap()).toFixed(1)} MiB, ${await domNodes()} DOM nodes`)
+  const stored = revisionBytes(join(dataDir, 'notesvc.db'))
+  console.log(`transcript_revisions: ${stored.rows} rows, ${(stored.bytes / 1024).toFixed(0)} KiB; ${(stored.bytes / Math.max(1, stored.rows - 1) / 1024).toFixed(1)} KiB per edit (version 0, the transcript as transcribed, counted in)`)
 } finally {
   await browser.close()
   server.kill()

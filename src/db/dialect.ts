@@ -54,6 +54,12 @@ export interface Dialect {
   readonly notifies: boolean
   /** Whether the database's clock is another machine's (a network database), to be measured and used by every node. */
   readonly remoteClock: boolean
+  /**
+   * Element `?` (an integer parameter, from 0) of the JSON array in text column `column`, as JSON
+   * text; null when there is none. Parsed by the database, so one element of a large array is read
+   * without the array crossing to the process.
+   */
+  jsonElement(column: string): string
 }
 
 export const SQLITE_DIALECT: Dialect = {
@@ -68,6 +74,7 @@ export const SQLITE_DIALECT: Dialect = {
   sharedByNodes: false,
   notifies: false,
   remoteClock: false,
+  jsonElement: column => `json_extract(${column}, '$[' || CAST(? AS INTEGER) || ']')`,
 }
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -82,4 +89,5 @@ export const POSTGRES_DIALECT: Dialect = {
   sharedByNodes: true,
   notifies: true,
   remoteClock: true,
+  jsonElement: column => `((${column})::json -> CAST(? AS integer))::text`,
 }

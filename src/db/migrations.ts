@@ -764,4 +764,34 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE transcript_revisions ADD COLUMN restored_from INTEGER;
     `,
   },
+  {
+    version: 26,
+    name: 'transcript revisions kept as changes',
+    sql: `
+      -- A revision keeps either the transcript whole (transcript: a snapshot, as every revision did
+      -- before) or what its edit changed from the version before (changes: the segments replaced,
+      -- before and after, and the speakers when they changed), never both: an edit of one segment of a
+      -- two-hour transcript stored 1.7 MB. A snapshot is kept every 50 versions and at version 0; a
+      -- revision's transcript is its nearest snapshot with the changes after it applied
+      -- (docs/decisions.md "Transcript revisions kept as changes"). The rows already kept are snapshots.
+      -- SQLite cannot drop a NOT NULL: the table is made again, its columns in the same order.
+      CREATE TABLE transcript_revisions_26 (
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        actor_type TEXT,
+        actor_id TEXT,
+        operation TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        transcript TEXT,
+        restored_from INTEGER,
+        changes TEXT,
+        PRIMARY KEY (note_id, version),
+        CHECK ((transcript IS NULL) <> (changes IS NULL))
+      );
+      INSERT INTO transcript_revisions_26 (note_id, version, actor_type, actor_id, operation, created_at, transcript, restored_from)
+        SELECT note_id, version, actor_type, actor_id, operation, created_at, transcript, restored_from FROM transcript_revisions;
+      DROP TABLE transcript_revisions;
+      ALTER TABLE transcript_revisions_26 RENAME TO transcript_revisions;
+    `,
+  },
 ]

@@ -170,8 +170,8 @@ const updateNoteSegment = defineOperation({
 }, async ({ id, index, speaker, text }, caller, { speakers, segmentText }) => {
   const who = editBy(caller, 'updateNoteSegment')
   if (text === undefined) return { data: await speakers.reassign(caller.principal, id, Number(index), speaker!, who) }
-  const { version, ...segment } = await segmentText.edit(caller.principal, id, who, Number(index), text, speaker)
-  return new Answer({ data: await speakers.list(caller.principal, id), segment }, { headers: { etag: transcriptETag(version) } })
+  const { version, speakers: data, ...segment } = await segmentText.edit(caller.principal, id, who, Number(index), text, speaker)
+  return new Answer({ data, segment }, { headers: { etag: transcriptETag(version) } })
 })
 
 const listSpeakerProfiles = defineOperation({

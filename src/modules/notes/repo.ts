@@ -251,6 +251,45 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
       }
     }),
 
+    /**
+     * The note's row without its body (an empty original_transcription, no segments) but whether it
+     * has a transcript, and segment `index` of its stored segments as JSON (null when it has none
+     * there); `stored`: whether the note keeps segments in note_bodies at all (else, an older note,
+     * they are read from its structured content). One segment is read without the transcript crossing
+     * to the process (an edit aligns it before its transaction).
+     */
+    segmentOf: (lib: Library, id: string, index: number) => store.get<NoteRow & { segment: string | null; stored: number | string }>(
+      `SELECT n.*, CASE WHEN coalesce(b.original_transcription, '') = '' THEN '' ELSE ' ' END AS original_transcription, NULL AS structured_content, NULL AS transcript_segments,
+        ${store.sql.jsonElement('b.transcript_segments')} AS segment, CASE WHEN b.transcript_segments IS NULL THEN 0 ELSE 1 END AS stored
+        FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?`, [index, id, lib.accountId, sandbox(lib)]),
+
+    /**
+     * An edit's write of a transcript (saveTranscript's, doing only what the edit needs): the text
+     * (and so the search index) only when it changed, the segments as `segmentsJson` (serialised once
+     * by the caller, who keeps it in a snapshot revision too) only when `segmentsChanged`, and of the
+     * speakers' rows only those that differ from `rows` (what each said included); `fields` of the note.
+     */
+    async saveEdit(id: string, was: { text: string; rows: readonly NoteSpeakerRow[] }, t: NoteTranscript, segments: { changed: boolean; json: string | null }, fields: NoteFields = {}) {
+      const body: Writable = { ...fields }
+      if (t.text !== was.text) body.original_transcription = t.text
+      if (segments.changed) body.transcript_segments = segments.json
+      await write(id, body)
+      const now = new Map(was.rows.map(r => [r.label, r]))
+      const columns = ['name', 'said', 'engine', 'embedding', 'profile_id', 'suggested_profile_id', 'suggested_name', 'suggested_similarity'] as const
+      for (const s of t.speakers) {
+        const offered = s.suggestion ?? null
+        const values = [s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId, offered?.profileId ?? null, offered?.name ?? null, offered?.similarity ?? null]
+        const row = now.get(s.label)
+        now.delete(s.label)
+        if (!row) {
+          await store.run(`INSERT INTO note_speakers (note_id, label, ${columns.join(', ')}) VALUES (?, ?, ${columns.map(() => '?').join(', ')})`, [id, s.label, ...values])
+        } else if (columns.some((c, i) => (c === 'suggested_similarity' ? (row[c] == null ? null : Number(row[c])) : row[c] ?? null) !== values[i])) {
+          await store.run(`UPDATE note_speakers SET ${columns.map(c => `${c} = ?`).join(', ')} WHERE note_id = ? AND label = ?`, [...values, id, s.label])
+        }
+      }
+      for (const label of now.keys()) await store.run('DELETE FROM note_speakers WHERE note_id = ? AND label = ?', [id, label])
+    },
+
     /** A note not processing (`Done`, `Error`) back to `Summarizing` at `stage`, its error cleared; false when it is processing or gone. */
     reopen: async (lib: Library, id: string, stage: string, progress: number, at: string) =>
       (await store.run(`UPDATE notes SET status = 'Summarizing', processing_stage = ?, progress = ?, error_code = NULL, error_message = NULL, updated_at = ${notBeforeCreation} WHERE id = ? AND account_id = ? AND sandbox = ? AND status <> 'Summarizing'`,

@@ -7,13 +7,14 @@ import { ApiError } from '../../http/errors'
 import { speakerNames } from '../../transcript/transcript'
 import type { Library } from '../library'
 import type { NotesService } from './service'
-import type { RevisionRow, RevisionsRepo } from './revisions-repo'
+import { replay } from './revision-changes'
+import type { RevisionSummaryRow, RevisionsRepo } from './revisions-repo'
 import type { NoteTranscript } from './stored-transcript'
 import type { EditBy } from './transcript-edits'
 
 export type RevisionsService = ReturnType<typeof createRevisionsService>
 
-const summary = (r: Omit<RevisionRow, 'transcript'>) => ({
+const summary = (r: RevisionSummaryRow) => ({
   version: Number(r.version),
   actor: { type: r.actor_type, id: r.actor_id },
   operation: r.operation,
@@ -30,11 +31,12 @@ export function createRevisionsService(deps: {
   repo: RevisionsRepo
   notes: Pick<NotesService, 'readableTranscript' | 'editTranscript'>
 }) {
-  async function requireRevision(lib: Library, id: string, version: number): Promise<RevisionRow> {
+  /** Revision `version` of a readable note and its transcript, rebuilt from the nearest snapshot (revision-changes.ts). */
+  async function requireRevision(lib: Library, id: string, version: number): Promise<{ row: RevisionSummaryRow; transcript: NoteTranscript }> {
     await deps.notes.readableTranscript(lib, id)
-    const r = await deps.repo.get(id, version)
-    if (!r) throw new ApiError('not_found', `Note ${id} has no revision ${version}; GET /v1/notes/${id}/revisions lists them (none until its transcript is first edited).`)
-    return r
+    const row = await deps.repo.get(id, version)
+    if (!row) throw new ApiError('not_found', `Note ${id} has no revision ${version}; GET /v1/notes/${id}/revisions lists them (none until its transcript is first edited).`)
+    return { row, transcript: replay(await deps.repo.chain(id, version)) }
   }
 
   return {
@@ -46,9 +48,8 @@ export function createRevisionsService(deps: {
 
     /** The transcript at one version: its text, segments (with words) and speakers as named then. */
     async get(lib: Library, id: string, version: number) {
-      const r = await requireRevision(lib, id, version)
-      const t = JSON.parse(r.transcript) as NoteTranscript
-      return { noteId: id, ...summary(r), transcript: t.text, segments: t.segments && [...t.segments], speakers: speakerNames(t.speakers) }
+      const { row, transcript: t } = await requireRevision(lib, id, version)
+      return { noteId: id, ...summary(row), transcript: t.text, segments: t.segments && [...t.segments], speakers: speakerNames(t.speakers) }
     },
 
     /**
@@ -58,8 +59,7 @@ export function createRevisionsService(deps: {
      * marked stale. Honours If-Match as every edit does.
      */
     async restore(lib: Library, id: string, version: number, who: EditBy) {
-      const r = await requireRevision(lib, id, version)
-      const then = JSON.parse(r.transcript) as NoteTranscript
+      const then = (await requireRevision(lib, id, version)).transcript
       const saved = await deps.notes.editTranscript(lib, id, { ...who, restoredFrom: version }, now => {
         const voices = new Map(now.speakers.map(s => [s.label, s.profileId]))
         const offered = new Map(now.speakers.map(s => [s.label, s.suggestion?.profileId ?? null]))

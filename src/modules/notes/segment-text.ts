@@ -1,7 +1,8 @@
 /**
- * A segment's words corrected (PATCH /v1/notes/{id}/segments/{index} with `text`): the new words timed
- * by segment-timing.ts (aligned to the segment's audio, or in proportion, and the segment says which)
- * before the write's transaction; the write then checks the segment is still the one aligned.
+ * A segment's words corrected (PATCH /v1/notes/{id}/segments/{index} with `text`): the segment read
+ * alone and its new words timed by segment-timing.ts (aligned to the segment's audio, or in
+ * proportion, and the segment says which) before the write's transaction; the write then reads the
+ * transcript once and checks the segment is still the one aligned.
  */
 import { ApiError } from '../../http/errors'
 import { editSegmentText, reassignSegment } from '../../transcript/edits'
@@ -11,6 +12,8 @@ import type { NotesService } from './service'
 import type { EditBy } from './transcript-edits'
 import type { TimedText, TimeWords } from './segment-timing'
 import { noSegment } from './segment-edits'
+import { speakerViews } from './speakers'
+import type { NoteSpeaker } from './model'
 
 export interface EditedSegment extends TimedText {
   id: number
@@ -22,7 +25,7 @@ export interface EditedSegment extends TimedText {
 export type SegmentTextService = ReturnType<typeof createSegmentTextService>
 
 export function createSegmentTextService(deps: {
-  notes: Pick<NotesService, 'readableTranscript' | 'transcriptOf' | 'editTranscript'>
+  notes: Pick<NotesService, 'segmentToEdit' | 'editTranscript'>
   timeWords: TimeWords
 }) {
   return {
@@ -30,12 +33,12 @@ export function createSegmentTextService(deps: {
      * Segment `index` of a readable note says `text` (and, with `speaker`, is said by that speaker),
      * its words timed again; the summary marked stale. One transaction; nothing is written on error.
      */
-    async edit(lib: Library, id: string, who: EditBy, index: number, text: string, speaker?: string): Promise<EditedSegment & { version: number }> {
+    async edit(lib: Library, id: string, who: EditBy, index: number, text: string, speaker?: string): Promise<EditedSegment & { version: number; speakers: NoteSpeaker[] }> {
       if (text.includes('\0')) throw new ApiError('invalid_request', 'The text contains a NUL character (U+0000); remove it and send the text again.', { details: [{ field: 'text', issue: 'contains U+0000' }] })
       if (text.trim() === '') throw new ApiError('invalid_request', 'The text has no words; send the segment\'s words (to remove a segment, send what was said instead).', { details: [{ field: 'text', issue: 'empty' }] })
-      const before = await deps.notes.transcriptOf(await deps.notes.readableTranscript(lib, id))
-      const seg = before.segments?.[index]
-      if (!seg) throw noSegment(id, index, before.segments?.length ?? 0)
+      // the one segment read (the transaction reads the whole transcript, once)
+      const { segment: seg, count } = await deps.notes.segmentToEdit(lib, id, index)
+      if (!seg) throw noSegment(id, index, count)
       const [t] = await deps.timeWords(id, [{ seg, text }])
       let edited: EditedSegment | null = null
       const saved = await deps.notes.editTranscript(lib, id, who, tr => {
@@ -53,7 +56,8 @@ export function createSegmentTextService(deps: {
         edited = { id: index, start: now.start, end: now.end, text, ...t! }
         return { transcript: next, fields: { summary_stale: 1 }, change: 'text', segments: [index] }
       })
-      return { ...edited!, version: saved.version }
+      // the speakers as saved, for the answer (GET …/speakers's list), without reading the note again
+      return { ...edited!, version: saved.version, speakers: speakerViews(saved) }
     },
   }
 }

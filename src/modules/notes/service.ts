@@ -69,7 +69,7 @@ export function createNotesService(deps: {
     ...createListAndSearch(repo),
     ...createProcessingWrites({ repo, clock, store, insertNew, onSettled: deps.onSettled, speakerRefs: transcripts.speakerRefs }),
     ...transcripts,
-    ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, readable: transcripts.readableTranscript, audit: deps.audit, onEdited: deps.onEdited }),
+    ...createTranscriptEdits({ repo, revisions: deps.revisions, store, clock, audit: deps.audit, onEdited: deps.onEdited }),
     ...createRetentionWrites(repo, store),
 
     get: async (lib: Library, id: string) => toNote(await requireNote(lib, id)),

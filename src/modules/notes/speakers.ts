@@ -38,6 +38,15 @@ function segmentsOf(t: NoteTranscript, label: string): number[] {
 
 export type SpeakersService = ReturnType<typeof createSpeakersService>
 
+/** A speaker of a note as the API shows it, with how much they say in `segments`. */
+export function speakerView(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
+  return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId, suggestion: speaker.suggestion ?? null }
+}
+
+/** A transcript's speakers as the API lists them: in order of first speech (label "A" before "B", "Z" before "AA"), as NotesRepo.speakersOf reads them. */
+export const speakerViews = (t: NoteTranscript): NoteSpeaker[] =>
+  [...t.speakers].sort((a, b) => a.label.length - b.label.length || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0)).map(s => speakerView(s, t.segments))
+
 /** How many voices one account may remember, live and sandbox together (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT). */
 const DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT = 500
 
@@ -64,9 +73,7 @@ export function createSpeakersService(deps: {
   const { repo, notes, clock, ids } = deps
   const maxProfiles = deps.maxProfilesPerAccount ?? DEFAULT_MAX_SPEAKER_PROFILES_PER_ACCOUNT
 
-  function view(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
-    return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId, suggestion: speaker.suggestion ?? null }
-  }
+  const view = speakerView
 
   const { editTranscript } = deps
 

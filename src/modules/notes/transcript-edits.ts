@@ -1,12 +1,17 @@
 import type { Clock } from '../../clock'
 import type { Store } from '../../db/store'
-import { ApiError } from '../../http/errors'
+import { ApiError, notFound } from '../../http/errors'
 import type { AuditBy } from '../audit/model'
 import type { AuditService } from '../audit/service'
 import type { Library } from '../library'
 import type { NoteFields, NoteRow, NotesRepo } from './repo'
 import type { RevisionsRepo } from './revisions-repo'
+import { changeOf, snapshotJson, SNAPSHOT_EVERY } from './revision-changes'
 import { storedTranscript, type NoteTranscript } from './stored-transcript'
+import { checkReadable } from './transcript-reads'
+
+/** Whether two transcripts' segments are the same (for an edit kept as a snapshot, whose change is not computed). */
+const sameSegments = (a: NoteTranscript, b: NoteTranscript) => a.segments === b.segments || JSON.stringify(a.segments) === JSON.stringify(b.segments)
 
 /** What kind of change an edit is, as the `note.updated` webhook event names it. */
 export type TranscriptChange = 'text' | 'split' | 'merge' | 'reassign' | 'replace' | 'restore' | 'speaker'
@@ -63,9 +68,6 @@ export function checkIfMatch(id: string, ifMatch: string | null | undefined, cur
   }
 }
 
-/** The transcript as a revision keeps it. */
-const revisionJson = (t: NoteTranscript) => JSON.stringify({ text: t.text, segments: t.segments, speakers: t.speakers })
-
 export type TranscriptEdits = ReturnType<typeof createTranscriptEdits>
 
 /**
@@ -78,8 +80,6 @@ export function createTranscriptEdits(deps: {
   revisions: RevisionsRepo
   store: Pick<Store, 'transaction'>
   clock: Clock
-  /** the note when its transcript can be read (404, or 409 while processing) */
-  readable: (lib: Library, id: string) => Promise<NoteRow>
   audit?: Pick<AuditService, 'recordBy'>
   /** a transcript was edited; called in the edit's transaction, so the two commit together (the webhook outbox) */
   onEdited?: (e: TranscriptEdited) => Promise<void>
@@ -95,18 +95,29 @@ export function createTranscriptEdits(deps: {
      */
     editTranscript(lib: Library, id: string, who: EditBy, edit: (t: NoteTranscript, note: NoteRow) => TranscriptEdit | Promise<TranscriptEdit>): Promise<NoteTranscript & { version: number }> {
       return deps.store.transaction(async () => {
-        await deps.readable(lib, id)
-        // first the version (the row's lock: a concurrent edit waits here), then the transcript as now saved
-        const version = await deps.revisions.nextVersion(id)
-        const note = (await deps.repo.getById(id))!
+        // first the version (the row's lock: a concurrent edit waits here), then the note and its
+        // transcript as now saved, read and parsed once
+        const version = await deps.revisions.nextVersion(id, lib.accountId, lib.sandbox)
+        if (version === null) throw notFound('note', id)
+        const note = checkReadable(id, await deps.repo.get(lib, id))
         const current = version - 1
         checkIfMatch(id, who.ifMatch, current)
-        const before = storedTranscript(note, await deps.repo.speakersOf(note.id))
+        const rows = await deps.repo.speakersOf(note.id)
+        const before = storedTranscript(note, rows)
         const { transcript, fields, change, segments } = await edit(before, note)
         const at = deps.clock.now().toISOString()
-        await deps.repo.saveTranscript(note.id, transcript, { ...fields, updated_at: at })
-        if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, restored_from: null, transcript: revisionJson(before) })
-        await deps.revisions.insert({ note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, restored_from: who.restoredFrom ?? null, transcript: revisionJson(transcript) })
+        const changed = changeOf(before, transcript)
+        const segmentsChanged = changed ? changed.before.length + changed.after.length > 0 : !sameSegments(before, transcript)
+        // serialised once: the note's column and, when this revision is a snapshot, the revision's
+        const segmentsJson = segmentsChanged && transcript.segments ? JSON.stringify(transcript.segments) : note.transcript_segments ?? null
+        await deps.repo.saveEdit(note.id, { text: before.text, rows }, transcript, { changed: segmentsChanged, json: transcript.segments ? segmentsJson : null }, { ...fields, updated_at: at })
+        if (current === 0) await deps.revisions.insert({ note_id: id, version: 0, actor_type: null, actor_id: null, operation: 'transcribed', created_at: note.updated_at, restored_from: null, transcript: snapshotJson(before, note.transcript_segments), changes: null })
+        const snapshot = changed === null || version % SNAPSHOT_EVERY === 0
+        await deps.revisions.insert({
+          note_id: id, version, actor_type: who.by.actor.type, actor_id: who.by.actor.id ?? null, operation: who.operation, created_at: at, restored_from: who.restoredFrom ?? null,
+          transcript: snapshot ? snapshotJson(transcript, transcript.segments ? segmentsJson : null) : null,
+          changes: snapshot ? null : JSON.stringify(changed),
+        })
         await deps.audit?.recordBy(who.by, { accountId: lib.accountId, action: 'note.transcript_edited', target: { type: 'note', id }, details: { operation: who.operation, version, sandbox: lib.sandbox } })
         await deps.onEdited?.({ accountId: lib.accountId, sandbox: lib.sandbox, noteId: id, version, change, segments })
         return { ...transcript, version }
