@@ -126,7 +126,7 @@ export function doubtOf(text: string, segments: readonly TranscriptSegment[] | n
 }
 
 /** More than half of the words were heard with low confidence. */
-const mostlyUnreliable = (d: Doubt) => d.lowWords * 2 > d.words
+export const mostlyUnreliable = (d: Doubt) => d.lowWords * 2 > d.words
 
 /** "12 of 14 words were", "1 of 14 words was" */
 const countOf = (part: number, whole: number, noun: string) =>

@@ -57,7 +57,7 @@
 import type { AnswerInput, AnswerOutput, LlmEngine, StyleId, SummaryInput, SummaryOutput } from '../engine'
 import { analyze, type Analysis, type Unit } from './analysis'
 import { answerQuestion } from './answering'
-import { doubtNotice, doubtOf, type Doubt } from './doubt'
+import { doubtNotice, doubtOf, mostlyUnreliable, type Doubt } from './doubt'
 import { meetingNotes } from './meeting-cues'
 import { hasSentencePunctuation } from '../sentences'
 import { inOrder, joinKeywords, keywords, pick, spokenTitleOf, summaryCount, titleOf, UNTITLED } from './ranking'
@@ -182,7 +182,10 @@ function trustedText(units: readonly Unit[], trusted: readonly boolean[]): strin
 function summarizeDoubted(input: SummaryInput, a: Analysis, doubt: Doubt, signal?: AbortSignal): SummaryOutput {
   const clear = trustedText(a.units, doubt.trusted)
   const base = clear ? summarizeText({ ...input, text: clear }, signal) : null
-  const title = base && base.title !== UNTITLED ? base.title : (fileTitle(input.fileName) ?? UNTITLED)
+  // A mostly unreliable transcript is titled by its file name when it has one: its few clear sentences
+  // were often clear only to the engine ("You too to on a Friday", bench/meeting.ts).
+  const fromFile = fileTitle(input.fileName)
+  const title = mostlyUnreliable(doubt) && fromFile ? fromFile : base && base.title !== UNTITLED ? base.title : (fromFile ?? UNTITLED)
   if (input.styleId === 'transcript') return { ...summarizeText(input, signal, a), title }
   const notice = doubtNotice(doubt)!
   const told = (text: string, sep = ' ') => (!text ? notice.text : notice.lead ? `${notice.text}${sep}${text}` : `${text}${sep}${notice.text}`)

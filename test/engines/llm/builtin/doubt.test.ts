@@ -118,10 +118,11 @@ describe('builtin engine: output that admits doubt', () => {
     expect((await summarize(UNHEARD, 'note', { fileName: '.wav' })).title).toBe('Untitled recording')
   })
 
-  test('mostly unreliable: the warning leads, and the summary, bullets, sections and title come only from the sentence heard clearly', async () => {
+  test('mostly unreliable: the warning leads, the summary, bullets and sections come only from the sentence heard clearly, and the title from the file name (else that sentence)', async () => {
     const decision = 'We decided to move the launch to Friday.'
     const notes = await summarize(MOSTLY_UNHEARD, 'meeting-notes', { fileName: 'planning-meeting.wav' })
-    expect(notes.title).toBe('We decided to move the launch to Friday')
+    expect(notes.title).toBe('planning-meeting')
+    expect((await summarize(MOSTLY_UNHEARD, 'meeting-notes')).title).toBe('We decided to move the launch to Friday')
     expect(notes.summary).toBe(`${MOSTLY_NOTICE} ${decision}`)
     expect(meetingOf(notes)).toEqual({ summary: notes.summary, attendees: ['Maria', 'Tom', 'Anna'], decisions: [decision], actionItems: [] })
     const bullets = await summarize(MOSTLY_UNHEARD, 'bulletpoints')
