@@ -60,7 +60,7 @@ export function changeOf(before: NoteTranscript, after: NoteTranscript): Transcr
 }
 
 /** `t` with `change` applied: the next version's transcript (`t` is left as it was). */
-export function applyChange(t: NoteTranscript, change: TranscriptChangeRecord): NoteTranscript {
+function applyChange(t: NoteTranscript, change: TranscriptChangeRecord): NoteTranscript {
   const segments = t.segments ? [...t.segments] : []
   segments.splice(change.at, change.before.length, ...change.after)
   return {

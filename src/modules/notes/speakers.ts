@@ -39,7 +39,7 @@ function segmentsOf(t: NoteTranscript, label: string): number[] {
 export type SpeakersService = ReturnType<typeof createSpeakersService>
 
 /** A speaker of a note as the API shows it, with how much they say in `segments`. */
-export function speakerView(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
+function speakerView(speaker: NoteTranscriptSpeaker, segments: readonly TranscriptSegment[] | null): NoteSpeaker {
   return { id: speaker.label, name: speaker.name, displayName: displayName(speaker.label, speaker.name), ...speakingTime(segments, speaker.label), profileId: speaker.profileId, suggestion: speaker.suggestion ?? null }
 }
 
