@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/database'
 import { migrateStore } from '../src/db/migrate-store'
-import { POSTGRES_MIGRATIONS } from '../src/db/migrations-postgres'
+import { postgresMigrations } from '../src/db/migrations-postgres'
 import { PostgresStore } from '../src/db/postgres-store'
 import { SqliteStore } from '../src/db/sqlite-store'
 import type { Store } from '../src/db/store'
@@ -81,7 +81,7 @@ if (BACKENDS.includes('postgres')) {
   const pg = await startPostgres()
   try {
     const store = new PostgresStore(await pg.createDatabase('bench_patch'))
-    await migrateStore(store, POSTGRES_MIGRATIONS)
+    await migrateStore(store, postgresMigrations())
     try {
       await measure('PostgreSQL 15', store, c => `octet_length(${c}::text)`)
     } finally {

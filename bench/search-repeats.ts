@@ -19,7 +19,7 @@
  * first step alone (which notes, in what order): what a search costs without any snippet.
  */
 import { migrateStore } from '../src/db/migrate-store'
-import { POSTGRES_MIGRATIONS } from '../src/db/migrations-postgres'
+import { postgresMigrations } from '../src/db/migrations-postgres'
 import { memoryStore } from '../src/db/open'
 import { PostgresStore, type Store } from '../src/db/store'
 import { notesRepoFor } from '../src/services'
@@ -161,7 +161,7 @@ async function main() {
         lines.push('', `PostgreSQL (private cluster; its search statement is unchanged by issue 22)${'after'.padStart(8)}`)
         const ordinary = new PostgresStore(await pg.createDatabase('ordinary'), { max: 2 })
         try {
-          await migrateStore(ordinary, POSTGRES_MIGRATIONS)
+          await migrateStore(ordinary, postgresMigrations())
           await seedOrdinary(ordinary)
           lines.push(`  50 of 60 notes of 2,000 characters${ms(await searchPage(ordinary, 50)).padStart(51)}`)
         } finally {
@@ -171,7 +171,7 @@ async function main() {
           process.stderr.write(`postgres, ${repeats} repeats…\n`)
           const store = new PostgresStore(await pg.createDatabase(`repeats_${repeats}`), { max: 2 })
           try {
-            await migrateStore(store, POSTGRES_MIGRATIONS)
+            await migrateStore(store, postgresMigrations())
             await seed(store, repeats)
             lines.push(`  ${repeats.toLocaleString('en-US').padStart(9)} repeats${ms(await searchPage(store)).padStart(69)}`)
           } finally {

@@ -1,4 +1,4 @@
-import { writeStderr } from './stderr'
+import { writeStderr } from './std-streams'
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }
 

@@ -1,4 +1,4 @@
-import { writeStderr } from './stderr'
+import { writeStderr } from './std-streams'
 /**
  * Where a start spends its time, for bench/cold-start.ts: with NOTESVC_STARTUP_TIMING=1, `startupMark`
  * notes the time since the process started (performance.now(), whose origin is the launch), and

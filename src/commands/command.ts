@@ -1,6 +1,7 @@
 import type { Config, Env } from '../config'
 import type { Logger } from '../log'
 import type { Parsed } from './args'
+import { writeStdout } from '../std-streams'
 
 /** What the dispatcher (cli.ts) hands a command. */
 export interface CommandContext {
@@ -17,5 +18,5 @@ export type RunCommand = (ctx: CommandContext) => Promise<number>
 
 /** One line of the standard output. */
 export function out(line: string) {
-  process.stdout.write(line + '\n')
+  writeStdout(line + '\n')
 }

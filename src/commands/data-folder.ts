@@ -7,7 +7,7 @@ import { openConfiguredStore } from '../db/open'
 import { createServices, type Services } from '../services'
 import { AccountError } from '../modules/accounts/service'
 import { noDatabaseYet } from '../doctor'
-import { writeStderr } from '../stderr'
+import { writeStderr } from '../std-streams'
 
 /**
  * Says on stderr which data folder a command uses, when the user did not name it: the default

@@ -12,7 +12,7 @@ import { startupMark, startupReport } from '../startup-timing'
 import { out, type CommandContext } from './command'
 import { announceDataDir } from './data-folder'
 import { listenUrl, logSpeechEngine, onStopSignal } from './long-running'
-import { writeStderr } from '../stderr'
+import { writeStderr } from '../std-streams'
 
 /** `serve`: the HTTP server and NOTESVC_WORKERS job workers, until SIGTERM or SIGINT. */
 /** how long after listening the job workers start (see serveCommand) */

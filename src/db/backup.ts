@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { MIGRATIONS } from './migrations'
-import { POSTGRES_MIGRATIONS } from './migrations-postgres'
+import { postgresMigrations } from './migrations-postgres'
 import { PostgresStore, type Queryable } from './store'
 import { withoutPassword } from './copy'
 
@@ -226,5 +226,5 @@ function postgresBackup(databaseUrl: string, pgBin: (name: string) => string | n
 
 /** The highest schema version this build knows on the configured back end. */
 export function latestSchemaVersion(config: { databaseUrl?: string }): number {
-  return config.databaseUrl ? Math.max(...POSTGRES_MIGRATIONS.map(m => m.version)) : LATEST_SCHEMA_VERSION
+  return config.databaseUrl ? Math.max(...postgresMigrations().map(m => m.version)) : LATEST_SCHEMA_VERSION
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { openDatabase, schemaVersion, type Database } from './database'
 import { migrateStore } from './migrate-store'
-import { POSTGRES_MIGRATIONS } from './migrations-postgres'
+import { postgresMigrations } from './migrations-postgres'
 import { PostgresStore, type Queryable, type SqlValue } from './store'
 
 /**
@@ -209,9 +209,9 @@ export async function copyToPostgres(o: { sqlitePath: string; targetUrl: string;
   const db = openDatabase(o.sqlitePath)
   const store = new PostgresStore(o.targetUrl, { max: 2 })
   try {
-    const migrated = await migrateStore(store, POSTGRES_MIGRATIONS)
+    const migrated = await migrateStore(store, postgresMigrations())
     const version = schemaVersion(db) ?? 0
-    const targetVersion = Math.max(...POSTGRES_MIGRATIONS.map(m => m.version))
+    const targetVersion = Math.max(...postgresMigrations().map(m => m.version))
     if (version !== targetVersion) throw new Error(`the SQLite database is at schema version ${version} and the PostgreSQL one at ${targetVersion}; this build cannot copy between them`)
     const tables = plan(db)
     db.exec('BEGIN') // one read transaction: every table from the same state

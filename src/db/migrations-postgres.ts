@@ -801,4 +801,7 @@ const MIGRATIONS: Migration[] = [
   },
 ]
 
-export const POSTGRES_MIGRATIONS: Migration[] = MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) }))
+let postgres: Migration[] | undefined
+
+/** The migrations as PostgreSQL runs them (every TEXT column bytewise), made on first use: a SQLite start never needs them. */
+export const postgresMigrations = (): Migration[] => (postgres ??= MIGRATIONS.map(m => ({ ...m, sql: bytewise(m.sql) })))

@@ -2,7 +2,7 @@ import type { Config } from '../config'
 import { openDatabase } from './database'
 import { ReadWorker } from './read-worker'
 import { migrateStore } from './migrate-store'
-import { POSTGRES_MIGRATIONS } from './migrations-postgres'
+import { postgresMigrations } from './migrations-postgres'
 import { PostgresStore, SqliteStore, type Store } from './store'
 import { DEFAULT_DATABASE_TIMEOUT_MS } from './deadline'
 
@@ -15,7 +15,7 @@ export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | '
   if (config.databaseUrl) {
     const store = new PostgresStore(config.databaseUrl, { max: options.poolSize ?? 10, timeoutMs: config.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS })
     try {
-      await migrateStore(store, POSTGRES_MIGRATIONS)
+      await migrateStore(store, postgresMigrations())
     } catch (err) {
       await store.close().catch(() => {})
       throw err

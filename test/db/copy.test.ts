@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config'
 import { copyToPostgres, CopyRefused, type CopyReport } from '../../src/db/copy'
 import { openDatabase } from '../../src/db/database'
 import { migrateStore } from '../../src/db/migrate-store'
-import { POSTGRES_MIGRATIONS } from '../../src/db/migrations-postgres'
+import { postgresMigrations } from '../../src/db/migrations-postgres'
 import { PostgresStore } from '../../src/db/store'
 import { createIdGenerator } from '../../src/ids'
 import type { Principal } from '../../src/http/admission'
@@ -235,7 +235,7 @@ describe.skipIf(pgSkip !== null)('db copy into an empty PostgreSQL database', ()
     const url = await pg!.createDatabase('tampered')
     const store = new PostgresStore(url)
     try {
-      await migrateStore(store, POSTGRES_MIGRATIONS)
+      await migrateStore(store, postgresMigrations())
       // a trigger of someone else's that changes titles on the way in (it runs before notes_derive)
       await store.run('CREATE FUNCTION shout() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.title := upper(NEW.title); RETURN NEW; END $$')
       await store.run('CREATE TRIGGER a_shout BEFORE INSERT ON notes FOR EACH ROW EXECUTE FUNCTION shout()')
@@ -254,7 +254,7 @@ describe.skipIf(pgSkip !== null)('db copy into an empty PostgreSQL database', ()
     expect(first.code).toBe(0)
     for (const t of copied.tables.filter(c => c.rows > 0)) expect(first.stderr).toMatch(new RegExp(`^${t.table} +100% \\[#{30}\\] ${t.rows}/${t.rows} rows `, 'm'))
     const lines = first.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(new RegExp(`^copied ${databasePath} into postgres://postgres@127\\.0\\.0\\.1:\\d+/by_cli in [\\d.]+ s: \\d+ rows in ${copied.tables.length} tables \\(schema version ${POSTGRES_MIGRATIONS.at(-1)!.version}; ${POSTGRES_MIGRATIONS.length} migrations applied to the target first\\)$`))
+    expect(lines[0]).toMatch(new RegExp(`^copied ${databasePath} into postgres://postgres@127\\.0\\.0\\.1:\\d+/by_cli in [\\d.]+ s: \\d+ rows in ${copied.tables.length} tables \\(schema version ${postgresMigrations().at(-1)!.version}; ${postgresMigrations().length} migrations applied to the target first\\)$`))
     const width = Math.max(...copied.tables.map(t => t.table.length))
     for (const t of copied.tables) expect(lines).toContain(`  ${t.table.padEnd(width)}  ${String(t.rows).padStart(8)} row${t.rows === 1 ? '' : 's'}`)
     expect(first.stdout).toContain('checked: the row count of every table is the same in both')

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { openDatabase } from '../../src/db/database'
 import { MIGRATIONS } from '../../src/db/migrations'
-import { POSTGRES_MIGRATIONS } from '../../src/db/migrations-postgres'
+import { postgresMigrations } from '../../src/db/migrations-postgres'
 import { migrateStore } from '../../src/db/migrate-store'
 import { PostgresStore, SqliteStore } from '../../src/db/store'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../helpers/postgres'
@@ -29,11 +29,11 @@ describe.skipIf(pgSkip !== null)('running the migrations', () => {
     const url = await pg!.createDatabase('together')
     const stores = [0, 1, 2].map(() => new PostgresStore(url, { max: 2 }))
     try {
-      const applied = await Promise.all(stores.map(s => migrateStore(s, POSTGRES_MIGRATIONS)))
-      expect(applied.reduce((a, b) => a + b, 0)).toBe(POSTGRES_MIGRATIONS.length)
+      const applied = await Promise.all(stores.map(s => migrateStore(s, postgresMigrations())))
+      expect(applied.reduce((a, b) => a + b, 0)).toBe(postgresMigrations().length)
       const versions = await stores[0]!.all<{ version: number; times: string }>('SELECT version, count(*) AS times FROM schema_migrations GROUP BY version ORDER BY version')
       expect(versions.map(v => [v.version, Number(v.times)])).toEqual(MIGRATIONS.map(m => [m.version, 1]))
-      expect(await migrateStore(stores[1]!, POSTGRES_MIGRATIONS)).toBe(0)
+      expect(await migrateStore(stores[1]!, postgresMigrations())).toBe(0)
     } finally {
       await Promise.all(stores.map(s => s.close()))
     }
@@ -42,10 +42,10 @@ describe.skipIf(pgSkip !== null)('running the migrations', () => {
   test('a database at a newer version than the build is refused, and left as it was', async () => {
     const s = new PostgresStore(await pg!.createDatabase('newer'))
     try {
-      await migrateStore(s, POSTGRES_MIGRATIONS)
+      await migrateStore(s, postgresMigrations())
       await s.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 'x')")
-      await expect(migrateStore(s, POSTGRES_MIGRATIONS)).rejects.toThrow(`the database is at schema version 99, newer than this build knows (${POSTGRES_MIGRATIONS.at(-1)!.version}); run a newer notesvc or restore a backup`)
-      expect(Number((await s.get<{ n: string }>('SELECT count(*) AS n FROM schema_migrations'))!.n)).toBe(POSTGRES_MIGRATIONS.length + 1)
+      await expect(migrateStore(s, postgresMigrations())).rejects.toThrow(`the database is at schema version 99, newer than this build knows (${postgresMigrations().at(-1)!.version}); run a newer notesvc or restore a backup`)
+      expect(Number((await s.get<{ n: string }>('SELECT count(*) AS n FROM schema_migrations'))!.n)).toBe(postgresMigrations().length + 1)
     } finally {
       await s.close()
     }
@@ -58,7 +58,7 @@ describe.skipIf(pgSkip !== null)('running the migrations', () => {
     const s = new PostgresStore(pg!.url.replace(/\/postgres$/, '/english'))
     const lite = new SqliteStore(openDatabase(':memory:'))
     try {
-      await migrateStore(s, POSTGRES_MIGRATIONS)
+      await migrateStore(s, postgresMigrations())
       const emails = ['B@example.com', 'a@example.com', 'a_1@example.com', 'a1@example.com', 'A@EXAMPLE.COM', 'É@example.com', 'é@example.com']
       const outcome = async (store: PostgresStore | SqliteStore) => {
         const results: string[] = []

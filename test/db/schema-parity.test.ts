@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { openDatabase, type Database } from '../../src/db/database'
 import { migrateStore } from '../../src/db/migrate-store'
-import { POSTGRES_MIGRATIONS } from '../../src/db/migrations-postgres'
+import { postgresMigrations } from '../../src/db/migrations-postgres'
 import { PostgresStore, SqliteStore, type Queryable, type SqlValue, type Store } from '../../src/db/store'
 import { fts5Match, tsqueryParams } from '../../src/modules/notes/search-query'
 import { freshPostgresUrl, sharedPostgres } from '../helpers/backends'
@@ -249,7 +249,7 @@ describe.skipIf(pgSkip !== null)('the live schemas of SQLite and PostgreSQL afte
     // migrated here, from empty, rather than copied from the shared template
     const { pg: cluster } = await sharedPostgres()
     pg = new PostgresStore(await cluster.createDatabase(`schema_parity_${process.pid}`), { max: 2 })
-    await migrateStore(pg, POSTGRES_MIGRATIONS)
+    await migrateStore(pg, postgresMigrations())
   }, 60_000)
   afterAll(async () => {
     await pg?.close()

@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process'
 import { migratedMemoryStore } from './memory-store'
 import { migrateStore } from '../../src/db/migrate-store'
-import { POSTGRES_MIGRATIONS } from '../../src/db/migrations-postgres'
+import { postgresMigrations } from '../../src/db/migrations-postgres'
 import { PostgresStore, type Store } from '../../src/db/store'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from './postgres'
 
@@ -39,7 +39,7 @@ export function sharedPostgres(): Promise<{ pg: PostgresCluster; template: strin
     process.once('exit', () => { spawnSync('sh', ['-c', pg.stopCommand], { stdio: 'ignore' }) })
     const templateUrl = await pg.createDatabase('notesvc_template')
     const store = new PostgresStore(templateUrl, { max: 1 })
-    await migrateStore(store, POSTGRES_MIGRATIONS)
+    await migrateStore(store, postgresMigrations())
     await store.close()
     return { pg, template: 'notesvc_template' }
   })()

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { openDatabase } from '../../../src/db/database'
 import { migrateStore } from '../../../src/db/migrate-store'
 import { MIGRATIONS } from '../../../src/db/migrations'
-import { POSTGRES_MIGRATIONS } from '../../../src/db/migrations-postgres'
+import { postgresMigrations } from '../../../src/db/migrations-postgres'
 import { PostgresStore, SqliteStore, type SqlValue, type Store } from '../../../src/db/store'
 import { createTestApp, fixedClock } from '../../helpers/app'
 import { backEnds, sharedPostgres } from '../../helpers/backends'
@@ -523,14 +523,14 @@ describe.skipIf(backEnds[1]!.skip)('migration 12 on PostgreSQL', () => {
       return Number((await store.get<{ n: string }>(`SELECT count(*) AS n FROM ${toast}`))!.n)
     }
     try {
-      await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version < 12))
+      await migrateStore(store, postgresMigrations().filter(m => m.version < 12))
       await store.run('INSERT INTO accounts (id, email, grant_period, created_at) VALUES (?, ?, ?, ?)', ['acct_old', 'old@example.com', '2026-11', '2026-11-01T00:00:00.000Z'])
       await insertNotes(store, [note('note_before')])
       const size = Number((await store.get<{ n: number }>('SELECT pg_column_size(doc) AS n FROM note_search'))!.n)
       expect(size).toBeGreaterThan(5_000)
       expect(size).toBeLessThan(8_000)
       expect(await movedOut()).toBeGreaterThan(0) // before: the row was cut to fit 2 KB
-      expect(await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version <= 12))).toBe(1)
+      expect(await migrateStore(store, postgresMigrations().filter(m => m.version <= 12))).toBe(1)
       expect(await movedOut()).toBe(0)
       await insertNotes(store, [note('note_after')])
       expect(await movedOut()).toBe(0)
@@ -565,9 +565,9 @@ describe('migration 9 indexes the notes a database already has', () => {
     const { pg } = await sharedPostgres()
     const store = new PostgresStore(await pg.createDatabase(`search_migration_${process.pid}`), { max: 2 })
     try {
-      await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version < 9))
+      await migrateStore(store, postgresMigrations().filter(m => m.version < 9))
       await insertOld(store)
-      expect(await migrateStore(store, POSTGRES_MIGRATIONS.filter(m => m.version <= 9))).toBe(1)
+      expect(await migrateStore(store, postgresMigrations().filter(m => m.version <= 9))).toBe(1)
       expect(await findOn(store, 'tundra')).toEqual(['note_old'])
       expect(await findOn(store, 'saffron')).toEqual(['note_old'])
     } finally {
