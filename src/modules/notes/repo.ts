@@ -162,6 +162,24 @@ export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColu
 
 export type NotesRepo = ReturnType<typeof createNotesRepo>
 
+/** The speaker rows of note `id` made what transcript `t` says, writing only those that differ from `rows` (saveEdit). */
+async function saveChangedSpeakers(store: Store, id: string, rows: readonly NoteSpeakerRow[], t: NoteTranscript) {
+  const now = new Map(rows.map(r => [r.label, r]))
+  const columns = ['name', 'said', 'engine', 'embedding', 'profile_id', 'suggested_profile_id', 'suggested_name', 'suggested_similarity'] as const
+  for (const s of t.speakers) {
+    const offered = s.suggestion ?? null
+    const values = [s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId, offered?.profileId ?? null, offered?.name ?? null, offered?.similarity ?? null]
+    const row = now.get(s.label)
+    now.delete(s.label)
+    if (!row) {
+      await store.run(`INSERT INTO note_speakers (note_id, label, ${columns.join(', ')}) VALUES (?, ?, ${columns.map(() => '?').join(', ')})`, [id, s.label, ...values])
+    } else if (columns.some((c, i) => (c === 'suggested_similarity' ? (row[c] == null ? null : Number(row[c])) : row[c] ?? null) !== values[i])) {
+      await store.run(`UPDATE note_speakers SET ${columns.map(c => `${c} = ?`).join(', ')} WHERE note_id = ? AND label = ?`, [...values, id, s.label])
+    }
+  }
+  for (const label of now.keys()) await store.run('DELETE FROM note_speakers WHERE note_id = ? AND label = ?', [id, label])
+}
+
 /**
  * Notes on either back end: the reads and writes both back ends run as written, with the listing of
  * the back end the store is (`listing`, chosen by the composition root).
@@ -274,20 +292,7 @@ export function createNotesRepo(store: Store, listing: NotesListing) {
       if (t.text !== was.text) body.original_transcription = t.text
       if (segments.changed) body.transcript_segments = segments.json
       await write(id, body)
-      const now = new Map(was.rows.map(r => [r.label, r]))
-      const columns = ['name', 'said', 'engine', 'embedding', 'profile_id', 'suggested_profile_id', 'suggested_name', 'suggested_similarity'] as const
-      for (const s of t.speakers) {
-        const offered = s.suggestion ?? null
-        const values = [s.name, saidText(spokenBy(t.segments, s.label)), s.engine, s.embedding, s.profileId, offered?.profileId ?? null, offered?.name ?? null, offered?.similarity ?? null]
-        const row = now.get(s.label)
-        now.delete(s.label)
-        if (!row) {
-          await store.run(`INSERT INTO note_speakers (note_id, label, ${columns.join(', ')}) VALUES (?, ?, ${columns.map(() => '?').join(', ')})`, [id, s.label, ...values])
-        } else if (columns.some((c, i) => (c === 'suggested_similarity' ? (row[c] == null ? null : Number(row[c])) : row[c] ?? null) !== values[i])) {
-          await store.run(`UPDATE note_speakers SET ${columns.map(c => `${c} = ?`).join(', ')} WHERE note_id = ? AND label = ?`, [...values, id, s.label])
-        }
-      }
-      for (const label of now.keys()) await store.run('DELETE FROM note_speakers WHERE note_id = ? AND label = ?', [id, label])
+      await saveChangedSpeakers(store, id, was.rows, t)
     },
 
     /** A note not processing (`Done`, `Error`) back to `Summarizing` at `stage`, its error cleared; false when it is processing or gone. */

@@ -57,6 +57,22 @@ function notRemembered(had: number): string {
   return `Named, but the voice is not remembered: this account already remembers ${had} voices, the most it may on this server (live and sandbox together). Forget voices it no longer needs (GET /v1/speakers, then DELETE /v1/speakers/{id}), then name the speaker again to remember it; the server's operator can raise the limit (NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT).`
 }
 
+function requireSpeaker(note: NoteRow, t: NoteTranscript, label: string): NoteTranscriptSpeaker {
+  const speaker = t.speakers.find(s => s.label === label)
+  if (!speaker) throw new ApiError('not_found', `Note ${note.id} has no speaker ${label}; GET /v1/notes/${note.id}/speakers lists them.`)
+  return speaker
+}
+
+/** The note's title, summary and structured content with the name shown `from` renamed `to`, as fields to write with the transcript. */
+function renamedSummary(note: NoteRow, from: string, to: string): NoteFields {
+  const structured = note.structured_content === null ? null : renamed(JSON.parse(note.structured_content) as unknown, from, to)
+  return {
+    title: renamed(note.title, from, to),
+    summary: renamed(note.summary, from, to),
+    structured_content: structured === null ? null : JSON.stringify(structured),
+  }
+}
+
 export function createSpeakersService(deps: {
   repo: SpeakersRepo
   notes: NotesRepo
@@ -76,22 +92,6 @@ export function createSpeakersService(deps: {
   const view = speakerView
 
   const { editTranscript } = deps
-
-  function requireSpeaker(note: NoteRow, t: NoteTranscript, label: string): NoteTranscriptSpeaker {
-    const speaker = t.speakers.find(s => s.label === label)
-    if (!speaker) throw new ApiError('not_found', `Note ${note.id} has no speaker ${label}; GET /v1/notes/${note.id}/speakers lists them.`)
-    return speaker
-  }
-
-  /** The note's title, summary and structured content with the name shown `from` renamed `to`, as fields to write with the transcript. */
-  function renamedSummary(note: NoteRow, from: string, to: string): NoteFields {
-    const structured = note.structured_content === null ? null : renamed(JSON.parse(note.structured_content) as unknown, from, to)
-    return {
-      title: renamed(note.title, from, to),
-      summary: renamed(note.summary, from, to),
-      structured_content: structured === null ? null : JSON.stringify(structured),
-    }
-  }
 
   /**
    * Speaker `speaker` named `name` (null: unnamed) in `t`, with `suggestion` left (null: answered): with a
