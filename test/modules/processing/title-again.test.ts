@@ -38,7 +38,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`the title made again on ${b.n
   const open = closingAfterEach(b)
 
   async function setup() {
-    const t = createTestApp({ store: await open(), engines: { asr: () => misheard }, env: { NOTESVC_DIARIZATION: 'off', NOTESVC_METERING: 'off' } })
+    const t = createTestApp({ store: await open(), engines: { asr: () => misheard }, env: { NOTESVC_DIARIZATION: 'off', NOTESVC_METERING: 'off', NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
     await t.services.workers.start()
     const token = await t.key({ plan: 'pro' })
     const settled = (id: string) => until(`${id} settles`, async () => {
