@@ -43,8 +43,8 @@ export function createS3Storage(opts: S3Options): MediaStorage {
     partialWrites: async () => [],
     removePartialWrite: async () => {},
 
-    async uploadTarget(key: string, contentType: string, expiresAt: Date): Promise<UploadTarget> {
-      const expiresIn = Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000))
+    async uploadTarget(key: string, contentType: string, expiresAt: Date, now = new Date()): Promise<UploadTarget> {
+      const expiresIn = Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 1000))
       const { client, sdk, getSignedUrl } = await aws()
       const url = await getSignedUrl(client, new sdk.PutObjectCommand({ Bucket, Key: key, ContentType: contentType }), { expiresIn })
       return { url, headers: { 'Content-Type': contentType } }

@@ -35,8 +35,11 @@ export type UploadBody = AsyncIterable<Uint8Array> | Iterable<Uint8Array> | Read
 export interface MediaStorage {
   /** its NOTESVC_STORAGE name */
   readonly name: string
-  /** the URL the client PUTs the file to, valid until `expiresAt` */
-  uploadTarget(key: string, contentType: string, expiresAt: Date): Promise<UploadTarget>
+  /**
+   * the URL the client PUTs the file to, valid until `expiresAt`, counted from `now` (the caller's
+   * clock; a presigned URL's lifetime is expiresAt - now, whatever this machine's clock says)
+   */
+  uploadTarget(key: string, contentType: string, expiresAt: Date, now?: Date): Promise<UploadTarget>
   /**
    * Present when this server receives the upload PUT itself (the signed target of `uploadTarget`):
    * streams `body` to `key` within `maxBytes`, all or nothing. Absent when the client PUTs to the

@@ -53,6 +53,14 @@ describe.each(backends)('%s storage', (kind, make) => {
   })
 })
 
+test('an S3 upload URL lives as long as the caller\'s clock says (expiresAt - now), not counted from this machine\'s clock', async () => {
+  const storage = s3.storage()
+  // a service clock a year behind this machine's, as a test's fixed clock is: the URL still lives an hour
+  const now = new Date(Date.now() - 365 * 86_400_000)
+  const target = await storage.uploadTarget(`uploads/note_${crypto.randomUUID()}`, 'audio/wav', new Date(now.getTime() + 3_600_000), now)
+  expect(new URL(target.url).searchParams.get('X-Amz-Expires')).toBe('3600')
+})
+
 describe('disk storage writes', () => {
   test('over the limit: refused, and neither the file nor a temporary part is left', async () => {
     const root = mkdtempSync(join(tmpdir(), 'notesvc-disk-'))

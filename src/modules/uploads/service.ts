@@ -76,8 +76,9 @@ export function createUploadsService(deps: {
         })
         return n
       })
-      const expiresAt = new Date(clock.now().getTime() + UPLOAD_TTL_MS)
-      const target = await storage.uploadTarget(`uploads/${note.id}`, body.contentType, expiresAt)
+      const now = clock.now()
+      const expiresAt = new Date(now.getTime() + UPLOAD_TTL_MS)
+      const target = await storage.uploadTarget(`uploads/${note.id}`, body.contentType, expiresAt, now)
       return {
         noteId: note.id,
         uploadUrl: target.url,
