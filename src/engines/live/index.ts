@@ -2,7 +2,7 @@
  * Live transcription: the engine a streaming route calls. One recognizer per stream:
  *
  *   const r = openLiveRecognizer({ sampleRate: 16000 })
- *   r.on(event => …)            // speechStarted, partial, speechStopped, final, error
+ *   r.on(event => …)            // ready, speechStarted, partial, speechStopped, final, error
  *   r.push(pcm16)                // as audio arrives: 16 kHz mono Int16Array, any length up to 10 s
  *   r.commit()                   // ends the utterance in progress now (its final follows)
  *   await r.close()              // ends the utterance in progress (its final is sent), frees the decoder
@@ -39,6 +39,8 @@ export interface LiveWord {
 }
 
 export type LiveEvent =
+  /** the decoder is loaded (about 1.3 s after opening; audio pushed before it waits, then is decoded) */
+  | { type: 'ready' }
   | { type: 'speechStarted'; audioStartMs: number }
   | { type: 'speechStopped'; audioEndMs: number }
   /** what is heard so far in utterance `item` (0, 1, …): provisional, each replaces the last */

@@ -19,7 +19,10 @@ self.onmessage = (e: MessageEvent<Message>) => {
   const m = e.data
   if (failed && m.type !== 'close') return
   try {
-    if (m.type === 'open') session = new LiveSession(m.settings, emit)
+    if (m.type === 'open') {
+      session = new LiveSession(m.settings, emit)
+      emit({ type: 'ready' })
+    }
     else if (m.type === 'audio') session?.push(m.pcm)
     else if (m.type === 'commit') session?.commit()
     else {

@@ -68,7 +68,7 @@ test('words show while the speaker is still speaking: a partial comes from half 
   await r.close()
 }, SLOW)
 
-test('the whole recording in 20-ms frames: partials before each final, a word error rate (against what was said) at most 2 points above the batch path's', async () => {
+test('the whole recording in 20-ms frames: partials before each final, a word error rate (against what was said) at most 2 points above the batch path', async () => {
   const samples = recording(CLIPS, 1)
   const batch = createPocketsphinxRecognizer()
   const batchText = batch.recognize(samples).map(u => u.text).join(' ')
