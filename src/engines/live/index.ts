@@ -17,6 +17,9 @@
 import { DEFAULT_TURN_DETECTION, type TurnDetection } from './turns'
 import type { SessionSettings } from './session'
 import type { DecoderOptions } from '../pocketsphinx/decoder'
+import type { LiveEvent } from './events'
+
+export type { LiveEvent, LiveWord } from './events'
 
 export { DEFAULT_TURN_DETECTION, type TurnDetection } from './turns'
 
@@ -28,27 +31,6 @@ const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
 export const LIVE_SAMPLE_RATE = 16_000
 /** The most one push() may carry: 10 s of audio. */
 export const MAX_PUSH_SAMPLES = 10 * LIVE_SAMPLE_RATE
-
-export interface LiveWord {
-  word: string
-  /** seconds from the stream's first sample */
-  start: number
-  end: number
-  /** posterior probability, 0 to 1 */
-  confidence: number
-}
-
-export type LiveEvent =
-  /** the decoder is loaded (about 1.3 s after opening; audio pushed before it waits, then is decoded) */
-  | { type: 'ready' }
-  | { type: 'speechStarted'; audioStartMs: number }
-  | { type: 'speechStopped'; audioEndMs: number }
-  /** what is heard so far in utterance `item` (0, 1, …): provisional, each replaces the last */
-  | { type: 'partial'; item: number; text: string }
-  /** utterance `item` ended: its text (may be empty: noise, no words) and words */
-  | { type: 'final'; item: number; text: string; start: number; end: number; words: LiveWord[] }
-  /** decoding failed (e.g. PocketSphinx missing); the recognizer ignores later audio */
-  | { type: 'error'; message: string }
 
 export interface LiveRecognizerOptions {
   sampleRate: number

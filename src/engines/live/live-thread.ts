@@ -5,7 +5,7 @@
  * event and the thread stops decoding.
  */
 import { LiveSession, type SessionSettings } from './session'
-import type { LiveEvent } from './index'
+import type { LiveEvent } from './events'
 
 declare const self: Worker
 

@@ -10,7 +10,7 @@
  */
 import { POCKETSPHINX_MODEL, PocketsphinxDecoder, type DecoderOptions } from '../pocketsphinx/decoder'
 import { TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
-import type { LiveEvent, LiveWord } from './index'
+import type { LiveEvent, LiveWord } from './events'
 
 const RATE = 16_000
 /** A turn longer than this is ended anyway: one search over minutes of noise would grow without bound. */
