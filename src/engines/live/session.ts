@@ -10,6 +10,7 @@
  */
 import { POCKETSPHINX_MODEL, PocketsphinxDecoder, type DecoderOptions } from '../pocketsphinx/decoder'
 import { TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
+import { LIVE_DECODER_SETTINGS } from './settings'
 import type { LiveEvent, LiveWord } from './events'
 
 const RATE = 16_000
@@ -21,6 +22,7 @@ export interface SessionSettings {
   /** null: no detection, one utterance from the first audio to each commit() */
   turnDetection: TurnDetection | null
   partialIntervalMs: number
+  /** its `settings` are laid over LIVE_DECODER_SETTINGS (settings.ts) */
   decoder?: DecoderOptions
 }
 
@@ -49,7 +51,12 @@ export class LiveSession {
   #decoded = 0
 
   constructor(settings: SessionSettings, emit: (e: LiveEvent) => void) {
-    this.#decoder = PocketsphinxDecoder.open({ ...settings.decoder, lm: settings.decoder?.lm ?? POCKETSPHINX_MODEL.lm, vad: false })
+    this.#decoder = PocketsphinxDecoder.open({
+      ...settings.decoder,
+      lm: settings.decoder?.lm ?? POCKETSPHINX_MODEL.lm,
+      vad: false,
+      settings: { ...LIVE_DECODER_SETTINGS, ...settings.decoder?.settings },
+    })
     this.#decoder.startStream()
     this.#detector = settings.turnDetection ? new TurnDetector(settings.turnDetection) : null
     this.#partialSamples = Math.max(VAD_FRAME, Math.round((settings.partialIntervalMs / 1000) * RATE))
