@@ -28,7 +28,7 @@ try {
     // src/db/read-thread.ts: the search thread's entry point (db/read-worker.ts), and
     // src/engines/diarization/diarize-thread.ts: a builtin diarization session's (engines/diarization/thread.ts),
     // carried in the binary
-    entrypoints: ['src/cli.ts', 'src/db/read-thread.ts', 'src/engines/diarization/diarize-thread.ts', 'src/engines/align/align-thread.ts'].map(f => resolve(ROOT, f)),
+    entrypoints: ['src/cli.ts', 'src/db/read-thread.ts', 'src/engines/diarization/diarize-thread.ts', 'src/engines/align/align-thread.ts', 'src/engines/live/live-thread.ts'].map(f => resolve(ROOT, f)),
     root: resolve(ROOT, 'src'),
     compile: { outfile },
     // parsed ahead of time: half the cold start (docs/decisions.md, "Cold start"); 10 MB of the binary
