@@ -12,6 +12,9 @@ import OpenAI from 'openai'
 import { OpenAIRealtimeWebSocket } from 'openai/realtime/websocket'
 import { parseClientFrame, serverEvents } from '../../../src/modules/live/protocol'
 import { DEFAULT_SESSION, type LiveSessionConfig } from '../../../src/modules/live/session-config'
+import { createTestApp } from '../../helpers/app'
+import { replayLibrivoxRecognizers } from '../../fixtures/replay-recognizer'
+import { speechWav } from '../../fixtures/speech'
 
 const dir = mkdtempSync(join(tmpdir(), 'rt-tls-'))
 let server: ReturnType<typeof Bun.serve>
@@ -80,4 +83,40 @@ test('the official client dials /v1/realtime?intent=transcription with its key a
   expect(updated.session.audio?.input?.transcription?.language).toBe('en')
   expect(errors).toEqual([{ type: 'invalid_request_error', code: 'unknown_event', param: 'type', event_id: 'bad_1', message: expect.any(String) } as never])
   expect(received).toEqual(['session.created', 'session.updated', 'error', 'input_audio_buffer.committed'])
+})
+
+test('the official client transcribes the LibriVox clip through the real /v1/realtime route (TEST-ONLY replay recognizer): deltas and completed turns', async () => {
+  const t = createTestApp({ liveRecognizers: replayLibrivoxRecognizers() })
+  const route = t.app.realtime!
+  // the route's own handler and WebSocket handlers behind TLS (http/listen.ts serves plain HTTP; TLS is a proxy's in production)
+  const tlsServer = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    tls: { cert: Bun.file(join(dir, 'cert.pem')), key: Bun.file(join(dir, 'key.pem')) },
+    fetch: (req, srv) => route.handle(req, srv as never),
+    websocket: route.websocket,
+  } as Parameters<typeof Bun.serve>[0])
+  try {
+    const key = await t.key({ email: 'official@example.com' })
+    const client = new OpenAI({ apiKey: key, baseURL: `https://127.0.0.1:${tlsServer.port}/v1` })
+    const rt = new OpenAIRealtimeWebSocket({ intent: 'transcription' }, client)
+    const deltas: string[] = []
+    const completed: string[] = []
+    rt.on('conversation.item.input_audio_transcription.delta', e => void deltas.push(e.delta ?? ""))
+    const done = new Promise<void>(resolve => rt.on('conversation.item.input_audio_transcription.completed', e => {
+      completed.push(e.transcript)
+      if (completed.length === 2) resolve()
+    }))
+    const pcm = speechWav(12).subarray(44)
+    rt.on('session.updated', () => {
+      for (let at = 0; at < 10.5 * 16000 * 2; at += 3200) rt.send({ type: 'input_audio_buffer.append', audio: Buffer.from(pcm.subarray(at, at + 3200)).toString('base64') })
+    })
+    rt.on('session.created', () => rt.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } } as never))
+    await done
+    rt.close()
+    expect(completed).toEqual(['and mr john guess what and then at leisure to consider how much there might be greatly in his power to do how about', 'he was not until this blows young man'])
+    expect(deltas.slice(0, 4)).toEqual(['and', ' mr', ' john', ' guess'])
+  } finally {
+    tlsServer.stop(true)
+  }
 })
