@@ -22,6 +22,8 @@ import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { metricsRoutes } from './modules/metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
+import { createRealtimeRoute } from './modules/live/realtime-route'
+import type { LiveRecognizerFactory } from './modules/live/recognizer'
 
 export interface AppDeps {
   config: Config
@@ -31,6 +33,12 @@ export interface AppDeps {
   services: Services
   /** extra credential checks (OAuth access tokens, ID tokens) tried after API keys */
   verifiers?: CredentialVerifier[]
+  /**
+   * The live engine's recognizers: with them, GET /v1/realtime is served (modules/live, on Bun.serve's
+   * WebSockets through http/listen.ts); without them the path is not found. The streaming engine
+   * (issue 32, branch i32-engine) provides them; until then only tests do.
+   */
+  liveRecognizers?: LiveRecognizerFactory
 }
 
 /** Where browsers PUT uploads: this server, and the storage's own origins (an S3 endpoint, or AWS's). */
@@ -81,7 +89,10 @@ export function createApp(deps: AppDeps) {
   // The repeated first page, answered before routing when all it needs is in memory
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
-  return Object.assign(app, { answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
+  const realtime = deps.liveRecognizers
+    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, limits: config.live })
+    : undefined
+  return Object.assign(app, { realtime, answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
     // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts
     observe: config.metricsToken ? (label: string | undefined, status: number, seconds: number) => services.metrics.request(label ?? 'unmatched', status, seconds) : undefined,
     // an error that escaped all of the above, answered by http/listen.ts as the envelope's 500

@@ -1,4 +1,4 @@
-import type { Server } from 'bun'
+import type { Server, WebSocketHandler } from 'bun'
 import { requestLabel } from './request-label'
 import { escapedErrorAnswer, type EscapedErrorAnswer } from './escaped-error'
 import { createLogger } from '../log'
@@ -83,6 +83,15 @@ export interface Fetching {
    * stderr with a relative `doc_url`.
    */
   escaped?: EscapedErrorAnswer
+  /**
+   * A WebSocket route served on Bun.serve's own WebSockets (GET /v1/realtime, modules/live): requests
+   * to its path are handed to `handle`, which answers a refusal or upgrades (then undefined).
+   */
+  realtime?: {
+    path: string
+    handle(request: Request, server: Server<unknown>): Promise<Response | undefined>
+    websocket: WebSocketHandler<any>
+  }
 }
 
 export interface ListenOptions {
@@ -121,8 +130,26 @@ function serve(app: Fetching, options: ListenOptions): Server<unknown> {
     // said outright: in production mode Bun (1.4.5) shares a busy port (SO_REUSEPORT) unless told not to
     reusePort: false,
     error: error => escapedAnswerOf(app)(error),
-    fetch: serverFetch(app),
-  })
+    fetch: withRealtime(app, serverFetch(app)),
+    // Bun's types tie a fetch that may answer undefined (upgraded) to a websocket handler, which is
+    // here exactly when the WebSocket route is
+    ...(app.realtime ? { websocket: app.realtime.websocket } : {}),
+  } as Parameters<typeof Bun.serve>[0]) as Server<unknown>
+}
+
+/** The application's fetch, with the requests to the WebSocket route's path handed to it first. */
+function withRealtime(app: Fetching, fetch: (request: Request) => Response | Promise<Response>) {
+  const realtime = app.realtime
+  if (!realtime) return fetch
+  return (request: Request, server: Server<unknown>): Response | Promise<Response | undefined> => {
+    // the path sits after the origin: a cheap test first, the URL parsed only for a likely match
+    if (!request.url.includes(realtime.path) || new URL(request.url).pathname !== realtime.path) return fetch(request)
+    const t0 = performance.now()
+    return realtime.handle(request, server).then(answer => {
+      app.observe?.(realtime.path, answer?.status ?? 101, (performance.now() - t0) / 1000)
+      return answer
+    }, error => failed(app, request, t0, error))
+  }
 }
 
 let fallbackEscaped: EscapedErrorAnswer | undefined

@@ -57,6 +57,8 @@ export function createTestApp(opts: {
   store?: Store
   /** more route modules for createApp (pages, OAuth, MCP), built from the app's parts */
   /** more credential verifiers for createApp (OAuth access tokens, ID tokens), built from the app's parts */
+  /** the live engine's recognizers, which serve GET /v1/realtime once the app listens (http/listen.ts) */
+  liveRecognizers?: AppDeps['liveRecognizers']
   verifiers?: (parts: { config: Config; db: Database; clock: Clock; services: ReturnType<typeof createServices> }) => AppDeps['verifiers']
 } = {}) {
   // Each app gets its own data folder (disk media lands there); the database stays in memory.
@@ -80,7 +82,7 @@ export function createTestApp(opts: {
   // "The test suite's time"); `serve` processes and the CLI keep the real one.
   services.web = createWebService({ store, clock, accounts: services.accounts, secureCookies: config.publicUrl.startsWith('https:'), audit: services.audit, passwordHashCost: TEST_PASSWORD_HASH_COST })
   opts.alter?.(services)
-  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }) })
+  const app = createApp({ config, clock, ids, log: opts.log ?? silentLogger, services, verifiers: opts.verifiers?.({ config, db, clock, services }), liveRecognizers: opts.liveRecognizers })
 
   async function key(o: { email?: string; sandbox?: boolean; scopes?: Scope[]; plan?: 'free' | 'pro' } = {}): Promise<string> {
     return (await services.accounts.createKey({ email: o.email ?? 'user@example.com', sandbox: o.sandbox, scopes: o.scopes, plan: o.plan })).key

@@ -1,0 +1,150 @@
+/**
+ * GET /v1/realtime: OpenAI's realtime transcription protocol on Bun.serve's own WebSockets
+ * (docs/realtime.md). Everything that can refuse a stream is decided before the upgrade, as an HTTP
+ * answer in the error envelope: the key (401, from `Authorization: Bearer` or the
+ * `openai-insecure-api-key.<KEY>` subprotocol), its scope (transcriptions:write, as the SPEC's
+ * transcription; 403) and rate (processing; 429), the query (`intent=transcription`; 400), and the
+ * stream limits (503 with Retry-After). Past the upgrade every fault is the protocol's `error` event.
+ *
+ * Bun.serve's WebSocket support rather than Elysia's `.ws()`: the app is served by http/listen.ts's own
+ * Bun.serve (Elysia's listen is not used), and the upgrade needs the answered subprotocol and the
+ * refusals above on the upgrade request itself, which Bun's `server.upgrade` gives directly.
+ */
+import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
+import type { Admission, AdmissionTerms, Principal } from '../../http/admission'
+import { bearerToken } from '../../http/auth'
+import { ApiError, errorEnvelope, knownApiError } from '../../http/errors'
+import { MAX_FRAME_BYTES } from './protocol'
+import type { LiveRecognizerFactory } from './recognizer'
+import { createRealtimeSession } from './realtime-session'
+import { createStreamCounter, type StreamLimits } from './stream-limits'
+
+export const REALTIME_PATH = '/v1/realtime'
+const KEY_PROTOCOL = 'openai-insecure-api-key.'
+
+/**
+ * Frames up to OpenAI's own 15 MiB reach the protocol layer, which answers those over MAX_FRAME_BYTES
+ * with its `frame_too_large` error; a larger one Bun closes the socket on (1009, message too big).
+ */
+export const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
+
+/** The terms of a stream: what the SPEC asks of a transcription (createTranscription). */
+const STREAM_TERMS: AdmissionTerms = { id: 'realtime', scopes: ['transcriptions:write'], rateClass: 'processing' }
+
+/** How long a refused stream is told to wait before trying again. */
+const RETRY_AFTER_SECONDS = 5
+
+interface SocketData {
+  release: () => void
+  session?: ReturnType<typeof createRealtimeSession>
+  idle?: ReturnType<typeof setTimeout>
+}
+
+export interface RealtimeOptions {
+  admission: Admission
+  docsUrl: string
+  recognizers: LiveRecognizerFactory
+  limits: StreamLimits & { idleSeconds: number }
+}
+
+function offeredProtocols(request: Request): string[] {
+  return (request.headers.get('sec-websocket-protocol') ?? '').split(',').map(p => p.trim()).filter(Boolean)
+}
+
+/** The key: `Authorization: Bearer` (openai/realtime/ws), else the subprotocol (openai/realtime/websocket: browsers, Bun). */
+function streamCredential(request: Request, protocols: string[]): string | undefined {
+  const bearer = bearerToken(request.headers.get('authorization') ?? undefined)
+  if (bearer) return bearer
+  const offered = protocols.find(p => p.startsWith(KEY_PROTOCOL))
+  return offered && offered.length > KEY_PROTOCOL.length ? offered.slice(KEY_PROTOCOL.length) : undefined
+}
+
+function refusedQuery(url: URL): ApiError | null {
+  const intent = url.searchParams.get('intent')
+  if (intent === 'transcription') return null
+  const what = intent !== null ? `intent=${intent}` : url.searchParams.has('model') ? 'a conversation session (?model=)' : 'no intent'
+  return new ApiError('invalid_request', `notesvc serves realtime transcription sessions only, and this connection asked for ${what}; connect to ${REALTIME_PATH}?intent=transcription (openai: { intent: 'transcription' }).`)
+}
+
+export function createRealtimeRoute(opts: RealtimeOptions) {
+  const streams = createStreamCounter(opts.limits)
+  const newId = (prefix: string) => `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`
+
+  function answer(err: ApiError): Response {
+    const requestId = newId('req')
+    const headers = new Headers({ 'content-type': 'application/json', 'x-request-id': requestId, ...err.options.headers })
+    return new Response(JSON.stringify(errorEnvelope(err, opts.docsUrl, requestId)), { status: err.status, headers })
+  }
+
+  async function admit(request: Request, protocols: string[]): Promise<Principal> {
+    const credential = streamCredential(request, protocols)
+    const admitted = await opts.admission.admit({ credential, address: () => '' }, STREAM_TERMS)
+    return admitted.principal!
+  }
+
+  /** The answer to a request for the path: an envelope when refused, undefined once upgraded. */
+  async function handle(request: Request, server: Server<unknown>): Promise<Response | undefined> {
+    const protocols = offeredProtocols(request)
+    let principal: Principal
+    try {
+      principal = await admit(request, protocols)
+    } catch (err) {
+      const known = knownApiError(err)
+      if (known) return answer(known)
+      throw err
+    }
+    const badQuery = refusedQuery(new URL(request.url))
+    if (badQuery) return answer(badQuery)
+    if (request.method !== 'GET' || request.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
+      return answer(new ApiError('invalid_request', `${REALTIME_PATH} is a WebSocket: send GET with \`Upgrade: websocket\` (OpenAI's realtime client does).`))
+    }
+    const place = streams.take(principal.accountId)
+    if (!place.ok) {
+      const whose = place.scope === 'account' ? 'this account has' : 'this server has'
+      return answer(new ApiError('service_unavailable', `${whose} ${place.limit} live stream${place.limit === 1 ? '' : 's'} running, its limit; end one, or retry after ${RETRY_AFTER_SECONDS} seconds.`, {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+        headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      }))
+    }
+    const headers = protocols.includes('realtime') ? { 'Sec-WebSocket-Protocol': 'realtime' } : undefined
+    const upgraded = (server as Server<SocketData>).upgrade(request, { headers, data: { release: place.release } })
+    if (upgraded) return undefined
+    place.release()
+    return answer(new ApiError('invalid_request', 'The WebSocket handshake was not valid (Sec-WebSocket-Key, Sec-WebSocket-Version 13); connect with a WebSocket client.'))
+  }
+
+  function touch(ws: ServerWebSocket<SocketData>) {
+    clearTimeout(ws.data.idle)
+    ws.data.idle = setTimeout(() => {
+      ws.send(JSON.stringify({ type: 'error', event_id: newId('event'), error: { type: 'invalid_request_error', code: 'idle_timeout', message: `No event came for ${opts.limits.idleSeconds} seconds; the stream is closed. Connect again to go on.`, param: null, event_id: null } }))
+      ws.close(1000, 'idle timeout')
+    }, opts.limits.idleSeconds * 1000)
+  }
+
+  const websocket: WebSocketHandler<SocketData> = {
+    maxPayloadLength: Math.max(MAX_SOCKET_FRAME_BYTES, MAX_FRAME_BYTES),
+    open(ws) {
+      ws.data.session = createRealtimeSession({
+        sessionId: newId('sess'),
+        nextId: newId,
+        recognizers: opts.recognizers,
+        io: { send: event => void ws.send(JSON.stringify(event)), close: (code, reason) => ws.close(code, reason) },
+      })
+      ws.data.session.open()
+      touch(ws)
+    },
+    message(ws, frame) {
+      touch(ws)
+      ws.data.session?.message(frame)
+    },
+    async close(ws) {
+      clearTimeout(ws.data.idle)
+      ws.data.release()
+      await ws.data.session?.closed()
+    },
+  }
+
+  return { path: REALTIME_PATH, handle, websocket, running: streams.running }
+}
+
+export type RealtimeRoute = ReturnType<typeof createRealtimeRoute>
