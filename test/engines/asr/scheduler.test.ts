@@ -117,3 +117,186 @@ describe('ASR chunk slots', () => {
     expect(s.stats()).toEqual({ running: 0, waiting: 0 })
   })
 })
+
+/**
+ * Fake owners driven by hand: each grant is held until the test gives it back, so every order below is
+ * the scheduler's, not a timer's. A stream with continuous demand asks again as soon as it gives back.
+ */
+function harness(slots: number) {
+  const s = createAsrScheduler(slots)
+  /** who was granted a slot, in order */
+  const log: string[] = []
+  const held: Array<{ name: string; live: boolean; release: () => void }> = []
+  let batchWaiting = 0
+  let mostLiveWhileBatchWaited = 0
+  const liveHeld = () => held.filter(h => h.live).length
+
+  function stream(name: string) {
+    const share = s.openLive()
+    const ask = (): Promise<void> => share.acquire().then(release => {
+      log.push(name)
+      held.push({ name, live: true, release })
+      if (batchWaiting > 0) mostLiveWhileBatchWaited = Math.max(mostLiveWhileBatchWaited, liveHeld())
+    })
+    return { name, ask, close: () => share.close() }
+  }
+  function chunk(owner: { job: string; account: string; remainingSeconds?: () => number }, signal?: AbortSignal) {
+    batchWaiting++
+    return s.acquire(owner, signal).then(
+      release => {
+        batchWaiting--
+        log.push(owner.job)
+        held.push({ name: owner.job, live: false, release })
+      },
+      err => {
+        batchWaiting--
+        throw err
+      },
+    )
+  }
+  /** gives back the oldest slot `name` holds; a stream passed as `again` asks for its next one at once */
+  async function release(name: string, again?: { ask: () => Promise<void> }) {
+    const i = held.findIndex(h => h.name === name)
+    if (i < 0) throw new Error(`${name} holds no slot`)
+    held.splice(i, 1)[0]!.release()
+    if (again) void again.ask()
+    await Bun.sleep(0)
+  }
+  /** the stream that has held its live slot longest gives it back and asks again */
+  const nextLiveGrant = (streams: Array<{ name: string; ask: () => Promise<void> }>) => {
+    const oldest = held.find(h => h.live)!
+    return release(oldest.name, streams.find(st => st.name === oldest.name))
+  }
+  return { s, log, stream, chunk, release, nextLiveGrant, liveHeld, mostLiveWhileBatchWaited: () => mostLiveWhileBatchWaited }
+}
+
+describe('live streams beside batch chunks', () => {
+  test('while a stream is open, batch leaves it a slot; when the last stream closes, batch has them all again', async () => {
+    const h = harness(2)
+    const live = h.stream('live')
+    void h.chunk({ job: 'meeting', account: 'a' })
+    void h.chunk({ job: 'meeting', account: 'a' })
+    await Bun.sleep(0)
+    expect(h.log).toEqual(['meeting'])
+    expect(h.s.stats()).toEqual({ running: 1, waiting: 1 })
+    // the stream's request is served at once, from the slot batch left
+    await live.ask()
+    expect(h.log).toEqual(['meeting', 'live'])
+    await h.release('live')
+    expect(h.log).toEqual(['meeting', 'live'])
+    live.close()
+    await Bun.sleep(0)
+    expect(h.log).toEqual(['meeting', 'live', 'meeting'])
+  })
+
+  test('a live request goes before chunks that waited longer; a stream waits for at most one chunk, then never for a chunk', async () => {
+    const h = harness(2)
+    // two jobs hold both slots before any stream is open, more chunks wait
+    for (const job of ['meeting', 'lecture', 'meeting', 'lecture']) void h.chunk({ job, account: job })
+    await Bun.sleep(0)
+    expect(h.log).toEqual(['meeting', 'lecture'])
+    const live = h.stream('live')
+    void live.ask()
+    await Bun.sleep(0)
+    expect(h.log).toEqual(['meeting', 'lecture'])
+    await h.release('meeting')
+    // the first chunk to end gives its slot to the stream, not to the chunks that waited before it
+    expect(h.log).toEqual(['meeting', 'lecture', 'live'])
+    // from now on the stream is never behind a chunk: 20 grants in a row while both jobs' chunks wait
+    for (let i = 0; i < 20; i++) await h.release('live', live)
+    expect(h.log.slice(3)).toEqual(Array(20).fill('live'))
+    expect(h.s.stats()).toEqual({ running: 2, waiting: 2 })
+  })
+
+  test('a free slot goes to a waiting live request before a waiting chunk when either may take it', async () => {
+    const h = harness(3)
+    const streams = ['s1', 's2'].map(h.stream)
+    void streams[0]!.ask()
+    for (let i = 0; i < 3; i++) void h.chunk({ job: 'meeting', account: 'a' })
+    void streams[1]!.ask()
+    await Bun.sleep(0)
+    // every slot taken: s1, then two chunks (batch leaves the streams one slot); s2 and a chunk wait
+    expect(h.log).toEqual(['s1', 'meeting', 'meeting'])
+    await h.release('meeting')
+    expect(h.log.at(-1)).toBe('s2')
+  })
+
+  test('batch never starves under continuous live demand: 3 streams always asking, a 5-chunk job gets a slot whenever a chunk of it ends, and the streams go on meanwhile', async () => {
+    const h = harness(2)
+    const streams = ['s1', 's2', 's3'].map(h.stream)
+    for (const st of streams) void st.ask()
+    await Bun.sleep(0)
+    // no chunk waits: live may take every slot
+    expect(h.log).toEqual(['s1', 's2'])
+    for (let i = 0; i < 5; i++) void h.chunk({ job: 'meeting', account: 'a' })
+    await Bun.sleep(0)
+    await h.nextLiveGrant(streams)
+    // the first slot a stream gives back goes to the chunk, not to s3, which asked before it
+    expect(h.log.at(-1)).toBe('meeting')
+    const liveGrantsPerChunk: number[] = []
+    for (let chunk = 1; chunk <= 5; chunk++) {
+      const before = h.log.length
+      for (let i = 0; i < 9; i++) await h.nextLiveGrant(streams)
+      liveGrantsPerChunk.push(h.log.slice(before).length)
+      await h.release('meeting')
+      // the slot the chunk gave back goes to the job's next chunk at once (live holds its one slot)
+      if (chunk < 5) expect(h.log.at(-1)).toBe('meeting')
+    }
+    expect(h.log.filter(n => n === 'meeting')).toHaveLength(5)
+    // the streams kept their slot while the chunks ran: every grant given back was given again, in turn
+    expect(liveGrantsPerChunk).toEqual([9, 9, 9, 9, 9])
+    expect(h.log.filter(n => n !== 'meeting').slice(0, 12)).toEqual(['s1', 's2', 's3', 's1', 's2', 's3', 's1', 's2', 's3', 's1', 's2', 's3'])
+    expect(h.mostLiveWhileBatchWaited()).toBe(1)
+  })
+
+  test('with one slot they take turns: after each chunk, every stream that waited through it decodes once, then the next chunk', async () => {
+    const h = harness(1)
+    const streams = ['s1', 's2'].map(h.stream)
+    void streams[0]!.ask()
+    await Bun.sleep(0)
+    for (let i = 0; i < 3; i++) void h.chunk({ job: 'meeting', account: 'a' })
+    void streams[1]!.ask()
+    await Bun.sleep(0)
+    expect(h.log).toEqual(['s1'])
+    // s1 asks again at once each time; it has not waited through a chunk, so the chunk goes first
+    await h.release('s1', streams[0])
+    expect(h.log).toEqual(['s1', 'meeting'])
+    for (let round = 0; round < 2; round++) {
+      await h.release('meeting')
+      await h.nextLiveGrant(streams)
+      await h.nextLiveGrant(streams)
+    }
+    expect(h.log).toEqual(['s1', 'meeting', 's2', 's1', 'meeting', 's2', 's1', 'meeting'])
+    expect(h.mostLiveWhileBatchWaited()).toBe(1)
+  })
+
+  test("the short-behind-long rule holds while streams run: a memo's two chunks go before a long job's next ones, beside a stream's slot", async () => {
+    const h = harness(3)
+    const live = h.stream('live')
+    void live.ask()
+    let meetingLeft = 601
+    let memoLeft = 21
+    const meeting = { job: 'meeting', account: 'a', remainingSeconds: () => meetingLeft }
+    const memo = { job: 'memo', account: 'a', remainingSeconds: () => memoLeft }
+    const chunk = (owner: typeof meeting, seconds: number) => h.chunk(owner).then(() => {
+      if (owner === meeting) meetingLeft -= seconds
+      else memoLeft -= seconds
+    })
+    for (let i = 0; i < 4; i++) void chunk(meeting, 42.9)
+    await Bun.sleep(0)
+    // the stream open, batch holds two of the three slots
+    expect(h.log).toEqual(['live', 'meeting', 'meeting'])
+    void chunk(memo, 10.5)
+    void chunk(memo, 10.5)
+    await Bun.sleep(0)
+    await h.release('meeting')
+    await h.release('meeting')
+    expect(h.log.slice(3)).toEqual(['memo', 'memo'])
+    // meanwhile the stream decodes in its own slot
+    for (let i = 0; i < 5; i++) await h.release('live', live)
+    expect(h.log.slice(5)).toEqual(Array(5).fill('live'))
+    await h.release('memo')
+    expect(h.log.at(-1)).toBe('meeting')
+  })
+
+})
