@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os'
 
 /**
  * Slots for speech recognition, one scheduler per process (`NOTESVC_ASR_SLOTS`), shared by every batch
- * job's chunks and every live stream's decoding: at most `slots` of them run at once.
+ * job's chunks and every live stream's decoding: at most `slots` chunks run at once, and at most `slots`
+ * live decodes.
  *
  * Batch, fair between jobs: when a slot frees, the waiting chunk chosen is the one whose account holds
  * the fewest slots now, then whose job has the least audio left to start (shortest remaining first,
@@ -16,13 +17,17 @@ import { availableParallelism } from 'node:os'
  * held for one chunk only, so a long job gives its slots back between chunks.
  *
  * Live beside batch (docs/decisions.md, "Live and batch share the ASR slots"): a live stream asks for
- * a slot for each few hundred ms of audio it decodes, and its requests go before waiting chunks, in the
- * order they came, but neither side can take every slot from the other:
- * - while a batch chunk waits, live holds at most `slots - 1` slots (batch never starves);
- * - while a live stream is open, batch holds at most `slots - 1` slots (live never waits for a chunk,
- *   which takes seconds, but for other streams' grants, which take tens of ms);
- * - with one slot they take turns: a live request goes before a waiting chunk only once it has waited
- *   through a chunk, so a chunk waits for at most one grant per stream and a stream for at most one chunk.
+ * a slot for each few hundred ms of audio it decodes (tens of ms of a core), a chunk holds one for
+ * seconds and cannot be interrupted, so:
+ * - a live decode never waits for a chunk, only for other decodes: at most `slots` decodes run at once,
+ *   and `slots - 1` while a chunk waits (so live never takes every slot from batch);
+ * - a chunk starts only while fewer than `slots` decodes and chunks together run, and a free slot goes
+ *   to a live request first: under continuous live demand a waiting chunk gets a slot as soon as live
+ *   is down to `slots - 1`, and batch then holds one slot, live the others; under light live demand
+ *   batch holds every slot and the decodes run beside its chunks (the cores shared by the system);
+ * - with one slot they take turns: while a chunk waits, a live request goes first only once it has
+ *   waited through a chunk, so a chunk waits for at most one grant per stream and a stream for at most
+ *   one chunk.
  *
  * Written here rather than taken from a library: the npm limiters (p-limit, p-queue, bottleneck) are
  * FIFO or priority queues; none picks the next waiter by what the other waiters' owners hold now.
@@ -31,9 +36,12 @@ export interface AsrScheduler {
   readonly slots: number
   /** Waits for a slot for one chunk of `job` (of `account`); call the returned function to give it back. */
   acquire(owner: SlotOwner, signal?: AbortSignal): Promise<() => void>
-  /** A live stream's share of the slots, from now until its close(). */
-  openLive(): LiveSlots
-  /** slots in use, and requests waiting, batch and live together (for tests and logs) */
+  /**
+   * Waits for a slot to decode the next few hundred ms of one live stream's audio; call the returned
+   * function when it is decoded. One request at a time per stream.
+   */
+  acquireLive(): Promise<() => void>
+  /** chunks and live decodes running (live ones may run beside `slots` chunks), and requests waiting (for tests and logs) */
   stats(): { running: number; waiting: number }
 }
 
@@ -47,28 +55,16 @@ export interface SlotOwner {
   remainingSeconds?: () => number
 }
 
-export interface LiveSlots {
-  /**
-   * Waits for a slot to decode the next few hundred ms of the stream's audio; call the returned function
-   * when it is decoded. One request at a time per stream.
-   */
-  acquire(): Promise<() => void>
-  /** The stream ended: batch may have every slot again once no other stream is open. */
-  close(): void
-}
-
-interface Waiter {
+interface BatchWaiter {
+  owner: SlotOwner
   seq: number
   grant: (release: () => void) => void
 }
 
-interface BatchWaiter extends Waiter {
-  owner: SlotOwner
-}
-
-interface LiveWaiter extends Waiter {
-  /** batch chunks that had ended when it asked (with one slot: it goes first once one more has ended) */
+interface LiveWaiter {
+  /** chunks that had ended when it asked (with one slot: it goes before a waiting chunk once one more has) */
   batchEndsBefore: number
+  grant: (release: () => void) => void
 }
 
 /** The default number of slots: the machine's cores (what `os.availableParallelism()` reports). */
@@ -90,7 +86,6 @@ class SlotScheduler implements AsrScheduler {
   readonly #lastServed = new Map<string, number>()
   #batchRunning = 0
   #liveRunning = 0
-  #liveOpen = 0
   #batchEnds = 0
   #seq = 0
   #turn = 0
@@ -112,6 +107,8 @@ class SlotScheduler implements AsrScheduler {
         const i = this.#batch.indexOf(w)
         if (i >= 0) this.#batch.splice(i, 1)
         reject(signal!.reason)
+        // live may have been held to `slots - 1` for it
+        this.#dispatch()
       }
       signal?.addEventListener('abort', onAbort, { once: true })
       this.#batch.push(w)
@@ -119,21 +116,11 @@ class SlotScheduler implements AsrScheduler {
     })
   }
 
-  openLive(): LiveSlots {
-    this.#liveOpen++
-    let open = true
-    return {
-      acquire: () => new Promise(resolve => {
-        this.#live.push({ seq: this.#seq++, batchEndsBefore: this.#batchEnds, grant: resolve })
-        this.#dispatch()
-      }),
-      close: () => {
-        if (!open) return
-        open = false
-        this.#liveOpen--
-        this.#dispatch()
-      },
-    }
+  acquireLive(): Promise<() => void> {
+    return new Promise(resolve => {
+      this.#live.push({ batchEndsBefore: this.#batchEnds, grant: resolve })
+      this.#dispatch()
+    })
   }
 
   stats() {
@@ -141,26 +128,21 @@ class SlotScheduler implements AsrScheduler {
   }
 
   #dispatch(): void {
-    while (this.#batchRunning + this.#liveRunning < this.slots) {
+    for (;;) {
       if (this.#live.length && this.#liveMayStart(this.#live[0]!)) {
         this.#live.shift()!.grant(this.#giveLive())
-      } else if (this.#batch.length && this.#batchMayStart()) {
+      } else if (this.#batch.length && this.#batchRunning + this.#liveRunning < this.slots) {
         const [w] = this.#batch.splice(this.#pickBatch(), 1)
         w!.grant(this.#giveBatch(w!.owner))
       } else return
     }
   }
 
-  /** A free slot goes to the oldest live request, unless batch waits and live would leave it none. */
+  /** The oldest live request, unless `slots` decodes run (`slots - 1` while a chunk waits; with one slot: turns). */
   #liveMayStart(w: LiveWaiter): boolean {
-    if (!this.#batch.length) return true
-    if (this.slots === 1) return w.batchEndsBefore < this.#batchEnds
+    if (!this.#batch.length) return this.#liveRunning < this.slots
+    if (this.slots === 1) return this.#liveRunning === 0 && w.batchEndsBefore < this.#batchEnds
     return this.#liveRunning < this.slots - 1
-  }
-
-  /** Batch leaves one slot to the open live streams (with one slot: when no live request waits). */
-  #batchMayStart(): boolean {
-    return this.#liveOpen === 0 || this.slots === 1 || this.#batchRunning < this.slots - 1
   }
 
   #giveLive(): () => void {

@@ -84,7 +84,7 @@ export function openLiveRecognizer(opts: LiveRecognizerOptions): LiveRecognizer 
   let dead = false
   const worker = new Worker(THREAD_ENTRY)
   const post = (m: FeedMessage | { type: 'sync' }) => worker.postMessage(m, m.type === 'audio' ? [m.pcm.buffer as ArrayBuffer] : [])
-  const feed = opts.slots ? new SlotFeed(opts.slots.openLive(), post) : null
+  const feed = opts.slots ? new SlotFeed(opts.slots, post) : null
   const send = (m: FeedMessage) => (feed ? feed.send(m) : post(m))
   worker.onmessage = (e: MessageEvent<LiveEvent | { type: 'closed' } | { type: 'synced' }>) => {
     if (e.data.type === 'synced') return feed?.decoded()

@@ -7,7 +7,7 @@
  * Nothing is sent before the thread's decoder is loaded (start()): the load (about 1.3 s, once per
  * stream) is not decoding and holds no slot.
  */
-import type { LiveSlots } from '../asr/scheduler'
+import type { AsrScheduler } from '../asr/scheduler'
 
 /** What the stream's thread (live-thread.ts) is sent after its `open`. */
 export type FeedMessage = { type: 'audio'; pcm: Int16Array } | { type: 'commit' } | { type: 'close' }
@@ -23,7 +23,7 @@ export class SlotFeed {
   #stopped = false
 
   constructor(
-    private readonly slots: LiveSlots,
+    private readonly slots: Pick<AsrScheduler, 'acquireLive'>,
     private readonly post: (m: FeedMessage | { type: 'sync' }) => void,
   ) {}
 
@@ -49,12 +49,11 @@ export class SlotFeed {
     release?.()
   }
 
-  /** The thread is gone: nothing more is sent, the slot held is given back, and the stream's share ends. */
+  /** The thread is gone: nothing more is sent, and the slot held is given back. */
   stop(): void {
     this.#stopped = true
     this.#queue = []
     this.decoded()
-    this.slots.close()
   }
 
   async #pump(): Promise<void> {
@@ -62,7 +61,7 @@ export class SlotFeed {
     this.#busy = true
     try {
       while (this.#queue.length && !this.#stopped) {
-        const release = await this.slots.acquire()
+        const release = await this.slots.acquireLive()
         if (this.#stopped) return release()
         const done = new Promise<void>(resolve => {
           this.#release = () => {

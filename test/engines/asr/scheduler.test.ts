@@ -132,13 +132,12 @@ function harness(slots: number) {
   const liveHeld = () => held.filter(h => h.live).length
 
   function stream(name: string) {
-    const share = s.openLive()
-    const ask = (): Promise<void> => share.acquire().then(release => {
+    const ask = (): Promise<void> => s.acquireLive().then(release => {
       log.push(name)
       held.push({ name, live: true, release })
       if (batchWaiting > 0) mostLiveWhileBatchWaited = Math.max(mostLiveWhileBatchWaited, liveHeld())
     })
-    return { name, ask, close: () => share.close() }
+    return { name, ask }
   }
   function chunk(owner: { job: string; account: string; remainingSeconds?: () => number }, signal?: AbortSignal) {
     batchWaiting++
@@ -162,63 +161,49 @@ function harness(slots: number) {
     if (again) void again.ask()
     await Bun.sleep(0)
   }
-  /** the stream that has held its live slot longest gives it back and asks again */
+  /** the stream that has held its slot longest gives it back and asks again */
   const nextLiveGrant = (streams: Array<{ name: string; ask: () => Promise<void> }>) => {
     const oldest = held.find(h => h.live)!
     return release(oldest.name, streams.find(st => st.name === oldest.name))
   }
-  return { s, log, stream, chunk, release, nextLiveGrant, liveHeld, mostLiveWhileBatchWaited: () => mostLiveWhileBatchWaited }
+  return { s, log, stream, chunk, release, nextLiveGrant, mostLiveWhileBatchWaited: () => mostLiveWhileBatchWaited }
 }
 
 describe('live streams beside batch chunks', () => {
-  test('while a stream is open, batch leaves it a slot; when the last stream closes, batch has them all again', async () => {
+  test('a live decode never waits for a chunk: with chunks in every slot it runs at once beside them; while a chunk waits, live decodes one at a time (slots - 1)', async () => {
     const h = harness(2)
-    const live = h.stream('live')
-    void h.chunk({ job: 'meeting', account: 'a' })
-    void h.chunk({ job: 'meeting', account: 'a' })
-    await Bun.sleep(0)
-    expect(h.log).toEqual(['meeting'])
-    expect(h.s.stats()).toEqual({ running: 1, waiting: 1 })
-    // the stream's request is served at once, from the slot batch left
-    await live.ask()
-    expect(h.log).toEqual(['meeting', 'live'])
-    await h.release('live')
-    expect(h.log).toEqual(['meeting', 'live'])
-    live.close()
-    await Bun.sleep(0)
-    expect(h.log).toEqual(['meeting', 'live', 'meeting'])
-  })
-
-  test('a live request goes before chunks that waited longer; a stream waits for at most one chunk, then never for a chunk', async () => {
-    const h = harness(2)
-    // two jobs hold both slots before any stream is open, more chunks wait
     for (const job of ['meeting', 'lecture', 'meeting', 'lecture']) void h.chunk({ job, account: job })
     await Bun.sleep(0)
     expect(h.log).toEqual(['meeting', 'lecture'])
-    const live = h.stream('live')
-    void live.ask()
+    const [s1, s2] = ['s1', 's2'].map(h.stream)
+    void s1!.ask()
+    void s2!.ask()
     await Bun.sleep(0)
-    expect(h.log).toEqual(['meeting', 'lecture'])
-    await h.release('meeting')
-    // the first chunk to end gives its slot to the stream, not to the chunks that waited before it
-    expect(h.log).toEqual(['meeting', 'lecture', 'live'])
-    // from now on the stream is never behind a chunk: 20 grants in a row while both jobs' chunks wait
-    for (let i = 0; i < 20; i++) await h.release('live', live)
-    expect(h.log.slice(3)).toEqual(Array(20).fill('live'))
-    expect(h.s.stats()).toEqual({ running: 2, waiting: 2 })
+    expect(h.log).toEqual(['meeting', 'lecture', 's1'])
+    expect(h.s.stats()).toEqual({ running: 3, waiting: 3 })
+    // 20 grants in a row, one stream after the other, while both jobs' chunks run and wait
+    for (let i = 0; i < 10; i++) {
+      await h.release('s1', s1)
+      await h.release('s2', s2)
+    }
+    expect(h.log.slice(3)).toEqual(Array(10).fill(['s2', 's1']).flat())
+    expect(h.s.stats()).toEqual({ running: 3, waiting: 3 })
+    expect(h.mostLiveWhileBatchWaited()).toBe(1)
   })
 
   test('a free slot goes to a waiting live request before a waiting chunk when either may take it', async () => {
     const h = harness(3)
-    const streams = ['s1', 's2'].map(h.stream)
+    const streams = ['s1', 's2', 's3'].map(h.stream)
     void streams[0]!.ask()
-    for (let i = 0; i < 3; i++) void h.chunk({ job: 'meeting', account: 'a' })
     void streams[1]!.ask()
+    for (let i = 0; i < 2; i++) void h.chunk({ job: 'meeting', account: 'a' })
+    void streams[2]!.ask()
     await Bun.sleep(0)
-    // every slot taken: s1, then two chunks (batch leaves the streams one slot); s2 and a chunk wait
-    expect(h.log).toEqual(['s1', 'meeting', 'meeting'])
-    await h.release('meeting')
-    expect(h.log.at(-1)).toBe('s2')
+    // every slot taken (two decodes, a chunk); s3 waits (two decodes while a chunk waits), and a chunk
+    expect(h.log).toEqual(['s1', 's2', 'meeting'])
+    await h.release('s1')
+    expect(h.log.slice(3)).toEqual(['s3'])
+    expect(h.s.stats()).toEqual({ running: 3, waiting: 1 })
   })
 
   test('batch never starves under continuous live demand: 3 streams always asking, a 5-chunk job gets a slot whenever a chunk of it ends, and the streams go on meanwhile', async () => {
@@ -237,10 +222,11 @@ describe('live streams beside batch chunks', () => {
     for (let chunk = 1; chunk <= 5; chunk++) {
       const before = h.log.length
       for (let i = 0; i < 9; i++) await h.nextLiveGrant(streams)
-      liveGrantsPerChunk.push(h.log.slice(before).length)
+      liveGrantsPerChunk.push(h.log.length - before)
+      const ended = h.log.length
       await h.release('meeting')
       // the slot the chunk gave back goes to the job's next chunk at once (live holds its one slot)
-      if (chunk < 5) expect(h.log.at(-1)).toBe('meeting')
+      if (chunk < 5) expect(h.log[ended]).toBe('meeting')
     }
     expect(h.log.filter(n => n === 'meeting')).toHaveLength(5)
     // the streams kept their slot while the chunks ran: every grant given back was given again, in turn
@@ -266,12 +252,13 @@ describe('live streams beside batch chunks', () => {
       await h.nextLiveGrant(streams)
       await h.nextLiveGrant(streams)
     }
-    expect(h.log).toEqual(['s1', 'meeting', 's2', 's1', 'meeting', 's2', 's1', 'meeting'])
+    // the last chunk runs and none waits: a stream decodes beside it
+    expect(h.log).toEqual(['s1', 'meeting', 's2', 's1', 'meeting', 's2', 's1', 'meeting', 's2'])
     expect(h.mostLiveWhileBatchWaited()).toBe(1)
   })
 
-  test("the short-behind-long rule holds while streams run: a memo's two chunks go before a long job's next ones, beside a stream's slot", async () => {
-    const h = harness(3)
+  test("the short-behind-long rule holds while a stream decodes: a memo's two chunks go before a long job's next ones", async () => {
+    const h = harness(2)
     const live = h.stream('live')
     void live.ask()
     let meetingLeft = 601
@@ -282,21 +269,36 @@ describe('live streams beside batch chunks', () => {
       if (owner === meeting) meetingLeft -= seconds
       else memoLeft -= seconds
     })
-    for (let i = 0; i < 4; i++) void chunk(meeting, 42.9)
+    for (let i = 0; i < 3; i++) void chunk(meeting, 42.9)
     await Bun.sleep(0)
-    // the stream open, batch holds two of the three slots
-    expect(h.log).toEqual(['live', 'meeting', 'meeting'])
+    expect(h.log).toEqual(['live', 'meeting'])
     void chunk(memo, 10.5)
     void chunk(memo, 10.5)
     await Bun.sleep(0)
+    for (let i = 0; i < 3; i++) await h.release('live', live)
     await h.release('meeting')
-    await h.release('meeting')
-    expect(h.log.slice(3)).toEqual(['memo', 'memo'])
-    // meanwhile the stream decodes in its own slot
-    for (let i = 0; i < 5; i++) await h.release('live', live)
-    expect(h.log.slice(5)).toEqual(Array(5).fill('live'))
+    for (let i = 0; i < 3; i++) await h.release('live', live)
     await h.release('memo')
-    expect(h.log.at(-1)).toBe('meeting')
+    for (let i = 0; i < 3; i++) await h.release('live', live)
+    await h.release('memo')
+    expect(h.log.filter(n => n !== 'live')).toEqual(['meeting', 'memo', 'memo', 'meeting'])
+    // and the stream decoded on throughout
+    expect(h.log.filter(n => n === 'live')).toHaveLength(10)
   })
 
+  test('a waiting chunk that is cancelled lets live take the slot it kept from live at once', async () => {
+    const h = harness(2)
+    const [s1, s2] = ['s1', 's2'].map(h.stream)
+    void h.chunk({ job: 'meeting', account: 'a' })
+    void s1!.ask()
+    const stop = new AbortController()
+    const cancelled = h.chunk({ job: 'memo', account: 'b' }, stop.signal)
+    void s2!.ask()
+    await Bun.sleep(0)
+    // a chunk waits, so live decodes one at a time
+    expect(h.log).toEqual(['meeting', 's1'])
+    stop.abort(new Error('job cancelled'))
+    await expect(cancelled).rejects.toThrow('job cancelled')
+    expect(h.log).toEqual(['meeting', 's1', 's2'])
+  })
 })

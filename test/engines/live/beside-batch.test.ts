@@ -51,10 +51,7 @@ function traced(inner: AsrScheduler): { scheduler: AsrScheduler; trace: Mark[] }
     slots: inner.slots,
     stats: () => inner.stats(),
     acquire: (owner, signal) => wrap('batch', inner.acquire(owner, signal)),
-    openLive() {
-      const share = inner.openLive()
-      return { acquire: () => wrap('live', share.acquire()), close: () => share.close() }
-    },
+    acquireLive: () => wrap('live', inner.acquireLive()),
   }
   return { scheduler, trace }
 }
@@ -75,7 +72,7 @@ async function liveFinals(slots: AsrScheduler | undefined, fed: () => void = () 
   return finals
 }
 
-test('three live streams decoding as fast as they can and a 21-s batch transcription on 2 slots: each side runs while the other does, and neither loses a word', async () => {
+test('three live streams decoding as fast as they can and a 21-s batch transcription on 2 slots: the chunks run while the streams decode, the streams decode while the chunks run, and neither loses a word', async () => {
   const wav = join(dir.path, 'memo.wav')
   writeFileSync(wav, speechWav(21))
   const durationSeconds = (readFileSync(wav).length - 44) / 2 / 16_000
@@ -110,18 +107,18 @@ test('three live streams decoding as fast as they can and a 21-s batch transcrip
     if (m.what === 'grant' && m.kind === 'batch') {
       batch++
       liveGrantsDuringChunk.push(0)
-      // batch leaves the open streams a slot
-      expect(batch).toBe(1)
     }
     if (m.what === 'release') m.kind === 'live' ? live-- : batch--
-    expect(live + batch).toBeLessThanOrEqual(2)
+    // at most a decode per slot, a chunk per slot
+    expect(live).toBeLessThanOrEqual(2)
+    expect(batch).toBeLessThanOrEqual(2)
   }
-  // both chunks ran (21 s on 2 slots: two of 10.5 s), one after the other beside the streams' slot,
-  // and the streams decoded on while each chunk ran
+  // both chunks ran (21 s on 2 slots: two of 10.5 s), and the streams decoded on while each ran
   expect(liveGrantsDuringChunk).toHaveLength(2)
   for (const n of liveGrantsDuringChunk) expect(n).toBeGreaterThan(0)
-  // the batch job did not wait for the streams to finish: they still had most of their audio to decode
-  const lastBatch = trace.findLastIndex(m => m.kind === 'batch')
-  const liveGrants = trace.filter(m => m.kind === 'live' && m.what === 'grant').length
-  expect(trace.slice(lastBatch).filter(m => m.kind === 'live' && m.what === 'grant').length).toBeGreaterThan(liveGrants / 4)
+  // the first chunk got the first slot a decode gave back: no decode granted between its request and
+  // its grant, but for (at most one per slot) those made before it asked and traced after
+  const asked = trace.findIndex(m => m.kind === 'batch' && m.what === 'ask')
+  const granted = trace.findIndex(m => m.kind === 'batch' && m.what === 'grant')
+  expect(trace.slice(asked, granted).filter(m => m.kind === 'live' && m.what === 'grant').length).toBeLessThanOrEqual(2)
 }, SLOW)
