@@ -13,7 +13,7 @@ import type { AsrScheduler } from '../asr/scheduler'
 export type FeedMessage = { type: 'audio'; pcm: Int16Array } | { type: 'commit' } | { type: 'close' }
 
 /** At most this much audio is decoded under one grant: 320 ms (about 50 ms of a core with the live settings). */
-export const GRANT_SAMPLES = 5_120
+const GRANT_SAMPLES = 5_120
 
 export class SlotFeed {
   #queue: FeedMessage[] = []

@@ -122,3 +122,17 @@ test('three live streams decoding as fast as they can and a 21-s batch transcrip
   const granted = trace.findIndex(m => m.kind === 'batch' && m.what === 'grant')
   expect(trace.slice(asked, granted).filter(m => m.kind === 'live' && m.what === 'grant').length).toBeLessThanOrEqual(2)
 }, SLOW)
+
+test('a stream whose decoder cannot load holds no slot: its audio and close go through, and a chunk then gets every slot', async () => {
+  const slots = createAsrScheduler(1)
+  const r = openLiveRecognizer({ sampleRate: 16_000, slots, decoder: { lm: join(dir.path, 'missing.lm.bin') } })
+  const errors: string[] = []
+  r.on(e => e.type === 'error' && errors.push(e.message))
+  for (let at = 0; at < 16_000; at += FRAME) r.push(speech.subarray(at, at + FRAME))
+  await r.close()
+  expect(errors.join(' ')).toContain('language model not found')
+  expect(slots.stats()).toEqual({ running: 0, waiting: 0 })
+  const release = await slots.acquire({ job: 'memo', account: 'a' })
+  expect(slots.stats()).toEqual({ running: 1, waiting: 0 })
+  release()
+})
