@@ -22,7 +22,7 @@ export const LIVE_RECORDING = (() => {
   return out
 })()
 
-export interface WordLatency {
+interface WordLatency {
   /** the word's end, seconds from the stream's first sample (= from its start at real-time pace) */
   end: number
   /** from its end in the audio to its first partial, seconds */
