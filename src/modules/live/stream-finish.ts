@@ -16,7 +16,7 @@ import type { NotesService } from '../notes/service'
 import type { UploadsRepo } from '../uploads/repo'
 import { SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import { partKey, wavHeader } from './stream-audio'
-import type { StreamRow, StreamsRepo } from './streams-repo'
+import { generationOfPart, type StreamRow, type StreamsRepo } from './streams-repo'
 
 export interface FinishDeps {
   repo: StreamsRepo
@@ -39,7 +39,7 @@ export function createStreamFinisher(deps: FinishDeps) {
   const now = () => clock.now().toISOString()
 
   async function removeParts(row: StreamRow): Promise<void> {
-    for (let part = 1; part <= row.parts; part++) await storage.delete(partKey(row.id, part))
+    for (let part = 1; part <= row.parts; part++) await storage.delete(partKey(row.id, generationOfPart(row, part), part))
     await repo.partsRemoved(row.id)
   }
 
@@ -50,7 +50,7 @@ export function createStreamFinisher(deps: FinishDeps) {
     out.write(wavHeader(row.kept_bytes, row.sample_rate))
     let bytes = 0
     for (let part = 1; part <= row.parts; part++) {
-      const body = await storage.read(partKey(row.id, part))
+      const body = await storage.read(partKey(row.id, generationOfPart(row, part), part))
       const data = new Uint8Array(await new Response(body).arrayBuffer())
       out.write(data)
       bytes += data.length

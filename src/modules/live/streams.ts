@@ -97,7 +97,7 @@ export function createStreamsService(deps: {
     const lostHere = () => release('stream_resumed_elsewhere', 'This stream was resumed by another connection; this one is closed.')
     /** made at the first audio: the rate can change until then */
     const keeping = (): AudioKeeper => (keeper ??= createAudioKeeper({
-      streamId: row.id, sampleRate: row.sample_rate, storage: deps.storage, keptBytes: row.kept_bytes, parts: row.parts,
+      streamId: row.id, generation: row.generation, sampleRate: row.sample_rate, storage: deps.storage, keptBytes: row.kept_bytes, parts: row.parts,
       record: (kept, parts) => repo.recordKept(row.id, row.generation, kept, parts, now()),
       onKept: kept => {
         row.kept_bytes = kept
@@ -197,7 +197,7 @@ export function createStreamsService(deps: {
       if (!found || found.account_id !== p.accountId || Boolean(found.sandbox) !== p.sandbox) {
         throw new StreamRefusal('stream_not_found', 'No live stream has this resume token for this key; start a new stream (connect without resume=).')
       }
-      if (!(found.state === 'open' || found.state === 'detached') || !(await repo.takeOver(found.id, found.generation, node, now()))) {
+      if (!(found.state === 'open' || found.state === 'detached') || !(await repo.takeOver(found, node, now()))) {
         throw new StreamRefusal('stream_ended', `This stream has ended (its note is ${found.note_id}); start a new stream to record more.`)
       }
       return hold(p, (await repo.byId(found.id))!, token, true, events)
