@@ -177,7 +177,7 @@ export function createStreamsService(deps: {
     /** Opens a stream for `p` and makes its note. */
     async open(p: Principal, opts: StreamOptions, events: LiveStreamEvents) {
       if (await repo.openCount(p.accountId, ago(DEAD_AFTER_SECONDS)) >= deps.maxStreamsPerAccount) {
-        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live streams running, its limit; end one first.`)
+        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live stream${deps.maxStreamsPerAccount === 1 ? '' : 's'} running, its limit (on all servers); end one first.`)
       }
       const token = newToken()
       const id = deps.ids.next('live')
