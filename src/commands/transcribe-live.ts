@@ -89,8 +89,9 @@ function report(outcome: LiveOutcome, server: string, printer: LivePrinter): num
     return 130
   }
   const { note } = outcome
-  printer.notice(`Note ${note.id} (${note.status}), ${outcome.audioSeconds.toFixed(1)} s of audio, ${outcome.creditsCharged} credit${outcome.creditsCharged === 1 ? '' : 's'}: ${server}${note.page}`)
-  printer.notice(`Follow it: curl -H "Authorization: Bearer $NOTESVC_KEY" ${server}${note.url}/status`)
+  const absolute = (path: string) => (/^https?:\/\//.test(path) ? path : `${server}${path}`)
+  printer.notice(`Note ${note.id} (${note.status}), ${outcome.audioSeconds.toFixed(1)} s of audio, ${outcome.creditsCharged} credit${outcome.creditsCharged === 1 ? '' : 's'}: ${absolute(note.page)}`)
+  printer.notice(`Follow it: curl -H "Authorization: Bearer $NOTESVC_KEY" ${absolute(note.url)}/status`)
   return 0
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 
 export const STREAM_RATE = 24_000
 /** 100 ms of 24 kHz pcm16: what each input_audio_buffer.append carries */
-export const PIECE_BYTES = (STREAM_RATE / 10) * 2
+const PIECE_BYTES = (STREAM_RATE / 10) * 2
 
 /** An ffmpeg input: `-f format -i name`. */
 export interface CaptureDevice {

@@ -27,6 +27,8 @@ export function clockTime(seconds: number): string {
 export function createLivePrinter(out: Terminal, err: Terminal) {
   /** a partial is on the terminal's last line, to be cleared before anything else is written */
   let partialShown = false
+  /** the last partial shown: a delta and notesvc's whole partial often say the same */
+  let lastPartial = ''
 
   const clearPartial = () => {
     if (partialShown) err.write(CLEAR_LINE)
@@ -36,16 +38,18 @@ export function createLivePrinter(out: Terminal, err: Terminal) {
   return {
     /** the turn's text so far (provisional) */
     partial(text: string) {
-      if (!text.trim()) return
+      if (!text.trim() || text === lastPartial) return
+      lastPartial = text
       if (!err.isTTY) return err.write(`… ${text}\n`)
       const width = Math.max(20, (err.columns ?? 80) - 1)
-      const shown = text.length + 2 > width ? `…${text.slice(text.length - (width - 2))}` : text
+      const shown = text.length + 2 > width ? `…${text.slice(text.length - (width - 3))}` : text
       err.write(`${CLEAR_LINE}… ${shown}`)
       partialShown = true
     },
     /** a turn's final text; `start`/`end` in seconds of the stream's audio when the server said */
     final(text: string, start: number | null, end: number | null) {
       clearPartial()
+      lastPartial = ''
       if (!text.trim()) return
       const times = start !== null && end !== null ? `[${clockTime(start)} → ${clockTime(end)}] ` : ''
       out.write(`${times}${text}\n`)

@@ -24,7 +24,7 @@ export interface LiveStreamOptions {
   printer: LivePrinter
 }
 
-export interface StreamInfo {
+interface StreamInfo {
   id: string
   note_id: string
   resume_seconds: number
@@ -39,7 +39,7 @@ export type LiveOutcome =
   | { kind: 'left'; stream: StreamInfo | null }
 
 /** The stream ended in a way the user must hear about (connection lost, engine failed); the message says what follows. */
-export class LiveStreamError extends Error {}
+class LiveStreamError extends Error {}
 
 const FINISH_EVENT = 'cli_finish'
 const LAST_TURN_EVENT = 'cli_last_turn'
@@ -71,6 +71,7 @@ export async function runLiveStream(opts: LiveStreamOptions): Promise<LiveOutcom
   const pending = new Set<string>()
   let stream: StreamInfo | null = null
   let keptSeconds = 0
+  let wholePartials = false
   let settle: (outcome: LiveOutcome | Error) => void = () => {}
   const settled = new Promise<LiveOutcome | Error>(resolve => (settle = resolve))
   let configured: () => void = () => {}
@@ -125,10 +126,16 @@ export async function runLiveStream(opts: LiveStreamOptions): Promise<LiveOutcom
         if (fallback) fallback.answered = true
         return
       case 'conversation.item.input_audio_transcription.delta': {
+        if (wholePartials) return
         const t = turn(e.item_id)
         t.text += e.delta
         return printer.partial(t.text)
       }
+      // notesvc's whole partial, which carries revisions too (deltas only append): once the server
+      // sends them, they alone are shown
+      case 'notesvc.transcription.partial':
+        wholePartials = true
+        return printer.partial(e.text)
       case 'conversation.item.input_audio_transcription.completed': {
         const t = turn(e.item_id)
         // a turn ended by the stream's end (no speech_stopped) ends where the audio sent did

@@ -71,7 +71,7 @@ function unreachable(err: Error & { code?: string }, url: string): StreamRefused
 }
 
 /** The socket URL of a server address: http(s) → ws(s), with /v1/realtime and the query. */
-export function realtimeUrl(server: string, query: Record<string, string | undefined>): string {
+function realtimeUrl(server: string, query: Record<string, string | undefined>): string {
   const url = new URL('/v1/realtime', server)
   url.protocol = url.protocol === 'https:' ? 'wss:' : url.protocol === 'http:' ? 'ws:' : url.protocol
   url.searchParams.set('intent', 'transcription')
