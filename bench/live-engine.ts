@@ -7,7 +7,7 @@
  * rate against what was said, live and batch. Then 200 recognizers opened and closed one after
  * another, resident memory printed every 50 (a leak would grow it).
  *
- *   bun bench/live.ts [levels=1,4,8] [opens=200]
+ *   bun bench/live-engine.ts [levels=1,4,8] [opens=200]
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -115,14 +115,16 @@ async function main() {
   console.log(`kept real time: every turn's final within ${LAG_LIMIT} s of the turn's end (speech_stopped) and the last turn's lag at most ${LAG_GROWTH} s above the first's\n`)
 
   const a = await startNotesvc({ ...SERVER_ENV, NOTESVC_WORKERS: '0' })
-  console.log('| streams | served | refused (503, Retry-After) | word → partial p50 | p95 | max | turn lag max (worst stream) | lag growth (worst) | last final after the audio (worst) | kept real time | serve CPU s per audio s per stream | live WER (worst) | load (1 min) |')
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  console.log('| streams | served | refused (503, Retry-After) | word → partial p50 | p95 | max | turn lag max (worst stream) | lag growth (worst) | last final after the audio (worst) | kept real time | serve CPU s per audio s per stream | cores serve got | error events | live WER (worst) | load (1 min) |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   try {
     for (const n of levels) {
       const loadBefore = load().split(' ')[0]
       const cpu0 = cpuSeconds(a.pid)
+      const wall0 = performance.now()
       const runs = await streams(n, a.base, a.key, pcm24)
       const cpu = cpuSeconds(a.pid) - cpu0
+      const cores = cpu / ((performance.now() - wall0) / 1000)
       const served = runs.filter(r => !r.refused)
       const refused = runs.filter(r => r.refused)
       const m = served.map(r => measureStream(r.events, r.audioSeconds, aligned))
@@ -130,8 +132,10 @@ async function main() {
       const lagMax = Math.max(...m.map(x => Math.max(...x.lags)))
       const growth = Math.max(...m.map(x => x.lags.at(-1)! - x.lags[0]!))
       const kept = m.every(x => Math.max(...x.lags) <= LAG_LIMIT && x.lags.at(-1)! - x.lags[0]! <= LAG_GROWTH)
+      const codes = served.flatMap(r => (r.refused ? [] : r.events.filter(x => x.e.type === 'error').map(x => x.e.error?.code)))
+      const errors = codes.length ? [...new Set(codes)].map(c => `${codes.filter(x => x === c).length} ${c}`).join(', ') : '0'
       const refusals = refused.length ? `${refused.length} (${[...new Set(refused.map(r => r.refused && `${r.status}, Retry-After ${r.retryAfter}`))].join('; ')})` : '0'
-      console.log(`| ${n} | ${served.length} | ${refusals} | ${s2(quantile(all, 0.5))} s | ${s2(quantile(all, 0.95))} s | ${s2(Math.max(...all))} s | ${s2(lagMax)} s | ${s2(growth)} s | ${s2(Math.max(...m.map(x => x.lastFinalAfterEnd)))} s | ${kept ? 'yes' : 'no'} | ${(cpu / seconds / served.length).toFixed(3)} | ${pct(Math.max(...m.map(x => wer(truth, x.text).wer)))} | ${loadBefore} |`)
+      console.log(`| ${n} | ${served.length} | ${refusals} | ${s2(quantile(all, 0.5))} s | ${s2(quantile(all, 0.95))} s | ${s2(Math.max(...all))} s | ${s2(lagMax)} s | ${s2(growth)} s | ${s2(Math.max(...m.map(x => x.lastFinalAfterEnd)))} s | ${kept ? 'yes' : 'no'} | ${(cpu / seconds / served.length).toFixed(3)} | ${cores.toFixed(2)} | ${errors} | ${pct(Math.max(...m.map(x => wer(truth, x.text).wer)))} | ${loadBefore} |`)
     }
   } finally {
     await a.stop()
