@@ -16,13 +16,14 @@ import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { ssoRoutes } from './modules/sso'
 import { SSO_START_PATH } from './modules/sso/service'
-import { sessionCredential } from './modules/web/api-session'
+import { sessionCredential, sessionPrincipal } from './modules/web/api-session'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { metricsRoutes } from './modules/metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 import { createRealtimeRoute } from './modules/live/realtime-route'
+import { browserStreamCredential } from './modules/live/browser-credential'
 import type { LiveRecognizerFactory } from './modules/live/recognizer'
 
 export interface AppDeps {
@@ -90,7 +91,8 @@ export function createApp(deps: AppDeps) {
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
   const realtime = deps.liveRecognizers
-    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, limits: config.live })
+    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, limits: config.live,
+      browserSession: browserStreamCredential(sessionPrincipal(services.web.sessions, config.publicUrl)) })
     : undefined
   return Object.assign(app, { realtime, answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
     // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts
