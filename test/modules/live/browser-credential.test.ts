@@ -16,7 +16,8 @@ const EMAIL = 'recorder@example.com'
 const PASSWORD = 'a recording passphrase'
 const t = createTestApp({ liveRecognizers: replayLibrivoxRecognizers() })
 const server = listen(t.app, { port: 0, hostname: '127.0.0.1' })
-const site = `http://127.0.0.1:${server.port}`
+const port = server.port!
+const site = `http://127.0.0.1:${port}`
 afterAll(() => void server.stop(true))
 
 let cookie = ''
@@ -37,7 +38,7 @@ async function refusal(headers: Record<string, string>) {
 }
 
 test('a page of another site (or another port of this host) with the cookie and the right token is refused before the upgrade', async () => {
-  for (const origin of ['https://elsewhere.example', `http://127.0.0.1:${server.port + 1}`, 'null']) {
+  for (const origin of ['https://elsewhere.example', `http://127.0.0.1:${port + 1}`, 'null']) {
     const r = await refusal({ cookie, origin, 'sec-websocket-protocol': `realtime, notesvc-csrf.${csrf}` })
     expect([origin, r.status, r.body.error.code]).toEqual([origin, 401, 'invalid_token'])
     expect(r.body.error.message).toStartWith('This request came from another site, so the browser session was not used. Sign in again at /signin')
@@ -58,7 +59,7 @@ test('a wrong token, no token, or a signed-out session is refused before the upg
 })
 
 test('the signed-in page with its token upgrades, is answered `realtime`, and gets the live text of what it sends', async () => {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/v1/realtime?intent=transcription`, { protocols: ['realtime', `notesvc-csrf.${csrf}`], headers: { cookie, origin: site } } as never)
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, { protocols: ['realtime', `notesvc-csrf.${csrf}`], headers: { cookie, origin: site } } as never)
   const events: any[] = []
   ws.onmessage = m => void events.push(JSON.parse(String(m.data)))
   const closed = new Promise<number>(resolve => ws.addEventListener('close', e => resolve(e.code)))
