@@ -36,8 +36,8 @@ export interface AppDeps {
   verifiers?: CredentialVerifier[]
   /**
    * The live engine's recognizers: with them, GET /v1/realtime is served (modules/live, on Bun.serve's
-   * WebSockets through http/listen.ts); without them the path is not found. The streaming engine
-   * (issue 32, branch i32-engine) provides them; until then only tests do.
+   * WebSockets through http/listen.ts); without them the path is not found. `serve` gives the
+   * PocketSphinx live engine's (modules/live/engine-recognizer.ts).
    */
   liveRecognizers?: LiveRecognizerFactory
 }
@@ -91,7 +91,7 @@ export function createApp(deps: AppDeps) {
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
   const realtime = deps.liveRecognizers
-    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, limits: config.live,
+    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, streams: services.live, publicUrl: config.publicUrl, limits: config.live,
       browserSession: browserStreamCredential(sessionPrincipal(services.web.sessions, config.publicUrl)) })
     : undefined
   return Object.assign(app, { realtime, answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),

@@ -93,7 +93,7 @@ export interface Config {
   /** where `notesvc worker`, which has no API, serves GET /metrics (NOTESVC_METRICS_PORT, on HOST); unset: it does not */
   metricsPort?: number
   /** live transcription streams (/v1/realtime): at most this many at once on this server and per account; closed after this many seconds without a client event */
-  live: { maxStreams: number; maxStreamsPerAccount: number; idleSeconds: number }
+  live: { maxStreams: number; maxStreamsPerAccount: number; idleSeconds: number; resumeSeconds: number }
 }
 
 const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
@@ -111,7 +111,7 @@ const CONFIG_VARIABLES = [
   'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
   'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
-  'NOTESVC_LIVE_MAX_STREAMS', 'NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', 'NOTESVC_LIVE_IDLE_SECONDS',
+  'NOTESVC_LIVE_MAX_STREAMS', 'NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', 'NOTESVC_LIVE_IDLE_SECONDS', 'NOTESVC_LIVE_RESUME_SECONDS',
 ]
 
 /**
@@ -250,6 +250,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxStreams: integer('NOTESVC_LIVE_MAX_STREAMS', env.NOTESVC_LIVE_MAX_STREAMS, 8, 1, 1000),
       maxStreamsPerAccount: integer('NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', env.NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT, 2, 1, 1000),
       idleSeconds: integer('NOTESVC_LIVE_IDLE_SECONDS', env.NOTESVC_LIVE_IDLE_SECONDS, 30, 1, 3600),
+      resumeSeconds: integer('NOTESVC_LIVE_RESUME_SECONDS', env.NOTESVC_LIVE_RESUME_SECONDS, 60, 1, 3600),
     },
   }
 }

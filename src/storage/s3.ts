@@ -84,6 +84,17 @@ export function createS3Storage(opts: S3Options): MediaStorage {
       return (res.Body as { transformToWebStream(): ReadableStream<Uint8Array> }).transformToWebStream()
     },
 
+    async put(key: string, body: Uint8Array | { path: string }): Promise<void> {
+      const { client, sdk } = await aws()
+      if (body instanceof Uint8Array) {
+        await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.length }))
+        return
+      }
+      const { createReadStream } = await import('node:fs')
+      const { size } = await Bun.file(body.path).stat()
+      await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: createReadStream(body.path), ContentLength: size }))
+    },
+
     async delete(key: string): Promise<void> {
       const { client, sdk } = await aws()
       await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }))
