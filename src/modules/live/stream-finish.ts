@@ -75,7 +75,10 @@ export function createStreamFinisher(deps: FinishDeps) {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+    const stored = await storage.stat(upload!.storage_key)
     await deps.transaction(async () => {
+      // received, as an upload's file is: the library plays it (uploads.media) and backups copy it
+      await deps.uploads.markReceived(row.note_id, stored?.size ?? 0, now())
       await deps.uploads.markCompleted({ note_id: row.note_id, completed_at: now(), duration_seconds: audioSecondsOf(row), credits_charged: row.credits_charged, usage_id: null })
       await notes.setStage(row.note_id, 'queued')
       await deps.queueJob(row.note_id)
