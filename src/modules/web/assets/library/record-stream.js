@@ -15,7 +15,7 @@ const SILENT_MS = 20_000
 const RETRY_MS = [500, 1000, 2000, 3000]
 
 /**
- * Opens the stream. `on` receives: ready(), delta(itemId, text), completed(itemId, text), error(error),
+ * Opens the stream. `on` receives: ready(), partial(itemId, text), completed(itemId, text), error(error),
  * lost(), back(), gaveUp(stream), ended(code: 0 when it never opened), finished(event). Returns push(pcm), finish(), the
  * stream's description (`stream()`), and close().
  */
@@ -104,7 +104,8 @@ export function openLiveStream({ style, folderId, on }) {
           resumed = true
           return becomeReady()
         case 'notesvc.stream.kept': return keep(ev.audio_seconds)
-        case 'conversation.item.input_audio_transcription.delta': return on.delta(ev.item_id, ev.delta)
+        // the turn's whole text so far (notesvc's event): unlike OpenAI's deltas it shows revisions too
+        case 'notesvc.transcription.partial': return on.partial(ev.item_id, ev.text)
         case 'conversation.item.input_audio_transcription.completed': return on.completed(ev.item_id, ev.transcript)
         case 'notesvc.stream.finished': finished = true; return on.finished(ev)
         case 'error': return on.error(ev.error)
@@ -116,8 +117,9 @@ export function openLiveStream({ style, folderId, on }) {
     ready = false
     socket = null
     if (finished) return
-    // the server ended the stream on purpose (idle, engine failure, credits): its error event said why
-    if (opened && (code === 1000 || code === 1008 || code === 1011)) return on.ended(code)
+    // the server ended the stream on purpose (idle, engine failure, credits, the stream taken over by
+    // another connection: 4000): its error event said why
+    if (opened && (code === 1000 || code === 1008 || code === 1011 || code >= 4000)) return on.ended(code)
     if (!stream) return on.ended(opened ? 1006 : 0)
     if (!lostAt) { lostAt = Date.now(); on.lost() }
     if (Date.now() - lostAt > stream.resume_seconds * 1000) return on.gaveUp(stream)

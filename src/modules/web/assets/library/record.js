@@ -61,7 +61,7 @@ async function endHere(why, noteId) {
 function streamEvents() {
   let lastError = null
   return {
-    delta(item, text) { showWords(() => partials.set(item, (partials.get(item) || '') + text)) },
+    partial(item, text) { showWords(() => partials.set(item, text)) },
     completed(item, text) {
       showWords(() => {
         partials.delete(item)
