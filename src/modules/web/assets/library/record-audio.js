@@ -33,7 +33,7 @@ async function microphone() {
     throw new CaptureFailure('insecure', 'Recording needs a secure page: open notesvc over https:// (or on this computer as localhost), then press Start recording again.')
   }
   try {
-    return await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } })
+    return await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } })
   } catch (err) {
     throw microphoneFailure(err)
   }

@@ -39,7 +39,7 @@ function showWords(change) {
 function setView(recording) {
   $('record-form').hidden = recording
   $('record-live').hidden = !recording
-  $('close-recorder').disabled = recording
+  $('close-recorder').hidden = recording
 }
 
 /** Ends the recording on the page (the capture released); `why` shown when it did not end in a note. */
