@@ -9,9 +9,6 @@ const PAGE_SIZE = 50
 
 const state = { folderId: '', status: '', type: '', q: '', offset: 0, searching: false, loadSeq: 0 }
 
-/** The folder the page shows, as a note's folderId (none for all notes or the top level): where a recording is filed. */
-export const shownFolderId = () => (state.folderId && state.folderId !== 'null' ? state.folderId : '')
-
 /** the notes whose upload this page follows (their rows are updated by the follower) */
 export const following = new Set()
 

@@ -19,7 +19,7 @@ const RETRY_MS = [500, 1000, 2000, 3000]
  * lost(), back(), gaveUp(stream), ended(code: 0 when it never opened), finished(event). Returns push(pcm), finish(), the
  * stream's description (`stream()`), and close().
  */
-export function openLiveStream({ style, folderId, on }) {
+export function openLiveStream({ style, on }) {
   /** audio not yet confirmed kept, as { start, pcm } in samples from the stream's start */
   let chunks = []
   let recorded = 0
@@ -39,7 +39,6 @@ export function openLiveStream({ style, folderId, on }) {
   function url(resume) {
     const p = new URLSearchParams({ intent: 'transcription' })
     if (style) p.set('style', style)
-    if (folderId) p.set('folderId', folderId)
     if (resume) p.set('resume', resume)
     return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/realtime?${p}`
   }

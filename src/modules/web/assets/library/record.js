@@ -3,7 +3,6 @@
 // heard (a turn's words grey and italic while the engine may still revise them, then set; only set
 // words are announced), pause and resume, and on stop the note's page, which follows its processing.
 import { $, clock, el } from './dom.js'
-import { shownFolderId } from './list.js'
 import { canShareTabAudio, startCapture } from './record-audio.js'
 import { openLiveStream } from './record-stream.js'
 
@@ -133,7 +132,7 @@ async function start(e) {
     return
   }
   $('record-start').disabled = false
-  stream = openLiveStream({ style: $('record-style').value, folderId: shownFolderId(), on: events })
+  stream = openLiveStream({ style: $('record-style').value, on: events })
   current = { capture, stream, paused: false, ending: false }
   $('record-time').textContent = clock(0)
   $('record-pause').textContent = 'Pause'
