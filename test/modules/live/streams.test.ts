@@ -182,7 +182,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     send(s.ws, 0, bytesOf(4.5))
     const completed = await s.next('conversation.item.input_audio_transcription.completed')
     expect(completed.transcript).toBe('Welcome everyone to the weekly planning meeting.')
-    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting')
+    // the deltas join into the completed transcript
+    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting.')
     s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
     expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, note: { status: 'Done' } })
     const note = (await t.call('GET', `/v1/notes/${stream.note_id}`, { token: key })).body
