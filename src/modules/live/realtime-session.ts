@@ -28,12 +28,12 @@ export interface SessionStream {
 }
 
 /** WebSocket close code for an engine failure (1011: the server met an unexpected condition). */
-export const CLOSE_ENGINE_FAILED = 1011
+const CLOSE_ENGINE_FAILED = 1011
 /** The stream continues on another connection (a resume): this one is closed with it. */
-export const CLOSE_RESUMED_ELSEWHERE = 4000
+const CLOSE_RESUMED_ELSEWHERE = 4000
 
 /** the words two hypotheses begin with alike */
-export function agreedWords(a: string, b: string): string {
+function agreedWords(a: string, b: string): string {
   const x = a.split(' ').filter(Boolean)
   const y = b.split(' ').filter(Boolean)
   let n = 0
