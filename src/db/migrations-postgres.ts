@@ -816,6 +816,7 @@ const MIGRATIONS: Migration[] = [
         sample_rate INTEGER NOT NULL,
         kept_bytes BIGINT NOT NULL DEFAULT 0,
         parts INTEGER NOT NULL DEFAULT 0,
+        runs TEXT NOT NULL,
         charged_minutes INTEGER NOT NULL DEFAULT 0,
         credits_charged INTEGER NOT NULL DEFAULT 0,
         generation INTEGER NOT NULL DEFAULT 0,

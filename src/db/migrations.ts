@@ -802,7 +802,10 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       -- the media storage as parts (live/<id>/<n>.pcm), never only in one process, so that a resume
       -- reaching another node continues it and a restart after kill -9 makes its note from what was
       -- kept (docs/decisions.md "Live streams that survive"). generation rises at each resume: a
-      -- node whose update names an older one has lost the stream. No foreign key to the note: a note
+      -- node whose update names an older one has lost the stream; its parts are stored under its
+      -- generation (live/<id>/<generation>/<n>.pcm) so that a late write of the node that lost the
+      -- stream never lands on the new one's, and runs (JSON [[generation, first part], …]) says
+      -- which generation wrote each part. No foreign key to the note: a note
       -- deleted mid-stream leaves the row to be finished (its parts removed) by the sweep.
       CREATE TABLE live_streams (
         id TEXT PRIMARY KEY,
@@ -816,6 +819,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         sample_rate INTEGER NOT NULL,
         kept_bytes INTEGER NOT NULL DEFAULT 0,
         parts INTEGER NOT NULL DEFAULT 0,
+        runs TEXT NOT NULL,
         charged_minutes INTEGER NOT NULL DEFAULT 0,
         credits_charged INTEGER NOT NULL DEFAULT 0,
         generation INTEGER NOT NULL DEFAULT 0,

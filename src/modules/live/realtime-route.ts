@@ -24,14 +24,14 @@ import { sandboxRecognizers } from './sandbox-recognizer'
 import { DEFAULT_SESSION } from './session-config'
 import { STYLE_IDS } from '../../engines/llm/engine'
 
-export const REALTIME_PATH = '/v1/realtime'
+const REALTIME_PATH = '/v1/realtime'
 const KEY_PROTOCOL = 'openai-insecure-api-key.'
 
 /**
  * Frames up to OpenAI's own 15 MiB reach the protocol layer, which answers those over MAX_FRAME_BYTES
  * with its `frame_too_large` error; a larger one Bun closes the socket on (1009, message too big).
  */
-export const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
+const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
 
 /** The terms of a stream: what the SPEC asks of a transcription (createTranscription). */
 const STREAM_TERMS: AdmissionTerms = { id: 'realtime', scopes: ['transcriptions:write'], rateClass: 'processing' }
@@ -213,4 +213,3 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
   return { path: REALTIME_PATH, handle, websocket, running: streams.running }
 }
 
-export type RealtimeRoute = ReturnType<typeof createRealtimeRoute>

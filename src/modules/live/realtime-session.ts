@@ -28,9 +28,18 @@ export interface SessionStream {
 }
 
 /** WebSocket close code for an engine failure (1011: the server met an unexpected condition). */
-export const CLOSE_ENGINE_FAILED = 1011
+const CLOSE_ENGINE_FAILED = 1011
 /** The stream continues on another connection (a resume): this one is closed with it. */
-export const CLOSE_RESUMED_ELSEWHERE = 4000
+const CLOSE_RESUMED_ELSEWHERE = 4000
+
+/** the words two hypotheses begin with alike */
+function agreedWords(a: string, b: string): string {
+  const x = a.split(' ').filter(Boolean)
+  const y = b.split(' ').filter(Boolean)
+  let n = 0
+  while (n < x.length && n < y.length && x[n] === y[n]) n++
+  return y.slice(0, n).join(' ')
+}
 
 function invalid(code: string, message: string, param: string | null, eventId: string | null): ProtocolError {
   return { type: 'invalid_request_error', code, message, param, event_id: eventId }
@@ -54,8 +63,9 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
   let previous: string | null = null
   /** bytes appended since the last commit or clear */
   let uncommittedBytes = 0
-  /** the text each turn's deltas have sent so far */
+  /** the text each turn's deltas have sent so far, and its last partial */
   const sent = new Map<number, string>()
+  const lastPartial = new Map<number, string>()
   /** audio goes to the stream, then to the engine, one append after another */
   let queue: Promise<void> = Promise.resolve()
 
@@ -75,14 +85,27 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
     previous = item
   }
 
-  /** Deltas are appended text: a partial that only extends what was sent sends the rest; every partial goes whole as notesvc's own event. */
+  /**
+   * Every partial goes whole as notesvc's own event. Deltas (OpenAI's, appended text that cannot be
+   * taken back) carry only words two partials in a row agree on (LocalAgreement-2, as whisper_streaming
+   * commits): the engine's first guess at a turn's opening word is often revised a moment later, and a
+   * delta sent for it would stop every later delta of the turn (they must extend what was sent).
+   */
   function partial(turn: number, text: string) {
     const item = itemOf(turn)
     send(events.partial(item, text))
+    const agreed = agreedWords(lastPartial.get(turn) ?? '', text)
+    lastPartial.set(turn, text)
     const before = sent.get(turn) ?? ''
-    if (text.length <= before.length || !text.startsWith(before)) return
-    sent.set(turn, text)
-    send(events.delta(item, text.slice(before.length)))
+    if (agreed.length <= before.length || !(before === '' || agreed.startsWith(`${before} `))) return
+    sent.set(turn, agreed)
+    send(events.delta(item, before === '' ? agreed : agreed.slice(before.length)))
+  }
+
+  /** the rest of the final text as a last delta, when it extends what was sent: the deltas then join into the transcript */
+  function finalDelta(turn: number, text: string) {
+    const before = sent.get(turn) ?? ''
+    if (text.length > before.length && (before === '' || text.startsWith(`${before} `))) send(events.delta(itemOf(turn), before === '' ? text : text.slice(before.length)))
   }
 
   function onRecognizer(event: RecognizerEvent) {
@@ -97,7 +120,9 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
         return partial(event.turn, event.text)
       case 'final':
         commitTurn(event.turn)
+        finalDelta(event.turn, event.text)
         sent.delete(event.turn)
+        lastPartial.delete(event.turn)
         return send(events.completed(itemOf(event.turn), event.text, Math.max(0, event.end - event.start)))
       case 'failed':
         send(events.error({ type: 'server_error', code: 'engine_failed', message: `The live engine failed: ${event.message}. The audio kept so far becomes the note (its transcript is made from the recording); start a new stream to go on.`, param: null, event_id: null }))

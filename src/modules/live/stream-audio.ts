@@ -7,16 +7,18 @@
 import type { MediaStorage } from '../../storage/storage'
 
 /** Audio held before it is written: about a second (more while a write is under way). */
-export const FLUSH_SECONDS = 1
+const FLUSH_SECONDS = 1
 /** Audio held while the storage does not keep up: past this the stream ends rather than grow without bound. */
 const MAX_HELD_SECONDS = 30
 
-export const partKey = (streamId: string, part: number) => `live/${streamId}/${String(part).padStart(6, '0')}.pcm`
+/** a part's key: under the generation that wrote it, so a node that lost the stream never overwrites the new holder's */
+export const partKey = (streamId: string, generation: number, part: number) => `live/${streamId}/${generation}/${String(part).padStart(6, '0')}.pcm`
 
-export class StorageBehindError extends Error {}
+class StorageBehindError extends Error {}
 
 export interface AudioKeeperDeps {
   streamId: string
+  generation: number
   sampleRate: number
   storage: MediaStorage
   /** what was kept before this keeper (a resume continues the parts) */
@@ -43,10 +45,10 @@ export function createAudioKeeper(deps: AudioKeeperDeps) {
   async function write(chunk: Uint8Array): Promise<void> {
     try {
       if (stopped) return
-      await deps.storage.put(partKey(deps.streamId, parts + 1), chunk)
+      await deps.storage.put(partKey(deps.streamId, deps.generation, parts + 1), chunk)
       if (!(await deps.record(kept + chunk.length, parts + 1))) {
         stopped = true
-        await deps.storage.delete(partKey(deps.streamId, parts + 1)).catch(() => {})
+        await deps.storage.delete(partKey(deps.streamId, deps.generation, parts + 1)).catch(() => {})
         return deps.onLost()
       }
       parts++

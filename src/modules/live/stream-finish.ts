@@ -13,14 +13,14 @@ import type { Logger } from '../../log'
 import type { StyleId } from '../../engines/llm/engine'
 import type { MediaStorage } from '../../storage/storage'
 import type { NotesService } from '../notes/service'
-import type { UploadsRepo } from '../uploads/repo'
+import type { UploadsService } from '../uploads/service'
 import { SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import { partKey, wavHeader } from './stream-audio'
-import type { StreamRow, StreamsRepo } from './streams-repo'
+import { generationOfPart, type StreamRow, type StreamsRepo } from './streams-repo'
 
 export interface FinishDeps {
   repo: StreamsRepo
-  uploads: UploadsRepo
+  uploads: UploadsService['recordings']
   notes: NotesService
   storage: MediaStorage
   clock: Clock
@@ -39,7 +39,7 @@ export function createStreamFinisher(deps: FinishDeps) {
   const now = () => clock.now().toISOString()
 
   async function removeParts(row: StreamRow): Promise<void> {
-    for (let part = 1; part <= row.parts; part++) await storage.delete(partKey(row.id, part))
+    for (let part = 1; part <= row.parts; part++) await storage.delete(partKey(row.id, generationOfPart(row, part), part))
     await repo.partsRemoved(row.id)
   }
 
@@ -50,7 +50,7 @@ export function createStreamFinisher(deps: FinishDeps) {
     out.write(wavHeader(row.kept_bytes, row.sample_rate))
     let bytes = 0
     for (let part = 1; part <= row.parts; part++) {
-      const body = await storage.read(partKey(row.id, part))
+      const body = await storage.read(partKey(row.id, generationOfPart(row, part), part))
       const data = new Uint8Array(await new Response(body).arrayBuffer())
       out.write(data)
       bytes += data.length
@@ -61,10 +61,10 @@ export function createStreamFinisher(deps: FinishDeps) {
   }
 
   async function finishRecorded(row: StreamRow, reason: string): Promise<FinishOutcome['status']> {
-    const upload = await deps.uploads.byNote(row.note_id)
+    const key = (await deps.uploads.key(row.note_id))!
     const dir = await mkdtemp(join(tmpdir(), 'notesvc-live-'))
     try {
-      await storage.put(upload!.storage_key, { path: await joinParts(row, dir) })
+      await storage.put(key, { path: await joinParts(row, dir) })
     } catch (err) {
       deps.log.error('a live stream\'s audio could not be made into its recording; its parts are kept', { stream: row.id, note: row.note_id, error: err })
       await deps.transaction(async () => {
@@ -75,11 +75,9 @@ export function createStreamFinisher(deps: FinishDeps) {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
-    const stored = await storage.stat(upload!.storage_key)
+    const stored = await storage.stat(key)
     await deps.transaction(async () => {
-      // received, as an upload's file is: the library plays it (uploads.media) and backups copy it
-      await deps.uploads.markReceived(row.note_id, stored?.size ?? 0, now())
-      await deps.uploads.markCompleted({ note_id: row.note_id, completed_at: now(), duration_seconds: audioSecondsOf(row), credits_charged: row.credits_charged, usage_id: null })
+      await deps.uploads.complete(row.note_id, audioSecondsOf(row), row.credits_charged, stored?.size ?? 0)
       await notes.setStage(row.note_id, 'queued')
       await deps.queueJob(row.note_id)
       await repo.markFinished(row.id, reason, now())
@@ -125,4 +123,3 @@ export function createStreamFinisher(deps: FinishDeps) {
   }
 }
 
-export type StreamFinisher = ReturnType<typeof createStreamFinisher>

@@ -5,7 +5,7 @@
  */
 import type { Store } from '../../db/store'
 
-export type StreamState = 'open' | 'detached' | 'finishing' | 'finished'
+type StreamState = 'open' | 'detached' | 'finishing' | 'finished'
 
 export interface StreamRow {
   id: string
@@ -19,6 +19,8 @@ export interface StreamRow {
   sample_rate: number
   kept_bytes: number
   parts: number
+  /** JSON [[generation, first part], …]: from which part on each generation wrote */
+  runs: string
   charged_minutes: number
   credits_charged: number
   generation: number
@@ -41,13 +43,22 @@ const row = (r: StreamRow | null): StreamRow | null => r && {
   generation: Number(r.generation),
 }
 
+const runsOf = (row: Pick<StreamRow, 'runs'>): Array<[number, number]> => JSON.parse(row.runs) as Array<[number, number]>
+
+/** the generation that wrote part `n` */
+export function generationOfPart(row: Pick<StreamRow, 'runs'>, n: number): number {
+  let generation = 0
+  for (const [g, first] of runsOf(row)) if (first <= n) generation = g
+  return generation
+}
+
 export type StreamsRepo = ReturnType<typeof createStreamsRepo>
 
 export function createStreamsRepo(store: Store) {
   const one = (r: number) => r === 1
   return {
     insert: async (r: Pick<StreamRow, 'id' | 'note_id' | 'account_id' | 'sandbox' | 'source' | 'credential_id' | 'resume_token_hash' | 'sample_rate' | 'node' | 'heartbeat_at' | 'created_at'>): Promise<void> => {
-      await store.run(`INSERT INTO live_streams (id, note_id, account_id, sandbox, source, credential_id, resume_token_hash, state, sample_rate, node, heartbeat_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`,
+      await store.run(`INSERT INTO live_streams (id, note_id, account_id, sandbox, source, credential_id, resume_token_hash, state, sample_rate, runs, node, heartbeat_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, '[[0,1]]', ?, ?, ?)`,
         [r.id, r.note_id, r.account_id, r.sandbox, r.source, r.credential_id, r.resume_token_hash, r.sample_rate, r.node, r.heartbeat_at, r.created_at])
     },
     byId: async (id: string, o: { lock?: boolean } = {}): Promise<StreamRow | null> =>
@@ -58,9 +69,9 @@ export function createStreamsRepo(store: Store) {
     openCount: async (accountId: string, aliveSince: string): Promise<number> =>
       Number((await store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM live_streams WHERE account_id = ? AND state = 'open' AND heartbeat_at >= ?`, [accountId, aliveSince]))?.n ?? 0),
     /** A resume: this node holds the stream from now; false when it ended or another resume came first. */
-    takeOver: async (id: string, generation: number, node: string, now: string): Promise<boolean> =>
-      one(await store.run(`UPDATE live_streams SET generation = generation + 1, node = ?, state = 'open', heartbeat_at = ?, detached_at = NULL WHERE id = ? AND generation = ? AND state IN ('open', 'detached')`,
-        [node, now, id, generation])),
+    takeOver: async (row: StreamRow, node: string, now: string): Promise<boolean> =>
+      one(await store.run(`UPDATE live_streams SET generation = generation + 1, runs = ?, node = ?, state = 'open', heartbeat_at = ?, detached_at = NULL WHERE id = ? AND generation = ? AND state IN ('open', 'detached')`,
+        [JSON.stringify([...runsOf(row), [row.generation + 1, row.parts + 1]]), node, now, row.id, row.generation])),
     /** audio kept up to `keptBytes` in `parts` parts; false: this node no longer holds the stream */
     recordKept: async (id: string, generation: number, keptBytes: number, parts: number, now: string): Promise<boolean> =>
       one(await store.run(`UPDATE live_streams SET kept_bytes = ?, parts = ?, heartbeat_at = ? WHERE id = ? AND generation = ? AND state = 'open'`,

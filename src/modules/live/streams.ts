@@ -16,16 +16,16 @@ import { sha256 } from '../../crypto/digest'
 import type { MediaStorage } from '../../storage/storage'
 import type { CreditsService } from '../credits/service'
 import type { NotesService } from '../notes/service'
-import type { UploadsRepo } from '../uploads/repo'
+import type { UploadsService } from '../uploads/service'
 import { createAudioKeeper, type AudioKeeper } from './stream-audio'
 import { audioSecondsOf, createStreamFinisher, type FinishOutcome } from './stream-finish'
 import type { StreamRow, StreamsRepo } from './streams-repo'
 
 /** How often a node holding a stream says so (its row's heartbeat); three missed and it is taken for dead. */
-export const HEARTBEAT_SECONDS = 5
+const HEARTBEAT_SECONDS = 5
 const DEAD_AFTER_SECONDS = 3 * HEARTBEAT_SECONDS
 /** the usage rows' operation */
-export const LIVE_OPERATION = 'liveTranscription'
+const LIVE_OPERATION = 'liveTranscription'
 
 export interface StreamOptions {
   sampleRate: number
@@ -52,7 +52,7 @@ export type StreamsService = ReturnType<typeof createStreamsService>
 
 export function createStreamsService(deps: {
   repo: StreamsRepo
-  uploads: UploadsRepo
+  uploads: UploadsService['recordings']
   notes: NotesService
   credits: CreditsService
   storage: MediaStorage
@@ -97,7 +97,7 @@ export function createStreamsService(deps: {
     const lostHere = () => release('stream_resumed_elsewhere', 'This stream was resumed by another connection; this one is closed.')
     /** made at the first audio: the rate can change until then */
     const keeping = (): AudioKeeper => (keeper ??= createAudioKeeper({
-      streamId: row.id, sampleRate: row.sample_rate, storage: deps.storage, keptBytes: row.kept_bytes, parts: row.parts,
+      streamId: row.id, generation: row.generation, sampleRate: row.sample_rate, storage: deps.storage, keptBytes: row.kept_bytes, parts: row.parts,
       record: (kept, parts) => repo.recordKept(row.id, row.generation, kept, parts, now()),
       onKept: kept => {
         row.kept_bytes = kept
@@ -177,14 +177,14 @@ export function createStreamsService(deps: {
     /** Opens a stream for `p` and makes its note. */
     async open(p: Principal, opts: StreamOptions, events: LiveStreamEvents) {
       if (await repo.openCount(p.accountId, ago(DEAD_AFTER_SECONDS)) >= deps.maxStreamsPerAccount) {
-        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live streams running, its limit; end one first.`)
+        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live stream${deps.maxStreamsPerAccount === 1 ? '' : 's'} running, its limit (on all servers); end one first.`)
       }
       const token = newToken()
       const id = deps.ids.next('live')
       const title = opts.title?.trim() || `Live recording ${now().slice(0, 16).replace('T', ' ')} UTC`
       const row = await deps.transaction(async () => {
         const note = await deps.notes.createPending(p, { title, type: 'audio', styleId: opts.styleId ?? 'note', language: opts.language ?? null, source: 'live', stage: 'recording' })
-        await deps.uploads.insert({ note_id: note.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${note.id}`, file_name: `${title}.wav`, content_type: 'audio/wav', declared_size: null, source: p.source, created_at: now(), speakers_hint: null })
+        await deps.uploads.start(p, note.id, `${title}.wav`)
         await repo.insert({ id, note_id: note.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, source: p.source, credential_id: p.credentialId, resume_token_hash: sha256(token), sample_rate: opts.sampleRate, node, heartbeat_at: now(), created_at: now() })
         return (await repo.byId(id))!
       })
@@ -197,7 +197,7 @@ export function createStreamsService(deps: {
       if (!found || found.account_id !== p.accountId || Boolean(found.sandbox) !== p.sandbox) {
         throw new StreamRefusal('stream_not_found', 'No live stream has this resume token for this key; start a new stream (connect without resume=).')
       }
-      if (!(found.state === 'open' || found.state === 'detached') || !(await repo.takeOver(found.id, found.generation, node, now()))) {
+      if (!(found.state === 'open' || found.state === 'detached') || !(await repo.takeOver(found, node, now()))) {
         throw new StreamRefusal('stream_ended', `This stream has ended (its note is ${found.note_id}); start a new stream to record more.`)
       }
       return hold(p, (await repo.byId(found.id))!, token, true, events)
