@@ -77,3 +77,17 @@ test('the signed-in page with its token upgrades, is answered `realtime`, and ge
   ws.close(1000)
   expect(await closed).toBe(1000)
 })
+
+test('with notesvc-library.sandbox the stream is the sandbox library\'s: its note is there, not in the live library, and nothing is charged', async () => {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, { protocols: ['realtime', `notesvc-csrf.${csrf}`, 'notesvc-library.sandbox'], headers: { cookie, origin: site } } as never)
+  const events: any[] = []
+  ws.onmessage = m => void events.push(JSON.parse(String(m.data)))
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)))
+  const pcm = speechWav(3).subarray(44, 44 + 3 * 24000 * 2)
+  for (let at = 0; at < pcm.byteLength; at += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from(pcm.subarray(at, at + 4800)).toString('base64') }))
+  ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+  const finished = await until('notesvc.stream.finished', () => events.find(e => e.type === 'notesvc.stream.finished'), 30_000)
+  expect([finished.note.status, finished.credits_charged]).toEqual(['Done', 0])
+  const inLibrary = async (library: string) => (await fetch(`${site}/v1/notes/${finished.note.id}`, { headers: { cookie, origin: site, 'x-csrf-token': csrf, 'x-notesvc-library': library } })).status
+  expect({ sandbox: await inLibrary('sandbox'), live: await inLibrary('live') }).toEqual({ sandbox: 200, live: 404 })
+})
