@@ -11,8 +11,8 @@
  */
 import type { Principal } from '../../http/admission'
 
-export const CSRF_PROTOCOL_PREFIX = 'notesvc-csrf.'
-export const SANDBOX_PROTOCOL = 'notesvc-library.sandbox'
+const CSRF_PROTOCOL_PREFIX = 'notesvc-csrf.'
+const SANDBOX_PROTOCOL = 'notesvc-library.sandbox'
 
 /** The session's principal for a request carrying its CSRF token; throws 401 (ApiError) when refused. */
 export type SessionCheck = (request: Request, csrfToken: string, sandbox: boolean) => Promise<Principal>

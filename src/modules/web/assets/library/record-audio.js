@@ -5,7 +5,7 @@
 import { createPcmEncoder, levelOf, STREAM_RATE } from './pcm.js'
 
 /** A capture that could not start, with a message that says what to do (`kind`: permission, no-microphone, busy, insecure, unsupported). */
-export class CaptureFailure extends Error {
+class CaptureFailure extends Error {
   constructor(kind, message) {
     super(message)
     this.kind = kind
