@@ -40,7 +40,7 @@ async function chargeMinute(deps: HoldDeps, p: Principal, row: StreamRow, minute
   const cost = p.sandbox ? 0 : deps.credits.quote(p, 'completeUpload', 60)
   try {
     return await deps.transaction(async () => {
-      if (cost > 0) await deps.credits.charge({ accountId: p.accountId, operation: LIVE_OPERATION, credits: cost, source: p.source, noteId: row.note_id })
+      if (!p.sandbox) await deps.credits.charge({ accountId: p.accountId, operation: LIVE_OPERATION, credits: cost, source: p.source, noteId: row.note_id })
       if (!(await deps.repo.recordCharged(row.id, row.generation, minute, cost))) throw new Error('stream lost')
       row.charged_minutes = minute
       row.credits_charged += cost
