@@ -7,6 +7,7 @@
 import { parseClientFrame, serverEvents, type NextId, type ProtocolError, type StreamInfo } from './protocol'
 import type { LiveRecognizer, LiveRecognizerFactory, RecognizerEvent } from './recognizer'
 import { DEFAULT_SESSION, type LiveSessionConfig, type SampleRate } from './session-config'
+import { createTurnEvents } from './turn-events'
 import type { FinishOutcome } from './stream-finish'
 
 export interface SessionIo {
@@ -32,15 +33,6 @@ const CLOSE_ENGINE_FAILED = 1011
 /** The stream continues on another connection (a resume): this one is closed with it. */
 const CLOSE_RESUMED_ELSEWHERE = 4000
 
-/** the words two hypotheses begin with alike */
-function agreedWords(a: string, b: string): string {
-  const x = a.split(' ').filter(Boolean)
-  const y = b.split(' ').filter(Boolean)
-  let n = 0
-  while (n < x.length && n < y.length && x[n] === y[n]) n++
-  return y.slice(0, n).join(' ')
-}
-
 function invalid(code: string, message: string, param: string | null, eventId: string | null): ProtocolError {
   return { type: 'invalid_request_error', code, message, param, event_id: eventId }
 }
@@ -57,73 +49,24 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
   /** audio still queued is dropped: the credits ran out, or the stream went to another connection */
   let dropAudio = false
   let audioSent = stream.resumed && stream.info().audio_seconds > 0
-  /** each turn's item id, made when the turn is first heard of */
-  const items = new Map<number, string>()
-  const committedTurns = new Set<number>()
-  let previous: string | null = null
   /** bytes appended since the last commit or clear */
   let uncommittedBytes = 0
-  /** the text each turn's deltas have sent so far, and its last partial */
-  const sent = new Map<number, string>()
-  const lastPartial = new Map<number, string>()
   /** audio goes to the stream, then to the engine, one append after another */
   let queue: Promise<void> = Promise.resolve()
 
   const send = (event: { type: string }) => {
     if (!ended) io.send(event)
   }
-  const itemOf = (turn: number) => {
-    let id = items.get(turn)
-    if (!id) items.set(turn, (id = nextId('item')))
-    return id
-  }
-  function commitTurn(turn: number) {
-    if (committedTurns.has(turn)) return
-    committedTurns.add(turn)
-    const item = itemOf(turn)
-    send(events.committed(item, previous))
-    previous = item
-  }
-
-  /**
-   * Every partial goes whole as notesvc's own event. Deltas (OpenAI's, appended text that cannot be
-   * taken back) carry only words two partials in a row agree on (LocalAgreement-2, as whisper_streaming
-   * commits): the engine's first guess at a turn's opening word is often revised a moment later, and a
-   * delta sent for it would stop every later delta of the turn (they must extend what was sent).
-   */
-  function partial(turn: number, text: string) {
-    const item = itemOf(turn)
-    send(events.partial(item, text))
-    const agreed = agreedWords(lastPartial.get(turn) ?? '', text)
-    lastPartial.set(turn, text)
-    const before = sent.get(turn) ?? ''
-    if (agreed.length <= before.length || !(before === '' || agreed.startsWith(`${before} `))) return
-    sent.set(turn, agreed)
-    send(events.delta(item, before === '' ? agreed : agreed.slice(before.length)))
-  }
-
-  /** the rest of the final text as a last delta, when it extends what was sent: the deltas then join into the transcript */
-  function finalDelta(turn: number, text: string) {
-    const before = sent.get(turn) ?? ''
-    if (text.length > before.length && (before === '' || text.startsWith(`${before} `))) send(events.delta(itemOf(turn), before === '' ? text : text.slice(before.length)))
-  }
+  const turns = createTurnEvents(events, nextId, send)
 
   function onRecognizer(event: RecognizerEvent) {
     if (ended) return
     switch (event.kind) {
       case 'speech_started':
-        return send(events.speechStarted(itemOf(event.turn), event.at * 1000))
       case 'speech_stopped':
-        send(events.speechStopped(itemOf(event.turn), event.at * 1000))
-        return commitTurn(event.turn)
       case 'partial':
-        return partial(event.turn, event.text)
       case 'final':
-        commitTurn(event.turn)
-        finalDelta(event.turn, event.text)
-        sent.delete(event.turn)
-        lastPartial.delete(event.turn)
-        return send(events.completed(itemOf(event.turn), event.text, Math.max(0, event.end - event.start)))
+        return turns.event(event)
       case 'failed':
         send(events.error({ type: 'server_error', code: 'engine_failed', message: `The live engine failed: ${event.message}. The audio kept so far becomes the note (its transcript is made from the recording); start a new stream to go on.`, param: null, event_id: null }))
         void end('the live engine failed', CLOSE_ENGINE_FAILED)

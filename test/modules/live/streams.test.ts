@@ -210,4 +210,16 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     expect((await full.json()).error.message).toMatch(/this server has 2 live streams running, its limit/)
     for (const x of [s, a, b2]) x.ws.close()
   }, 60_000)
+
+  test('metering off: a stream charges nothing (its minutes recorded at 0 credits, as every operation\'s with metering off)', async () => {
+    const { t, base } = await app({ NOTESVC_METERING: 'off' })
+    const key = await t.key({ email: 'unmetered@example.com' })
+    const s = await connect(base, key)
+    const { stream } = await s.next('notesvc.stream.created')
+    send(s.ws, 0, bytesOf(2))
+    await s.next('notesvc.stream.kept', e => e.audio_seconds >= 1)
+    s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+    expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, audio_seconds: 2 })
+    expect((await usage(t, key)).recent.filter((r: any) => r.noteId === stream.note_id).map((r: any) => [r.operation, r.credits])).toEqual([['liveTranscription', 0]])
+  }, 60_000)
 })
