@@ -14,6 +14,7 @@ import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { Admission, AdmissionTerms, Principal } from '../../http/admission'
 import { bearerToken } from '../../http/auth'
 import { ApiError, errorEnvelope, knownApiError } from '../../http/errors'
+import type { BrowserStreamCredential } from './browser-credential'
 import { MAX_FRAME_BYTES } from './protocol'
 import type { LiveRecognizerFactory } from './recognizer'
 import { createRealtimeSession } from './realtime-session'
@@ -58,6 +59,8 @@ export interface RealtimeOptions {
   streams: StreamsService
   publicUrl: string
   limits: StreamLimits & { idleSeconds: number }
+  /** the signed-in web library's session, when no key is sent (browser-credential.ts) */
+  browserSession?: BrowserStreamCredential
 }
 
 function offeredProtocols(request: Request): string[] {
@@ -109,6 +112,8 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
 
   async function admit(request: Request, protocols: string[]): Promise<Principal> {
     const credential = streamCredential(request, protocols)
+    const browser = credential === undefined ? await opts.browserSession?.(request, protocols) : null
+    if (browser) return (await opts.admission.authorize(browser, STREAM_TERMS)).principal!
     const admitted = await opts.admission.admit({ credential, address: () => '' }, STREAM_TERMS)
     return admitted.principal!
   }

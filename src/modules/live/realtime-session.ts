@@ -108,7 +108,7 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
     const outcome = await stream.finish(reason)
     if (outcome) {
       send(events.finished({
-        note: { id: outcome.noteId, status: outcome.status, url: `${opts.publicUrl}/v1/notes/${outcome.noteId}`, page: `${opts.publicUrl}/library/notes/${outcome.noteId}` },
+        note: { id: outcome.noteId, status: outcome.status, url: `${opts.publicUrl}/v1/notes/${outcome.noteId}`, page: `${opts.publicUrl}/notes/${outcome.noteId}` },
         creditsCharged: outcome.creditsCharged, audioSeconds: outcome.audioSeconds, reason,
       }))
     }

@@ -75,8 +75,9 @@ export function createStreamFinisher(deps: FinishDeps) {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+    const stored = await storage.stat(key)
     await deps.transaction(async () => {
-      await deps.uploads.complete(row.note_id, audioSecondsOf(row), row.credits_charged)
+      await deps.uploads.complete(row.note_id, audioSecondsOf(row), row.credits_charged, stored?.size ?? 0)
       await notes.setStage(row.note_id, 'queued')
       await deps.queueJob(row.note_id)
       await repo.markFinished(row.id, reason, now())

@@ -129,8 +129,12 @@ export function createUploadsService(deps: {
         content_type: 'audio/wav', declared_size: null, source: p.source, created_at: clock.now().toISOString(), speakers_hint: null,
       }),
       key: async (noteId: string): Promise<string | null> => (await repo.byNote(noteId))?.storage_key ?? null,
-      complete: (noteId: string, durationSeconds: number, creditsCharged: number) =>
-        repo.markCompleted({ note_id: noteId, completed_at: clock.now().toISOString(), duration_seconds: durationSeconds, credits_charged: creditsCharged, usage_id: null }),
+      /** received (the library plays it, backups copy it) and complete, as an upload's file once it is */
+      async complete(noteId: string, durationSeconds: number, creditsCharged: number, size: number) {
+        const at = clock.now().toISOString()
+        await repo.markReceived(noteId, size, at)
+        return repo.markCompleted({ note_id: noteId, completed_at: at, duration_seconds: durationSeconds, credits_charged: creditsCharged, usage_id: null })
+      },
     },
 
     reclaimInterruptedUploads: arrival.reclaimInterruptedUploads,
