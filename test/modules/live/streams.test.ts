@@ -129,6 +129,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     again.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
     const finished = await again.next('notesvc.stream.finished')
     expect(finished.audio_seconds).toBe(9)
+    // the resumed engine's times count from the stream's start, not from the resume
+    const started = again.events.filter(e => e.type === 'input_audio_buffer.speech_started')
+    expect(started.length).toBeGreaterThan(0)
+    for (const e of started) expect(e.audio_start_ms).toBeGreaterThanOrEqual(kept * 1000 - 300)
     expect(await recording(t, stream.note_id)).toEqual(PCM.subarray(0, bytesOf(9)))
     // the token is spent: resuming a finished stream is refused before the upgrade
     const late = await fetch(`http://${base}&resume=${stream.resume_token}`, { headers: { authorization: `Bearer ${key}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } })
@@ -182,7 +186,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     send(s.ws, 0, bytesOf(4.5))
     const completed = await s.next('conversation.item.input_audio_transcription.completed')
     expect(completed.transcript).toBe('Welcome everyone to the weekly planning meeting.')
-    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting')
+    // the deltas join into the completed transcript
+    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting.')
     s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
     expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, note: { status: 'Done' } })
     const note = (await t.call('GET', `/v1/notes/${stream.note_id}`, { token: key })).body
@@ -208,5 +213,17 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     expect(full.status).toBe(503)
     expect((await full.json()).error.message).toMatch(/this server has 2 live streams running, its limit/)
     for (const x of [s, a, b2]) x.ws.close()
+  }, 60_000)
+
+  test('metering off: a stream charges nothing (its minutes recorded at 0 credits, as every operation\'s with metering off)', async () => {
+    const { t, base } = await app({ NOTESVC_METERING: 'off' })
+    const key = await t.key({ email: 'unmetered@example.com' })
+    const s = await connect(base, key)
+    const { stream } = await s.next('notesvc.stream.created')
+    send(s.ws, 0, bytesOf(2))
+    await s.next('notesvc.stream.kept', e => e.audio_seconds >= 1)
+    s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+    expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, audio_seconds: 2 })
+    expect((await usage(t, key)).recent.filter((r: any) => r.noteId === stream.note_id).map((r: any) => [r.operation, r.credits])).toEqual([['liveTranscription', 0]])
   }, 60_000)
 })
