@@ -77,7 +77,7 @@ export async function runLiveStream(opts: LiveStreamOptions): Promise<LiveOutcom
   let configured: () => void = () => {}
   const ready = new Promise<void>(resolve => (configured = resolve))
   const audioDone = new AbortController()
-  const sent = { seconds: 0 }
+  const sent = { seconds: 0, finishing: false }
   /** the server does not know notesvc.stream.finish: the last turn is committed and the socket closed */
   let fallback: { answered: boolean } | null = null
 
@@ -154,7 +154,7 @@ export async function runLiveStream(opts: LiveStreamOptions): Promise<LiveOutcom
   socket.onEvent(onEvent)
   void socket.closed.then(({ code, reason }) => {
     audioDone.abort()
-    settle(new LiveStreamError(lostMessage(code, reason, stream, keptSeconds)))
+    settle(new LiveStreamError(lostMessage(code, reason, stream, keptSeconds, sent.finishing)))
   })
   opts.quit.addEventListener('abort', () => {
     socket.close(1000)
@@ -173,12 +173,12 @@ export async function runLiveStream(opts: LiveStreamOptions): Promise<LiveOutcom
 async function sendAudio(
   socket: RealtimeSocket,
   opts: LiveStreamOptions,
-  { ready, audioDone, settled, sent }: { ready: Promise<void>; audioDone: AbortController; settled: Promise<unknown>; sent: { seconds: number } },
+  { ready, audioDone, settled, sent }: { ready: Promise<void>; audioDone: AbortController; settled: Promise<unknown>; sent: { seconds: number; finishing: boolean } },
 ) {
   const over = AbortSignal.any([opts.stop, audioDone.signal])
   const first = await Promise.race([ready.then(() => 'ready' as const), settled.then(() => 'settled' as const), abortOf(over)])
   if (first !== 'ready') {
-    if (first === 'stopped' && !audioDone.signal.aborted) socket.send({ type: 'notesvc.stream.finish', event_id: FINISH_EVENT })
+    if (first === 'stopped' && !audioDone.signal.aborted) finish(socket, sent)
     return
   }
   try {
@@ -191,14 +191,21 @@ async function sendAudio(
     // the microphone or the file failed midway: what was sent is kept, and the stream ends in order
     opts.printer.notice(`notesvc: ${err instanceof Error ? err.message : String(err)}; ending the stream with what was sent.`)
   }
-  if (!audioDone.signal.aborted) socket.send({ type: 'notesvc.stream.finish', event_id: FINISH_EVENT })
+  if (!audioDone.signal.aborted) finish(socket, sent)
 }
 
 const abortOf = (signal: AbortSignal) =>
   new Promise<'stopped'>(resolve => (signal.aborted ? resolve('stopped') : signal.addEventListener('abort', () => resolve('stopped'), { once: true })))
 
-function lostMessage(code: number, reason: string, stream: StreamInfo | null, keptSeconds: number): string {
-  const why = `the connection to the server closed before the note was made (${code}${reason ? `: ${reason}` : ''})`
+function finish(socket: RealtimeSocket, sent: { finishing: boolean }) {
+  sent.finishing = true
+  socket.send({ type: 'notesvc.stream.finish', event_id: FINISH_EVENT })
+}
+
+function lostMessage(code: number, reason: string, stream: StreamInfo | null, keptSeconds: number, finishing: boolean): string {
+  const why = `the connection to the server closed before the note was named (${code}${reason ? `: ${reason}` : ''})`
   if (!stream) return `${why}; nothing was kept. Run the command again.`
+  // the server had the finish: it makes the note from everything it received, without waiting for a resume
+  if (finishing) return `${why}, after the stream was ended: the server makes note ${stream.note_id} from the audio it received; follow it with GET /v1/notes/${stream.note_id}/status.`
   return `${why}. The server keeps stream ${stream.id} ${stream.resume_seconds} s for a resume, then makes note ${stream.note_id} from the ${keptSeconds.toFixed(1)} s of audio it kept; follow it with GET /v1/notes/${stream.note_id}/status.`
 }

@@ -121,6 +121,33 @@ test('--live reads the microphone through ffmpeg (here an ffmpeg input device pl
   expect(Number(note![2])).toBeGreaterThanOrEqual(lines.at(-1)!.end - 0.1)
 }, 60_000)
 
+test('the server dies mid-stream (kill -9): exit 1, naming the stream the server keeps for a resume and the note it becomes', async () => {
+  const port = await freePort()
+  const other = `http://127.0.0.1:${port}`
+  const doomed = await startServer(['bun', 'run', 'src/cli.ts', 'serve'], `${other}/v1/health`, {
+    env: { NOTESVC_DATA_DIR: join(dir.path, 'doomed'), PORT: String(port), NOTESVC_LLM: 'builtin', NOTESVC_WORKERS: '0' },
+    timeoutMs: 30_000,
+  })
+  try {
+    const doomedKey = await firstStartKey(doomed.proc.stdout)
+    const proc = Bun.spawn(['bun', 'src/cli.ts', 'transcribe', '--realtime', RECORDING, '--url', other], {
+      env: { ...process.env, NOTESVC_KEY: doomedKey }, stdout: 'pipe', stderr: 'pipe',
+    })
+    let stderr = ''
+    const reading = (async () => {
+      for await (const chunk of proc.stderr as unknown as AsyncIterable<Uint8Array>) stderr += new TextDecoder().decode(chunk)
+    })()
+    await until('the stream to be created', () => stderr.includes('Live: stream '), 30_000)
+    doomed.proc.kill('SIGKILL')
+    const [code] = await Promise.all([proc.exited, reading])
+    expect(code).toBe(1)
+    const created = /Live: stream (live_\w+), note (note_\w+)\./.exec(stderr)!
+    expect(stderr).toMatch(new RegExp(`^notesvc: the connection to the server closed before the note was named \\(1006\\)\\. The server keeps stream ${created[1]} 60 s for a resume, then makes note ${created[2]} from the [\\d.]+ s of audio it kept; follow it with GET /v1/notes/${created[2]}/status\\.$`, 'm'))
+  } finally {
+    await doomed.stop()
+  }
+}, 60_000)
+
 test('refusals say what to do: a wrong key (401, exit 2), no NOTESVC_KEY (exit 2), no server listening (exit 1)', async () => {
   const wrong = await cli(['--realtime', RECORDING, '--url', base], { NOTESVC_KEY: 'svc_live_wrong' })
   expect(wrong.code).toBe(2)
