@@ -33,7 +33,7 @@ export interface LiveEngines {
   speech: SpeechContext
 }
 
-export type LiveEngineKind = 'pocketsphinx' | 'whisper' | 'remote'
+type LiveEngineKind = 'pocketsphinx' | 'whisper' | 'remote'
 
 export interface LiveEngineChoice {
   kind: LiveEngineKind

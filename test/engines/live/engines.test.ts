@@ -30,7 +30,7 @@ function liveEngines(env: Record<string, string>): LiveEngines {
 }
 
 describe('NOTESVC_LIVE_ENGINE', () => {
-  const cases: [string, Record<string, string>, { kind: string; detail: string }][] = [
+  const cases: [string, Record<string, string>, Pick<ReturnType<typeof chooseLiveEngine>, 'kind' | 'detail'>][] = [
     ['auto, whisper.cpp with its model: the sliding window', { NOTESVC_MODELS_DIR: withModel.path },
       { kind: 'whisper', detail: `whisper.cpp, model ${withModel.path}/ggml-base.en.bin, on a sliding window of 15 s decoded every 1 s` }],
     ['NOTESVC_ASR=whisper without its model: PocketSphinx, saying why', { NOTESVC_ASR: 'whisper', NOTESVC_MODELS_DIR: empty.path },
