@@ -194,7 +194,7 @@ export function createServices(deps: CoreDeps) {
   })
   /** live transcription streams (/v1/realtime): their rows, audio parts and notes (modules/live/streams.ts) */
   const live = createStreamsService({
-    repo: createStreamsRepo(store), uploads: uploadsRepo, notes, credits, storage, clock, ids, log, transaction: fn => store.transaction(fn),
+    repo: createStreamsRepo(store), uploads: uploads.recordings, notes, credits, storage, clock, ids, log, transaction: fn => store.transaction(fn),
     queueJob: pipeline.queueUpload, wakeWorkers: jobs.wake, resumeSeconds: config.live.resumeSeconds, maxStreamsPerAccount: config.live.maxStreamsPerAccount,
   })
   /** retention (docs/decisions.md "Retention"): the policies, and the sweep it registers as a recurring task */

@@ -81,11 +81,11 @@ for (const backEnd of ['sqlite', 'postgres'] as ClusterBackEnd[]) {
       const seconds = (performance.now() - killedAt) / 1000
       if (done.status !== "Done") console.log(JSON.stringify(done))
       expect(done.status).toBe("Done")
-      const audio = await recording(stream.note_id)
+      const audio: Uint8Array = await recording(stream.note_id)
       // every part the node had written, and nothing it had not: at least what it confirmed, at most what was sent
       expect(audio.length).toBeGreaterThanOrEqual(bytesOf(kept))
       expect(audio.length).toBeLessThanOrEqual(bytesOf(6))
-      expect(audio).toEqual(PCM.subarray(0, audio.length))
+      expect(audio).toEqual(new Uint8Array(PCM.subarray(0, audio.length)))
       const usage = (await apiClient(c.nodes.at(-1)!.base, key)('GET', '/v1/usage')).body
       expect(usage.recent.filter((r: any) => r.noteId === stream.note_id).map((r: any) => [r.operation, r.credits])).toEqual([['liveTranscription', 1]])
       const note = (await apiClient(c.nodes.at(-1)!.base, key)('GET', `/v1/notes/${stream.note_id}`)).body
@@ -109,7 +109,7 @@ for (const backEnd of ['sqlite', 'postgres'] as ClusterBackEnd[]) {
       again.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
       const finished = await again.next('notesvc.stream.finished')
       expect(finished).toMatchObject({ note: { id: stream.note_id }, audio_seconds: 10, credits_charged: 1 })
-      expect(await recording(stream.note_id)).toEqual(PCM.subarray(0, bytesOf(10)))
+      expect(await recording(stream.note_id)).toEqual(new Uint8Array(PCM.subarray(0, bytesOf(10))))
       console.log(`postgres: killed node A after ${resumed.audio_seconds} s kept; resumed on node B, finished with 10 s, every byte once`)
       await c.restartNode(0)
     }, 120_000)

@@ -19,9 +19,7 @@ import type { SessionSettings } from './session'
 import type { DecoderOptions } from '../pocketsphinx/decoder'
 import type { LiveEvent } from './events'
 
-export type { LiveEvent, LiveWord } from './events'
-
-export { DEFAULT_TURN_DETECTION, type TurnDetection } from './turns'
+export type { LiveEvent } from './events'
 
 const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
   ? new URL('./engines/live/live-thread.ts', Bun.pathToFileURL(Bun.main)).href

@@ -8,9 +8,9 @@ import { DEFAULT_SESSION, readSessionUpdate, type LiveSessionConfig } from './se
 
 /** The largest text frame read. OpenAI allows 15 MiB per append; notesvc reads at most 1 MiB (about 21 s of 24 kHz audio). */
 export const MAX_FRAME_BYTES = 1024 * 1024
-export const MAX_EVENT_ID_CHARS = 128
+const MAX_EVENT_ID_CHARS = 128
 
-export type ClientEvent =
+type ClientEvent =
   | { type: 'session.update' | 'transcription_session.update'; eventId: string | null; config: LiveSessionConfig }
   | { type: 'input_audio_buffer.append'; eventId: string | null; pcm: Uint8Array }
   | { type: 'input_audio_buffer.commit' | 'input_audio_buffer.clear'; eventId: string | null }
@@ -226,4 +226,3 @@ export function serverEvents(nextId: NextId) {
   }
 }
 
-export type ServerEvents = ReturnType<typeof serverEvents>

@@ -14,23 +14,25 @@ import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { Admission, AdmissionTerms, Principal } from '../../http/admission'
 import { bearerToken } from '../../http/auth'
 import { ApiError, errorEnvelope, knownApiError } from '../../http/errors'
+import type { BrowserStreamCredential } from './browser-credential'
 import { MAX_FRAME_BYTES } from './protocol'
 import type { LiveRecognizerFactory } from './recognizer'
 import { createRealtimeSession } from './realtime-session'
 import { createStreamCounter, type StreamLimits } from './stream-limits'
-import { StreamRefusal, type LiveStream, type LiveStreamEvents, type StreamsService } from './streams'
+import { StreamRefusal, type LiveStream, type StreamsService } from './streams'
+import type { LiveStreamEvents } from './stream-hold'
 import { sandboxRecognizers } from './sandbox-recognizer'
 import { DEFAULT_SESSION } from './session-config'
 import { STYLE_IDS } from '../../engines/llm/engine'
 
-export const REALTIME_PATH = '/v1/realtime'
+const REALTIME_PATH = '/v1/realtime'
 const KEY_PROTOCOL = 'openai-insecure-api-key.'
 
 /**
  * Frames up to OpenAI's own 15 MiB reach the protocol layer, which answers those over MAX_FRAME_BYTES
  * with its `frame_too_large` error; a larger one Bun closes the socket on (1009, message too big).
  */
-export const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
+const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
 
 /** The terms of a stream: what the SPEC asks of a transcription (createTranscription). */
 const STREAM_TERMS: AdmissionTerms = { id: 'realtime', scopes: ['transcriptions:write'], rateClass: 'processing' }
@@ -57,6 +59,8 @@ export interface RealtimeOptions {
   streams: StreamsService
   publicUrl: string
   limits: StreamLimits & { idleSeconds: number }
+  /** the signed-in web library's session, when no key is sent (browser-credential.ts) */
+  browserSession?: BrowserStreamCredential
 }
 
 function offeredProtocols(request: Request): string[] {
@@ -108,6 +112,8 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
 
   async function admit(request: Request, protocols: string[]): Promise<Principal> {
     const credential = streamCredential(request, protocols)
+    const browser = credential === undefined ? await opts.browserSession?.(request, protocols) : null
+    if (browser) return (await opts.admission.authorize(browser, STREAM_TERMS)).principal!
     const admitted = await opts.admission.admit({ credential, address: () => '' }, STREAM_TERMS)
     return admitted.principal!
   }
@@ -208,4 +214,3 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
   return { path: REALTIME_PATH, handle, websocket, running: streams.running }
 }
 
-export type RealtimeRoute = ReturnType<typeof createRealtimeRoute>

@@ -7,6 +7,7 @@
 import { parseClientFrame, serverEvents, type NextId, type ProtocolError, type StreamInfo } from './protocol'
 import type { LiveRecognizer, LiveRecognizerFactory, RecognizerEvent } from './recognizer'
 import { DEFAULT_SESSION, type LiveSessionConfig, type SampleRate } from './session-config'
+import { createTurnEvents } from './turn-events'
 import type { FinishOutcome } from './stream-finish'
 
 export interface SessionIo {
@@ -28,9 +29,9 @@ export interface SessionStream {
 }
 
 /** WebSocket close code for an engine failure (1011: the server met an unexpected condition). */
-export const CLOSE_ENGINE_FAILED = 1011
+const CLOSE_ENGINE_FAILED = 1011
 /** The stream continues on another connection (a resume): this one is closed with it. */
-export const CLOSE_RESUMED_ELSEWHERE = 4000
+const CLOSE_RESUMED_ELSEWHERE = 4000
 
 function invalid(code: string, message: string, param: string | null, eventId: string | null): ProtocolError {
   return { type: 'invalid_request_error', code, message, param, event_id: eventId }
@@ -48,57 +49,24 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
   /** audio still queued is dropped: the credits ran out, or the stream went to another connection */
   let dropAudio = false
   let audioSent = stream.resumed && stream.info().audio_seconds > 0
-  /** each turn's item id, made when the turn is first heard of */
-  const items = new Map<number, string>()
-  const committedTurns = new Set<number>()
-  let previous: string | null = null
   /** bytes appended since the last commit or clear */
   let uncommittedBytes = 0
-  /** the text each turn's deltas have sent so far */
-  const sent = new Map<number, string>()
   /** audio goes to the stream, then to the engine, one append after another */
   let queue: Promise<void> = Promise.resolve()
 
   const send = (event: { type: string }) => {
     if (!ended) io.send(event)
   }
-  const itemOf = (turn: number) => {
-    let id = items.get(turn)
-    if (!id) items.set(turn, (id = nextId('item')))
-    return id
-  }
-  function commitTurn(turn: number) {
-    if (committedTurns.has(turn)) return
-    committedTurns.add(turn)
-    const item = itemOf(turn)
-    send(events.committed(item, previous))
-    previous = item
-  }
-
-  /** Deltas are appended text: a partial that only extends what was sent sends the rest; every partial goes whole as notesvc's own event. */
-  function partial(turn: number, text: string) {
-    const item = itemOf(turn)
-    send(events.partial(item, text))
-    const before = sent.get(turn) ?? ''
-    if (text.length <= before.length || !text.startsWith(before)) return
-    sent.set(turn, text)
-    send(events.delta(item, text.slice(before.length)))
-  }
+  const turns = createTurnEvents(events, nextId, send)
 
   function onRecognizer(event: RecognizerEvent) {
     if (ended) return
     switch (event.kind) {
       case 'speech_started':
-        return send(events.speechStarted(itemOf(event.turn), event.at * 1000))
       case 'speech_stopped':
-        send(events.speechStopped(itemOf(event.turn), event.at * 1000))
-        return commitTurn(event.turn)
       case 'partial':
-        return partial(event.turn, event.text)
       case 'final':
-        commitTurn(event.turn)
-        sent.delete(event.turn)
-        return send(events.completed(itemOf(event.turn), event.text, Math.max(0, event.end - event.start)))
+        return turns.event(event)
       case 'failed':
         send(events.error({ type: 'server_error', code: 'engine_failed', message: `The live engine failed: ${event.message}. The audio kept so far becomes the note (its transcript is made from the recording); start a new stream to go on.`, param: null, event_id: null }))
         void end('the live engine failed', CLOSE_ENGINE_FAILED)
@@ -140,7 +108,7 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
     const outcome = await stream.finish(reason)
     if (outcome) {
       send(events.finished({
-        note: { id: outcome.noteId, status: outcome.status, url: `${opts.publicUrl}/v1/notes/${outcome.noteId}`, page: `${opts.publicUrl}/library/notes/${outcome.noteId}` },
+        note: { id: outcome.noteId, status: outcome.status, url: `${opts.publicUrl}/v1/notes/${outcome.noteId}`, page: `${opts.publicUrl}/notes/${outcome.noteId}` },
         creditsCharged: outcome.creditsCharged, audioSeconds: outcome.audioSeconds, reason,
       }))
     }

@@ -7,14 +7,14 @@
 import type { MediaStorage } from '../../storage/storage'
 
 /** Audio held before it is written: about a second (more while a write is under way). */
-export const FLUSH_SECONDS = 1
+const FLUSH_SECONDS = 1
 /** Audio held while the storage does not keep up: past this the stream ends rather than grow without bound. */
 const MAX_HELD_SECONDS = 30
 
 /** a part's key: under the generation that wrote it, so a node that lost the stream never overwrites the new holder's */
 export const partKey = (streamId: string, generation: number, part: number) => `live/${streamId}/${generation}/${String(part).padStart(6, '0')}.pcm`
 
-export class StorageBehindError extends Error {}
+class StorageBehindError extends Error {}
 
 export interface AudioKeeperDeps {
   streamId: string

@@ -13,14 +13,14 @@ import type { Logger } from '../../log'
 import type { StyleId } from '../../engines/llm/engine'
 import type { MediaStorage } from '../../storage/storage'
 import type { NotesService } from '../notes/service'
-import type { UploadsRepo } from '../uploads/repo'
+import type { UploadsService } from '../uploads/service'
 import { SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
 import { partKey, wavHeader } from './stream-audio'
 import { generationOfPart, type StreamRow, type StreamsRepo } from './streams-repo'
 
 export interface FinishDeps {
   repo: StreamsRepo
-  uploads: UploadsRepo
+  uploads: UploadsService['recordings']
   notes: NotesService
   storage: MediaStorage
   clock: Clock
@@ -61,10 +61,10 @@ export function createStreamFinisher(deps: FinishDeps) {
   }
 
   async function finishRecorded(row: StreamRow, reason: string): Promise<FinishOutcome['status']> {
-    const upload = await deps.uploads.byNote(row.note_id)
+    const key = (await deps.uploads.key(row.note_id))!
     const dir = await mkdtemp(join(tmpdir(), 'notesvc-live-'))
     try {
-      await storage.put(upload!.storage_key, { path: await joinParts(row, dir) })
+      await storage.put(key, { path: await joinParts(row, dir) })
     } catch (err) {
       deps.log.error('a live stream\'s audio could not be made into its recording; its parts are kept', { stream: row.id, note: row.note_id, error: err })
       await deps.transaction(async () => {
@@ -75,8 +75,9 @@ export function createStreamFinisher(deps: FinishDeps) {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+    const stored = await storage.stat(key)
     await deps.transaction(async () => {
-      await deps.uploads.markCompleted({ note_id: row.note_id, completed_at: now(), duration_seconds: audioSecondsOf(row), credits_charged: row.credits_charged, usage_id: null })
+      await deps.uploads.complete(row.note_id, audioSecondsOf(row), row.credits_charged, stored?.size ?? 0)
       await notes.setStage(row.note_id, 'queued')
       await deps.queueJob(row.note_id)
       await repo.markFinished(row.id, reason, now())
@@ -122,4 +123,3 @@ export function createStreamFinisher(deps: FinishDeps) {
   }
 }
 
-export type StreamFinisher = ReturnType<typeof createStreamFinisher>

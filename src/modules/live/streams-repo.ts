@@ -5,7 +5,7 @@
  */
 import type { Store } from '../../db/store'
 
-export type StreamState = 'open' | 'detached' | 'finishing' | 'finished'
+type StreamState = 'open' | 'detached' | 'finishing' | 'finished'
 
 export interface StreamRow {
   id: string
@@ -43,7 +43,7 @@ const row = (r: StreamRow | null): StreamRow | null => r && {
   generation: Number(r.generation),
 }
 
-export const runsOf = (row: Pick<StreamRow, 'runs'>): Array<[number, number]> => JSON.parse(row.runs) as Array<[number, number]>
+const runsOf = (row: Pick<StreamRow, 'runs'>): Array<[number, number]> => JSON.parse(row.runs) as Array<[number, number]>
 
 /** the generation that wrote part `n` */
 export function generationOfPart(row: Pick<StreamRow, 'runs'>, n: number): number {

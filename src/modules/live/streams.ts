@@ -16,16 +16,12 @@ import { sha256 } from '../../crypto/digest'
 import type { MediaStorage } from '../../storage/storage'
 import type { CreditsService } from '../credits/service'
 import type { NotesService } from '../notes/service'
-import type { UploadsRepo } from '../uploads/repo'
-import { createAudioKeeper, type AudioKeeper } from './stream-audio'
-import { audioSecondsOf, createStreamFinisher, type FinishOutcome } from './stream-finish'
+import type { UploadsService } from '../uploads/service'
+import { audioSecondsOf, createStreamFinisher } from './stream-finish'
+import { HEARTBEAT_SECONDS, holdStream, type LiveStreamEvents } from './stream-hold'
 import type { StreamRow, StreamsRepo } from './streams-repo'
 
-/** How often a node holding a stream says so (its row's heartbeat); three missed and it is taken for dead. */
-export const HEARTBEAT_SECONDS = 5
 const DEAD_AFTER_SECONDS = 3 * HEARTBEAT_SECONDS
-/** the usage rows' operation */
-export const LIVE_OPERATION = 'liveTranscription'
 
 export interface StreamOptions {
   sampleRate: number
@@ -41,18 +37,11 @@ export class StreamRefusal extends Error {
   }
 }
 
-export interface LiveStreamEvents {
-  /** audio kept up to this many seconds (after each part is written) */
-  kept(audioSeconds: number): void
-  /** another connection resumed the stream, or the storage failed: this connection must end */
-  lost(why: 'stream_resumed_elsewhere' | 'storage_failed', message: string): void
-}
-
 export type StreamsService = ReturnType<typeof createStreamsService>
 
 export function createStreamsService(deps: {
   repo: StreamsRepo
-  uploads: UploadsRepo
+  uploads: UploadsService['recordings']
   notes: NotesService
   credits: CreditsService
   storage: MediaStorage
@@ -71,101 +60,7 @@ export function createStreamsService(deps: {
   const ago = (seconds: number) => new Date(clock.now().getTime() - seconds * 1000).toISOString()
   const finish = createStreamFinisher(deps)
 
-  /** the stream's charge for the minute that starts now; false when the credits do not cover it */
-  async function chargeMinute(p: Principal, row: StreamRow, minute: number): Promise<boolean> {
-    const cost = p.sandbox ? 0 : deps.credits.quote(p, 'completeUpload', 60)
-    try {
-      return await deps.transaction(async () => {
-        if (cost > 0) await deps.credits.charge({ accountId: p.accountId, operation: LIVE_OPERATION, credits: cost, source: p.source, noteId: row.note_id })
-        if (!(await repo.recordCharged(row.id, row.generation, minute, cost))) throw new Error('stream lost')
-        row.charged_minutes = minute
-        row.credits_charged += cost
-        return true
-      })
-    } catch (err) {
-      if ((err as { code?: string }).code === 'insufficient_credits') return false
-      if ((err as Error).message === 'stream lost') return true // the next write finds it lost
-      throw err
-    }
-  }
-
-  /** One connection's hold on a stream: its audio keeper, charging and heartbeat. */
-  function hold(p: Principal, row: StreamRow, token: string, resumed: boolean, events: LiveStreamEvents) {
-    const bytesPerSecond = () => row.sample_rate * 2
-    let ended = false
-    let keeper: AudioKeeper | null = null
-    const lostHere = () => release('stream_resumed_elsewhere', 'This stream was resumed by another connection; this one is closed.')
-    /** made at the first audio: the rate can change until then */
-    const keeping = (): AudioKeeper => (keeper ??= createAudioKeeper({
-      streamId: row.id, generation: row.generation, sampleRate: row.sample_rate, storage: deps.storage, keptBytes: row.kept_bytes, parts: row.parts,
-      record: (kept, parts) => repo.recordKept(row.id, row.generation, kept, parts, now()),
-      onKept: kept => {
-        row.kept_bytes = kept
-        events.kept(kept / bytesPerSecond())
-      },
-      onLost: lostHere,
-      onFailed: err => {
-        deps.log.error('a live stream\'s audio could not be written to the media storage', { stream: row.id, error: err })
-        release('storage_failed', `The server could not keep the audio (${(err as Error).message}); what was kept up to now becomes the note within a minute.`)
-      },
-    }))
-    const beat = setInterval(() => {
-      void repo.heartbeat(row.id, row.generation, now()).then(ok => ok || lostHere(), () => {})
-    }, HEARTBEAT_SECONDS * 1000)
-    let charging: Promise<boolean> = Promise.resolve(true)
-
-    function release(why: 'stream_resumed_elsewhere' | 'storage_failed', message: string) {
-      if (ended) return
-      ended = true
-      clearInterval(beat)
-      keeper?.stop()
-      events.lost(why, message)
-    }
-    async function stopHere(): Promise<boolean> {
-      if (ended) return false
-      await keeper?.flush()
-      if (ended) return false
-      ended = true
-      clearInterval(beat)
-      return true
-    }
-
-    return {
-      resumed,
-      info: () => ({ id: row.id, note_id: row.note_id, resume_token: token, resume_seconds: deps.resumeSeconds, audio_seconds: audioSecondsOf(row), sample_rate: row.sample_rate }),
-      setSampleRate(rate: number): boolean {
-        if (keeper || row.kept_bytes > 0) return false
-        row.sample_rate = rate
-        void repo.setSampleRate(row.id, row.generation, rate)
-        return true
-      },
-      /**
-       * Keeps `pcm` (charging the minute it starts, when it starts one); false when the account's
-       * credits do not cover that minute: the audio is not kept and the stream should end.
-       */
-      async append(pcm: Uint8Array): Promise<boolean> {
-        if (ended) return true
-        const k = keeping()
-        const minute = Math.ceil((k.received() + pcm.length) / (60 * bytesPerSecond()))
-        if (minute > row.charged_minutes) {
-          charging = charging.then(ok => (ok && minute > row.charged_minutes ? chargeMinute(p, row, minute) : ok))
-          if (!(await charging)) return false
-        }
-        k.append(pcm)
-        return true
-      },
-      /** the connection dropped: resumable for the grace period (what was held is written first) */
-      async detach(): Promise<void> {
-        if (await stopHere()) await repo.detach(row.id, row.generation, now())
-      },
-      /** the stream ends here: what is held is written, and the note made */
-      async finish(reason: string): Promise<FinishOutcome | null> {
-        if (!(await stopHere())) return null
-        if (!(await repo.claimFinish(row.id, now(), row.generation))) return null
-        return finish(row.id, reason)
-      },
-    }
-  }
+  const hold = (p: Principal, row: StreamRow, token: string, resumed: boolean, events: LiveStreamEvents) => holdStream({ ...deps, now, finish }, p, row, token, resumed, events)
 
   function newToken(): string {
     const bytes = crypto.getRandomValues(new Uint8Array(32))
@@ -177,14 +72,14 @@ export function createStreamsService(deps: {
     /** Opens a stream for `p` and makes its note. */
     async open(p: Principal, opts: StreamOptions, events: LiveStreamEvents) {
       if (await repo.openCount(p.accountId, ago(DEAD_AFTER_SECONDS)) >= deps.maxStreamsPerAccount) {
-        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live streams running, its limit; end one first.`)
+        throw new StreamRefusal('too_many_streams', `This account has ${deps.maxStreamsPerAccount} live stream${deps.maxStreamsPerAccount === 1 ? '' : 's'} running, its limit (on all servers); end one first.`)
       }
       const token = newToken()
       const id = deps.ids.next('live')
       const title = opts.title?.trim() || `Live recording ${now().slice(0, 16).replace('T', ' ')} UTC`
       const row = await deps.transaction(async () => {
         const note = await deps.notes.createPending(p, { title, type: 'audio', styleId: opts.styleId ?? 'note', language: opts.language ?? null, source: 'live', stage: 'recording' })
-        await deps.uploads.insert({ note_id: note.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${note.id}`, file_name: `${title}.wav`, content_type: 'audio/wav', declared_size: null, source: p.source, created_at: now(), speakers_hint: null })
+        await deps.uploads.start(p, note.id, `${title}.wav`)
         await repo.insert({ id, note_id: note.id, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, source: p.source, credential_id: p.credentialId, resume_token_hash: sha256(token), sample_rate: opts.sampleRate, node, heartbeat_at: now(), created_at: now() })
         return (await repo.byId(id))!
       })

@@ -30,13 +30,13 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     for (const s of stores) await s.close()
   })
 
-  async function app(env: Record<string, string> = {}) {
-    const store = await b.open()
-    stores.push(store)
+  async function app(env: Record<string, string> = {}, shared?: Awaited<ReturnType<typeof b.open>>) {
+    const store = shared ?? (await b.open())
+    if (!shared) stores.push(store)
     const t = createTestApp({ store, liveRecognizers: engineRecognizers(), env: { NOTESVC_LIVE_RESUME_SECONDS: '1', ...env } })
     const server = listen(t.app, { port: 0, hostname: '127.0.0.1' })
     servers.push(server)
-    return { t, base: `127.0.0.1:${server.port}/v1/realtime?intent=transcription` }
+    return { t, store, base: `127.0.0.1:${server.port}/v1/realtime?intent=transcription` }
   }
 
   async function connect(base: string, key: string, query = ''): Promise<Stream> {
@@ -182,10 +182,44 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     send(s.ws, 0, bytesOf(4.5))
     const completed = await s.next('conversation.item.input_audio_transcription.completed')
     expect(completed.transcript).toBe('Welcome everyone to the weekly planning meeting.')
-    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting')
+    // the deltas join into the completed transcript
+    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.delta').map(e => e.delta).join('')).toBe('Welcome everyone to the weekly planning meeting.')
     s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
     expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, note: { status: 'Done' } })
     const note = (await t.call('GET', `/v1/notes/${stream.note_id}`, { token: key })).body
     expect(note.originalTranscription).toStartWith('Welcome everyone to the weekly planning meeting. First, the launch date')
+  }, 60_000)
+
+  test('the per-account limit counts the streams open on every node (two apps on one database); the server limit counts this server\'s; each refused with 503 and Retry-After before the upgrade', async () => {
+    const env = { NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT: '1', NOTESVC_LIVE_MAX_STREAMS: '2' }
+    const one = await app(env)
+    const two = await app(env, one.store)
+    const key = await one.t.key({ email: 'limits@example.com' })
+    const s = await connect(one.base, key)
+    await s.next('notesvc.stream.created')
+    const upgrade = (base: string, k: string) => fetch(`http://${base}`, { headers: { authorization: `Bearer ${k}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } })
+    const refused = await upgrade(two.base, key)
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('5')
+    expect((await refused.json()).error.message).toMatch(/this account has 1 live stream running, its limit/i)
+    // other accounts fill the second node's two places; the third is refused by the server's limit
+    const a = await connect(two.base, await one.t.key({ email: 'a@example.com' }))
+    const b2 = await connect(two.base, await one.t.key({ email: 'b@example.com' }))
+    const full = await upgrade(two.base, await one.t.key({ email: 'c@example.com' }))
+    expect(full.status).toBe(503)
+    expect((await full.json()).error.message).toMatch(/this server has 2 live streams running, its limit/)
+    for (const x of [s, a, b2]) x.ws.close()
+  }, 60_000)
+
+  test('metering off: a stream charges nothing (its minutes recorded at 0 credits, as every operation\'s with metering off)', async () => {
+    const { t, base } = await app({ NOTESVC_METERING: 'off' })
+    const key = await t.key({ email: 'unmetered@example.com' })
+    const s = await connect(base, key)
+    const { stream } = await s.next('notesvc.stream.created')
+    send(s.ws, 0, bytesOf(2))
+    await s.next('notesvc.stream.kept', e => e.audio_seconds >= 1)
+    s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+    expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, audio_seconds: 2 })
+    expect((await usage(t, key)).recent.filter((r: any) => r.noteId === stream.note_id).map((r: any) => [r.operation, r.credits])).toEqual([['liveTranscription', 0]])
   }, 60_000)
 })
