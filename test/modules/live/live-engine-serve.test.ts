@@ -53,7 +53,7 @@ function turn(seconds: number): Uint8Array {
   return new Uint8Array(out.buffer)
 }
 
-test('NOTESVC_ASR=remote: the turn goes to the remote server when it ends, and its answer is the completed transcript (no deltas)', async () => {
+test('NOTESVC_ASR=remote: the turn goes to the remote server when it ends, and its answer is the completed transcript (no partials before it)', async () => {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, { protocols: ['realtime', `openai-insecure-api-key.${key}`] } as never)
   const events: any[] = []
   ws.onmessage = m => void events.push(JSON.parse(String(m.data)))
@@ -65,8 +65,11 @@ test('NOTESVC_ASR=remote: the turn goes to the remote server when it ends, and i
   expect(completed.transcript).toBe(REMOTE_TEXT)
   expect(requests).toBe(1)
   const item = completed.item_id
+  // nothing while the turn is spoken; at its end the route sends the final's text as the one delta, then completed
   expect(events.filter(e => e.item_id === item).map(e => e.type)).toEqual([
-    'input_audio_buffer.speech_started', 'input_audio_buffer.speech_stopped', 'input_audio_buffer.committed', 'conversation.item.input_audio_transcription.completed',
+    'input_audio_buffer.speech_started', 'input_audio_buffer.speech_stopped', 'input_audio_buffer.committed',
+    'conversation.item.input_audio_transcription.delta', 'conversation.item.input_audio_transcription.completed',
   ])
+  expect(events.find(e => e.type === 'conversation.item.input_audio_transcription.delta').delta).toBe(REMOTE_TEXT)
   expect(events.filter(e => e.type === 'error')).toEqual([])
 }, 90_000)
