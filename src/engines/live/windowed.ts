@@ -125,7 +125,10 @@ export class WindowedSession {
     this.#position += frame.length
     if (!this.#detector) {
       this.#turn ??= this.#start(this.#position - frame.length)
-      return this.#add(frame)
+      this.#add(frame)
+      // no commit for MAX_TURN_SECONDS: the turn ends anyway, so its audio is never held without bound
+      if (this.#turn.samples >= MAX_TURN_SECONDS * RATE) this.#end()
+      return
     }
     const event = this.#detector.frame(frame)
     if (!this.#turn) {

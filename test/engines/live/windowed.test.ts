@@ -186,6 +186,15 @@ describe('whisper.cpp\'s mode: a sliding window', () => {
 })
 
 describe('the remote engine\'s mode: one decode per turn', () => {
+  test('without turn detection a turn ends at a commit, or after 30 s without one (its audio is never held without bound)', async () => {
+    const { r, calls, events, push } = open(({ seconds }) => [said(`${seconds} s`)], { window: null })
+    push(speech(70))
+    r.commit()
+    await r.close()
+    expect(calls.map(c => c.seconds)).toEqual([30, 30, 10])
+    expect(events.map(e => e.type === 'final' && [e.item, e.start, e.end, e.text])).toEqual([[0, 0, 30, '30 s'], [1, 30, 60, '30 s'], [2, 60, 70, '10 s']])
+  })
+
   test('turns found by the energy detector: no partials, each turn decoded once when it ends, its final before the next turn\'s first event', async () => {
     let release!: () => void
     const gate = new Promise<void>(resolve => (release = resolve))
