@@ -59,8 +59,13 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
   }
   const turns = createTurnEvents(events, nextId, send)
 
+  /** a resumed stream's engine starts at the kept audio's end: its times are counted from the stream's start */
+  const offset = stream.resumed ? stream.info().audio_seconds : 0
+
   function onRecognizer(event: RecognizerEvent) {
     if (ended) return
+    if (offset && 'at' in event) event = { ...event, at: event.at + offset }
+    else if (offset && event.kind === 'final') event = { ...event, start: event.start + offset, end: event.end + offset }
     switch (event.kind) {
       case 'speech_started':
       case 'speech_stopped':

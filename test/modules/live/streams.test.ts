@@ -129,6 +129,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     again.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
     const finished = await again.next('notesvc.stream.finished')
     expect(finished.audio_seconds).toBe(9)
+    // the resumed engine's times count from the stream's start, not from the resume
+    const started = again.events.filter(e => e.type === 'input_audio_buffer.speech_started')
+    expect(started.length).toBeGreaterThan(0)
+    for (const e of started) expect(e.audio_start_ms).toBeGreaterThanOrEqual(kept * 1000 - 300)
     expect(await recording(t, stream.note_id)).toEqual(PCM.subarray(0, bytesOf(9)))
     // the token is spent: resuming a finished stream is refused before the upgrade
     const late = await fetch(`http://${base}&resume=${stream.resume_token}`, { headers: { authorization: `Bearer ${key}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } })
