@@ -42,7 +42,7 @@ export function wordsOf(segments: readonly TimedText[], offset: number): HeardWo
 }
 
 /** Two words are the same word when they differ only in case and punctuation ("Hello," = "hello"). */
-export function sameWord(a: string, b: string): boolean {
+function sameWord(a: string, b: string): boolean {
   const key = (w: string) => w.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '')
   return key(a) === key(b) && (key(a) !== '' || a === b)
 }

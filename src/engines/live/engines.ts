@@ -23,7 +23,7 @@ export const LIVE_ENGINE_SETTINGS = ['auto', 'pocketsphinx'] as const
 export type LiveEngineSetting = (typeof LIVE_ENGINE_SETTINGS)[number]
 
 /** whisper.cpp's window: the turn's last 15 s at most, decoded again every second of new audio. */
-export const WHISPER_WINDOW: SlidingWindow = { maxSeconds: 15, stepSeconds: 1 }
+const WHISPER_WINDOW: SlidingWindow = { maxSeconds: 15, stepSeconds: 1 }
 
 export interface LiveEngines {
   setting: LiveEngineSetting

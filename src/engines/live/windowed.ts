@@ -24,7 +24,7 @@ import { LIVE_SAMPLE_RATE, LiveInputError, MAX_PUSH_SAMPLES, type LiveRecognizer
 
 const RATE = 16_000
 /** A turn longer than this is ended anyway: its final is one decode, and whisper.cpp hears 30 s at a time. */
-export const MAX_TURN_SECONDS = 30
+const MAX_TURN_SECONDS = 30
 /** How much text before the window is given to the engine as its prompt (whisper_streaming's 200). */
 const PROMPT_CHARS = 200
 
@@ -65,7 +65,7 @@ interface Turn {
   segmentEnds: number[]
 }
 
-export class WindowedSession {
+class WindowedSession {
   #settings: WindowedSettings
   #detector: TurnDetector | null
   #emit: (e: LiveEvent) => void
