@@ -2,8 +2,9 @@
  * The real streaming engine behind /v1/realtime: a LiveRecognizerFactory over the live engine that
  * engines/live/engines.ts picks for each stream (PocketSphinx's live decoder, whisper.cpp on a sliding
  * window, or the remote server per turn; PocketSphinx when no engines are given). The client's pcm16
- * (24 kHz by OpenAI's default, or 16 kHz) is resampled to the engine's 16 kHz as it arrives; the session's server_vad settings become the engine's turn
- * detection (none: turns end only at commits); the engine's events become the route's.
+ * (24 kHz by OpenAI's default, or 16 kHz) is resampled to the engine's 16 kHz as it arrives; the
+ * session's server_vad settings become the engine's turn detection (none: turns end only at commits);
+ * the engine's events become the route's.
  */
 import { createResampler } from '../../engines/live/resample'
 import { LIVE_SAMPLE_RATE, MAX_PUSH_SAMPLES } from '../../engines/live'
