@@ -1,5 +1,6 @@
 import { listen, type Fetching } from '../http/listen'
 import { engineRecognizers } from '../modules/live/engine-recognizer'
+import { chooseLiveEngine, type LiveEngines } from '../engines/live/engines'
 import type { Config } from '../config'
 import { systemClock } from '../clock'
 import { createIdGenerator } from '../ids'
@@ -73,7 +74,9 @@ async function serve(config: Config, log: Logger) {
   startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   startupMark('speech engine check')
-  const app = createApp({ config, clock: systemClock, ids, log, services, liveRecognizers: engineRecognizers() })
+  const liveEngines: LiveEngines = { setting: config.live.engine, asr: services.asr, speech: config }
+  log.info('live transcription engine', { engine: chooseLiveEngine(liveEngines).detail })
+  const app = createApp({ config, clock: systemClock, ids, log, services, liveRecognizers: engineRecognizers(liveEngines) })
   startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   startupMark('listen')

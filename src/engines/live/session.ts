@@ -81,6 +81,8 @@ export class LiveSession {
     if (!this.#detector) {
       this.#utterance ??= this.#start(at)
       this.#feed(frame)
+      // no detection: a client that never commits still gets a final every MAX_UTTERANCE_SAMPLES
+      if (this.#utterance.fed >= MAX_UTTERANCE_SAMPLES) this.#finish()
       return
     }
     const turn = this.#detector.frame(frame)

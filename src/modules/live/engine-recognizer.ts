@@ -1,20 +1,24 @@
 /**
- * The real streaming engine behind /v1/realtime: a LiveRecognizerFactory over the PocketSphinx live
- * engine (engines/live). The client's pcm16 (24 kHz by OpenAI's default, or 16 kHz) is resampled to
- * the engine's 16 kHz as it arrives; the session's server_vad settings become the engine's turn
- * detection (none: turns end only at commits); the engine's events become the route's.
+ * The real streaming engine behind /v1/realtime: a LiveRecognizerFactory over the live engine that
+ * engines/live/engines.ts picks for each stream (PocketSphinx's live decoder, whisper.cpp on a sliding
+ * window, or the remote server per turn; PocketSphinx when no engines are given). The client's pcm16
+ * (24 kHz by OpenAI's default, or 16 kHz) is resampled to the engine's 16 kHz as it arrives; the
+ * session's server_vad settings become the engine's turn detection (none: turns end only at commits);
+ * the engine's events become the route's.
  */
 import { createResampler } from '../../engines/live/resample'
-import { LIVE_SAMPLE_RATE, MAX_PUSH_SAMPLES, openLiveRecognizer } from '../../engines/live'
+import { LIVE_SAMPLE_RATE, MAX_PUSH_SAMPLES } from '../../engines/live'
+import { openLiveEngine, type LiveEngines } from '../../engines/live/engines'
 import type { LiveEvent } from '../../engines/live'
 import type { LiveRecognizer, LiveRecognizerFactory, RecognizerEvent } from './recognizer'
 
-export function engineRecognizers(): LiveRecognizerFactory {
+export function engineRecognizers(engines?: LiveEngines): LiveRecognizerFactory {
   return (config, emit: (e: RecognizerEvent) => void): LiveRecognizer => {
     const vad = config.turnDetection
-    const engine = openLiveRecognizer({
-      sampleRate: LIVE_SAMPLE_RATE,
+    const engine = openLiveEngine(engines, {
       turnDetection: vad ? { threshold: vad.threshold, prefixPaddingMs: vad.prefixPaddingMs, silenceDurationMs: vad.silenceDurationMs } : null,
+      language: config.language,
+      prompt: config.prompt,
     })
     const resampler = createResampler(config.sampleRate, LIVE_SAMPLE_RATE)
     /** utterances (engine items) whose text the client cleared: their partials and final are dropped */
