@@ -13,7 +13,7 @@ export interface TimedWord {
 }
 
 /** For each word of `hyp`, the end of the `ref` word it lines up with (match or substitution), or null. */
-export function alignedEnds(hyp: string[], ref: TimedWord[]): Array<number | null> {
+function alignedEnds(hyp: string[], ref: TimedWord[]): Array<number | null> {
   const n = hyp.length
   const m = ref.length
   const d = Array.from({ length: n + 1 }, (_, i) => Int32Array.from({ length: m + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
