@@ -1,6 +1,6 @@
 /**
  * A live stream as OpenAI's realtime clients send it, for bench/live.ts: a WebSocket to GET
- * /v1/realtime (Bun's, key as Bearer), `session.update` with 24 kHz pcm16 and server VAD, the audio in
+ * /v1/realtime (key as Bearer), `session.update` with 24 kHz pcm16 and server VAD, the audio in
  * 100-ms `input_audio_buffer.append`s at real-time pace, then `notesvc.stream.finish`; every server
  * event kept with its arrival time in seconds since the first append was sent (audio time 0). The
  * socket is the CLI's (src/live-client/realtime-connection.ts), which reads a refusal's status and
