@@ -176,7 +176,10 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
 
   function touch(ws: ServerWebSocket<SocketData>) {
     clearTimeout(ws.data.idle)
+    // a stream that is finishing (its last turns decoded, its note made) waits for nothing from the client
+    if (ws.data.session?.ending()) return
     ws.data.idle = setTimeout(() => {
+      if (ws.data.session?.ending()) return
       ws.send(JSON.stringify({ type: 'error', event_id: newId('event'), error: { type: 'invalid_request_error', code: 'idle_timeout', message: `No event came for ${opts.limits.idleSeconds} seconds; the stream is closed. Connect again to go on.`, param: null, event_id: null } }))
       ws.data.idled = true
       ws.close(1000, 'idle timeout')
@@ -200,8 +203,8 @@ export function createRealtimeRoute(opts: RealtimeOptions) {
       touch(ws)
     },
     message(ws, frame) {
-      touch(ws)
       ws.data.session?.message(frame)
+      touch(ws)
     },
     async close(ws, code) {
       clearTimeout(ws.data.idle)

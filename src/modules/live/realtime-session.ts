@@ -150,6 +150,8 @@ export function createRealtimeSession(opts: { sessionId: string; nextId: NextId;
   }
 
   return {
+    /** the stream is ending (finished by the client, or out of credits): no idle timeout applies while it finishes */
+    ending: () => ending,
     open() {
       send(events.sessionCreated(sessionId, config))
       send(events.stream(stream.resumed ? 'notesvc.stream.resumed' : 'notesvc.stream.created', stream.info()))

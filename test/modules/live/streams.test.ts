@@ -226,4 +226,17 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     expect(await s.next('notesvc.stream.finished')).toMatchObject({ credits_charged: 0, audio_seconds: 2 })
     expect((await usage(t, key)).recent.filter((r: any) => r.noteId === stream.note_id).map((r: any) => [r.operation, r.credits])).toEqual([['liveTranscription', 0]])
   }, 60_000)
+
+  test('a stream finishing longer than the idle timeout (its engine behind) still sends its last turns and the finished event', async () => {
+    const { t, base } = await app({ NOTESVC_LIVE_IDLE_SECONDS: '1' })
+    const key = await t.key({ email: 'behind@example.com' })
+    const s = await connect(base, key)
+    // 25 s of speech at once: the engine needs seconds of CPU to catch up, the client says nothing more
+    send(s.ws, 0, bytesOf(25))
+    s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+    const finished = await s.next('notesvc.stream.finished')
+    expect(finished.audio_seconds).toBe(25)
+    expect(s.events.filter(e => e.type === 'error')).toEqual([])
+    expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.completed').length).toBeGreaterThanOrEqual(3)
+  }, 60_000)
 })
