@@ -16,13 +16,14 @@ import { uploadsRoutes } from './modules/uploads'
 import { webRoutes } from './modules/web'
 import { ssoRoutes } from './modules/sso'
 import { SSO_START_PATH } from './modules/sso/service'
-import { sessionCredential } from './modules/web/api-session'
+import { sessionCredential, sessionPrincipal } from './modules/web/api-session'
 import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { metricsRoutes } from './modules/metrics'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 import { createRealtimeRoute } from './modules/live/realtime-route'
+import { browserStreamCredential } from './modules/live/browser-credential'
 import type { LiveRecognizerFactory } from './modules/live/recognizer'
 
 export interface AppDeps {
@@ -35,8 +36,8 @@ export interface AppDeps {
   verifiers?: CredentialVerifier[]
   /**
    * The live engine's recognizers: with them, GET /v1/realtime is served (modules/live, on Bun.serve's
-   * WebSockets through http/listen.ts); without them the path is not found. The streaming engine
-   * (issue 32, branch i32-engine) provides them; until then only tests do.
+   * WebSockets through http/listen.ts); without them the path is not found. `serve` gives the
+   * PocketSphinx live engine's (modules/live/engine-recognizer.ts).
    */
   liveRecognizers?: LiveRecognizerFactory
 }
@@ -80,7 +81,7 @@ export function createApp(deps: AppDeps) {
     .use(operationRoutes(guard, OPERATIONS, services))
     .use(discoveryRoutes({ config, operations: OPERATIONS }))
     .use(uploadsRoutes({ guard, uploads: services.uploads }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), liveStreams: deps.liveRecognizers !== undefined, publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
@@ -90,7 +91,8 @@ export function createApp(deps: AppDeps) {
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every
   // request must be added there too (its test compares the two answers).
   const realtime = deps.liveRecognizers
-    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, limits: config.live })
+    ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, streams: services.live, publicUrl: config.publicUrl, limits: config.live,
+      browserSession: browserStreamCredential(sessionPrincipal(services.web.sessions, config.publicUrl)) })
     : undefined
   return Object.assign(app, { realtime, answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
     // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts

@@ -9,6 +9,7 @@ import { POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './engines/asr/p
 import { ConfigError, flag, integer, oneOf, type Env } from './environment'
 import { STORAGE_VARIABLES, storageSetting } from './storage'
 import { SPEECH_VARIABLES, speechSetting } from './engines/asr/registry'
+import { LIVE_ENGINE_SETTINGS, type LiveEngineSetting } from './engines/live/engines'
 
 export { ConfigError, type Env }
 export { describeDataDir } from './data-dir'
@@ -92,8 +93,8 @@ export interface Config {
   metricsToken?: string
   /** where `notesvc worker`, which has no API, serves GET /metrics (NOTESVC_METRICS_PORT, on HOST); unset: it does not */
   metricsPort?: number
-  /** live transcription streams (/v1/realtime): at most this many at once on this server and per account; closed after this many seconds without a client event */
-  live: { maxStreams: number; maxStreamsPerAccount: number; idleSeconds: number }
+  /** live transcription streams (/v1/realtime): at most this many at once on this server and per account; closed after this many seconds without a client event; their engine (NOTESVC_LIVE_ENGINE) */
+  live: { maxStreams: number; maxStreamsPerAccount: number; idleSeconds: number; resumeSeconds: number; engine: LiveEngineSetting }
 }
 
 const DEFAULT_RATE_LIMITS: Record<RateClass, number> = { read: 120, write: 30, processing: 10 }
@@ -111,7 +112,7 @@ const CONFIG_VARIABLES = [
   'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
   'NOTESVC_METRICS_TOKEN', 'NOTESVC_METRICS_PORT',
-  'NOTESVC_LIVE_MAX_STREAMS', 'NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', 'NOTESVC_LIVE_IDLE_SECONDS',
+  'NOTESVC_LIVE_MAX_STREAMS', 'NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', 'NOTESVC_LIVE_IDLE_SECONDS', 'NOTESVC_LIVE_RESUME_SECONDS', 'NOTESVC_LIVE_ENGINE',
 ]
 
 /**
@@ -250,6 +251,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxStreams: integer('NOTESVC_LIVE_MAX_STREAMS', env.NOTESVC_LIVE_MAX_STREAMS, 8, 1, 1000),
       maxStreamsPerAccount: integer('NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT', env.NOTESVC_LIVE_MAX_STREAMS_PER_ACCOUNT, 2, 1, 1000),
       idleSeconds: integer('NOTESVC_LIVE_IDLE_SECONDS', env.NOTESVC_LIVE_IDLE_SECONDS, 30, 1, 3600),
+      resumeSeconds: integer('NOTESVC_LIVE_RESUME_SECONDS', env.NOTESVC_LIVE_RESUME_SECONDS, 60, 1, 3600),
+      engine: oneOf('NOTESVC_LIVE_ENGINE', env.NOTESVC_LIVE_ENGINE, LIVE_ENGINE_SETTINGS, 'auto'),
     },
   }
 }

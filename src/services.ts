@@ -24,6 +24,8 @@ import { createUploadsRepo } from './modules/uploads/repo'
 import { createNoteMedia } from './modules/uploads/note-media'
 import { createNoteExportService } from './modules/exports/service'
 import { createUploadsService } from './modules/uploads/service'
+import { createStreamsService } from './modules/live/streams'
+import { createStreamsRepo } from './modules/live/streams-repo'
 import { createWebService } from './modules/web/service'
 import { ssoLinksFor, ssoServiceFor } from './modules/sso/configured'
 import { createOAuthService } from './modules/oauth'
@@ -190,6 +192,11 @@ export function createServices(deps: CoreDeps) {
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
     publicUrl: config.publicUrl, uploadSecret, queueJob: pipeline.queueUpload, wakeWorkers: jobs.wake,
   })
+  /** live transcription streams (/v1/realtime): their rows, audio parts and notes (modules/live/streams.ts) */
+  const live = createStreamsService({
+    repo: createStreamsRepo(store), uploads: uploads.recordings, notes, credits, storage, clock, ids, log, transaction: fn => store.transaction(fn),
+    queueJob: pipeline.queueUpload, wakeWorkers: jobs.wake, resumeSeconds: config.live.resumeSeconds, maxStreamsPerAccount: config.live.maxStreamsPerAccount,
+  })
   /** retention (docs/decisions.md "Retention"): the policies, and the sweep it registers as a recurring task */
   const retention = createRetentionService({
     repo: createRetentionRepo(store), clock, log, config: config.retention, notes, audit, transaction: fn => store.transaction(fn, 'write'),
@@ -215,7 +222,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, pipeline, openai, uploads, storage,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -8,7 +8,7 @@ export interface Parsed {
 export class UsageError extends Error {}
 
 /** Flags that never take a value, so `--summary talk.wav` leaves the file a positional argument. */
-const SWITCHES = new Set(['summary'])
+const SWITCHES = new Set(['summary', 'live'])
 
 export function parseArgs(args: string[]): Parsed {
   const positional: string[] = []

@@ -35,6 +35,12 @@ Usage: ${commandName()} <command> [flags]
                                           (default txt), progress on stderr; --summary adds a summary
                                           (txt, json), in style S (note, bulletpoints, meeting-notes,
                                           transcript; default note; --style alone implies --summary)
+  transcribe --live [--device D] | --realtime FILE [--pace N]  [--url URL] [--style S] [--title T] [--language L]
+                                          a live stream to a server (key in NOTESVC_KEY): the microphone
+                                          through ffmpeg (PulseAudio, else ALSA; --device pulse:SOURCE or
+                                          alsa:DEVICE), or FILE fed at real time (N times faster with
+                                          --pace); final lines with their times on stdout, partials on
+                                          stderr; Ctrl+C ends the stream and prints the note
   models list                             list the Whisper models in the models folder (and the
                                           diarization models, when present)
   models pull <name>                      download a Whisper model (tiny, base.en, small, …), resumable;

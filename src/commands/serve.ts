@@ -1,4 +1,6 @@
 import { listen, type Fetching } from '../http/listen'
+import { engineRecognizers } from '../modules/live/engine-recognizer'
+import { chooseLiveEngine, type LiveEngines } from '../engines/live/engines'
 import type { Config } from '../config'
 import { systemClock } from '../clock'
 import { createIdGenerator } from '../ids'
@@ -72,7 +74,9 @@ async function serve(config: Config, log: Logger) {
   startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   startupMark('speech engine check')
-  const app = createApp({ config, clock: systemClock, ids, log, services })
+  const liveEngines: LiveEngines = { setting: config.live.engine, asr: services.asr, speech: config }
+  log.info('live transcription engine', { engine: chooseLiveEngine(liveEngines).detail })
+  const app = createApp({ config, clock: systemClock, ids, log, services, liveRecognizers: engineRecognizers(liveEngines) })
   startupMark('app')
   const server = listen(app as unknown as Fetching, { port: config.port, hostname: config.host, maxRequestBodySize: 6 * 1024 ** 3 })
   startupMark('listen')
@@ -81,9 +85,16 @@ async function serve(config: Config, log: Logger) {
   if (firstStart) printFirstStart(config, firstStart, `${config.port === 0 ? url.replace('//0.0.0.0:', '//127.0.0.1:') : config.publicUrl}/`)
   log.info('notesvc listening', { url, publicUrl: config.publicUrl, dataDir: config.dataDir, database: store.sql.name, workers: config.workers, metering: config.metering ? 'on' : 'off', version: VERSION })
   if (services.sso) log.info('single sign-on', { provider: config.sso.providerName, issuer: config.oidcIssuer, redirectUri: services.sso.redirectUri, passwordSignIn: config.passwordSignIn ? 'on' : 'off' })
+  // live streams nobody will continue (their client gone past the grace period, their server killed):
+  // made into notes now and every few seconds, on every node (each stream is claimed by one)
+  const sweepLive = () => services.live.sweep().catch((err: unknown) => log.warn('could not finish the live streams left behind; trying again in 5 s', { error: err }))
+  void sweepLive()
+  const liveSweep = setInterval(sweepLive, 5000)
+  liveSweep.unref()
   let stopping = false
   onStopSignal(log, async () => {
     stopping = true
+    clearInterval(liveSweep)
     await app.stop()
     await services.workers.stop()
     await store.close()

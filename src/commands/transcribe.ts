@@ -11,9 +11,15 @@ import { createProgressBar } from '../progress'
 import { stringFlag, UsageError, type Parsed } from './args'
 import type { CommandContext } from './command'
 import { InputError } from './failure'
+import { transcribeLive } from './transcribe-live'
 
-/** `transcribe FILE [--format F] [--summary] [--style S] [--language L]`. */
-export function transcribeCommand({ args, config }: CommandContext): Promise<number> {
+/**
+ * `transcribe FILE [--format F] [--summary] [--style S] [--language L]`, or a live stream to a server:
+ * `transcribe --live` (the microphone) and `transcribe --realtime FILE` (transcribe-live.ts).
+ */
+export function transcribeCommand(ctx: CommandContext): Promise<number> {
+  const { args, config } = ctx
+  if (args.flags.live !== undefined || args.flags.realtime !== undefined) return transcribeLive(ctx)
   return transcribe(config, args, args.positional[1])
 }
 

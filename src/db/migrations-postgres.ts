@@ -799,6 +799,38 @@ const MIGRATIONS: Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 27,
+    name: 'live streams',
+    sql: `
+      -- As in migrations.ts: a live stream's state (its audio is in the media storage as parts).
+      CREATE TABLE live_streams (
+        id TEXT PRIMARY KEY,
+        note_id TEXT NOT NULL,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        source TEXT NOT NULL,
+        credential_id TEXT,
+        resume_token_hash TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL CHECK (state IN ('open', 'detached', 'finishing', 'finished')),
+        sample_rate INTEGER NOT NULL,
+        kept_bytes BIGINT NOT NULL DEFAULT 0,
+        parts INTEGER NOT NULL DEFAULT 0,
+        runs TEXT NOT NULL,
+        charged_minutes INTEGER NOT NULL DEFAULT 0,
+        credits_charged INTEGER NOT NULL DEFAULT 0,
+        generation INTEGER NOT NULL DEFAULT 0,
+        node TEXT,
+        heartbeat_at TEXT NOT NULL,
+        detached_at TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        end_reason TEXT
+      );
+      CREATE INDEX live_streams_by_state ON live_streams (state, heartbeat_at);
+      CREATE INDEX live_streams_by_account ON live_streams (account_id, state);
+    `,
+  },
 ]
 
 let postgres: Migration[] | undefined

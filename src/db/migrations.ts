@@ -794,4 +794,44 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE transcript_revisions_26 RENAME TO transcript_revisions;
     `,
   },
+  {
+    version: 27,
+    name: 'live streams',
+    sql: `
+      -- A live transcription stream (/v1/realtime, modules/live): its state lives here, its audio in
+      -- the media storage as parts (live/<id>/<n>.pcm), never only in one process, so that a resume
+      -- reaching another node continues it and a restart after kill -9 makes its note from what was
+      -- kept (docs/decisions.md "Live streams that survive"). generation rises at each resume: a
+      -- node whose update names an older one has lost the stream; its parts are stored under its
+      -- generation (live/<id>/<generation>/<n>.pcm) so that a late write of the node that lost the
+      -- stream never lands on the new one's, and runs (JSON [[generation, first part], …]) says
+      -- which generation wrote each part. No foreign key to the note: a note
+      -- deleted mid-stream leaves the row to be finished (its parts removed) by the sweep.
+      CREATE TABLE live_streams (
+        id TEXT PRIMARY KEY,
+        note_id TEXT NOT NULL,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        source TEXT NOT NULL,
+        credential_id TEXT,
+        resume_token_hash TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL CHECK (state IN ('open', 'detached', 'finishing', 'finished')),
+        sample_rate INTEGER NOT NULL,
+        kept_bytes INTEGER NOT NULL DEFAULT 0,
+        parts INTEGER NOT NULL DEFAULT 0,
+        runs TEXT NOT NULL,
+        charged_minutes INTEGER NOT NULL DEFAULT 0,
+        credits_charged INTEGER NOT NULL DEFAULT 0,
+        generation INTEGER NOT NULL DEFAULT 0,
+        node TEXT,
+        heartbeat_at TEXT NOT NULL,
+        detached_at TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        end_reason TEXT
+      );
+      CREATE INDEX live_streams_by_state ON live_streams (state, heartbeat_at);
+      CREATE INDEX live_streams_by_account ON live_streams (account_id, state);
+    `,
+  },
 ]

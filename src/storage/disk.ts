@@ -85,6 +85,22 @@ export function createDiskStorage(opts: { root: string; publicUrl: string; secre
       await rm(pathOf(key), { force: true })
     },
 
+    async put(key: string, body: Uint8Array | { path: string }): Promise<void> {
+      const final = pathOf(key)
+      await mkdir(dirname(final), { recursive: true })
+      const temp = join(dirname(final), partialName(basename(final)))
+      try {
+        await Bun.write(temp, body instanceof Uint8Array ? body : Bun.file(body.path))
+        const file = await open(temp, 'r+')
+        await file.sync()
+        await file.close()
+        await rename(temp, final)
+      } catch (err) {
+        await rm(temp, { force: true })
+        throw err
+      }
+    },
+
     async partialWrites(): Promise<PartialWrite[]> {
       let names: string[]
       try {

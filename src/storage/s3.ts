@@ -84,6 +84,20 @@ export function createS3Storage(opts: S3Options): MediaStorage {
       return (res.Body as { transformToWebStream(): ReadableStream<Uint8Array> }).transformToWebStream()
     },
 
+    async put(key: string, body: Uint8Array | { path: string }): Promise<void> {
+      const { client, sdk } = await aws()
+      if (body instanceof Uint8Array) {
+        await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.length }))
+        return
+      }
+      // A file goes as the body of a PUT to a presigned URL, which Bun streams from the disk with its
+      // length: the SDK given a Node stream sent it in a framing s3rver stored as the object's bytes.
+      const { getSignedUrl } = await aws()
+      const url = await getSignedUrl(client, new sdk.PutObjectCommand({ Bucket, Key: key }), { expiresIn: 3600 })
+      const res = await fetch(url, { method: 'PUT', body: Bun.file(body.path) })
+      if (!res.ok) throw new Error(`the S3 store answered ${res.status} to storing ${key}: ${(await res.text()).slice(0, 200)}`)
+    },
+
     async delete(key: string): Promise<void> {
       const { client, sdk } = await aws()
       await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }))

@@ -57,6 +57,11 @@ export interface MediaStorage {
   localCopy(key: string): Promise<LocalCopy>
   /** the object's bytes from `start` to `end` inclusive (the whole object without a range), for playing it back */
   read(key: string, range?: { start: number; end: number }): Promise<ReadableStream<Uint8Array> | Blob>
+  /**
+   * Stores `body` (bytes, or the file at `path` on this machine) under `key`, whole or not at all,
+   * replacing what was there: a live stream's audio parts and the recording made from them.
+   */
+  put(key: string, body: Uint8Array | { path: string }): Promise<void>
   /** removes the object; nothing happens when there is none */
   delete(key: string): Promise<void>
 }

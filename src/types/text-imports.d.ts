@@ -28,3 +28,8 @@ declare module '*/assets/library/status.js' { const text: string; export default
 declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }
+declare module '*/assets/library/pcm.js' { const text: string; export default text }
+declare module '*/assets/library/record.js' { const text: string; export default text }
+declare module '*/assets/library/record-audio.js' { const text: string; export default text }
+declare module '*/assets/library/record-stream.js' { const text: string; export default text }
+declare module '*/assets/library/record-worklet.js' { const text: string; export default text }

@@ -75,6 +75,8 @@ export interface Cluster {
   cli(args: string[], options?: { stdin?: string; env?: Record<string, string> }): Promise<RunResult>
   /** starts one more worker process and waits until it runs */
   startWorker(): Promise<ClusterProcess>
+  /** starts serve node `i` again (after it was killed): same port, same data folder; resolves once it answers */
+  restartNode(i: number): Promise<ClusterNode>
   stop(): Promise<void>
 }
 
@@ -165,11 +167,20 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     else store = new PostgresStore(databaseUrl!, { max: 4 })
 
     const nodes: ClusterNode[] = []
-    for (let i = 0; i < o.nodes; i++) {
-      const port = await freePort()
-      const p = spawnLogged(`serve ${String.fromCharCode(65 + i)}`, ['serve'], { ...env, NOTESVC_WORKERS: '0', PORT: String(port), NOTESVC_DATA_DIR: i === 0 ? sharedDataDir : dataDir() })
+    const nodeDirs: string[] = []
+    const spawnNode = (i: number, port: number): ClusterNode => {
+      const p = spawnLogged(`serve ${String.fromCharCode(65 + i)}`, ['serve'], { ...env, NOTESVC_WORKERS: '0', PORT: String(port), NOTESVC_DATA_DIR: nodeDirs[i]! })
       started.push(p)
-      nodes.push({ ...p, port, base: `http://127.0.0.1:${port}` })
+      return { ...p, port, base: `http://127.0.0.1:${port}` }
+    }
+    for (let i = 0; i < o.nodes; i++) {
+      nodeDirs.push(i === 0 ? sharedDataDir : dataDir())
+      nodes.push(spawnNode(i, await freePort()))
+    }
+    const restartNode = async (i: number) => {
+      const node = (nodes[i] = spawnNode(i, nodes[i]!.port))
+      await waitReady(node, async () => (await fetch(`${node.base}/v1/health`)).ok, 30_000)
+      return node
     }
     const workers: ClusterProcess[] = []
     const startWorker = async () => {
@@ -197,7 +208,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       if (r.code !== 0) throw new Error(`notesvc ${args.join(' ')} exited ${r.code}:\n${r.stderr}`)
       return r
     }
-    return { backEnd: o.backEnd, databaseUrl, env, nodes, workers, store, s3: { endpoint: s3.endpoint, bucket: s3.bucket }, cli, startWorker, stop }
+    return { backEnd: o.backEnd, databaseUrl, env, nodes, workers, store, s3: { endpoint: s3.endpoint, bucket: s3.bucket }, cli, startWorker, restartNode, stop }
   } catch (err) {
     await stop()
     throw err

@@ -51,6 +51,22 @@ describe.each(backends)('%s storage', (kind, make) => {
     expect(await storage.stat('uploads/never-written')).toBeNull()
     await storage.delete('uploads/never-written')
   })
+
+  test('put: bytes and a file on this machine stored whole under a key, replacing what was there (a live stream\'s parts and its recording)', async () => {
+    const { storage } = make()
+    const key = `live/live_${crypto.randomUUID()}/0/000001.pcm`
+    const part = crypto.getRandomValues(new Uint8Array(32_000))
+    await storage.put(key, part)
+    expect(new Uint8Array(await new Response(await storage.read(key)).arrayBuffer())).toEqual(part)
+    // a file: 3 MB of a WAV, read back byte for byte (the S3 upload once stored a stream's framing instead)
+    const wav = makeWav({ seconds: 90 })
+    const path = join(mkdtempSync(join(tmpdir(), 'notesvc-put-')), 'recording.wav')
+    await Bun.write(path, wav)
+    await storage.put(key, { path })
+    expect(await storage.stat(key)).toEqual({ size: wav.length })
+    expect(Buffer.from(await new Response(await storage.read(key)).arrayBuffer()).equals(Buffer.from(wav))).toBe(true)
+    await storage.delete(key)
+  })
 })
 
 test('an S3 upload URL lives as long as the caller\'s clock says (expiresAt - now), not counted from this machine\'s clock', async () => {

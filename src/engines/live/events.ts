@@ -11,8 +11,9 @@ export interface LiveWord {
 export type LiveEvent =
   /** the decoder is loaded (about 1.3 s after opening; audio pushed before it waits, then is decoded) */
   | { type: 'ready' }
-  | { type: 'speechStarted'; audioStartMs: number }
-  | { type: 'speechStopped'; audioEndMs: number }
+  /** speech began: utterance `item` starts */
+  | { type: 'speechStarted'; item: number; audioStartMs: number }
+  | { type: 'speechStopped'; item: number; audioEndMs: number }
   /** what is heard so far in utterance `item` (0, 1, …): provisional, each replaces the last */
   | { type: 'partial'; item: number; text: string }
   /** utterance `item` ended: its text (may be empty: noise, no words) and words */

@@ -25,9 +25,7 @@ import type { LiveEvent } from './events'
 import type { AsrScheduler } from '../asr/scheduler'
 import { SlotFeed, type FeedMessage } from './slot-feed'
 
-export type { LiveEvent, LiveWord } from './events'
-
-export { DEFAULT_TURN_DETECTION, type TurnDetection } from './turns'
+export type { LiveEvent } from './events'
 
 const THREAD_ENTRY = Bun.main.startsWith('/$bunfs/')
   ? new URL('./engines/live/live-thread.ts', Bun.pathToFileURL(Bun.main)).href

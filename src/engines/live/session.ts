@@ -81,6 +81,8 @@ export class LiveSession {
     if (!this.#detector) {
       this.#utterance ??= this.#start(at)
       this.#feed(frame)
+      // no detection: a client that never commits still gets a final every MAX_UTTERANCE_SAMPLES
+      if (this.#utterance.fed >= MAX_UTTERANCE_SAMPLES) this.#finish()
       return
     }
     const turn = this.#detector.frame(frame)
@@ -89,7 +91,7 @@ export class LiveSession {
       if (this.#prefix.length > this.#detector.prefixFrames + 3) this.#prefix.shift()
       if (turn !== 'start') return
       const padding = this.#prefix.reduce((n, f) => n + f.length, 0)
-      this.#emit({ type: 'speechStarted', audioStartMs: Math.round(((this.#position - padding) / RATE) * 1000) })
+      this.#emit({ type: 'speechStarted', item: this.#items, audioStartMs: Math.round(((this.#position - padding) / RATE) * 1000) })
       this.#utterance = this.#start(this.#position - padding)
       for (const f of this.#prefix) this.#feed(f)
       this.#prefix = []
@@ -97,7 +99,7 @@ export class LiveSession {
     }
     this.#feed(frame)
     if (turn === 'end' || this.#utterance.fed >= MAX_UTTERANCE_SAMPLES) {
-      this.#emit({ type: 'speechStopped', audioEndMs: Math.round((this.#position / RATE) * 1000) })
+      this.#emit({ type: 'speechStopped', item: this.#utterance.item, audioEndMs: Math.round((this.#position / RATE) * 1000) })
       this.#finish()
       this.#detector.reset()
     }
@@ -121,8 +123,19 @@ export class LiveSession {
     this.#emit({ type: 'partial', item: u.item, text })
   }
 
-  /** Ends the utterance in progress now (its final is sent); without one, nothing happens. */
+  /**
+   * Ends the utterance in progress now (its final is sent). Without one, an empty final comes for a
+   * new item: a client that commits is owed an answer for that turn (OpenAI's .completed).
+   */
   commit(): void {
+    if (!this.#endInProgress()) {
+      const at = round(this.#position / RATE)
+      this.#emit({ type: 'final', item: this.#items++, text: '', start: at, end: at, words: [] })
+    }
+  }
+
+  /** Ends the utterance in progress (its final is sent); false when there was none. */
+  #endInProgress(): boolean {
     // a remainder shorter than a frame is part of what was said: padded with silence to a frame
     if (this.#remainder.length && this.#utterance) {
       const frame = new Int16Array(VAD_FRAME)
@@ -131,8 +144,10 @@ export class LiveSession {
       this.#position += VAD_FRAME
       this.#feed(frame)
     }
-    if (this.#utterance) this.#finish()
+    const open = this.#utterance !== null
+    if (open) this.#finish()
     this.#detector?.reset()
+    return open
   }
 
   #finish(): void {
@@ -156,7 +171,7 @@ export class LiveSession {
   /** Ends the utterance in progress (its final is sent) and frees the decoder. */
   close(): void {
     try {
-      this.commit()
+      this.#endInProgress()
     } finally {
       this.#decoder.free()
     }

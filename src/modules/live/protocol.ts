@@ -8,12 +8,14 @@ import { DEFAULT_SESSION, readSessionUpdate, type LiveSessionConfig } from './se
 
 /** The largest text frame read. OpenAI allows 15 MiB per append; notesvc reads at most 1 MiB (about 21 s of 24 kHz audio). */
 export const MAX_FRAME_BYTES = 1024 * 1024
-export const MAX_EVENT_ID_CHARS = 128
+const MAX_EVENT_ID_CHARS = 128
 
-export type ClientEvent =
+type ClientEvent =
   | { type: 'session.update' | 'transcription_session.update'; eventId: string | null; config: LiveSessionConfig }
   | { type: 'input_audio_buffer.append'; eventId: string | null; pcm: Uint8Array }
   | { type: 'input_audio_buffer.commit' | 'input_audio_buffer.clear'; eventId: string | null }
+  /** notesvc's: the stream ends here; its note is made (docs/realtime.md "The stream and its note") */
+  | { type: 'notesvc.stream.finish'; eventId: string | null }
 
 export interface ProtocolError {
   /** always invalid_request_error for a client's fault */
@@ -33,6 +35,7 @@ const ACCEPTED_TYPES = [
   'input_audio_buffer.append',
   'input_audio_buffer.commit',
   'input_audio_buffer.clear',
+  'notesvc.stream.finish',
 ]
 
 function refuse(code: string, message: string, param: string | null = null, eventId: string | null = null): ParsedFrame {
@@ -118,6 +121,7 @@ function parseEvent(text: string, session: LiveSessionConfig): ParsedFrame {
       return decodeAudio(fields.audio, eventId)
     case 'input_audio_buffer.commit':
     case 'input_audio_buffer.clear':
+    case 'notesvc.stream.finish':
       return { ok: true, event: { type, eventId } }
     default: {
       const shown = type.length > 64 ? `${type.slice(0, 64)}…` : type
@@ -179,6 +183,18 @@ function betaSession(sessionId: string, config: LiveSessionConfig) {
   }
 }
 
+export interface StreamInfo {
+  id: string
+  note_id: string
+  resume_token: string
+  resume_seconds: number
+  /** audio the server has kept: a resuming client sends its audio again from here */
+  audio_seconds: number
+  sample_rate: number
+}
+
+const round3 = (s: number) => Math.round(s * 1000) / 1000
+
 export function serverEvents(nextId: NextId) {
   const event = <T extends string>(type: T) => ({ type, event_id: nextId('event') })
   return {
@@ -200,7 +216,13 @@ export function serverEvents(nextId: NextId) {
       usage: { type: 'duration' as const, seconds: Math.ceil(audioSeconds) },
     }),
     error: (error: ProtocolError) => ({ ...event('error'), error }),
+    // notesvc's own events (docs/realtime.md): clients written for OpenAI ignore them
+    /** the turn's whole text so far, provisional: it may revise words a delta already sent */
+    partial: (itemId: string, text: string) => ({ ...event('notesvc.transcription.partial'), item_id: itemId, text }),
+    stream: (type: 'notesvc.stream.created' | 'notesvc.stream.resumed', stream: StreamInfo) => ({ ...event(type), stream }),
+    kept: (audioSeconds: number) => ({ ...event('notesvc.stream.kept'), audio_seconds: round3(audioSeconds) }),
+    finished: (f: { note: { id: string; status: string; url: string; page: string }; creditsCharged: number; audioSeconds: number; reason: string }) =>
+      ({ ...event('notesvc.stream.finished'), note: f.note, credits_charged: f.creditsCharged, audio_seconds: round3(f.audioSeconds), reason: f.reason }),
   }
 }
 
-export type ServerEvents = ReturnType<typeof serverEvents>

@@ -6,15 +6,23 @@
  */
 import type { LiveSessionConfig } from './session-config'
 
+/**
+ * `turn` numbers the engine's turns (0, 1, …) in the order it hears them: the route names each turn's
+ * item by it, so a client's commit racing the engine's voice detection never mixes two turns up.
+ */
 export type RecognizerEvent =
   /** the engine heard speech begin (server_vad); the route sends input_audio_buffer.speech_started */
-  | { kind: 'speech_started'; at: number }
+  | { kind: 'speech_started'; turn: number; at: number }
   /** speech ended and the turn is closed; the route sends speech_stopped then committed */
-  | { kind: 'speech_stopped'; at: number }
-  /** the current turn's best text so far, whole (not a delta); it may revise earlier words */
-  | { kind: 'partial'; text: string }
-  /** the turn's final text with its times; the route sends ...transcription.completed */
-  | { kind: 'final'; text: string; start: number; end: number }
+  | { kind: 'speech_stopped'; turn: number; at: number }
+  /** the turn's best text so far, whole (not a delta); it may revise earlier words */
+  | { kind: 'partial'; turn: number; text: string }
+  /**
+   * the turn's final text with its times; the route sends committed (when speech_stopped did not)
+   * then ...transcription.completed. Every commit() is answered by one final (empty when nothing
+   * was said).
+   */
+  | { kind: 'final'; turn: number; text: string; start: number; end: number }
   /** the engine failed; the route sends an error event (server_error) and closes the stream */
   | { kind: 'failed'; message: string }
 

@@ -6,10 +6,10 @@
  * not change a transcription (noise_reduction, include, delay...) are accepted and ignored.
  */
 
-export const SUPPORTED_SAMPLE_RATES = [24000, 16000] as const
+const SUPPORTED_SAMPLE_RATES = [24000, 16000] as const
 export type SampleRate = (typeof SUPPORTED_SAMPLE_RATES)[number]
 
-export interface ServerVad {
+interface ServerVad {
   type: 'server_vad'
   threshold: number
   prefixPaddingMs: number
@@ -34,11 +34,11 @@ export const DEFAULT_SESSION: LiveSessionConfig = {
   turnDetection: { type: 'server_vad', threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 500 },
 }
 
-export const MAX_PROMPT_CHARS = 4000
-export const MAX_MODEL_CHARS = 100
+const MAX_PROMPT_CHARS = 4000
+const MAX_MODEL_CHARS = 100
 const MAX_PADDING_MS = 10_000
 
-export interface FieldError {
+interface FieldError {
   param: string
   code: 'invalid_value' | 'invalid_type' | 'missing_required_parameter'
   message: string

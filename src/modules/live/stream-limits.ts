@@ -38,4 +38,3 @@ export function createStreamCounter(limits: StreamLimits) {
   return { take, running: () => running }
 }
 
-export type StreamCounter = ReturnType<typeof createStreamCounter>

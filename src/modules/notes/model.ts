@@ -2,7 +2,7 @@ import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 
 const NOTE_STATUSES = ['Done', 'Summarizing', 'Error'] as const
-const PROCESSING_STAGES = ['awaiting_upload', 'queued', 'converting', 'transcribing', 'summarizing'] as const
+const PROCESSING_STAGES = ['awaiting_upload', 'recording', 'queued', 'converting', 'transcribing', 'summarizing'] as const
 /** the stage a note in `Summarizing` is at, as its status answer shows it */
 export type ProcessingStage = (typeof PROCESSING_STAGES)[number]
 const ERROR_CODES = ['media_missing', 'media_unreadable', 'media_unsupported', 'transcription_failed', 'summarization_failed', 'engine_unavailable', 'timeout', 'internal'] as const

@@ -118,6 +118,25 @@ export function createUploadsService(deps: {
 
     completeUpload: createUploadCompletion(deps),
 
+    /**
+     * A live stream's recording (modules/live): the note's upload row, made with the stream's note
+     * (inside the caller's transaction); its file is written when the stream ends, then marked complete
+     * with what the stream was charged (no charge here: the stream charged each minute as it started).
+     */
+    recordings: {
+      start: (p: Principal, noteId: string, fileName: string) => repo.insert({
+        note_id: noteId, account_id: p.accountId, sandbox: p.sandbox ? 1 : 0, storage_key: `uploads/${noteId}`, file_name: fileName,
+        content_type: 'audio/wav', declared_size: null, source: p.source, created_at: clock.now().toISOString(), speakers_hint: null,
+      }),
+      key: async (noteId: string): Promise<string | null> => (await repo.byNote(noteId))?.storage_key ?? null,
+      /** received (the library plays it, backups copy it) and complete, as an upload's file once it is */
+      async complete(noteId: string, durationSeconds: number, creditsCharged: number, size: number) {
+        const at = clock.now().toISOString()
+        await repo.markReceived(noteId, size, at)
+        return repo.markCompleted({ note_id: noteId, completed_at: at, duration_seconds: durationSeconds, credits_charged: creditsCharged, usage_id: null })
+      },
+    },
+
     reclaimInterruptedUploads: arrival.reclaimInterruptedUploads,
   }
 }

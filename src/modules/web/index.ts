@@ -73,6 +73,8 @@ export interface WebRouteDeps {
   session: SessionCredential
   /** origins besides this one that the browser PUTs uploads to (an S3 endpoint) */
   uploadOrigins: string[]
+  /** the server streams live transcription: the library shows its record button */
+  liveStreams?: boolean
   /** the public URL: https means cookies are marked Secure */
   publicUrl: string
   /** the audit log: key changes and sign-outs recorded, the latest events shown in the settings page */
@@ -154,7 +156,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit }))
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false }))
     .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH

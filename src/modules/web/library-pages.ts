@@ -12,6 +12,42 @@ function styleSelect(id: string, name = 'styleId'): string {
   return `<select id="${id}" name="${name}">${STYLES.map(([v, t]) => `<option value="${v}">${t}</option>`).join('')}</select>`
 }
 
+/** The record panel (assets/library/record.js): shown by the toolbar's Record button when the server has a live engine. */
+const recorder = (worklet: string) => `<section id="recorder" class="recorder" aria-labelledby="recorder-title" data-worklet="${esc(worklet)}" hidden>
+<div class="dialog-head"><h2 id="recorder-title">Record</h2><button type="button" id="close-recorder" class="secondary">Close</button></div>
+<form id="record-form">
+<div class="row">
+<div><label for="record-style">Summary style</label>${styleSelect('record-style')}</div>
+<div id="record-tab-box" hidden><span class="check"><input type="checkbox" id="record-tab-audio"><label for="record-tab-audio">Add tab/screen audio</label></span>
+<p class="hint">The browser asks which tab or screen to share; tick its "Share audio" to mix that sound with the microphone.</p></div>
+</div>
+<p class="hint">The words appear as they are spoken. When you stop, the recording becomes a note, transcribed and summarized like an upload: one credit per started minute.</p>
+<button type="submit" id="record-start" class="primary">Start recording</button>
+</form>
+<div id="record-live" class="record-live" hidden>
+<div class="record-bar">
+<span id="record-time" class="record-time">00:00</span>
+<label for="record-level" class="sr-only">Sound level</label><meter id="record-level" min="0" max="1" low="0.25" high="0.9" optimum="0.5" value="0"></meter>
+<div class="buttons"><button type="button" id="record-pause" aria-pressed="false">Pause</button><button type="button" id="record-stop" class="primary">Stop and make the note</button></div>
+</div>
+<p id="record-state" class="record-state" role="status" aria-live="polite"></p>
+<div id="record-transcript" class="record-transcript" tabindex="0" role="region" aria-label="Live transcript">
+<div id="record-finals" role="log" aria-live="polite" aria-label="Transcribed"></div>
+<p id="record-partial" class="partial"></p>
+</div>
+</div>
+<p id="record-message" class="error" role="alert" hidden></p>
+</section>`
+
+const UPLOAD_BUTTON = '<button type="button" id="open-upload" class="primary">Add notes…</button>'
+
+function libraryBody(live: { worklet: string } | undefined): string {
+  if (!live) return LIBRARY_BODY
+  return LIBRARY_BODY
+    .replace(UPLOAD_BUTTON, `<div class="toolbar-buttons"><button type="button" id="open-recorder" aria-controls="recorder" aria-expanded="false">Record…</button>${UPLOAD_BUTTON}</div>`)
+    .replace('<section id="queue"', `${recorder(live.worklet)}\n<section id="queue"`)
+}
+
 const LIBRARY_BODY = `<div class="app">
 <aside class="sidebar" aria-labelledby="folders-title">
 <h2 id="folders-title">Folders</h2>
@@ -43,7 +79,7 @@ const LIBRARY_BODY = `<div class="app">
 <label for="type-filter">Type</label>
 <select id="type-filter"><option value="">Any type</option><option value="audio">Audio</option><option value="video">Video</option><option value="youtube">Video link</option><option value="import">Text</option></select>
 </div>
-<button type="button" id="open-upload" class="primary">Add notes…</button>
+${UPLOAD_BUTTON}
 </div>
 <section id="queue" class="queue" aria-labelledby="queue-title" hidden>
 <h2 id="queue-title">Uploads</h2>
@@ -139,7 +175,7 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 <div class="buttons"><button type="button" id="confirm-delete" class="danger">Delete</button><button type="button" id="cancel-delete" class="secondary" autofocus>Keep it</button></div></dialog>`
 
 /** The library (`/`) and a note's page (`/notes/:id`): the shell the library's script fills in. */
-export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string } }): string {
+export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string }; live?: { worklet: string } }): string {
   // the confidence under which the page marks a word as doubtful: the builtin summarizer's (doubt.ts)
   return `<!doctype html>
 <html lang="en">
@@ -155,7 +191,7 @@ export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; ba
 <body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}" data-low-confidence="${LOW_CONFIDENCE}">
 <a class="skip" href="#main">Skip to the content</a>
 ${siteHeader({ user: o.user, balance: o.balance, current: 'library' })}
-${o.view === 'library' ? LIBRARY_BODY : NOTE_BODY}
+${o.view === 'library' ? libraryBody(o.live) : NOTE_BODY}
 </body>
 </html>`
 }

@@ -20,6 +20,11 @@ import history from './assets/library/history.js' with { type: 'text' }
 import list from './assets/library/list.js' with { type: 'text' }
 import main from './assets/library/main.js' with { type: 'text' }
 import note from './assets/library/note.js' with { type: 'text' }
+import pcm from './assets/library/pcm.js' with { type: 'text' }
+import record from './assets/library/record.js' with { type: 'text' }
+import recordAudio from './assets/library/record-audio.js' with { type: 'text' }
+import recordStream from './assets/library/record-stream.js' with { type: 'text' }
+import recordWorklet from './assets/library/record-worklet.js' with { type: 'text' }
 import noteState from './assets/library/note-state.js' with { type: 'text' }
 import resummarize from './assets/library/resummarize.js' with { type: 'text' }
 import speakers from './assets/library/speakers.js' with { type: 'text' }
@@ -35,25 +40,32 @@ const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
   '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/transcript.js': transcript,
+  '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 
-let bundled: Promise<string> | null = null
+const bundles = new Map<string, Promise<string>>()
 /**
  * The page's one script: the modules bundled into one file by Bun's bundler, from memory, on first
  * use (a few milliseconds, once per process). The browser gets one request, as before the script was
- * split; the source stays in modules that say what each part of the page does.
+ * split; the source stays in modules that say what each part of the page does. The record button's
+ * AudioWorklet is a bundle of its own (a worklet module is loaded by URL into its own scope).
  */
-function libraryScript(): Promise<string> {
-  bundled ??= Bun.build({ entrypoints: ['/library/main.js'], files: MODULES, target: 'browser', format: 'esm' }).then(async out => {
-    if (!out.success || out.outputs.length !== 1) throw new AggregateError(out.logs, 'the web library\'s script modules could not be bundled')
-    return out.outputs[0]!.text()
-  })
-  return bundled
+function bundle(entry: string): Promise<string> {
+  let built = bundles.get(entry)
+  if (!built) {
+    built = Bun.build({ entrypoints: [entry], files: MODULES, target: 'browser', format: 'esm' }).then(async out => {
+      if (!out.success || out.outputs.length !== 1) throw new AggregateError(out.logs, 'the web library\'s script modules could not be bundled')
+      return out.outputs[0]!.text()
+    })
+    bundles.set(entry, built)
+  }
+  return built
 }
 
 const ASSETS = {
-  script: { path: '/assets/library.js', body: libraryScript, type: 'text/javascript; charset=utf-8', v: SCRIPT_VERSION },
+  script: { path: '/assets/library.js', body: () => bundle('/library/main.js'), type: 'text/javascript; charset=utf-8', v: SCRIPT_VERSION },
+  worklet: { path: '/assets/record-worklet.js', body: () => bundle('/library/record-worklet.js'), type: 'text/javascript; charset=utf-8', v: SCRIPT_VERSION },
   style: { path: '/assets/library.css', body: async () => style, type: 'text/css; charset=utf-8', v: version(style) },
 }
 const MAX_IDS = 100
@@ -99,6 +111,8 @@ export interface LibraryRouteDeps {
   uploadOrigins: string[]
   /** the audit log: a recording played is recorded */
   audit: Pick<AuditService, 'recordBy'>
+  /** the server streams live transcription (GET /v1/realtime): the library shows the record button */
+  liveStreams: boolean
 }
 
 /** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
@@ -113,6 +127,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     const body = libraryShell({
       view, user, balance, noteId,
       assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
+      live: deps.liveStreams ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
     })
     return new Response(body, { headers: pageHeaders(csp) })
   }
@@ -125,6 +140,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
     .get(ASSETS.script.path, asset(ASSETS.script))
     .get(ASSETS.style.path, asset(ASSETS.style))
+    .get(ASSETS.worklet.path, asset(ASSETS.worklet))
     // browsers ask every page's site for one; no icon, and no 404 in their consoles
     .get('/favicon.ico', () => new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } }))
 

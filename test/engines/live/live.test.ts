@@ -128,6 +128,18 @@ test('without turn detection nothing ends an utterance but commit(); close() end
   expect(finals(events).map(f => f.item)).toEqual([0])
 }, SLOW)
 
+test('without turn detection and without commits, a turn still ends after 60 s of audio: nothing grows without bound', async () => {
+  const { r, events, next } = open({ sampleRate: 16_000, turnDetection: null })
+  // 62 s of the clips, no silence between them
+  const long = recording([...CLIPS, ...CLIPS, ...CLIPS, ...CLIPS], 0).subarray(0, 62 * 16_000)
+  expect(long.length).toBe(62 * 16_000)
+  pushFrames(r, long)
+  const first = await next(e => e.type === 'final')
+  expect(first).toMatchObject({ item: 0, start: 0, end: 60 })
+  await r.close()
+  expect(finals(events).map(f => f.item)).toEqual([0, 1])
+}, SLOW)
+
 test('audio of the wrong format or size is refused with a message saying what to send', async () => {
   expect(() => openLiveRecognizer({ sampleRate: 24_000 })).toThrow(/16000 Hz mono, not 24000 Hz; resample/)
   expect(() => openLiveRecognizer({ sampleRate: 16_000, turnDetection: { threshold: 2 } })).toThrow(/threshold must be between 0 and 1/)

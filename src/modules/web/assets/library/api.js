@@ -17,6 +17,9 @@ export function setLibrary(next) {
   if (banner) banner.hidden = next !== 'sandbox'
 }
 
+/** The page's CSRF token (the live stream sends it as a subprotocol: record-stream.js). */
+export const csrfToken = () => CSRF
+
 /** The session's headers, for the requests that do not go through `api` (recording lengths, exports). */
 export const sessionHeaders = () => ({ 'x-csrf-token': CSRF, 'x-notesvc-library': library })
 

@@ -26,6 +26,7 @@ export const typeText = type => TYPES[type] || type
  */
 const OPERATIONS = {
   completeUpload: 'Recording upload',
+  liveTranscription: 'Live recording',
   createTranscription: 'Transcription',
   createAudioTranscription: 'Transcription (OpenAI API)',
   createSummary: 'Text summary',

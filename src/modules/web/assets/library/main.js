@@ -5,10 +5,12 @@ import { refreshBalance } from './api.js'
 import { initAddDialog } from './add.js'
 import { initLibrary } from './list.js'
 import { initNote } from './note.js'
+import { initRecorder } from './record.js'
 
 if (document.body.dataset.view === 'note') initNote()
 else {
   initLibrary()
   initAddDialog()
+  initRecorder()
 }
 refreshBalance()

@@ -6,6 +6,7 @@ import { el } from './dom.js'
 export const POLL_MS = 1500
 const STAGES = {
   awaiting_upload: 'Waiting for upload',
+  recording: 'Recording live',
   queued: 'Queued',
   converting: 'Converting',
   transcribing: 'Transcribing',
