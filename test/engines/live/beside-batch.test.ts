@@ -5,6 +5,8 @@ import { transcribeMedia } from '../../../src/engines/asr/chunked'
 import { createPocketsphinxEngine } from '../../../src/engines/asr/pocketsphinx'
 import { createAsrScheduler, type AsrScheduler } from '../../../src/engines/asr/scheduler'
 import { openLiveRecognizer, type LiveEvent } from '../../../src/engines/live/index'
+import { openLiveEngine } from '../../../src/engines/live/engines'
+import type { SpeechContext } from '../../../src/engines/asr/adapter'
 import { LIBRIVOX, speechWav } from '../../fixtures/speech'
 import { tempDir } from '../../helpers/process'
 
@@ -136,3 +138,17 @@ test('a stream whose decoder cannot load holds no slot: its audio and close go t
   expect(slots.stats()).toEqual({ running: 1, waiting: 0 })
   release()
 })
+
+test("the stream `serve` opens (openLiveEngine, PocketSphinx's live decoder) decodes under the slots it is given, a few hundred ms of audio a grant", async () => {
+  const { scheduler, trace } = traced(createAsrScheduler(2))
+  const engines = { setting: 'pocketsphinx' as const, asr: () => { throw new Error('not asked for PocketSphinx') }, speech: {} as SpeechContext, slots: scheduler }
+  const r = openLiveEngine(engines, { turnDetection: null, language: null, prompt: null })
+  const finals: string[] = []
+  r.on(e => e.type === 'final' && finals.push(e.text))
+  // 2 s of speech: at most 320 ms a grant, so 7 grants at least
+  for (let at = 0; at < 32_000; at += FRAME) r.push(speech.subarray(at, at + FRAME))
+  await r.close()
+  expect(finals.join(' ').split(' ').length).toBeGreaterThan(2)
+  expect(trace.filter(m => m.kind === 'live' && m.what === 'grant').length).toBeGreaterThanOrEqual(7)
+  expect(scheduler.stats()).toEqual({ running: 0, waiting: 0 })
+}, SLOW)
