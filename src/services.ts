@@ -172,7 +172,7 @@ export function createServices(deps: CoreDeps) {
     asr: deps.engines?.asr ?? (() => asrSelector.current()),
     llm: async () => (deps.engines?.llm ? deps.engines.llm() : llmSelector.current()),
   }
-  /** the ASR chunk slots of this process, shared fairly by upload jobs and the synchronous routes */
+  /** the ASR slots of this process, shared fairly by upload jobs, the synchronous routes and live streams (openLiveRecognizer's `slots`) */
   const asrSlots = createAsrScheduler(config.asrSlots)
   const processing = createProcessingService({
     notes, credits, llm: engines.llm, asr: engines.asr, tools, ytdlp: createYtdlp({ program: config.ytdlp }),
@@ -223,7 +223,7 @@ export function createServices(deps: CoreDeps) {
   })
   return {
     discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, pipeline, openai, uploads, storage, live,
-    workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
+    workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }
 

@@ -74,7 +74,7 @@ async function serve(config: Config, log: Logger) {
   startupMark('sweep temporary files')
   logSpeechEngine(services, log, 'uploads and transcriptions are refused (502, nothing charged)')
   startupMark('speech engine check')
-  const liveEngines: LiveEngines = { setting: config.live.engine, asr: services.asr, speech: config }
+  const liveEngines: LiveEngines = { setting: config.live.engine, asr: services.asr, speech: config, slots: services.asrSlots }
   log.info('live transcription engine', { engine: chooseLiveEngine(liveEngines).detail })
   const app = createApp({ config, clock: systemClock, ids, log, services, liveRecognizers: engineRecognizers(liveEngines) })
   startupMark('app')

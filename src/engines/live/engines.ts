@@ -13,6 +13,7 @@
  */
 import type { SpeechContext } from '../asr/adapter'
 import type { AsrEngine } from '../asr/engine'
+import type { AsrScheduler } from '../asr/scheduler'
 import { SPEECH_ENGINES } from '../asr/registry'
 import { LIVE_SAMPLE_RATE, openLiveRecognizer, type LiveRecognizer } from './index'
 import type { TurnDetection } from './turns'
@@ -31,6 +32,8 @@ export interface LiveEngines {
   asr: () => AsrEngine
   /** what tells whether an engine can run here (Config): whisper's model file, the remote engine's URL */
   speech: SpeechContext
+  /** the process's ASR slots, shared with the batch jobs: PocketSphinx's live decoder decodes under them */
+  slots?: AsrScheduler
 }
 
 type LiveEngineKind = 'pocketsphinx' | 'whisper' | 'remote'
@@ -72,7 +75,7 @@ export interface LiveStreamSettings {
 /** A recognizer for one stream (16 kHz pcm16 in), on the engine chooseLiveEngine picks now. */
 export function openLiveEngine(engines: LiveEngines | undefined, s: LiveStreamSettings): LiveRecognizer {
   const choice = chooseLiveEngine(engines)
-  if (!choice.asr) return openLiveRecognizer({ sampleRate: LIVE_SAMPLE_RATE, turnDetection: s.turnDetection })
+  if (!choice.asr) return openLiveRecognizer({ sampleRate: LIVE_SAMPLE_RATE, turnDetection: s.turnDetection, slots: engines?.slots })
   return openWindowedRecognizer({
     decode: decoderOf(choice.asr, s.language),
     turnDetection: s.turnDetection,

@@ -13,11 +13,17 @@
  * final carries each word's times (seconds from the stream's first sample) and posterior confidence.
  * Turns end by server-side voice-activity detection (turns.ts), or only by commit() when
  * `turnDetection` is null. docs/decisions.md, "Live transcription: the engine".
+ *
+ * Given the process's ASR slots (`slots`), the stream decodes only under a slot, a few hundred ms of
+ * audio at a time (slot-feed.ts), sharing the cores with the batch jobs by the scheduler's rule
+ * (engines/asr/scheduler.ts); without them, its thread decodes whenever audio comes.
  */
 import { DEFAULT_TURN_DETECTION, type TurnDetection } from './turns'
 import type { SessionSettings } from './session'
 import type { DecoderOptions } from '../pocketsphinx/decoder'
 import type { LiveEvent } from './events'
+import type { AsrScheduler } from '../asr/scheduler'
+import { SlotFeed, type FeedMessage } from './slot-feed'
 
 export type { LiveEvent } from './events'
 
@@ -37,6 +43,8 @@ export interface LiveRecognizerOptions {
   /** how often, in ms of audio, the hypothesis is read for a partial; default 160 */
   partialIntervalMs?: number
   decoder?: DecoderOptions
+  /** the process's ASR slots (one scheduler per process, the batch jobs' own); default: decoding is not gated */
+  slots?: AsrScheduler
 }
 
 export interface LiveRecognizer {
@@ -73,12 +81,18 @@ export function openLiveRecognizer(opts: LiveRecognizerOptions): LiveRecognizer 
   let onClosed = () => {}
   let dead = false
   const worker = new Worker(THREAD_ENTRY)
-  worker.onmessage = (e: MessageEvent<LiveEvent | { type: 'closed' }>) => {
+  const post = (m: FeedMessage | { type: 'sync' }) => worker.postMessage(m, m.type === 'audio' ? [m.pcm.buffer as ArrayBuffer] : [])
+  const feed = opts.slots ? new SlotFeed(opts.slots, post) : null
+  const send = (m: FeedMessage) => (feed ? feed.send(m) : post(m))
+  worker.onmessage = (e: MessageEvent<LiveEvent | { type: 'closed' } | { type: 'synced' }>) => {
+    if (e.data.type === 'synced') return feed?.decoded()
     if (e.data.type === 'closed') return onClosed()
+    if (e.data.type === 'ready' || e.data.type === 'error') feed?.start()
     for (const l of listeners) l(e.data)
   }
   worker.onerror = e => {
     dead = true
+    feed?.stop()
     for (const l of listeners) l({ type: 'error', message: e.message || 'the live transcription thread failed' })
     onClosed()
   }
@@ -99,21 +113,21 @@ export function openLiveRecognizer(opts: LiveRecognizerOptions): LiveRecognizer 
       if (pcm16.length === 0 || pcm16.length > MAX_PUSH_SAMPLES) {
         throw new LiveInputError(`a push carries 1 to ${MAX_PUSH_SAMPLES} samples (up to 10 s), not ${pcm16.length}; split longer audio`)
       }
-      const copy = pcm16.slice()
-      worker.postMessage({ type: 'audio', pcm: copy }, [copy.buffer])
+      send({ type: 'audio', pcm: pcm16.slice() })
     },
     commit() {
       usable('commit')
-      worker.postMessage({ type: 'commit' })
+      send({ type: 'commit' })
     },
     close() {
       closing ??= new Promise<void>(resolve => {
         onClosed = () => {
+          feed?.stop()
           worker.terminate()
           resolve()
         }
         if (dead) onClosed()
-        else worker.postMessage({ type: 'close' })
+        else send({ type: 'close' })
       })
       return closing
     },

@@ -2,14 +2,16 @@
  * A live stream's thread (index.ts): one LiveSession, its decoder loaded on the `open` message (about
  * 1.3 s with the language model; audio sent meanwhile waits in the message queue), then audio,
  * commits and the close, in order. Every event goes back as a message; a failure becomes an `error`
- * event and the thread stops decoding.
+ * event and the thread stops decoding. A `sync` is answered `synced` once what came before it is
+ * decoded (failed or not): the stream's slot (slot-feed.ts) is given back then.
  */
 import { LiveSession, type SessionSettings } from './session'
 import type { LiveEvent } from './events'
+import type { FeedMessage } from './slot-feed'
 
 declare const self: Worker
 
-type Message = { type: 'open'; settings: SessionSettings } | { type: 'audio'; pcm: Int16Array } | { type: 'commit' } | { type: 'close' }
+type Message = { type: 'open'; settings: SessionSettings } | FeedMessage | { type: 'sync' }
 
 let session: LiveSession | null = null
 let failed = false
@@ -17,6 +19,7 @@ const emit = (e: LiveEvent) => self.postMessage(e)
 
 self.onmessage = (e: MessageEvent<Message>) => {
   const m = e.data
+  if (m.type === 'sync') return self.postMessage({ type: 'synced' })
   if (failed && m.type !== 'close') return
   try {
     if (m.type === 'open') {
