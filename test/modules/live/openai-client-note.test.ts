@@ -17,7 +17,11 @@ import { until } from '../../helpers/process'
 import { speechWav } from '../../fixtures/speech'
 
 const dir = mkdtempSync(join(tmpdir(), 'rt-note-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true })
+  // bun runs the next test files in this same process: their TLS must verify again
+  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED
+})
 
 test('the official openai realtime client: deltas and completed turns of the LibriVox clips, then the note with speakers and a summary', async () => {
   const made = Bun.spawnSync(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),

@@ -58,6 +58,8 @@ beforeAll(() => {
 })
 
 afterAll(() => {
+  // bun runs the next test files in this same process: their TLS must verify again
+  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED
   server?.stop(true)
   rmSync(dir, { recursive: true, force: true })
 })
