@@ -239,4 +239,21 @@ for (const b of backEnds) describe.skipIf(b.skip)(`live streams on ${b.name}`, (
     expect(s.events.filter(e => e.type === 'error')).toEqual([])
     expect(s.events.filter(e => e.type === 'conversation.item.input_audio_transcription.completed').length).toBeGreaterThanOrEqual(3)
   }, 60_000)
+
+  test('a recording that cannot be put together from its parts: an Error note that says the audio is kept, and the parts left in place', async () => {
+    const { t, base } = await app()
+    const key = await t.key({ email: 'lostpart@example.com' })
+    const s = await connect(base, key)
+    const { stream } = await s.next('notesvc.stream.created')
+    send(s.ws, 0, bytesOf(3))
+    await s.next('notesvc.stream.kept', e => e.audio_seconds >= 3)
+    // the first second's part goes missing from the storage (a disk fault, an operator's mistake)
+    await t.services.storage.delete(`live/${stream.id}/0/000001.pcm`)
+    s.ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+    expect(await s.next('notesvc.stream.finished')).toMatchObject({ note: { status: 'Error' }, credits_charged: 1 })
+    const status = (await t.call('GET', `/v1/notes/${stream.note_id}/status`, { token: key })).body
+    expect(status).toMatchObject({ status: 'Error', errorCode: 'live_audio_unreadable' })
+    expect(status.errorMessage).toContain(`the audio is kept on the server under live/${stream.id}/`)
+    expect(await t.services.storage.stat(`live/${stream.id}/0/000002.pcm`)).toEqual({ size: bytesOf(1) })
+  }, 60_000)
 })

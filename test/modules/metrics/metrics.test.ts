@@ -178,8 +178,12 @@ for (const b of backEnds) describe.skipIf(b.skip)(`GET /metrics on ${b.name}`, (
     }
     // the database: its connections, none busy between requests
     expect(after.value('notesvc_db_connections_max')).toBe(b.name === 'postgres' ? 4 : 1)
-    expect(after.value('notesvc_db_transactions_open')).toBe(0)
-    expect(after.value('notesvc_db_queries_in_flight')).toBe(0)
+    // a worker's claim (its poll for the next job) may be in its transaction at the moment of a scrape,
+    // as CI saw once on PostgreSQL (Received: 1): what must hold is that none stays open
+    await until('no transaction or query left open', async () => {
+      const now = await scrape()
+      return now.value('notesvc_db_transactions_open') === 0 && now.value('notesvc_db_queries_in_flight') === 0 ? true : undefined
+    }, 5_000, 50)
 
     // the families' types as the exposition declares them, and the process's own metrics
     expect(Object.fromEntries(['notesvc_http_requests_total', 'notesvc_http_request_duration_seconds', 'notesvc_jobs_total', 'notesvc_engine_seconds_total', 'notesvc_engine_audio_seconds_total', 'notesvc_webhook_deliveries_total', 'notesvc_queue_jobs', 'notesvc_queue_oldest_due_age_seconds', 'notesvc_db_connections_max', 'notesvc_db_transactions_open', 'notesvc_db_queries_in_flight', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'].map(n => [n, after.types.get(n)]))).toEqual({
