@@ -81,6 +81,10 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
       page.click('button[type=submit]'),
     ])
     expect([wrongPassword.status(), wrongPassword.status() === 401 ? '' : (await wrongPassword.text()).slice(0, 300)]).toEqual([401, ''])
+    // the answer's page read whole and shown before its message is looked for (CI, loaded, once waited
+    // out the step's 45 s on the message right after the response's headers)
+    await wrongPassword.finished()
+    await page.waitForLoadState('domcontentloaded')
     await expect(page.locator('.error').textContent()).resolves.toBe('The email or password is not right.')
 
     step('sign in')
