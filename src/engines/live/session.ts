@@ -9,7 +9,7 @@
  * times counted from the stream's first sample, and posteriors.
  */
 import { POCKETSPHINX_MODEL, PocketsphinxDecoder, type DecoderOptions } from '../pocketsphinx/decoder'
-import { TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
+import { FrameBuffer, TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
 import { LIVE_DECODER_SETTINGS } from './settings'
 import type { LiveEvent, LiveWord } from './events'
 
@@ -42,9 +42,9 @@ export class LiveSession {
   #detector: TurnDetector | null
   #partialSamples: number
   #emit: (e: LiveEvent) => void
-  /** samples received before the current remainder */
+  /** samples received in whole frames */
   #position = 0
-  #remainder = new Int16Array(0)
+  #frames = new FrameBuffer()
   #prefix: Int16Array[] = []
   #utterance: Utterance | null = null
   #items = 0
@@ -64,15 +64,7 @@ export class LiveSession {
   }
 
   push(pcm: Int16Array): void {
-    let samples = pcm
-    if (this.#remainder.length) {
-      samples = new Int16Array(this.#remainder.length + pcm.length)
-      samples.set(this.#remainder)
-      samples.set(pcm, this.#remainder.length)
-    }
-    const whole = samples.length - (samples.length % VAD_FRAME)
-    for (let at = 0; at < whole; at += VAD_FRAME) this.#frame(samples.subarray(at, at + VAD_FRAME))
-    this.#remainder = samples.slice(whole)
+    for (const frame of this.#frames.frames(pcm)) this.#frame(frame)
   }
 
   #frame(frame: Int16Array): void {
@@ -137,10 +129,8 @@ export class LiveSession {
   /** Ends the utterance in progress (its final is sent); false when there was none. */
   #endInProgress(): boolean {
     // a remainder shorter than a frame is part of what was said: padded with silence to a frame
-    if (this.#remainder.length && this.#utterance) {
-      const frame = new Int16Array(VAD_FRAME)
-      frame.set(this.#remainder)
-      this.#remainder = new Int16Array(0)
+    const frame = this.#utterance ? this.#frames.takePadded() : null
+    if (frame) {
       this.#position += VAD_FRAME
       this.#feed(frame)
     }

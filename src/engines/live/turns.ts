@@ -14,6 +14,41 @@
 /** 10 ms at 16 kHz: the unit in which speech and silence are counted. */
 export const VAD_FRAME = 160
 
+/**
+ * Audio as it arrives, cut into VAD_FRAME frames: a push of any length gives the whole frames it
+ * completes; what is left waits for the next push (or is taken at a commit).
+ */
+export class FrameBuffer {
+  #remainder = new Int16Array(0)
+
+  frames(pcm: Int16Array): Int16Array[] {
+    let samples = pcm
+    if (this.#remainder.length) {
+      samples = new Int16Array(this.#remainder.length + pcm.length)
+      samples.set(this.#remainder)
+      samples.set(pcm, this.#remainder.length)
+    }
+    const whole = samples.length - (samples.length % VAD_FRAME)
+    const out: Int16Array[] = []
+    for (let at = 0; at < whole; at += VAD_FRAME) out.push(samples.slice(at, at + VAD_FRAME))
+    this.#remainder = samples.slice(whole)
+    return out
+  }
+
+  /** what is left (shorter than a frame), padded with silence to a frame; null when nothing is left */
+  takePadded(): Int16Array | null {
+    if (!this.#remainder.length) return null
+    const frame = new Int16Array(VAD_FRAME)
+    frame.set(this.#remainder)
+    this.#remainder = new Int16Array(0)
+    return frame
+  }
+
+  clear(): void {
+    this.#remainder = new Int16Array(0)
+  }
+}
+
 export interface TurnDetection {
   /** 0 to 1 (OpenAI's meaning: higher needs louder speech); default 0.5 */
   threshold: number

@@ -18,7 +18,7 @@
  * time per stream: a turn's final always comes before the next turn's first event.
  */
 import { LocalAgreement, wordsOf, type TimedText } from './agreement'
-import { TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
+import { FrameBuffer, TurnDetector, VAD_FRAME, type TurnDetection } from './turns'
 import type { LiveEvent } from './events'
 import { LIVE_SAMPLE_RATE, LiveInputError, MAX_PUSH_SAMPLES, type LiveRecognizer } from './index'
 
@@ -70,7 +70,7 @@ class WindowedSession {
   #detector: TurnDetector | null
   #emit: (e: LiveEvent) => void
   #position = 0
-  #remainder = new Int16Array(0)
+  #frames = new FrameBuffer()
   #prefix: Int16Array[] = []
   #turn: Turn | null = null
   #items = 0
@@ -87,27 +87,18 @@ class WindowedSession {
 
   push(pcm: Int16Array): void {
     if (this.#failed) return
-    let samples = pcm
-    if (this.#remainder.length) {
-      samples = new Int16Array(this.#remainder.length + pcm.length)
-      samples.set(this.#remainder)
-      samples.set(pcm, this.#remainder.length)
-    }
-    const whole = samples.length - (samples.length % VAD_FRAME)
-    for (let at = 0; at < whole; at += VAD_FRAME) this.#frame(samples.slice(at, at + VAD_FRAME))
-    this.#remainder = samples.slice(whole)
+    for (const frame of this.#frames.frames(pcm)) this.#frame(frame)
   }
 
   /** Ends the turn in progress now (its final follows); without one, an empty final for a new item. */
   commit(): void {
     if (this.#failed) return
-    if (this.#remainder.length && this.#turn) {
-      const frame = new Int16Array(VAD_FRAME)
-      frame.set(this.#remainder)
+    const frame = this.#turn ? this.#frames.takePadded() : null
+    if (frame) {
       this.#position += VAD_FRAME
       this.#add(frame)
     }
-    this.#remainder = new Int16Array(0)
+    this.#frames.clear()
     this.#detector?.reset()
     if (this.#turn) return this.#end()
     const at = round(this.#position / RATE)
