@@ -9,25 +9,16 @@
  *
  *   bun bench/live-engine.ts [levels=1,4,8] [opens=200]
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { openLiveRecognizer, type LiveEvent } from '../src/engines/live/index'
 import { createPocketsphinxRecognizer } from '../src/engines/pocketsphinx/recognize'
-import { LIBRIVOX } from '../test/fixtures/speech'
 import { wer } from '../test/helpers/wer'
+import { librivoxRecording } from './lib/librivox-recording'
 
 const levels = (process.argv[2] ?? '1,4,8').split(',').map(Number)
 const opens = Number(process.argv[3] ?? 200)
 const FRAME = 320
 
-const clips = readdirSync(LIBRIVOX).filter(f => f.endsWith('.wav')).sort().map(f => {
-  const b = readFileSync(join(LIBRIVOX, f))
-  return new Int16Array(b.buffer.slice(b.byteOffset + 44, b.byteOffset + b.length))
-})
-const recording = new Int16Array(clips.reduce((n, c) => n + c.length + 16_000, 0))
-clips.reduce((at, c) => (recording.set(c, at), at + c.length + 16_000), 0)
-const truth = readFileSync(join(LIBRIVOX, 'transcription'), 'utf8').split('\n').map(l => l.replace(/<\/?s>|\(.*\)/g, '').trim()).filter(Boolean).join(' ')
-const seconds = recording.length / 16_000
+const { clips, recording, truth, seconds } = librivoxRecording()
 
 const batch = createPocketsphinxRecognizer()
 const batchText = batch.recognize(recording).map(u => u.text).join(' ')

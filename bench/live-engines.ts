@@ -16,7 +16,7 @@
  * downloaded on the machine these were taken on; docs/decisions.md says what a real one would change).
  * remote is a second notesvc `serve` on PocketSphinx, as the tests use.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createWhisperEngine } from '../src/engines/asr/whisper'
@@ -26,19 +26,12 @@ import { openLiveEngine, type LiveEngines } from '../src/engines/live/engines'
 import type { LiveEvent } from '../src/engines/live/index'
 import { DEFAULT_TURN_DETECTION } from '../src/engines/live/turns'
 import { writeTinyWhisperModel } from '../test/fixtures/ggml-model'
-import { LIBRIVOX } from '../test/fixtures/speech'
 import { wer } from '../test/helpers/wer'
 import { runBench, startNotesvc } from './notesvc-process'
+import { librivoxRecording } from './lib/librivox-recording'
 
 const FRAME = 320
-const clips = readdirSync(LIBRIVOX).filter(f => f.endsWith('.wav')).sort().map(f => {
-  const b = readFileSync(join(LIBRIVOX, f))
-  return new Int16Array(b.buffer.slice(b.byteOffset + 44, b.byteOffset + b.length))
-})
-const recording = new Int16Array(clips.reduce((n, c) => n + c.length + 16_000, 0))
-clips.reduce((at, c) => (recording.set(c, at), at + c.length + 16_000), 0)
-const truth = readFileSync(join(LIBRIVOX, 'transcription'), 'utf8').split('\n').map(l => l.replace(/<\/?s>|\(.*\)/g, '').trim()).filter(Boolean).join(' ')
-const seconds = recording.length / 16_000
+const { recording, truth, seconds } = librivoxRecording()
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN
 const sleep = (ms: number) => new Promise(r => setTimeout(r, Math.max(0, ms)))

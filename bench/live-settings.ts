@@ -8,14 +8,12 @@
  *
  *   bun bench/live-settings.ts [candidates=all, comma-separated names] [partialIntervalMs=160]
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { LiveSession } from '../src/engines/live/session'
 import { DEFAULT_TURN_DETECTION } from '../src/engines/live/turns'
 import { LIVE_DECODER_SETTINGS } from '../src/engines/live/settings'
 import type { LiveEvent } from '../src/engines/live/events'
-import { LIBRIVOX } from '../test/fixtures/speech'
 import { wer } from '../test/helpers/wer'
+import { librivoxRecording } from './lib/librivox-recording'
 
 /** The library's own values of what the live engine sets, so that each candidate is what it says. */
 const LIBRARY = { '-fwdflat': 'yes', '-maxhmmpf': '30000', '-maxwpf': '-1', '-topn': '4' }
@@ -46,14 +44,7 @@ const CANDIDATES: Record<string, Record<string, string>> = {
 const names = process.argv[2] ? process.argv[2].split(',') : Object.keys(CANDIDATES)
 const partialIntervalMs = Number(process.argv[3] ?? 160)
 
-const clips = readdirSync(LIBRIVOX).filter(f => f.endsWith('.wav')).sort().map(f => {
-  const b = readFileSync(join(LIBRIVOX, f))
-  return new Int16Array(b.buffer.slice(b.byteOffset + 44, b.byteOffset + b.length))
-})
-const recording = new Int16Array(clips.reduce((n, c) => n + c.length + 16_000, 0))
-clips.reduce((at, c) => (recording.set(c, at), at + c.length + 16_000), 0)
-const truth = readFileSync(join(LIBRIVOX, 'transcription'), 'utf8').split('\n').map(l => l.replace(/<\/?s>|\(.*\)/g, '').trim()).filter(Boolean).join(' ')
-const seconds = recording.length / 16_000
+const { recording, truth, seconds } = librivoxRecording()
 
 console.log(`${seconds.toFixed(1)} s of audio, 20-ms frames, partials every ${partialIntervalMs} ms`)
 console.log('candidate | settings | CPU s per audio s | longest frame | partials | WER')
