@@ -28,6 +28,7 @@ declare module '*/assets/library/status.js' { const text: string; export default
 declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }
+declare module '*/assets/library/share.js' { const text: string; export default text }
 declare module '*/assets/library/pcm.js' { const text: string; export default text }
 declare module '*/assets/library/record.js' { const text: string; export default text }
 declare module '*/assets/library/record-audio.js' { const text: string; export default text }

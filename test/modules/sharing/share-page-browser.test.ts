@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { firstLine, freePort, ROOT } from '../../helpers/process'
+import { freePort, ROOT } from '../../helpers/process'
 import { inSteps } from '../../helpers/web'
 import { HOSTILE, MEETING } from '../../helpers/shared-note'
 
@@ -200,7 +200,7 @@ test('a hostile note: no field runs, every one shown as text; the owner\'s audit
   }))
   expect(state).toMatchObject({ runs: 0, alerts: 0, images: 0, svgs: 0, scripts: ['/assets/share.js'], title: HOSTILE.title, summary: HOSTILE.summary })
   expect(state.texts).toEqual(HOSTILE.segments.map(x => x.text))
-  expect(state.speakers).toEqual(HOSTILE.segments.map(x => HOSTILE.speakers.find(p => p.label === x.speaker)!.name))
+  expect(state.speakers).toEqual(HOSTILE.segments.map(x => HOSTILE.speakers.find(p => p.label === x.speaker)!.name as string))
   expect(state.links.every(h => h!.startsWith('/s/'))).toBe(true)
   expect(v.errors).toEqual([])
   await v.close()
