@@ -84,6 +84,8 @@ export interface CoreDeps {
   storage?: MediaStorage
   /** argon2id's cost for share links' passphrases (tests lower it, as they do for passwords) */
   passwordHashCost?: { memoryCost?: number; timeCost?: number }
+  /** how long share pages' openings wait to be written together (modules/sharing/openings.ts; default 1 s, 0: at once) */
+  shareOpeningsFlushMs?: number
 }
 
 /**
@@ -159,7 +161,8 @@ export function createServices(deps: CoreDeps) {
   const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
   /** share links of notes (modules/sharing): their rows, and what their page shows */
   const sharing = createSharingService({
-    repo: createSharesRepo(store), notes, audit, clock, ids, store, enabled: config.sharing, publicUrl: config.publicUrl,
+    repo: createSharesRepo(store), notes, audit, clock, ids, store, enabled: config.sharing, publicUrl: config.publicUrl, openingsFlushMs: deps.shareOpeningsFlushMs,
+    recordingType: async id => { const u = await uploadsRepo.byNote(id); return u?.received_at ? u.content_type : null },
     signingKey: lazySecret(store, 'share_signing_key'), passphraseHashCost: deps.passwordHashCost,
   })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })

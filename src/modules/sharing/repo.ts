@@ -41,8 +41,9 @@ export function createSharesRepo(store: Store) {
     revoke: async (l: Library, noteId: string, id: string, at: string) =>
       (await store.run('UPDATE note_shares SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND note_id = ? AND account_id = ? AND sandbox = ?', [at, id, noteId, ...lib(l)])) > 0,
     byTokenHash: (hash: string) => store.get<NoteShareRow>('SELECT * FROM note_shares WHERE token_hash = ?', [hash]),
-    countOpened: async (id: string, at: string) => {
-      await store.run('UPDATE note_shares SET open_count = open_count + 1, last_opened_at = ? WHERE id = ?', [at, id])
+    /** Adds `n` openings, the last at `at` (a later write never moves it back). */
+    countOpened: async (id: string, n: number, at: string) => {
+      await store.run('UPDATE note_shares SET open_count = open_count + ?, last_opened_at = CASE WHEN last_opened_at IS NULL OR last_opened_at < ? THEN ? ELSE last_opened_at END WHERE id = ?', [n, at, at, id])
     },
   }
 }

@@ -40,9 +40,9 @@ export function sharingRoutes(deps: { sharing: SharingService; uploads: Pick<Upl
     return note ? { row, note } : null
   }
 
-  /** The recording the link plays, or null (not chosen, removed, none uploaded). */
+  /** The recording the link plays, read whole (size, key), or null (not chosen, removed, none uploaded). */
   async function recording(note: SharedNote) {
-    if (!note.share.showRecording || note.mediaRemovedAt) return null
+    if (!note.recording) return null
     try {
       return await uploads.media(note.library, note.share.noteId)
     } catch (err) {
@@ -57,9 +57,8 @@ export function sharingRoutes(deps: { sharing: SharingService; uploads: Pick<Upl
     if (!(await sharing.admitted(row, typeof proof === 'string' ? proof : null))) return html(passphrasePage({ action: `${SHARE_PATH}/${token}` }), 401)
     const note = await sharing.sharedNote(row)
     if (!note) return notFound()
-    const media = await recording(note)
     await sharing.opened(row, originOf(server, request))
-    return html(sharedNotePage(note, { base: `${SHARE_PATH}/${token}`, proof: typeof proof === 'string' ? proof : null, media: media ? { contentType: mediaType(media.contentType) } : null }))
+    return html(sharedNotePage(note, { base: `${SHARE_PATH}/${token}`, proof: typeof proof === 'string' ? proof : null, media: note.recording ? { contentType: mediaType(note.recording) } : null }))
   }
 
   async function passphrase(token: string, request: Request, server: PeerServer): Promise<Response> {

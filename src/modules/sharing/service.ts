@@ -12,6 +12,8 @@ import type { CreatedNoteShare, CreateNoteShareRequest, NoteShare, ShareFormat }
 import type { NoteShareRow, SharesRepo } from './repo'
 import { PassphraseAttempts } from './passphrase-attempts'
 import { passphraseProof, proofHolds, PROOF_SECONDS } from './passphrase-proof'
+import { createOpeningsLog } from './openings'
+import { toNote } from '../notes/note-row'
 
 export type SharingService = ReturnType<typeof createSharingService>
 
@@ -40,6 +42,8 @@ export interface SharedNote {
   transcript: NoteTranscript
   /** when the retention policy removed the recording, if it did */
   mediaRemovedAt: string | null
+  /** the recording's content type when the link shows it and there is one to play */
+  recording: string | null
   /** the account and library of the note (for its media) */
   library: Library
 }
@@ -50,6 +54,10 @@ const unnamed = (t: NoteTranscript): NoteTranscript => ({ ...t, speakers: t.spea
 export function createSharingService(deps: {
   repo: SharesRepo
   notes: Pick<NotesService, 'get' | 'readableTranscript' | 'transcriptOf'>
+  /** the content type of a note's received recording, or null when it has none (the uploads' row) */
+  recordingType: (noteId: string) => Promise<string | null>
+  /** how long openings wait to be written together (openings.ts); 0: each at once */
+  openingsFlushMs?: number
   audit: Pick<AuditService, 'recordBy' | 'record'>
   clock: Clock
   ids: IdGenerator
@@ -68,6 +76,7 @@ export function createSharingService(deps: {
   const attempts = new PassphraseAttempts(deps.passphraseLimits ?? { perLink: 5, perAddress: 20, windowMs: 15 * 60_000 })
   const hashOptions = { algorithm: 'argon2id', ...deps.passphraseHashCost } as const
   const base = deps.publicUrl.replace(/\/+$/, '')
+  const openings = createOpeningsLog({ repo, audit: deps.audit, store: deps.store, flushMs: deps.openingsFlushMs ?? 1000 })
 
   function checkEnabled(): void {
     if (!deps.enabled) {
@@ -109,6 +118,7 @@ export function createSharingService(deps: {
 
     async list(lib: Library, noteId: string): Promise<{ data: NoteShare[] }> {
       await deps.notes.get(lib, noteId)
+      await openings.flush()
       return { data: (await repo.listOfNote(lib, noteId)).map(toShare) }
     },
 
@@ -129,12 +139,15 @@ export function createSharingService(deps: {
     async sharedNote(row: NoteShareRow): Promise<SharedNote | null> {
       const library: Library = { accountId: row.account_id, sandbox: row.sandbox === 1 }
       try {
-        const note = await deps.notes.get(library, row.note_id)
-        const transcript = await deps.notes.transcriptOf(await deps.notes.readableTranscript(library, row.note_id))
+        const noteRow = await deps.notes.readableTranscript(library, row.note_id)
+        const note = toNote(noteRow)
+        const transcript = await deps.notes.transcriptOf(noteRow)
         const share = toShare(row)
+        const mediaRemovedAt = note.mediaRemovedAt ?? null
         return {
           share, library, title: note.title, summary: share.showSummary ? note.summary : null,
-          transcript: share.showSpeakers ? transcript : unnamed(transcript), mediaRemovedAt: note.mediaRemovedAt ?? null,
+          transcript: share.showSpeakers ? transcript : unnamed(transcript), mediaRemovedAt,
+          recording: share.showRecording && !mediaRemovedAt ? await deps.recordingType(row.note_id) : null,
         }
       } catch (err) {
         if (err instanceof ApiError && (err.code === 'not_found' || err.code === 'conflict')) return null
@@ -142,14 +155,12 @@ export function createSharingService(deps: {
       }
     },
 
-    /** Counts an opening of the page and writes `share.opened` to the owner's audit log, together. */
-    async opened(row: NoteShareRow, origin: AuditOrigin): Promise<void> {
-      const at = clock.now().toISOString()
-      await deps.store.transaction(async () => {
-        await repo.countOpened(row.id, at)
-        await deps.audit.record({ accountId: row.account_id, actor: { type: 'share', id: row.id }, origin, action: 'share.opened', target: { type: 'note', id: row.note_id }, details: { shareId: row.id, sandbox: row.sandbox === 1 } })
-      })
-    },
+    /** Counts an opening of the page and writes `share.opened` to the owner's audit log (in batches: openings.ts). */
+    opened: (row: NoteShareRow, origin: AuditOrigin): Promise<void> =>
+      openings.record({ shareId: row.id, noteId: row.note_id, accountId: row.account_id, sandbox: row.sandbox === 1, at: clock.now().toISOString(), origin }),
+
+    /** Writes the openings waiting (on the way out, and for tests). */
+    flushOpenings: () => openings.flush(),
 
     /**
      * Checks a passphrase sent to the link's form: a proof to put in the page's URL when right, the

@@ -205,9 +205,14 @@ test('a hostile note: no field runs, every one shown as text; the owner\'s audit
   expect(v.errors).toEqual([])
   await v.close()
 
-  const events = await api('GET', '/v1/audit-events?action=share.opened&limit=100')
-  expect(events.status).toBe(200)
-  const opened = events.body.data.filter((e: { actor: { id: string } }) => e.actor.id === s.id)
+  // openings are written in batches, within a second (modules/sharing/openings.ts)
+  let opened: any[] = []
+  for (let tries = 0; tries < 100 && opened.length === 0; tries++) {
+    if (tries) await Bun.sleep(100)
+    const events = await api('GET', '/v1/audit-events?action=share.opened&limit=100')
+    expect(events.status).toBe(200)
+    opened = events.body.data.filter((e: { actor: { id: string } }) => e.actor.id === s.id)
+  }
   expect(opened).toHaveLength(1)
   expect(opened[0]).toMatchObject({ action: 'share.opened', actor: { type: 'share', id: s.id }, target: { type: 'note', id: seeded.hostileId }, ip: '127.0.0.1' })
   expect(opened[0].userAgent).toContain('Chrome')
