@@ -2,7 +2,7 @@ import { t, type Static } from 'elysia'
 import { DateTime, Integer, Nullable } from '../../http/schemas'
 
 /** The transcript files a share link may offer for download (the note's own export, reused). */
-export const SHARE_FORMATS = ['txt', 'srt', 'vtt'] as const
+const SHARE_FORMATS = ['txt', 'srt', 'vtt'] as const
 export type ShareFormat = (typeof SHARE_FORMATS)[number]
 
 const Format = t.Union(SHARE_FORMATS.map(f => t.Literal(f)), { error: `must be one of ${SHARE_FORMATS.join(', ')}` })
