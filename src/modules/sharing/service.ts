@@ -74,7 +74,10 @@ export function createSharingService(deps: {
 }) {
   const { repo, clock, ids } = deps
   const attempts = new PassphraseAttempts(deps.passphraseLimits ?? { perLink: 5, perAddress: 20, windowMs: 15 * 60_000 })
-  const hashOptions = { algorithm: 'argon2id', ...deps.passphraseHashCost } as const
+  // OWASP's argon2id minimum (19 MiB, two passes) rather than Bun's default 64 MiB: the passphrase
+  // stands behind a 256-bit token and its tries are limited, and a link made or tried must not hold
+  // the server's cores for long (the standing fuzz timed another account's health meanwhile)
+  const hashOptions = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2, ...deps.passphraseHashCost } as const
   const base = deps.publicUrl.replace(/\/+$/, '')
   const openings = createOpeningsLog({ repo, audit: deps.audit, store: deps.store, flushMs: deps.openingsFlushMs ?? 1000 })
 
