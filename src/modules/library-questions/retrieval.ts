@@ -1,0 +1,97 @@
+/**
+ * Passages across the library for a question: the notes the full-text index found are cut into
+ * passages (a timed transcript's segments, consecutive ones of one speaker joined up to about 400
+ * characters, keeping the first one's start and the last one's end; an untimed text by sentences), then
+ * all of them ranked together with BM25 (engines/llm/retrieval.ts), the note's title counted in each
+ * of its passages. Pure: what the notes hold comes in as values.
+ */
+import type { TranscriptSegment } from '../../engines/asr/engine'
+import { queryOf, rankTermSequences, splitPassages } from '../../engines/llm/retrieval'
+import { GENERIC_TERMS, terms } from '../../engines/llm/text'
+
+export interface LibraryPassage {
+  noteId: string
+  title: string
+  /** seconds; null for a note without times */
+  start: number | null
+  end: number | null
+  speaker: string | null
+  text: string
+}
+
+export interface RankedPassage extends LibraryPassage {
+  score: number
+}
+
+const PASSAGE_TARGET_CHARS = 400
+const PASSAGE_MAX_CHARS = 600
+/** Prefixes shorter than this would match too much of the index (and FTS5 keeps prefix indexes of 2 and 3 only). */
+const MIN_PREFIX_CHARS = 3
+const MAX_PREFIXES = 16
+/**
+ * The share of the question's weight (each term's IDF among the passages found; a term found in none
+ * weighs the most) the best passage must hold to answer: below it, "nothing in the library answers".
+ */
+export const RELEVANT_SHARE = 0.5
+
+/**
+ * The words a question is looked up by in the full-text index: its content terms (stemmed, so
+ * "meetings" finds "meeting"), as prefixes of at least 3 letters, only letters and digits; the
+ * generic ones ("time", "decide") only when there is nothing else.
+ */
+export function questionPrefixes(question: string): string[] {
+  const all = queryOf(question).terms.map(t => t.replace(/[^\p{L}\p{N}]/gu, '')).filter(t => t.length >= MIN_PREFIX_CHARS)
+  const specific = all.filter(t => !GENERIC_TERMS.has(t))
+  return [...new Set(specific.length ? specific : all)].slice(0, MAX_PREFIXES)
+}
+
+/** A note's passages: from its timed segments (names shown as speakers) when it has them, else from its text. */
+export function passagesOf(note: { id: string; title: string; text: string }, segments: readonly TranscriptSegment[] | null): LibraryPassage[] {
+  const base = { noteId: note.id, title: note.title }
+  if (!segments?.length) {
+    return splitPassages(note.text).map(p => ({ ...base, start: null, end: null, speaker: null, text: p.text }))
+  }
+  const out: LibraryPassage[] = []
+  let run: TranscriptSegment[] = []
+  let chars = 0
+  const flush = () => {
+    if (!run.length) return
+    const text = run.map(s => s.text.trim()).filter(Boolean).join(' ')
+    if (text) out.push({ ...base, start: run[0]!.start, end: run.at(-1)!.end, speaker: run[0]!.speaker ?? null, text })
+    run = []
+    chars = 0
+  }
+  for (const s of segments) {
+    const length = s.text.trim().length
+    if (run.length && (s.speaker !== run[0]!.speaker || chars + length > PASSAGE_MAX_CHARS)) flush()
+    run.push(s)
+    chars += length + 1
+    if (chars >= PASSAGE_TARGET_CHARS) flush()
+  }
+  flush()
+  return out
+}
+
+/**
+ * The `k` best passages for the question, best first, and whether the best one answers it at all: it
+ * holds at least RELEVANT_SHARE of the question's weight.
+ */
+export function rankPassages(passages: readonly LibraryPassage[], question: string, k: number): { ranked: RankedPassage[]; relevant: boolean } {
+  const titleTerms = new Map<string, string[]>()
+  const sequences = passages.map(p => {
+    let title = titleTerms.get(p.noteId)
+    if (!title) titleTerms.set(p.noteId, (title = terms(p.title)))
+    return [...terms(p.text), ...title]
+  })
+  const ranking = rankTermSequences(sequences)
+  const found = ranking.search(question, k)
+  if (!found.length) return { ranked: [], relevant: false }
+  const wanted = queryOf(question).terms
+  const held = new Set(sequences[found[0]!.index])
+  const total = wanted.reduce((sum, t) => sum + ranking.idf(t), 0)
+  const covered = wanted.filter(t => held.has(t)).reduce((sum, t) => sum + ranking.idf(t), 0)
+  return {
+    ranked: found.map(f => ({ ...passages[f.index]!, score: f.score })),
+    relevant: total > 0 && covered / total >= RELEVANT_SHARE,
+  }
+}
