@@ -31,7 +31,10 @@ function createdRange(body: Pick<Static<typeof LibraryQuestionRequest>, 'from' |
   const instant = (value: string, field: 'from' | 'to') => {
     const dateOnly = value.length === 10
     const ms = Date.parse(dateOnly ? `${value}T00:00:00Z` : value)
-    if (Number.isNaN(ms)) throw new ApiError('invalid_request', `${field} is not a real date; send one such as 2026-03-01.`, { details: [{ field, issue: 'not a real date' }] })
+    // Date.parse rolls 2026-02-31 over to March: the day must be one the calendar has
+    const [y, m, d] = value.slice(0, 10).split('-').map(Number) as [number, number, number]
+    const day = new Date(Date.UTC(y, m - 1, d))
+    if (Number.isNaN(ms) || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) throw new ApiError('invalid_request', `${field} is not a real date; send one such as 2026-03-01.`, { details: [{ field, issue: 'not a real date' }] })
     return new Date(dateOnly && field === 'to' ? ms + 86_400_000 : ms).toISOString()
   }
   const createdFrom = body.from === undefined ? undefined : instant(body.from, 'from')
