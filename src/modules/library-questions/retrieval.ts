@@ -2,8 +2,8 @@
  * Passages across the library for a question: the notes the full-text index found are cut into
  * passages (a timed transcript's segments, consecutive ones of one speaker joined up to about 400
  * characters, keeping the first one's start and the last one's end; an untimed text by sentences), then
- * all of them ranked together with BM25 (engines/llm/retrieval.ts), the note's title counted in each
- * of its passages. Pure: what the notes hold comes in as values.
+ * all of them ranked together with BM25 (engines/llm/retrieval.ts), a match in the note's title adding
+ * a little to its passages. Pure: what the notes hold comes in as values.
  */
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { queryOf, rankTermSequences, splitPassages } from '../../engines/llm/retrieval'
@@ -72,24 +72,37 @@ export function passagesOf(note: { id: string; title: string; text: string }, se
   return out
 }
 
+/** How much a question's term in the note's title adds to a passage that matched in its own words, against its weight in the words. */
+const TITLE_WEIGHT = 0.25
+/** How much a generic term ("long", "time", "decide") counts toward what a passage must cover. */
+const GENERIC_WEIGHT = 0.25
+
 /**
  * The `k` best passages for the question, best first, and whether the best one answers it at all: it
- * holds at least RELEVANT_SHARE of the question's weight.
+ * holds (in its words or its note's title) at least RELEVANT_SHARE of the question's weight. A title
+ * only adds to a passage whose own words match: the moment cited is where it is said.
  */
 export function rankPassages(passages: readonly LibraryPassage[], question: string, k: number): { ranked: RankedPassage[]; relevant: boolean } {
-  const titleTerms = new Map<string, string[]>()
-  const sequences = passages.map(p => {
+  const titleTerms = new Map<string, Set<string>>()
+  const titleOf = (p: LibraryPassage) => {
     let title = titleTerms.get(p.noteId)
-    if (!title) titleTerms.set(p.noteId, (title = terms(p.title)))
-    return [...terms(p.text), ...title]
-  })
+    if (!title) titleTerms.set(p.noteId, (title = new Set(terms(p.title))))
+    return title
+  }
+  const sequences = passages.map(p => terms(p.text))
   const ranking = rankTermSequences(sequences)
-  const found = ranking.search(question, k)
-  if (!found.length) return { ranked: [], relevant: false }
   const wanted = queryOf(question).terms
-  const held = new Set(sequences[found[0]!.index])
-  const total = wanted.reduce((sum, t) => sum + ranking.idf(t), 0)
-  const covered = wanted.filter(t => held.has(t)).reduce((sum, t) => sum + ranking.idf(t), 0)
+  const found = ranking.search(question, passages.length).map(f => {
+    const title = titleOf(passages[f.index]!)
+    const bonus = wanted.filter(t => title.has(t)).reduce((sum, t) => sum + TITLE_WEIGHT * ranking.idf(t), 0)
+    return { index: f.index, score: Math.round((f.score + bonus) * 1e6) / 1e6 }
+  }).sort((a, b) => b.score - a.score || a.index - b.index).slice(0, k)
+  if (!found.length) return { ranked: [], relevant: false }
+  const best = passages[found[0]!.index]!
+  const held = new Set([...sequences[found[0]!.index]!, ...titleOf(best)])
+  const weight = (t: string) => ranking.idf(t) * (GENERIC_TERMS.has(t) ? GENERIC_WEIGHT : 1)
+  const total = wanted.reduce((sum, t) => sum + weight(t), 0)
+  const covered = wanted.filter(t => held.has(t)).reduce((sum, t) => sum + weight(t), 0)
   return {
     ranked: found.map(f => ({ ...passages[f.index]!, score: f.score })),
     relevant: total > 0 && covered / total >= RELEVANT_SHARE,
