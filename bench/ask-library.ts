@@ -69,8 +69,15 @@ interface Question {
 
 type Choose = <T>(xs: readonly T[]) => T
 
+/** The project a rare thing's planted answer names (plantedFacts): the generated sentences never pair them, so each question has one right note. */
+const plantedProject = (rare: number) => PROJECTS[(rare * 11) % PROJECTS.length]!
+
 function generatedSentence(pick: Choose, rand: () => number): string {
-  const p = pick(PEOPLE), a = pick(ACTIONS), o = rand() < 0.0048 ? pick(RARE) : pick(THINGS), proj = pick(PROJECTS), d = pick(DAYS)
+  const rare = rand() < 0.0048 ? Math.floor(rand() * RARE.length) : -1
+  const o = rare >= 0 ? RARE[rare]! : pick(THINGS)
+  let proj = pick(PROJECTS)
+  while (rare >= 0 && proj === plantedProject(rare)) proj = pick(PROJECTS)
+  const p = pick(PEOPLE), a = pick(ACTIONS), d = pick(DAYS)
   switch (Math.floor(rand() * 6)) {
     case 0: return `${p} will ${a} the ${o} for ${proj} by ${d}.`
     case 1: return `The ${o} for ${proj} will cost ${2 + Math.floor(rand() * 90)} thousand euros.`
@@ -95,7 +102,7 @@ function meetingSegments(sentences: string[]): TranscriptSegment[] {
 /** The 24 planted facts: one sentence in one generated meeting, and the question it answers. */
 function plantedFacts(pick: Choose, rand: () => number): { sentence: string; question: string }[] {
   return RARE.map((o, i) => {
-    const p = PEOPLE[i % PEOPLE.length]!, a = ACTIONS[(i * 7) % ACTIONS.length]!, proj = PROJECTS[(i * 11) % PROJECTS.length]!, d = pick(DAYS)
+    const p = PEOPLE[i % PEOPLE.length]!, a = ACTIONS[(i * 7) % ACTIONS.length]!, proj = plantedProject(i), d = pick(DAYS)
     switch (i % 3) {
       case 0: return { sentence: `${p} will ${a} the ${o} for ${proj} by ${d}.`, question: `Who will ${a} the ${o} for ${proj}?` }
       case 1: return { sentence: `${p} will ${a} the ${o} for ${proj} by ${d}.`, question: `By when does ${p} ${a} the ${o}?` }

@@ -7,7 +7,7 @@
  */
 import type { TranscriptSegment } from '../../engines/asr/engine'
 import { queryOf, rankTermSequences, splitPassages } from '../../engines/llm/retrieval'
-import { GENERIC_TERMS, terms } from '../../engines/llm/text'
+import { GENERIC_TERMS, isContentWord, stem, terms, words } from '../../engines/llm/text'
 
 export interface LibraryPassage {
   noteId: string
@@ -35,13 +35,17 @@ const MAX_PREFIXES = 16
 export const RELEVANT_SHARE = 0.5
 
 /**
- * The words a question is looked up by in the full-text index: its content terms (stemmed, so
- * "meetings" finds "meeting"), as prefixes of at least 3 letters, only letters and digits; the
- * generic ones ("time", "decide") only when there is nothing else.
+ * The words a question is looked up by in the full-text index: its content words as prefixes of at
+ * least 3 letters (their stems, so "meetings" finds "meeting", but with the "e" the stemmer drops
+ * where the word has it: "notes" is looked up as "note", never as "not"), only letters and digits;
+ * the generic ones ("time", "decide") only when there is nothing else.
  */
 export function questionPrefixes(question: string): string[] {
-  const all = queryOf(question).terms.map(t => t.replace(/[^\p{L}\p{N}]/gu, '')).filter(t => t.length >= MIN_PREFIX_CHARS)
-  const specific = all.filter(t => !GENERIC_TERMS.has(t))
+  const all = words(question).filter(isContentWord).map(w => {
+    const s = stem(w)
+    return (w.startsWith(`${s}e`) ? `${s}e` : s).replace(/[^\p{L}\p{N}]/gu, '')
+  }).filter(t => t.length >= MIN_PREFIX_CHARS)
+  const specific = all.filter(t => !generic(stem(t)))
   return [...new Set(specific.length ? specific : all)].slice(0, MAX_PREFIXES)
 }
 
@@ -76,6 +80,9 @@ export function passagesOf(note: { id: string; title: string; text: string }, se
 const TITLE_WEIGHT = 0.25
 /** How much a generic term ("long", "time", "decide") counts toward what a passage must cover. */
 const GENERIC_WEIGHT = 0.25
+/** Words that frame a question rather than say what it is about ("what happens to …"), weighed as generic ones. */
+const FRAMING_TERMS = new Set(['happen', 'mention', 'tell', 'know', 'think', 'plan'].map(w => terms(w)[0]!))
+const generic = (t: string) => GENERIC_TERMS.has(t) || FRAMING_TERMS.has(t)
 
 /**
  * The `k` best passages for the question, best first, and whether the best one answers it at all: it
@@ -100,7 +107,7 @@ export function rankPassages(passages: readonly LibraryPassage[], question: stri
   if (!found.length) return { ranked: [], relevant: false }
   const best = passages[found[0]!.index]!
   const held = new Set([...sequences[found[0]!.index]!, ...titleOf(best)])
-  const weight = (t: string) => ranking.idf(t) * (GENERIC_TERMS.has(t) ? GENERIC_WEIGHT : 1)
+  const weight = (t: string) => ranking.idf(t) * (generic(t) ? GENERIC_WEIGHT : 1)
   const total = wanted.reduce((sum, t) => sum + weight(t), 0)
   const covered = wanted.filter(t => held.has(t)).reduce((sum, t) => sum + weight(t), 0)
   return {
