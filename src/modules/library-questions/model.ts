@@ -21,7 +21,7 @@ export const LibraryQuestionRequest = t.Object(
   { additionalProperties: false, title: 'LibraryQuestionRequest' },
 )
 
-export const Citation = t.Object(
+const Citation = t.Object(
   {
     noteId: t.String(),
     title: t.String(),

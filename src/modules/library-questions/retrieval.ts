@@ -32,7 +32,7 @@ const MAX_PREFIXES = 16
  * The share of the question's weight (each term's IDF among the passages found; a term found in none
  * weighs the most) the best passage must hold to answer: below it, "nothing in the library answers".
  */
-export const RELEVANT_SHARE = 0.5
+const RELEVANT_SHARE = 0.5
 
 /**
  * The words a question is looked up by in the full-text index: its content words as prefixes of at

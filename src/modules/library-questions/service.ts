@@ -16,7 +16,7 @@ export type LibraryQuestionsService = ReturnType<typeof createLibraryQuestionsSe
 type Answer = Static<typeof LibraryAnswer>
 
 /** What answers when retrieval finds nothing relevant; never charged. */
-export const NOTHING_ANSWERS = 'Nothing in the library answers this.'
+const NOTHING_ANSWERS = 'Nothing in the library answers this.'
 /** How many notes the index gives for a question, and how many passages of them are cited at most. */
 const CANDIDATE_NOTES = 20
 const PASSAGES_TO_ENGINE = 5

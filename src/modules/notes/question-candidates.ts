@@ -31,7 +31,7 @@ export interface CandidateNote {
 export type FindCandidates = (lib: Library, filter: CandidateFilter, prefixes: readonly string[], limit: number) => Promise<CandidateNote[]>
 
 /** Notes still processing have no transcript to answer from yet (askNoteQuestion answers 409 for one). */
-export const SETTLED = "status <> 'Summarizing'"
+const SETTLED = "status <> 'Summarizing'"
 
 /** The filter as SQL terms over columns named `prefix.column`, and their values. */
 export function candidateTerms(lib: Library, filter: CandidateFilter, prefix: string): { where: string; params: (string | number)[] } {
