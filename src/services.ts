@@ -51,6 +51,7 @@ import { threadedAligner, type ThreadedAligner } from './engines/align/thread'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
 import { createLibraryQuestionsService } from './modules/library-questions/service'
+import { createOllamaEmbedder } from './engines/llm/ollama-embeddings'
 import { sqliteQuestionCandidates } from './modules/notes/question-candidates.sqlite'
 import { postgresQuestionCandidates } from './modules/notes/question-candidates.postgres'
 import { createProcessingJobs } from './modules/processing/pipeline'
@@ -185,7 +186,8 @@ export function createServices(deps: CoreDeps) {
   /** questions across the library (askLibrary): the notes module's query of the index for each back end */
   const libraryQuestions = createLibraryQuestionsService({
     candidates: store.choose({ sqlite: sqliteQuestionCandidates, postgres: postgresQuestionCandidates }),
-    segmentsOf: note => notes.namedSegmentsOf(note), llm: engines.llm, credits,
+    segmentsOf: note => notes.namedSegmentsOf(note), llm: engines.llm, credits, log,
+    embed: config.askEmbedModel ? createOllamaEmbedder({ host: config.ollamaHost, model: config.askEmbedModel, log }) : null,
   })
   /** an upload's processing and a summary made again, as jobs (registered with the runtime) */
   const pipeline = createProcessingJobs({

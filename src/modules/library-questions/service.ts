@@ -2,8 +2,10 @@ import type { Static } from 'elysia'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/admission'
 import type { TranscriptSegment } from '../../engines/asr/engine'
-import type { LlmEngine, Passage } from '../../engines/llm/engine'
+import { LlmUnavailableError, type LlmEngine, type Passage } from '../../engines/llm/engine'
+import { cosine, type Embedder } from '../../engines/llm/ollama-embeddings'
 import { clockTime } from '../../engines/llm/sentences'
+import type { Logger } from '../../log'
 import type { CreditsService } from '../credits/service'
 import type { CandidateFilter, CandidateNote, FindCandidates } from '../notes/question-candidates'
 import { createCharging, type Charged } from '../processing/charging'
@@ -21,6 +23,9 @@ const NOTHING_ANSWERS = 'Nothing in the library answers this.'
 const CANDIDATE_NOTES = 20
 const PASSAGES_TO_ENGINE = 5
 const MAX_CITATIONS = 5
+/** With embeddings (NOTESVC_ASK_EMBED_MODEL): how many of BM25's best are re-ranked, and the cosine's share of the new score. */
+const RERANK_POOL = 20
+const EMBEDDING_WEIGHT = 0.5
 /** A passage scoring under this share of the best one's is not cited. */
 const CITED_SHARE = 0.5
 /** The operation a question across the library is charged as, in usage. */
@@ -75,6 +80,9 @@ export function createLibraryQuestionsService(deps: {
   segmentsOf: (note: CandidateNote) => Promise<TranscriptSegment[] | null>
   llm: () => Promise<LlmEngine>
   credits: CreditsService
+  /** Ollama's embeddings, to re-rank BM25's best passages; null: off (the default) */
+  embed?: Embedder | null
+  log?: Logger
 }) {
   const { credits } = deps
   const { remaining, ensureBalance, charge } = createCharging(credits)
@@ -83,8 +91,30 @@ export function createLibraryQuestionsService(deps: {
   async function retrieve(p: Principal, question: string, filter: CandidateFilter): Promise<RankedPassage[]> {
     const notes = await deps.candidates(p, filter, questionPrefixes(question), CANDIDATE_NOTES)
     const passages = (await Promise.all(notes.map(async n => passagesOf({ id: n.id, title: n.title, text: n.original_transcription }, await deps.segmentsOf(n))))).flat()
-    const { ranked, relevant } = rankPassages(passages, question, PASSAGES_TO_ENGINE)
-    return relevant ? ranked : []
+    const { ranked, relevant } = rankPassages(passages, question, deps.embed ? RERANK_POOL : PASSAGES_TO_ENGINE)
+    if (!relevant) return []
+    return (deps.embed ? await reranked(deps.embed, question, ranked) : ranked).slice(0, PASSAGES_TO_ENGINE)
+  }
+
+  /**
+   * BM25's best passages ordered again by a score half theirs (as a share of the best one's) and half
+   * the cosine of their embedding and the question's; whether anything answers stays BM25's to say.
+   * When Ollama cannot embed, BM25's order stands and the question is answered all the same.
+   */
+  async function reranked(embed: Embedder, question: string, ranked: RankedPassage[]): Promise<RankedPassage[]> {
+    if (ranked.length < 2) return ranked
+    let vectors: number[][]
+    try {
+      vectors = await embed([question, ...ranked.map(p => p.text)])
+    } catch (err) {
+      if (!(err instanceof LlmUnavailableError)) throw err
+      deps.log?.warn('askLibrary: passages not re-ranked by embeddings', { reason: err.message })
+      return ranked
+    }
+    const best = ranked[0]!.score
+    return ranked
+      .map((p, i) => ({ ...p, score: (1 - EMBEDDING_WEIGHT) * (p.score / best) + EMBEDDING_WEIGHT * Math.max(0, cosine(vectors[0]!, vectors[i + 1] ?? [])) }))
+      .sort((a, b) => b.score - a.score)
   }
 
   return {

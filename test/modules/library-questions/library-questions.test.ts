@@ -1,7 +1,8 @@
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestApp, expectEnvelope } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
 import { closedAfterAll } from '../../helpers/closing'
+import { startFakeOllama } from '../../helpers/fake-ollama'
 import type { TranscriptSegment } from '../../../src/engines/asr/engine'
 
 /**
@@ -170,4 +171,57 @@ for (const b of backEnds) describe.skipIf(b.skip)(`asking the library on ${b.nam
       expect(JSON.stringify(r.body.error.details ?? r.body.error.message)).toContain(field)
     })
   }
+})
+
+/**
+ * NOTESVC_ASK_EMBED_MODEL: BM25's best passages re-ranked by Ollama's embeddings (the stand-in of
+ * test/helpers/fake-ollama.ts speaks /api/embed; its vectors here are chosen so that it disagrees with
+ * BM25), off by default, and BM25's order when Ollama cannot embed.
+ */
+describe('re-ranking by embeddings', () => {
+  const DEPOT: Seg[] = [
+    [0, 5, 'A', 'The bays need new paint before the inspection, and the paint is ordered.'],
+    [5, 11, 'B', 'Kessler Paving paints the loading bays in April.'],
+  ]
+  const QUESTION = 'Who paints the bays?'
+  /** the question and the passage naming Kessler point one way, everything else the other */
+  const embed = (text: string) => (text === QUESTION || text.includes('Kessler') ? [1, 0] : [0, 1])
+  const fake = startFakeOllama({ models: ['llama3.2:latest', 'all-minilm:latest'], embed })
+  afterAll(() => fake.stop())
+
+  async function depotApp(env: Record<string, string>) {
+    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000', ...env } })
+    const token = await t.key({ plan: 'pro' })
+    const up = await t.call('POST', '/v1/uploads', { token, body: { fileName: 'depot.wav', contentType: 'audio/wav' } })
+    const segs = segments(DEPOT)
+    await t.services.notes.saveTranscript(up.body.noteId, { transcript: DEPOT.map(r => r[3]).join(' '), language: 'en', segments: segs, speakers: [] })
+    await t.services.notes.finish(up.body.noteId, { title: 'Depot', summary: 'Depot works.', language: 'en', segments: segs, structuredContent: null })
+    const first = async () => (await t.call('POST', '/v1/questions', { token, body: { question: QUESTION } })).body.citations.map((c: { start: number }) => c.start)
+    return { first }
+  }
+
+  test('off by default: BM25 alone cites the passage with both words first; Ollama is not asked', async () => {
+    const before = fake.requestsTo('/api/embed').length
+    const { first } = await depotApp({ OLLAMA_HOST: fake.host })
+    expect(await first()).toEqual([0, 5])
+    expect(fake.requestsTo('/api/embed').length).toBe(before)
+  })
+
+  test('on: the question and the passages are embedded, and the passage the embeddings prefer is cited first', async () => {
+    const before = fake.requestsTo('/api/embed').length
+    const { first } = await depotApp({ OLLAMA_HOST: fake.host, NOTESVC_ASK_EMBED_MODEL: 'all-minilm' })
+    expect(await first()).toEqual([5, 0])
+    const sent = fake.requestsTo('/api/embed').slice(before)
+    expect(sent.map(r => [r.body.model, r.body.input[0], r.body.input.length])).toEqual([['all-minilm', QUESTION, 3]])
+  })
+
+  test('Ollama down: BM25 order, the question still answered', async () => {
+    const { first } = await depotApp({ OLLAMA_HOST: fake.host, NOTESVC_ASK_EMBED_MODEL: 'all-minilm' })
+    fake.down()
+    try {
+      expect(await first()).toEqual([0, 5])
+    } finally {
+      fake.up()
+    }
+  })
 })
