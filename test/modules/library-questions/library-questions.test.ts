@@ -178,7 +178,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`asking the library on ${b.nam
  * test/helpers/fake-ollama.ts speaks /api/embed; its vectors here are chosen so that it disagrees with
  * BM25), off by default, and BM25's order when Ollama cannot embed.
  */
-describe('re-ranking by embeddings', () => {
+describe('Ollama: the answer, and re-ranking by embeddings', () => {
   const DEPOT: Seg[] = [
     [0, 5, 'A', 'The bays need new paint before the inspection, and the paint is ordered.'],
     [5, 11, 'B', 'Kessler Paving paints the loading bays in April.'],
@@ -213,6 +213,24 @@ describe('re-ranking by embeddings', () => {
     expect(await first()).toEqual([5, 0])
     const sent = fake.requestsTo('/api/embed').slice(before)
     expect(sent.map(r => [r.body.model, r.body.input[0], r.body.input.length])).toEqual([['all-minilm', QUESTION, 3]])
+  })
+
+  test("NOTESVC_LLM=ollama: Ollama answers from the passages, each sent with its note's title, time and speaker", async () => {
+    const before = fake.requestsTo('/api/chat').length
+    const t = createTestApp({ env: { NOTESVC_RATE_LIMITS: 'read=1000,write=1000,processing=1000', NOTESVC_LLM: 'ollama', OLLAMA_HOST: fake.host } })
+    const token = await t.key({ plan: 'pro' })
+    const up = await t.call('POST', '/v1/uploads', { token, body: { fileName: 'depot.wav', contentType: 'audio/wav' } })
+    const segs = segments(DEPOT)
+    await t.services.notes.saveTranscript(up.body.noteId, { transcript: DEPOT.map(r => r[3]).join(' '), language: 'en', segments: segs, speakers: [] })
+    await t.services.notes.finish(up.body.noteId, { title: 'Depot', summary: 'Depot works.', language: 'en', segments: segs, structuredContent: null })
+    const r = await t.call('POST', '/v1/questions', { token, body: { question: QUESTION } })
+    expect(r.status).toBe(200)
+    expect(r.body.answer).toMatch(/\S/)
+    expect(r.body.citations[0]).toMatchObject({ noteId: up.body.noteId, start: 0 })
+    const chats = fake.requestsTo('/api/chat').slice(before)
+    const user = chats.at(-1)!.body.messages.find((m: { role: string }) => m.role === 'user').content as string
+    expect(user).toContain('(Depot 0:05–0:11) Speaker B: Kessler Paving paints the loading bays in April.')
+    expect(user).toContain(QUESTION)
   })
 
   test('Ollama down: BM25 order, the question still answered', async () => {
