@@ -153,6 +153,26 @@ for (const b of backEnds) describe.skipIf(b.skip)(`asking the library on ${b.nam
     expect(r.body.answer).toStartWith('Sample answer')
   })
 
+  test('the one note holding every word of the question wins over 25 that repeat some of them in title and summary', async () => {
+    const key = await t.key({ email: 'crowded@example.com', plan: 'pro' })
+    for (let i = 0; i < 25; i++) {
+      const repeated = Array(8).fill('Karin review notes.').join(' ')
+      expect((await t.call('POST', '/v1/notes', { token: key, body: { title: `Karin review ${i}`, content: `${repeated} Karin will review the awards.` } })).status).toBe(201)
+    }
+    const kilns = await recorded(key, 'Kiln order', [[0, 4, 'A', 'Good morning.'], [4, 9.5, 'B', 'Karin will review the kilns for Quartz by Friday.']])
+    const r = await t.call('POST', '/v1/questions', { token: key, body: { question: 'By when does Karin review the kilns?' } })
+    expect(r.body.citations[0]).toMatchObject({ noteId: kilns, start: 4, end: 9.5 })
+    expect(r.body.answer).toContain('Friday')
+  })
+
+  test('"notes" in a question is looked up as note, not as "not"', async () => {
+    const key = await t.key({ email: 'notes@example.com', plan: 'pro' })
+    for (let i = 0; i < 25; i++) expect((await t.call('POST', '/v1/notes', { token: key, body: { title: `Status ${i}`, content: 'The releases are not ready yet, not at all, not today.' } })).status).toBe(201)
+    const meeting = await recorded(key, 'Weekly meeting', [[0, 3, 'A', 'Hello.'], [3, 8, 'B', 'Tom will finish the release notes by Thursday.']])
+    const r = await t.call('POST', '/v1/questions', { token: key, body: { question: 'What about the release notes?' } })
+    expect(r.body.citations[0]).toMatchObject({ noteId: meeting, start: 3 })
+  })
+
   const BAD: [string, unknown, string][] = [
     ['no question', {}, 'question'],
     ['an empty question', { question: '' }, 'question'],
