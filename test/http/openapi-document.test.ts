@@ -49,6 +49,8 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // summarize again; a note's export, a file rather than JSON: its media types
   createNoteSummary: { request: 'NoteSummaryRequest', responses: { 202: 'NoteSummaryAccepted' } },
   exportNote: { responses: { 200: ['text/markdown', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'] } },
+  // a question across the library (issue 33)
+  askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */
