@@ -93,6 +93,8 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'createNoteShare', method: 'POST', path: '/v1/notes/{id}/shares', scopes: ['notes:write'], cost: 0, errors: [404] },
   { id: 'listNoteShares', method: 'GET', path: '/v1/notes/{id}/shares', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'revokeNoteShare', method: 'DELETE', path: '/v1/notes/{id}/shares/{shareId}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
+  { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

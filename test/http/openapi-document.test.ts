@@ -53,6 +53,8 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   createNoteShare: { request: 'CreateNoteShareRequest', responses: { 201: 'CreatedNoteShare' } },
   listNoteShares: { responses: { 200: 'NoteShareList' } },
   revokeNoteShare: { responses: { 204: null } },
+  // a question across the library (issue 33)
+  askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */
