@@ -21,6 +21,7 @@ import { oauthAccessTokenVerifier, oauthRoutes } from './modules/oauth'
 import { mcpRoutes } from './modules/mcp'
 import { idTokenVerifiers } from './modules/oidc/id-token'
 import { metricsRoutes } from './modules/metrics'
+import { sharingRoutes } from './modules/sharing/routes'
 import { OPERATIONS, OPERATION_TABLE } from './operations'
 import { createRealtimeRoute } from './modules/live/realtime-route'
 import { browserStreamCredential } from './modules/live/browser-credential'
@@ -86,6 +87,8 @@ export function createApp(deps: AppDeps) {
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))
     .use(metricsRoutes({ metrics: services.metrics, token: config.metricsToken }))
+    // share links' pages (/s/:token): no sign-in, nothing of the library
+    .use(sharingRoutes({ sharing: services.sharing, uploads: services.uploads }))
 
   // The repeated first page, answered before routing when all it needs is in memory
   // (modules/notes/kept-page-answer.ts). It stands in for the hooks above: a hook added for every

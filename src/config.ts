@@ -67,6 +67,8 @@ export interface Config {
   rateLimits: Record<RateClass, number>
   /** NOTESVC_METERING: on (the interface's credits and processing rate limit) or off (charges record 0, no 402, no processing limit) */
   metering: boolean
+  /** NOTESVC_SHARING: on (default: owners may make share links of notes) or off (none made, every existing link answers 404) */
+  sharing: boolean
   allowPrivateUrls: boolean
   /** webhook endpoints one account may register, live and sandbox together (NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT) */
   maxWebhooksPerAccount: number
@@ -109,7 +111,7 @@ const CONFIG_VARIABLES = [
   'NOTESVC_OLLAMA_MODEL', 'NOTESVC_WORKERS', 'NOTESVC_ASR_SLOTS', 'NOTESVC_JOB_LEASE_SECONDS', 'NOTESVC_JOB_MAX_TAKEOVERS', 'NOTESVC_RATE_LIMITS', 'NOTESVC_ALLOW_PRIVATE_URLS', 'NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT',
   'NOTESVC_MAX_SPEAKER_PROFILES_PER_ACCOUNT',
   'NOTESVC_FFMPEG', 'NOTESVC_FFPROBE', 'NOTESVC_YTDLP', 'NOTESVC_OWNER_EMAIL', 'NOTESVC_ACCESS_LOG', 'NOTESVC_READ_CACHE', 'NOTESVC_CONTENT_POLICY', 'NOTESVC_LOG_LEVEL',
-  'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING',
+  'NOTESVC_OIDC_ISSUER', 'NOTESVC_OIDC_CLIENT_ID', 'NOTESVC_OIDC_CLIENT_SECRET', 'NOTESVC_METERING', 'NOTESVC_SHARING',
   'NOTESVC_OIDC_SIGNIN', 'NOTESVC_OIDC_PROVIDER_NAME', 'NOTESVC_OIDC_SCOPES', 'NOTESVC_OIDC_ALLOWED_DOMAINS', 'NOTESVC_OIDC_GROUPS_CLAIM',
   'NOTESVC_OIDC_ALLOWED_GROUPS', 'NOTESVC_OIDC_DEFAULT_PLAN', 'NOTESVC_PASSWORD_SIGNIN',
   'NOTESVC_RETENTION_MODE', 'NOTESVC_RETENTION_DAYS', 'NOTESVC_RETENTION_SWEEP_MINUTES', 'NOTESVC_AUDIT_RETENTION_DAYS',
@@ -230,6 +232,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     jobMaxTakeovers: integer('NOTESVC_JOB_MAX_TAKEOVERS', env.NOTESVC_JOB_MAX_TAKEOVERS, 3, 1, 100),
     rateLimits: parseRateLimits(env.NOTESVC_RATE_LIMITS),
     metering: oneOf('NOTESVC_METERING', env.NOTESVC_METERING, ['on', 'off'] as const, 'on') === 'on',
+    sharing: oneOf('NOTESVC_SHARING', env.NOTESVC_SHARING, ['on', 'off'] as const, 'on') === 'on',
     allowPrivateUrls: flag(env.NOTESVC_ALLOW_PRIVATE_URLS),
     // 25: DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT of modules/webhooks/service.ts
     maxWebhooksPerAccount: integer('NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT', env.NOTESVC_MAX_WEBHOOKS_PER_ACCOUNT, 25, 1, 1000),

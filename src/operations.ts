@@ -6,6 +6,7 @@ import { libraryQuestionsOperations } from './modules/library-questions/contract
 import { revisionsOperations } from './modules/notes/revisions-contract'
 import { segmentsOperations } from './modules/notes/segments-contract'
 import { exportsOperations } from './modules/exports/contract'
+import { sharingOperations } from './modules/sharing/contract'
 import { openAiOperations } from './modules/openai/contract'
 import { processingOperations } from './modules/processing/contract'
 import { uploadsOperations } from './modules/uploads/contract'
@@ -28,6 +29,7 @@ export const OPERATIONS = [
   ...segmentsOperations,
   ...revisionsOperations,
   ...exportsOperations,
+  ...sharingOperations,
   ...foldersOperations,
   ...uploadsOperations,
   ...processingOperations,

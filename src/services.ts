@@ -70,6 +70,8 @@ import { createRetentionRepo } from './modules/retention/repo'
 import { createRetentionService } from './modules/retention/service'
 import { createMetrics } from './modules/metrics/registry'
 import { createDiscoveryService } from './modules/discovery/service'
+import { createSharesRepo } from './modules/sharing/repo'
+import { createSharingService } from './modules/sharing/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
 const LIST_ITEM_CACHE_CHARS = 128 * 1024 * 1024
@@ -84,6 +86,10 @@ export interface CoreDeps {
   /** the engines; by default the ones the configuration names (tests pass their own) */
   engines?: { asr?: () => AsrEngine; llm?: () => LlmEngine | Promise<LlmEngine>; diarization?: () => DiarizationEngine | null }
   storage?: MediaStorage
+  /** argon2id's cost for share links' passphrases (tests lower it, as they do for passwords) */
+  passwordHashCost?: { memoryCost?: number; timeCost?: number }
+  /** how long share pages' openings wait to be written together (modules/sharing/openings.ts; default 1 s, 0: at once) */
+  shareOpeningsFlushMs?: number
 }
 
 /**
@@ -157,6 +163,12 @@ export function createServices(deps: CoreDeps) {
   const speakers = createSpeakersService({ repo: speakersRepo, notes: notesRepo, store, clock, ids, readable: notes.readableTranscript, editTranscript: notes.editTranscript, maxProfilesPerAccount: config.maxSpeakerProfilesPerAccount })
   /** a note as Markdown or DOCX (its own module: the notes module is being restructured, issue 30) */
   const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
+  /** share links of notes (modules/sharing): their rows, and what their page shows */
+  const sharing = createSharingService({
+    repo: createSharesRepo(store), notes, audit, clock, ids, store, enabled: config.sharing, publicUrl: config.publicUrl, openingsFlushMs: deps.shareOpeningsFlushMs,
+    recordingType: async id => { const u = await uploadsRepo.byNote(id); return u?.received_at ? u.content_type : null },
+    signingKey: lazySecret(store, 'share_signing_key'), passphraseHashCost: deps.passwordHashCost,
+  })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
 
   const tools = findMediaTools(config)
@@ -232,7 +244,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -97,6 +97,8 @@ async function serve(config: Config, log: Logger) {
     clearInterval(liveSweep)
     await app.stop()
     await services.workers.stop()
+    // share pages' openings still waiting to be counted (modules/sharing/openings.ts)
+    await services.sharing.flushOpenings().catch((err: unknown) => log.warn('could not write the last openings of share links', { error: err }))
     await store.close()
   })
   // The queue's start (recovering jobs, the recurring tasks, the watchers: synchronous SQLite work that

@@ -1,3 +1,4 @@
+import { loggedPath } from './logged-path'
 import { Elysia, ValidationError } from 'elysia'
 import { BodyTooLargeError } from './body-limit'
 import { ApiError, detailsFromValueErrors, errorEnvelope, knownApiError, validationMessage } from './errors'
@@ -56,9 +57,9 @@ export function errorHandler(opts: { docsUrl: string; log: Logger; methodsForPat
       const requestId = set.headers['x-request-id'] as string | undefined
       let apiError = toApiError(code, error, path, opts.methodsForPath)
       if (apiError?.code === 'service_unavailable') {
-        opts.log.warn('the database cannot be reached', { requestId, method: request.method, path, error: (error as Error).message })
+        opts.log.warn('the database cannot be reached', { requestId, method: request.method, path: loggedPath(path), error: (error as Error).message })
       } else if (!apiError) {
-        opts.log.error('unhandled error', { requestId, method: request.method, path, error })
+        opts.log.error('unhandled error', { requestId, method: request.method, path: loggedPath(path), error })
         apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId ?? 'unknown'} when reporting it.`)
       }
       set.status = apiError.status

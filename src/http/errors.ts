@@ -4,13 +4,15 @@ import { asDatabaseUnavailable } from '../db/store'
  * The SPEC's error codes and the HTTP status each one carries, and one beyond them:
  * `service_unavailable` (503, with Retry-After) when the database cannot be reached
  * (docs/decisions.md, "Errors and outages"), and `precondition_failed` (412) for an edit whose
- * `If-Match` names a transcript version that is no longer the current one.
+ * `If-Match` names a transcript version that is no longer the current one, and `sharing_disabled`
+ * (403) for a share link asked of an instance that turned them off (NOTESVC_SHARING=off).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_token: 401,
   insufficient_credits: 402,
   insufficient_scope: 403,
+  sharing_disabled: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -32,6 +34,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   invalid_token: 'The credential is missing, malformed, expired or revoked. Send `Authorization: Bearer <key>`.',
   insufficient_credits: 'The account has no credits left for this operation. Add credits or wait for the monthly grant.',
   insufficient_scope: 'The credential is valid but lacks a scope this operation needs; create a key with that scope.',
+  sharing_disabled: 'Share links are turned off on this instance (NOTESVC_SHARING=off); its operator can turn them on.',
   not_found: 'The resource does not exist in the library this credential sees.',
   method_not_allowed: 'The path exists but does not serve this method; the `Allow` header lists the ones it does.',
   conflict: 'The request conflicts with the current state of the resource (for example the note is still processing).',

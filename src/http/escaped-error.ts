@@ -1,3 +1,4 @@
+import { loggedPath } from './logged-path'
 import type { Logger } from '../log'
 import { accessLine } from './access-log'
 import { ApiError, errorEnvelope } from './errors'
@@ -22,7 +23,7 @@ export function escapedErrorAnswer(opts: { docsUrl: string; log: Logger; accessL
     try {
       if (request) path = new URL(request.url).pathname
     } catch {}
-    opts.log.error('unhandled error', { requestId, method, path, escaped: true, error })
+    opts.log.error('unhandled error', { requestId, method, path: loggedPath(path), escaped: true, error })
     // the route template is not known out here: '*', as for a request no route matched
     opts.accessLog?.info('request', accessLine(method, '*', 500, started ?? performance.now(), requestId, undefined))
     const apiError = new ApiError('internal_error', `The service failed to process the request. Quote request id ${requestId} when reporting it.`)

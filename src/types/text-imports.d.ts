@@ -29,8 +29,12 @@ declare module '*/assets/library/status.js' { const text: string; export default
 declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }
+declare module '*/assets/library/share.js' { const text: string; export default text }
 declare module '*/assets/library/pcm.js' { const text: string; export default text }
 declare module '*/assets/library/record.js' { const text: string; export default text }
 declare module '*/assets/library/record-audio.js' { const text: string; export default text }
 declare module '*/assets/library/record-stream.js' { const text: string; export default text }
 declare module '*/assets/library/record-worklet.js' { const text: string; export default text }
+// The share page's stylesheet and script (src/modules/sharing/assets/), imported by page.ts.
+declare module '*/assets/share.css' { const text: string; export default text }
+declare module '*/assets/share.js' { const text: string; export default text }

@@ -75,7 +75,7 @@ export function createTestApp(opts: {
   const db = sqlite?.db as Database
   const clock = opts.clock ?? systemClock
   const ids = createIdGenerator(() => clock.now().getTime())
-  const services = createServices({ config, store, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log })
+  const services = createServices({ config, store, clock, ids, engines: opts.engines, storage: opts.storage, log: opts.log, passwordHashCost: TEST_PASSWORD_HASH_COST, shareOpeningsFlushMs: 0 })
   // The same web service, with passwords hashed at a low argon2id cost: a sign-in costs milliseconds
   // instead of an argon2id at 64 MiB (0.1 s on an idle machine, seconds on a busy one), for tests that
   // sign in dozens of times. The cost itself is not what those tests look at (docs/decisions.md,

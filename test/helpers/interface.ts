@@ -89,6 +89,10 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   // summarize again, priced as createSummary (DECISIONS.md "summarize again"); a note's export (issue 31)
   { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', scopes: ['notes:read', 'summaries:write'], cost: 2, errors: [402, 404, 409] },
   { id: 'exportNote', method: 'GET', path: '/v1/notes/{id}/export', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  // share links (issue 33, docs/decisions.md "Share links"); 403 sharing_disabled when NOTESVC_SHARING=off
+  { id: 'createNoteShare', method: 'POST', path: '/v1/notes/{id}/shares', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'listNoteShares', method: 'GET', path: '/v1/notes/{id}/shares', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'revokeNoteShare', method: 'DELETE', path: '/v1/notes/{id}/shares/{shareId}', scopes: ['notes:write'], cost: 0, errors: [404] },
   // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
   { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
 ]

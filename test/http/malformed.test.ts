@@ -102,6 +102,10 @@ const OPS: Op[] = [
   // summarize again (queued: its engine's failures end the job, not the request) and a note's export
   { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', idOf: ids => ids.noteId, body: () => ({ styleId: 'meeting-notes' }) },
   { id: 'exportNote', method: 'GET', path: '/v1/notes/{id}/export', idOf: ids => ids.noteId, query: { format: 'docx' } },
+  // share links (issue 33)
+  { id: 'createNoteShare', method: 'POST', path: '/v1/notes/{id}/shares', idOf: ids => ids.noteId, body: () => ({ showSummary: true, showSpeakers: false, showRecording: true, formats: ['txt'], expiresAt: '2099-01-01T00:00:00Z', passphrase: 'a passphrase' }) },
+  { id: 'listNoteShares', method: 'GET', path: '/v1/notes/{id}/shares', idOf: ids => ids.noteId },
+  { id: 'revokeNoteShare', method: 'DELETE', path: '/v1/notes/{id}/shares/shr_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: ids => ids.noteId },
   { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention' },

@@ -49,6 +49,10 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // summarize again; a note's export, a file rather than JSON: its media types
   createNoteSummary: { request: 'NoteSummaryRequest', responses: { 202: 'NoteSummaryAccepted' } },
   exportNote: { responses: { 200: ['text/markdown', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'] } },
+  // share links (issue 33)
+  createNoteShare: { request: 'CreateNoteShareRequest', responses: { 201: 'CreatedNoteShare' } },
+  listNoteShares: { responses: { 200: 'NoteShareList' } },
+  revokeNoteShare: { responses: { 204: null } },
   // a question across the library (issue 33)
   askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
 }

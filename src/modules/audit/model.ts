@@ -5,8 +5,9 @@
  */
 
 /** Who acted: a person signed in to the browser, an API key, an OAuth client's token, a sign-in through
- * the organisation's identity provider, the retention sweep, the operator at the command line. */
-export type AuditActorType = 'user' | 'key' | 'oauth' | 'sso' | 'policy' | 'operator'
+ * the organisation's identity provider, the retention sweep, the operator at the command line, someone
+ * without an account who opened a share link (its id). */
+export type AuditActorType = 'user' | 'key' | 'oauth' | 'sso' | 'policy' | 'operator' | 'share'
 
 /** The events recorded. Add one here, then record it where it happens. */
 export const AUDIT_ACTIONS = [
@@ -23,6 +24,9 @@ export const AUDIT_ACTIONS = [
   'note.deleted',
   'note.media_deleted',
   'folder.deleted',
+  'share.created',
+  'share.revoked',
+  'share.opened',
   'retention.changed',
   'plan.changed',
   'account.created',

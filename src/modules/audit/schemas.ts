@@ -11,8 +11,8 @@ export const AuditEventSchema = t.Object(
     count: Integer({ minimum: 1, description: `how many times it happened: reads (${READ_ACTIONS.map(a => `\`${a}\``).join(', ')}) are counted in one event per account, actor, action, target and address in each ${READ_SLOT_MS / 60_000}-minute slot of the clock (from :00, :10, … UTC), whose \`count\` and \`lastAt\` grow with each further read (its \`userAgent\` and \`details\` are the first read's); every other event is 1` }),
     accountId: Nullable(t.String()),
     actor: t.Object({
-      type: t.String({ description: '`user` (a person signed in to the browser), `key` (an API key), `oauth` (an OAuth client\'s token), `sso` (a sign-in through the identity provider), `policy` (the retention sweep), `operator` (the command line)' }),
-      id: Nullable(t.String({ description: 'the account (user), the key\'s id (`key_…`), the token\'s id (`tok_…`), the policy\'s name; null when unknown' })),
+      type: t.String({ description: '`user` (a person signed in to the browser), `key` (an API key), `oauth` (an OAuth client\'s token), `sso` (a sign-in through the identity provider), `policy` (the retention sweep), `operator` (the command line), `share` (someone without an account who opened a share link)' }),
+      id: Nullable(t.String({ description: 'the account (user), the key\'s id (`key_…`), the token\'s id (`tok_…`), the policy\'s name, the share link\'s id (`shr_…`); null when unknown' })),
     }),
     action: t.String({ description: `one of ${AUDIT_ACTIONS.map(a => `\`${a}\``).join(', ')}` }),
     target: Nullable(t.Object({ type: t.String(), id: t.String() })),

@@ -169,6 +169,21 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 </div>
 <div id="speaker-tools" class="speaker-tools" hidden><div id="speaker-filter-box" class="speaker-filter"></div><p id="speaker-shown" class="hint" role="status" aria-live="polite"></p></div>
 <ol id="segments" class="segments"></ol></section>
+<details id="share" class="card share"><summary><h2 id="share-title">Share…</h2></summary>
+<p class="hint">A read-only link for someone without an account: the transcript with speakers and times, and what you tick below. Nothing else of your library.</p>
+<form id="share-form"><div class="checks">
+<span class="check"><input type="checkbox" id="share-summary" name="showSummary" checked><label for="share-summary">Summary</label></span>
+<span class="check"><input type="checkbox" id="share-speakers" name="showSpeakers"><label for="share-speakers">Speakers' names</label></span>
+<span class="check"><input type="checkbox" id="share-recording" name="showRecording"><label for="share-recording">Recording</label></span>
+<span class="check"><input type="checkbox" id="share-txt" name="formats" value="txt"><label for="share-txt">Download .txt</label></span>
+<span class="check"><input type="checkbox" id="share-srt" name="formats" value="srt"><label for="share-srt">Download .srt</label></span>
+<span class="check"><input type="checkbox" id="share-vtt" name="formats" value="vtt"><label for="share-vtt">Download .vtt</label></span></div>
+<div class="row"><div><label for="share-expires">Expires</label><select id="share-expires" name="expires"><option value="0">Never</option><option value="1">In a day</option><option value="7" selected>In a week</option><option value="30">In 30 days</option></select></div>
+<div><label for="share-passphrase">Passphrase (optional, 6 or more characters)</label><input id="share-passphrase" name="passphrase" type="password" minlength="6" maxlength="200" autocomplete="new-password"></div></div>
+<button type="submit">Make a link</button></form>
+<div id="share-created" hidden></div>
+<p id="share-status" class="hint" role="status" aria-live="polite"></p>
+<h3>Links</h3><ul id="share-list" class="share-list"></ul></details>
 <section class="card" aria-labelledby="ask-title"><h2 id="ask-title">Ask a question</h2>
 <form id="ask-form"><label for="question">Question about this note</label><span class="searchrow"><input id="question" maxlength="2000" required autocomplete="off"><button type="submit">Ask (1 credit)</button></span></form>
 <div id="answers" class="answers" aria-live="polite"></div></section>

@@ -28,6 +28,7 @@ import recordStream from './assets/library/record-stream.js' with { type: 'text'
 import recordWorklet from './assets/library/record-worklet.js' with { type: 'text' }
 import noteState from './assets/library/note-state.js' with { type: 'text' }
 import resummarize from './assets/library/resummarize.js' with { type: 'text' }
+import share from './assets/library/share.js' with { type: 'text' }
 import speakers from './assets/library/speakers.js' with { type: 'text' }
 import status from './assets/library/status.js' with { type: 'text' }
 import suggestions from './assets/library/suggestions.js' with { type: 'text' }
@@ -40,7 +41,7 @@ const version = (text: string) => Bun.hash(text).toString(36)
 const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
-  '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/transcript.js': transcript,
+  '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/share.js': share, '/library/transcript.js': transcript,
   '/library/ask.js': ask, '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))

@@ -106,6 +106,32 @@ describe('MCP endpoint', () => {
     }
   })
 
+  test('share links over MCP: made, listed with their openings, revoked (issue 33)', async () => {
+    const client = await connect(srv.base, await srv.key({ email: 'sharer@example.com' }))
+    try {
+      const note = (await client.callTool({ name: 'createNote', arguments: { title: 'Shared standup', content: 'Ana ships on Friday.' } })).structuredContent as any
+      const made = await client.callTool({ name: 'createNoteShare', arguments: { id: note.id, showSummary: true } })
+      expect(made.isError ?? false).toBe(false)
+      const share = made.structuredContent as any
+      expect(share.url).toMatch(new RegExp(`^${srv.base}/s/[A-Za-z0-9_-]{43}$`))
+      const page = await fetch(share.url)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('Ana ships on Friday.')
+      const listed = (await client.callTool({ name: 'listNoteShares', arguments: { id: note.id } })).structuredContent as any
+      expect(listed.data.map((x: any) => [x.id, x.openCount])).toEqual([[share.id, 1]])
+      expect(JSON.stringify(listed)).not.toContain(new URL(share.url).pathname.slice(3))
+      const revoked = await client.callTool({ name: 'revokeNoteShare', arguments: { id: note.id, shareId: share.id } })
+      expect(revoked.isError ?? false).toBe(false)
+      expect((await fetch(share.url)).status).toBe(404)
+      const other = await connect(srv.base, await srv.key({ email: 'not-the-owner@example.com' }))
+      const refused = await other.callTool({ name: 'createNoteShare', arguments: { id: note.id } })
+      expect(refused.isError).toBe(true)
+      await other.close()
+    } finally {
+      await client.close()
+    }
+  })
+
   test('createNote → getNote → listNotes, updateNote, folders', async () => {
     const client = await connect(srv.base, await srv.key({ email: 'notes@example.com' }))
     try {

@@ -12,6 +12,7 @@ import { folderName, folders, loadFolders } from './folders.js'
 import { initHistory, loadHistory } from './history.js'
 import { noteState, notePath } from './note-state.js'
 import { initResummarize, renderResummarize } from './resummarize.js'
+import { initShare } from './share.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
 import { renderSummary } from './summary.js'
 import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
@@ -296,6 +297,7 @@ export function initNote() {
   initFindReplace(() => reloadTranscript())
   initSuggestions(() => reloadTranscript())
   initResummarize(() => loadNote(id, false))
+  initShare(id)
   loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
 
