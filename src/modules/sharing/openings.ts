@@ -45,7 +45,9 @@ export function createOpeningsLog(deps: { repo: SharesRepo; audit: Pick<AuditSer
     timer = null
     const batch = waiting
     waiting = []
-    writing = writing.then(() => (batch.length ? write(batch) : undefined))
+    // a batch that failed to write is not retried, but it must not fail every later one: start each
+    // write after the last has settled, whichever way
+    writing = writing.catch(() => {}).then(() => (batch.length ? write(batch) : undefined))
     return writing
   }
 

@@ -18,13 +18,21 @@ export class PassphraseAttempts {
     return Math.max(...waits)
   }
 
-  /** Counts a wrong passphrase against the link and the address. */
-  failed(shareId: string, address: string, now: number): void {
+  /**
+   * Counts a try against the link and the address before its passphrase is checked, so tries sent
+   * together cannot all pass the limit while the (slow) hash checks run; a right one is taken back.
+   */
+  tried(shareId: string, address: string, now: number): void {
+    for (const key of [`link:${shareId}`, `ip:${address}`]) this.current(key, now).failures++
+    if (this.windows.size > 100_000) this.forgetEnded(now)
+  }
+
+  /** Takes back a try that turned out right. */
+  succeeded(shareId: string, address: string, now: number): void {
     for (const key of [`link:${shareId}`, `ip:${address}`]) {
       const w = this.current(key, now)
-      w.failures++
+      w.failures = Math.max(0, w.failures - 1)
     }
-    if (this.windows.size > 100_000) this.forgetEnded(now)
   }
 
   private wait(key: string, limit: number, now: number): number {

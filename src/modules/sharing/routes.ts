@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { BodyTooLargeError } from '../../http/body-limit'
 import { readForm } from '../../http/form-body'
 import { clientAddress } from '../../http/client-address'
 import { attachment } from '../../http/download'
@@ -64,13 +65,16 @@ export function sharingRoutes(deps: { sharing: SharingService; uploads: Pick<Upl
   async function passphrase(token: string, request: Request, server: PeerServer): Promise<Response> {
     const row = await sharing.live(token)
     if (!row) return notFound()
+    const action = `${SHARE_PATH}/${token}`
+    // a link without a passphrase has nothing to try: back to its page, nothing counted
+    if (row.passphrase_hash === null) return new Response(null, { status: 303, headers: { ...SHARE_HEADERS, location: action } })
     let given = ''
     try {
       given = (await readForm(request, { limit: 16 * 1024 })).get('passphrase') ?? ''
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err
+      // a form too large or unreadable is a wrong passphrase, answered by this page like any other
+      if (!(err instanceof ApiError) && !(err instanceof BodyTooLargeError)) throw err
     }
-    const action = `${SHARE_PATH}/${token}`
     const r = await sharing.tryPassphrase(row, given, clientAddress(server, request))
     if (r === 'wrong') return html(passphrasePage({ action, error: 'That passphrase is not right. Check it with whoever sent the link and try again.' }), 401)
     if ('retryAfterSeconds' in r) {
@@ -119,4 +123,8 @@ export function sharingRoutes(deps: { sharing: SharingService; uploads: Pick<Upl
       const m = DOWNLOAD.exec(params.file)
       return m ? download(params.token, m[1] as ShareFormat, query.k) : notFound()
     })
+    // anything else under the links' path (another method, a deeper path, no token) is the same 404
+    // page with the same headers, never the API's JSON error that would repeat the path
+    .all(`${SHARE_PATH}`, notFound)
+    .all(`${SHARE_PATH}/*`, notFound)
 }

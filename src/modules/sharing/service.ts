@@ -173,10 +173,11 @@ export function createSharingService(deps: {
       const now = clock.now().getTime()
       const wait = attempts.waitSeconds(row.id, address, now)
       if (wait > 0) return { retryAfterSeconds: wait }
+      attempts.tried(row.id, address, now)
       if (row.passphrase_hash && passphrase.length <= 200 && (await Bun.password.verify(passphrase, row.passphrase_hash))) {
+        attempts.succeeded(row.id, address, now)
         return { proof: passphraseProof(await deps.signingKey(), row.id, Math.floor(now / 1000) + PROOF_SECONDS) }
       }
-      attempts.failed(row.id, address, now)
       return 'wrong'
     },
 

@@ -75,6 +75,8 @@ export interface WebRouteDeps {
   uploadOrigins: string[]
   /** the server streams live transcription: the library shows its record button */
   liveStreams?: boolean
+  /** share links are on (NOTESVC_SHARING) */
+  sharing?: boolean
   /** the public URL: https means cookies are marked Secure */
   publicUrl: string
   /** the audit log: key changes and sign-outs recorded, the latest events shown in the settings page */
@@ -156,7 +158,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false }))
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false, sharing: deps.sharing }))
     .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH

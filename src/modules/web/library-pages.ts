@@ -134,7 +134,24 @@ ${UPLOAD_BUTTON}
 <div id="dialog-result" class="dialog-result" role="status" aria-live="polite"></div>
 </dialog>`
 
-const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
+/** The note page's share links (assets/library/share.js); left out when the instance turns sharing off. */
+const SHARE_SECTION = `<details id="share" class="card share"><summary><h2 id="share-title">Share…</h2></summary>
+<p class="hint">A read-only link for someone without an account: the transcript with speakers and times, and what you tick below. Nothing else of your library.</p>
+<form id="share-form"><div class="checks">
+<span class="check"><input type="checkbox" id="share-summary" name="showSummary" checked><label for="share-summary">Summary</label></span>
+<span class="check"><input type="checkbox" id="share-speakers" name="showSpeakers"><label for="share-speakers">Speakers' names</label></span>
+<span class="check"><input type="checkbox" id="share-recording" name="showRecording"><label for="share-recording">Recording</label></span>
+<span class="check"><input type="checkbox" id="share-txt" name="formats" value="txt"><label for="share-txt">Download .txt</label></span>
+<span class="check"><input type="checkbox" id="share-srt" name="formats" value="srt"><label for="share-srt">Download .srt</label></span>
+<span class="check"><input type="checkbox" id="share-vtt" name="formats" value="vtt"><label for="share-vtt">Download .vtt</label></span></div>
+<div class="row"><div><label for="share-expires">Expires</label><select id="share-expires" name="expires"><option value="0">Never</option><option value="1">In a day</option><option value="7" selected>In a week</option><option value="30">In 30 days</option></select></div>
+<div><label for="share-passphrase">Passphrase (optional, 6 or more characters)</label><input id="share-passphrase" name="passphrase" type="password" minlength="6" maxlength="200" autocomplete="new-password"></div></div>
+<button type="submit">Make a link</button></form>
+<div id="share-created" hidden></div>
+<p id="share-status" class="hint" role="status" aria-live="polite"></p>
+<h3>Links</h3><ul id="share-list" class="share-list"></ul></details>`
+
+const noteBody = (sharing: boolean) => `<main id="main" class="note-page" tabindex="-1">
 <p class="back"><a href="/">← Library</a></p>
 <div id="sandbox-banner" class="banner" hidden>A note of the <b>sandbox library</b>: its output is fixed and it charges nothing.</div>
 <div id="note-error" class="error" role="alert" hidden></div>
@@ -169,21 +186,7 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 </div>
 <div id="speaker-tools" class="speaker-tools" hidden><div id="speaker-filter-box" class="speaker-filter"></div><p id="speaker-shown" class="hint" role="status" aria-live="polite"></p></div>
 <ol id="segments" class="segments"></ol></section>
-<details id="share" class="card share"><summary><h2 id="share-title">Share…</h2></summary>
-<p class="hint">A read-only link for someone without an account: the transcript with speakers and times, and what you tick below. Nothing else of your library.</p>
-<form id="share-form"><div class="checks">
-<span class="check"><input type="checkbox" id="share-summary" name="showSummary" checked><label for="share-summary">Summary</label></span>
-<span class="check"><input type="checkbox" id="share-speakers" name="showSpeakers"><label for="share-speakers">Speakers' names</label></span>
-<span class="check"><input type="checkbox" id="share-recording" name="showRecording"><label for="share-recording">Recording</label></span>
-<span class="check"><input type="checkbox" id="share-txt" name="formats" value="txt"><label for="share-txt">Download .txt</label></span>
-<span class="check"><input type="checkbox" id="share-srt" name="formats" value="srt"><label for="share-srt">Download .srt</label></span>
-<span class="check"><input type="checkbox" id="share-vtt" name="formats" value="vtt"><label for="share-vtt">Download .vtt</label></span></div>
-<div class="row"><div><label for="share-expires">Expires</label><select id="share-expires" name="expires"><option value="0">Never</option><option value="1">In a day</option><option value="7" selected>In a week</option><option value="30">In 30 days</option></select></div>
-<div><label for="share-passphrase">Passphrase (optional, 6 or more characters)</label><input id="share-passphrase" name="passphrase" type="password" minlength="6" maxlength="200" autocomplete="new-password"></div></div>
-<button type="submit">Make a link</button></form>
-<div id="share-created" hidden></div>
-<p id="share-status" class="hint" role="status" aria-live="polite"></p>
-<h3>Links</h3><ul id="share-list" class="share-list"></ul></details>
+${sharing ? SHARE_SECTION : ''}
 <section class="card" aria-labelledby="ask-title"><h2 id="ask-title">Ask a question</h2>
 <form id="ask-form"><label for="question">Question about this note</label><span class="searchrow"><input id="question" maxlength="2000" required autocomplete="off"><button type="submit">Ask (1 credit)</button></span></form>
 <div id="answers" class="answers" aria-live="polite"></div></section>
@@ -193,7 +196,7 @@ const NOTE_BODY = `<main id="main" class="note-page" tabindex="-1">
 <div class="buttons"><button type="button" id="confirm-delete" class="danger">Delete</button><button type="button" id="cancel-delete" class="secondary" autofocus>Keep it</button></div></dialog>`
 
 /** The library (`/`) and a note's page (`/notes/:id`): the shell the library's script fills in. */
-export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string }; live?: { worklet: string } }): string {
+export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string }; live?: { worklet: string }; sharing?: boolean }): string {
   // the confidence under which the page marks a word as doubtful: the builtin summarizer's (doubt.ts)
   return `<!doctype html>
 <html lang="en">
@@ -209,7 +212,7 @@ export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; ba
 <body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}" data-low-confidence="${LOW_CONFIDENCE}">
 <a class="skip" href="#main">Skip to the content</a>
 ${siteHeader({ user: o.user, balance: o.balance, current: 'library' })}
-${o.view === 'library' ? libraryBody(o.live) : NOTE_BODY}
+${o.view === 'library' ? libraryBody(o.live) : noteBody(o.sharing !== false)}
 </body>
 </html>`
 }

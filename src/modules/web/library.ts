@@ -115,6 +115,8 @@ export interface LibraryRouteDeps {
   audit: Pick<AuditService, 'recordBy'>
   /** the server streams live transcription (GET /v1/realtime): the library shows the record button */
   liveStreams: boolean
+  /** share links are on (NOTESVC_SHARING): the note page shows its Share… control */
+  sharing?: boolean
 }
 
 /** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
@@ -130,6 +132,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       view, user, balance, noteId,
       assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
       live: deps.liveStreams ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
+      sharing: deps.sharing,
     })
     return new Response(body, { headers: pageHeaders(csp) })
   }

@@ -66,4 +66,23 @@ for (const b of backEnds) describe.skipIf(b.skip)(`share openings on ${b.name}`,
     }
     expect(events).toBe(3)
   })
+
+  test('a batch that could not be written does not stop later ones, nor the owner\'s list of links', async () => {
+    const { t, shares, opening, state } = await setup()
+    const repo = createSharesRepo(t.store)
+    let failNext = true
+    const flaky = { ...repo, countOpened: async (...a: Parameters<typeof repo.countOpened>) => {
+      if (failNext) { failNext = false; throw new Error('database is locked') }
+      return repo.countOpened(...a)
+    } }
+    const clock = fixedClock('2026-11-01T10:00:00.000Z')
+    const log = createOpeningsLog({ repo: flaky, audit: createAuditService({ repo: createAuditRepo(t.store), clock, ids: createIdGenerator() }), store: t.store, flushMs: 60_000 })
+    await log.record(opening(shares[0]!.id, '2026-11-01T10:00:01.000Z'))
+    expect(await log.flush().then(() => 'written', () => 'failed')).toBe('failed')
+    await log.record(opening(shares[0]!.id, '2026-11-01T10:00:02.000Z'))
+    expect(await log.flush().then(() => 'written', () => 'failed')).toBe('written')
+    const after = await state()
+    expect(after.events).toBe(1)
+    expect(after.shares.map(s => Number(s.open_count)).sort()).toEqual([0, 1])
+  })
 })

@@ -189,6 +189,38 @@ for (const b of backEnds) describe.skipIf(b.skip)(`share links on ${b.name}`, ()
     expect((await t.call('GET', `${s.path}${k}`)).status).toBe(401)
   })
 
+  test('wrong passphrases sent all at once are limited like ones sent in turn; a link without one counts none; anything else under /s/ is the same 404 page', async () => {
+    const { t, share } = await setup()
+    const s = await share({ ...ALL, passphrase: 'correct horse' })
+    const post = (path: string, body: string) => t.call('POST', path, { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    // 11 wrong and the right one last, sent together: the link allows 5 tries a window
+    const burst = await Promise.all([...Array.from({ length: 11 }, (_, i) => `passphrase=guess+${i}`), 'passphrase=correct+horse'].map(b => post(s.path, b)))
+    const statuses = burst.map(r => r.status)
+    expect(statuses.filter(x => x !== 429).length).toBe(5)
+    expect(statuses.at(-1)).toBe(429)
+
+    // a link with no passphrase: a POST goes back to its page and takes nothing from anyone's tries
+    const open = await share()
+    for (let i = 0; i < 25; i++) {
+      const r = await post(open.path, 'passphrase=x')
+      expect([r.status, r.headers.get('location')]).toEqual([303, open.path])
+    }
+    const second = await share({ ...ALL, passphrase: 'battery staple' })
+    // a form far too large is a wrong try answered by the page, not the API's 413 JSON
+    const huge = await post(second.path, `passphrase=${'a'.repeat(100_000)}`)
+    expect(huge.status).toBe(401)
+    expect(huge.text).toContain('That passphrase is not right')
+    expect((await post(second.path, 'passphrase=battery+staple')).status).toBe(303)
+
+    const unknown = await t.call('GET', UNKNOWN)
+    for (const [method, path] of [['GET', `${s.path}/a/b`], ['PUT', s.path], ['DELETE', s.path], ['OPTIONS', s.path], ['POST', `${s.path}/media`], ['GET', '/s/'], ['GET', '/s']] as const) {
+      const r = await t.call(method, path)
+      expect([method, path, r.status, r.text]).toEqual([method, path, 404, unknown.text])
+      expect(r.headers.get('x-robots-tag')).toContain('noindex')
+      expect(r.headers.get('referrer-policy')).toBe('no-referrer')
+    }
+  })
+
   test('another account\'s note or link: 404; bad input: 400 that says what to send', async () => {
     const { t, key, noteId, share } = await setup()
     const s = await share()

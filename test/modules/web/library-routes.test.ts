@@ -25,6 +25,15 @@ describe('the library pages', () => {
     expect(page.text).not.toMatch(/<script>|<style>| style="|onclick=/)
   })
 
+  test('a note page offers Share… unless the instance turned sharing off', async () => {
+    const on = await signedIn(await webAppWithPassword(EMAIL, PASSWORD), EMAIL, PASSWORD, '/notes/note_abc')
+    expect(on.page.text).toContain('<details id="share"')
+    const off = await signedIn(await webAppWithPassword(EMAIL, PASSWORD, { env: { NOTESVC_SHARING: 'off' } }), EMAIL, PASSWORD, '/notes/note_abc')
+    expect(off.page.status).toBe(200)
+    expect(off.page.text).toContain('id="segments"')
+    expect(off.page.text).not.toContain('id="share')
+  })
+
   test('the script and style: versioned URLs are cached for good, others revalidated', async () => {
     const { b, page } = await inLibrary()
     const path = /src="(\/assets\/library\.js\?v=\w+)"/.exec(page.text)![1]!

@@ -53,6 +53,7 @@ function showCreated(url) {
 
 export function initShare(id) {
   const details = $('share')
+  if (!details) return // the instance turned sharing off (NOTESVC_SHARING=off)
   details.addEventListener('toggle', () => { if (details.open) loadShares(id) })
   $('share-form').addEventListener('submit', async e => {
     e.preventDefault()
