@@ -1,6 +1,7 @@
 import type { Operation, OperationTable } from './http/contract'
 import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
+import { tagsOperations } from './modules/tags/contract'
 import { notesOperations } from './modules/notes/contract'
 import { revisionsOperations } from './modules/notes/revisions-contract'
 import { segmentsOperations } from './modules/notes/segments-contract'
@@ -27,6 +28,7 @@ export const OPERATIONS = [
   ...revisionsOperations,
   ...exportsOperations,
   ...foldersOperations,
+  ...tagsOperations,
   ...uploadsOperations,
   ...processingOperations,
   ...openAiOperations,

@@ -33,6 +33,8 @@ import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService, keyCacheFor } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
+import { createTagsRepo } from './modules/tags/repo'
+import { createTagsService } from './modules/tags/service'
 import type { ListCaches } from './modules/notes/repo'
 import { createSqliteNotesRepo } from './modules/notes/repo.sqlite'
 import { createPostgresNotesRepo } from './modules/notes/repo.postgres'
@@ -154,6 +156,7 @@ export function createServices(deps: CoreDeps) {
   /** a note as Markdown or DOCX (its own module: the notes module is being restructured, issue 30) */
   const exports = createNoteExportService({ notes, fileNameOf: async id => (await media.recording(id))?.fileName ?? null, audit })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
+  const tags = createTagsService({ repo: createTagsRepo(store), clock, ids, store })
 
   const tools = findMediaTools(config)
   /** one aligner thread per process, its PocketSphinx decoder opened on the first corrected segment */
@@ -222,7 +225,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, pipeline, openai, uploads, storage, live,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

@@ -5,7 +5,8 @@ import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import { PageBoundaries, type OrderedSequence, type SortKey } from './page-boundaries'
 import { PageCache } from './page-cache'
-import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
+import { withTags } from './note-row'
+import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, TAGGED, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import type { RevisionCache } from './revision-cache'
 import { fts5Match, type SearchTerms } from './search-query'
 import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snippet'
@@ -63,7 +64,7 @@ interface ItemKey {
  * NOTESVC_READ_CACHE=off).
  */
 function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionCache | null) {
-  const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
+  const readItems = db.query<ItemKey & { list_item: string; tags: string | null }, [string]>('SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
 
   /**
    * The list items of the given rows, in their order: those remembered at the same revision from
@@ -75,8 +76,9 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
     if (missing.length === 0) return out as string[]
     const read = new Map<number, string>()
     for (const r of readItems.all(JSON.stringify(missing.map(k => k.rowid)))) {
-      read.set(r.rowid, r.list_item)
-      items?.set(r.rowid, r.revision, r.list_item)
+      const item = withTags(r.list_item, r.tags)
+      read.set(r.rowid, item)
+      items?.set(r.rowid, r.revision, item)
     }
     return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
   }
@@ -98,6 +100,11 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
       terms.push('type = $type')
       params.type = filter.type
     }
+    // each tag asked for: the note carries it (note_tags' primary key, note first, then the tag's row)
+    filter.tags?.forEach((key, i) => {
+      terms.push(`EXISTS (${TAGGED} WHERE nt.note_id = notes.id AND t.name_key = $tag${i})`)
+      params[`tag${i}`] = key
+    })
     const name = filterKey(lib, filter)
     const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
     return { terms, params, name, index: LIST_INDEX[combination]! }
@@ -228,6 +235,7 @@ const windowOf = (i: number, column: string) => `CASE WHEN a.p${i} IS NULL THEN 
 /** A result's list item and the windows of its title (0), summary (1) and transcript (2). */
 interface SearchWindows {
   list_item: string
+  tags: string | null
   from0: number
   text0: string
   size0: number
@@ -265,11 +273,12 @@ async function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, 
     anchors AS MATERIALIZED (
       SELECT page.*, ${columns.map((c, i) => `${firstPlace(c, spellings.length)} AS p${i}`).join(', ')}
       FROM page JOIN note_search s ON s.rowid = page.r)
-    SELECT n.list_item, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
+    SELECT n.list_item, n.tags, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
     FROM anchors a JOIN note_search s ON s.rowid = a.r JOIN notes n ON n.rowid = a.r
     ORDER BY a.score, a.date_created DESC, a.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, ...columns.flatMap(() => anchorParams)])
   return rows.map(r => ({
     list_item: r.list_item,
+    tags: r.tags,
     snippet: snippetOf([
       { from: r.from0, text: r.text0, size: r.size0 },
       { from: r.from1, text: r.text1, size: r.size1 },
