@@ -89,6 +89,14 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   // summarize again, priced as createSummary (DECISIONS.md "summarize again"); a note's export (issue 31)
   { id: 'createNoteSummary', method: 'POST', path: '/v1/notes/{id}/summaries', scopes: ['notes:read', 'summaries:write'], cost: 2, errors: [402, 404, 409] },
   { id: 'exportNote', method: 'GET', path: '/v1/notes/{id}/export', scopes: ['notes:read'], cost: 0, errors: [404, 409] },
+  // tags (issue 33; docs/decisions.md "Tags")
+  { id: 'listTags', method: 'GET', path: '/v1/tags', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'createTag', method: 'POST', path: '/v1/tags', scopes: ['notes:write'], cost: 0, errors: [409] },
+  { id: 'updateTag', method: 'PATCH', path: '/v1/tags/{id}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  { id: 'deleteTag', method: 'DELETE', path: '/v1/tags/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'getNoteTags', method: 'GET', path: '/v1/notes/{id}/tags', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'addNoteTag', method: 'POST', path: '/v1/notes/{id}/tags', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/{tagId}', scopes: ['notes:write'], cost: 0, errors: [404] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

@@ -49,6 +49,14 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   // summarize again; a note's export, a file rather than JSON: its media types
   createNoteSummary: { request: 'NoteSummaryRequest', responses: { 202: 'NoteSummaryAccepted' } },
   exportNote: { responses: { 200: ['text/markdown', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'] } },
+  // tags (docs/decisions.md "Tags")
+  listTags: { responses: { 200: 'TagList' } },
+  createTag: { request: 'CreateTagRequest', responses: { 201: 'Tag' } },
+  updateTag: { request: 'UpdateTagRequest', responses: { 200: 'Tag' } },
+  deleteTag: { responses: { 204: null } },
+  getNoteTags: { responses: { 200: 'NoteTags' } },
+  addNoteTag: { request: 'AddNoteTagsRequest', responses: { 200: 'NoteTags' } },
+  removeNoteTag: { responses: { 200: 'NoteTags' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */
