@@ -853,12 +853,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         created_at TEXT NOT NULL
       );
       CREATE UNIQUE INDEX tags_by_name ON tags(account_id, sandbox, name_key);
+      -- date_created: the note's (which never changes), so that a tag's notes are one range of
+      -- note_tags_in_list_order in list order, as a folder's are of notes_by_folder: a page of
+      -- tag=<name> at any offset reads that range, not the whole library (bench/list-notes.ts).
       CREATE TABLE note_tags (
         note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
         tag_id TEXT NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+        date_created TEXT NOT NULL,
         PRIMARY KEY (note_id, tag_id)
       );
-      CREATE INDEX note_tags_by_tag ON note_tags(tag_id);
+      CREATE INDEX note_tags_in_list_order ON note_tags(tag_id, date_created DESC, note_id DESC);
       ALTER TABLE notes ADD COLUMN tags TEXT;
     `,
   },

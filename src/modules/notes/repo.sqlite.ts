@@ -6,7 +6,7 @@ import { filterKey, type NoteFilter } from './filter'
 import { PageBoundaries, type OrderedSequence, type SortKey } from './page-boundaries'
 import { PageCache } from './page-cache'
 import { withTags } from './note-row'
-import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, TAGGED, type ListCaches, type NotesListing, type SearchRow } from './repo'
+import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, taggedTerm, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import type { RevisionCache } from './revision-cache'
 import { fts5Match, type SearchTerms } from './search-query'
 import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snippet'
@@ -38,6 +38,17 @@ const LIST_INDEX: Record<string, string> = {
   fst: 'notes_by_folder_status_type',
 }
 const AFTER = '(date_created, id) < ($after_created, $after_id)'
+
+/**
+ * The notes carrying the tag of name key $tag0, in list order, read as one range of
+ * note_tags_in_list_order (its rows carry the note's date_created), as a folder's are of
+ * notes_by_folder; named `notes`, with the columns the list's terms and keys read. SQLite flattens it
+ * into the query around it, so the order comes from the index, with no sort.
+ */
+const TAGGED_RANGE = `(SELECT n.rowid AS rowid, n.revision AS revision, n.account_id AS account_id, n.sandbox AS sandbox,
+    n.folder_id AS folder_id, n.status AS status, n.type AS type, nt.date_created AS date_created, nt.note_id AS id
+  FROM note_tags nt INDEXED BY note_tags_in_list_order JOIN notes n ON n.id = nt.note_id
+  WHERE nt.tag_id = (SELECT id FROM tags WHERE account_id = $account_id AND sandbox = $sandbox AND name_key = $tag0)) AS notes`
 
 type Params = Record<string, string | number>
 
@@ -83,8 +94,11 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
     return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
   }
 
-  /** The equality filters of a list request as SQL terms and their parameters. */
-  function indexedEqualities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
+  /**
+   * The equality filters of a list request as SQL terms and their parameters. `firstTagRead`: the
+   * first tag asked for is the range read (TAGGED_RANGE), so only the others are terms.
+   */
+  function indexedEqualities(lib: Library, filter: NoteFilter, firstTagRead = false): { terms: string[]; params: Params; name: string; index: string } {
     const terms = ['account_id = $account_id', 'sandbox = $sandbox']
     const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
     if (filter.folderId === null) terms.push('folder_id IS NULL')
@@ -102,7 +116,7 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
     }
     // each tag asked for: the note carries it (note_tags' primary key, note first, then the tag's row)
     filter.tags?.forEach((key, i) => {
-      terms.push(`EXISTS (${TAGGED} WHERE nt.note_id = notes.id AND t.name_key = $tag${i})`)
+      if (i > 0 || !firstTagRead) terms.push(taggedTerm('notes.id', '$account_id', '$sandbox', `$tag${i}`))
       params[`tag${i}`] = key
     })
     const name = filterKey(lib, filter)
@@ -118,14 +132,15 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
    * order: one range of one index, readable from any key onward. db.query caches each statement.
    */
   function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
-    const eq = indexedEqualities(lib, filter)
+    const tagged = (filter.tags?.length ?? 0) > 0
+    const eq = indexedEqualities(lib, filter, tagged)
     const terms = [...eq.terms]
     const params = { ...eq.params }
     if (filter.updatedAfter !== undefined) {
       terms.push('date_created > $updated_after')
       params.updated_after = filter.updatedAfter
     }
-    const from = `notes INDEXED BY ${eq.index}`
+    const from = tagged ? TAGGED_RANGE : `notes INDEXED BY ${eq.index}`
     const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
     return {
       name: eq.name,

@@ -127,8 +127,13 @@ const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS origina
  */
 export const REVISION_STAMP_QUERY = 'SELECT n FROM note_revision_counter'
 
-/** A note's tags, by note (nt.note_id) and name key (t.name_key): the tag= filter. */
-export const TAGGED = 'SELECT 1 FROM note_tags nt JOIN tags t ON t.id = nt.tag_id'
+/**
+ * The tag= filter's term: the note (`idColumn`) carries the library's tag of a name key. The tag's id
+ * is a constant subquery (tags_by_name), so each note costs one probe of note_tags' primary key.
+ * Placeholders as given: the library's account and sandbox, then the name key.
+ */
+export const taggedTerm = (idColumn: string, account: string, sandbox: string, key: string) =>
+  `EXISTS (SELECT 1 FROM note_tags nt WHERE nt.note_id = ${idColumn} AND nt.tag_id = (SELECT id FROM tags WHERE account_id = ${account} AND sandbox = ${sandbox} AND name_key = ${key}))`
 
 /** List order: newest first, ties by id. */
 export const LIST_ORDER = 'ORDER BY date_created DESC, id DESC'
@@ -159,8 +164,8 @@ export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColu
     params.push(filter.type)
   }
   for (const key of filter.tags ?? []) {
-    terms.push(`EXISTS (${TAGGED} WHERE nt.note_id = ${idColumn} AND t.name_key = ?)`)
-    params.push(key)
+    terms.push(taggedTerm(idColumn, '?', '?', '?'))
+    params.push(lib.accountId, lib.sandbox ? 1 : 0, key)
   }
   if (filter.speaker !== undefined) {
     // a speaker of the note by that name (or unnamed, by the name an unnamed speaker is shown as) who said every word

@@ -41,7 +41,7 @@ export function createTagsRepo(store: Store) {
       `SELECT n.id, b.structured_content FROM notes n LEFT JOIN note_bodies b ON b.note_id = n.id WHERE n.id = ? AND n.account_id = ? AND n.sandbox = ?${store.sql.lock('update').replace('FOR UPDATE', 'FOR UPDATE OF n')}`, [noteId, ...lib(l)]),
     tagsOf: (noteId: string) => store.all<TagRow>('SELECT t.* FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = ? ORDER BY t.name_key, t.id', [noteId]),
     notesWith: async (tagId: string) => (await store.all<{ note_id: string }>('SELECT note_id FROM note_tags WHERE tag_id = ?', [tagId])).map(r => r.note_id),
-    attach: (noteId: string, tagId: string) => store.run('INSERT INTO note_tags (note_id, tag_id) VALUES (?, ?) ON CONFLICT DO NOTHING', [noteId, tagId]),
+    attach: (noteId: string, tagId: string) => store.run('INSERT INTO note_tags (note_id, tag_id, date_created) SELECT id, ?, date_created FROM notes WHERE id = ? ON CONFLICT DO NOTHING', [tagId, noteId]),
     detach: (noteId: string, tagId: string) => store.run('DELETE FROM note_tags WHERE note_id = ? AND tag_id = ?', [noteId, tagId]),
     detachAll: (noteId: string) => store.run('DELETE FROM note_tags WHERE note_id = ?', [noteId]),
 
