@@ -16,6 +16,7 @@ import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './stat
 import { renderSummary } from './summary.js'
 import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
 import { initSuggestions, renderSuggestions } from './suggestions.js'
+import { initNoteTags } from './tags.js'
 import { attachWords, listenToTranscript, onTranscriptEvents, rowOf, segmentRow } from './transcript.js'
 
 /** the cost table of GET /v1/usage, once read */
@@ -276,6 +277,7 @@ export function initNote() {
   initFindReplace(() => reloadTranscript())
   initSuggestions(() => reloadTranscript())
   initResummarize(() => loadNote(id, false))
+  initNoteTags(id)
   loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
 
