@@ -36,7 +36,7 @@ export function renderTagFilter(names, onRemove) {
     ...names.map(name => tagChip({ name }, { onremove: () => onRemove(name) })))
 }
 
-/** A note's tags section (made once, after the note's actions): its tags, adding one, the suggestions. */
+/** A note's tags (made once, the last row of the note's actions box): its tags, adding one, the suggestions. */
 export function initNoteTags(noteId) {
   const path = `/v1/notes/${encodeURIComponent(noteId)}/tags`
   const list = el('p', { id: 'note-tags', class: 'tags', 'aria-live': 'polite' })
@@ -45,7 +45,7 @@ export function initNoteTags(noteId) {
   const offered = el('p', { id: 'tag-suggestions', class: 'tags suggested', hidden: true })
   const form = el('form', { id: 'tag-form' }, el('label', { htmlFor: 'tag-input', text: 'Add a tag' }), el('span', { class: 'searchrow' }, input, el('button', { type: 'submit', text: 'Add' })))
   const section = el('section', { id: 'tags-section', class: 'note-tags', 'aria-labelledby': 'tags-title' }, el('h2', { id: 'tags-title', class: 'sr-only', text: 'Tags' }), list, offered, form, status)
-  $('action-status').before(section)
+  document.querySelector('.note-actions').append(section)
 
   const show = r => {
     list.replaceChildren(...(r.data.length ? r.data.map(t => tagChip(t, { onremove: () => change('DELETE', `${path}/${encodeURIComponent(t.id)}`, undefined, `Removed ${t.name}.`) })) : [el('span', { class: 'hint', text: 'No tags yet.' })]))
