@@ -54,6 +54,8 @@ export interface Config {
   diarization: 'auto' | 'builtin' | 'sherpa-onnx' | 'off'
   ollamaHost: string
   ollamaModel: string
+  /** askLibrary re-ranks its passages with this Ollama embedding model (NOTESVC_ASK_EMBED_MODEL); null: off */
+  askEmbedModel: string | null
   /** job workers this process runs: `serve` runs the API beside them (0: API only), `worker` runs only them */
   workers: number
   /** chunk transcriptions this process runs at once, shared fairly by all its jobs (NOTESVC_ASR_SLOTS) */
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     diarization: oneOf('NOTESVC_DIARIZATION', env.NOTESVC_DIARIZATION, ['auto', 'builtin', 'sherpa-onnx', 'off'] as const, 'auto'),
     ollamaHost: trimSlash(env.OLLAMA_HOST || 'http://127.0.0.1:11434'),
     ollamaModel: env.NOTESVC_OLLAMA_MODEL || 'llama3.2',
+    askEmbedModel: env.NOTESVC_ASK_EMBED_MODEL?.trim() || null,
     // twice the chunk slots for `serve` (shared/DECISIONS.md), so a short recording's chunks are in
     // flight beside a long one's and the fair slot scheduler sees both; `worker` takes 1 (commands/worker.ts)
     workers: integer('NOTESVC_WORKERS', env.NOTESVC_WORKERS, 2 * asrSlots, 0, 64),

@@ -3,6 +3,7 @@ import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
 import { tagsOperations } from './modules/tags/contract'
 import { notesOperations } from './modules/notes/contract'
+import { libraryQuestionsOperations } from './modules/library-questions/contract'
 import { revisionsOperations } from './modules/notes/revisions-contract'
 import { segmentsOperations } from './modules/notes/segments-contract'
 import { exportsOperations } from './modules/exports/contract'
@@ -24,6 +25,7 @@ import { retentionOperations } from './modules/retention/contract'
 export const OPERATIONS = [
   ...discoveryOperations,
   ...notesOperations,
+  ...libraryQuestionsOperations,
   ...segmentsOperations,
   ...revisionsOperations,
   ...exportsOperations,

@@ -52,6 +52,10 @@ import { createReplacementsService } from './modules/notes/replacements'
 import { threadedAligner, type ThreadedAligner } from './engines/align/thread'
 import { createSpeakersRepo } from './modules/notes/speakers-repo'
 import { createProcessingService } from './modules/processing/service'
+import { createLibraryQuestionsService } from './modules/library-questions/service'
+import { createOllamaEmbedder } from './engines/llm/ollama-embeddings'
+import { sqliteQuestionCandidates } from './modules/notes/question-candidates.sqlite'
+import { postgresQuestionCandidates } from './modules/notes/question-candidates.postgres'
 import { createProcessingJobs } from './modules/processing/pipeline'
 import { createOpenAiService } from './modules/openai/service'
 import { createCreditsRepo } from './modules/credits/repo'
@@ -182,6 +186,12 @@ export function createServices(deps: CoreDeps) {
     contentPolicy: loadContentPolicy(config.contentPolicyFile), allowPrivateUrls: config.allowPrivateUrls, scheduler: asrSlots,
     diarization, channels, log,
   })
+  /** questions across the library (askLibrary): the notes module's query of the index for each back end */
+  const libraryQuestions = createLibraryQuestionsService({
+    candidates: store.choose({ sqlite: sqliteQuestionCandidates, postgres: postgresQuestionCandidates }),
+    segmentsOf: note => notes.namedSegmentsOf(note), llm: engines.llm, credits, log,
+    embed: config.askEmbedModel ? createOllamaEmbedder({ host: config.ollamaHost, model: config.askEmbedModel, log }) : null,
+  })
   /** an upload's processing and a summary made again, as jobs (registered with the runtime) */
   const pipeline = createProcessingJobs({
     jobs, notes, credits, transaction: fn => store.transaction(fn), storage, tools, asr: engines.asr, llm: engines.llm, recording: media.recording, scheduler: asrSlots, log,
@@ -225,7 +235,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, pipeline, openai, uploads, storage, live,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

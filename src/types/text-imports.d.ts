@@ -12,6 +12,7 @@ declare module '*/assets/library.css' {
 declare module '*/assets/pages.css' { const text: string; export default text }
 // The web library's script modules (src/modules/web/assets/library/), imported by library.ts.
 declare module '*/assets/library/add.js' { const text: string; export default text }
+declare module '*/assets/library/ask.js' { const text: string; export default text }
 declare module '*/assets/library/api.js' { const text: string; export default text }
 declare module '*/assets/library/dom.js' { const text: string; export default text }
 declare module '*/assets/library/downloads.js' { const text: string; export default text }

@@ -7,6 +7,8 @@
  * - `GET /api/tags` → `{"models":[{name, model, modified_at, size, digest, details}]}`
  * - `POST /api/show` → `{modelfile, parameters, template, details, model_info, capabilities, modified_at}`
  *   with `model_info["<arch>.context_length"]`; unknown model → 404 `{"error":"model 'x' not found"}`
+ * - `POST /api/embed` → `{model, embeddings}`: one unit vector per input, by `embed` when given, else
+ *   the input's lower-cased words hashed into 64 dimensions (texts sharing words point alike)
  * - `POST /api/chat` and `POST /api/generate`, streamed (NDJSON, `application/x-ndjson`, the default
  *   as in Ollama) or not (`"stream": false`), honouring `format`: a JSON schema gives a JSON string
  *   that conforms to it, `"json"` gives a JSON object, none gives prose. The content is deterministic
@@ -42,6 +44,8 @@ export interface FakeOllamaOptions {
   /** model_info `<arch>.context_length`; null leaves it out; default 131072 (llama3.2) */
   contextLength?: number | null
   behaviour?: FakeOllamaBehaviour
+  /** the embedding `POST /api/embed` gives a text (before it is made unit length) */
+  embed?: (text: string) => number[]
 }
 
 interface RecordedRequest {
@@ -357,6 +361,24 @@ export function startFakeOllama(opts: FakeOllamaOptions = {}): FakeOllama {
     })
   }
 
+  /** words hashed into 64 dimensions: a stand-in with no model that still puts texts of the same words close */
+  function wordVector(text: string): number[] {
+    const v = new Array<number>(64).fill(0)
+    for (const w of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) v[Number(BigInt(Bun.hash(w)) % 64n)]! += 1
+    return v
+  }
+
+  function embed(body: any): Response {
+    if (!hasModel(body?.model)) return notFoundPull(String(body?.model))
+    const inputs: string[] = Array.isArray(body.input) ? body.input : [String(body.input ?? '')]
+    const embeddings = inputs.map(text => {
+      const v = (opts.embed ?? wordVector)(text)
+      const norm = Math.hypot(...v) || 1
+      return v.map(x => x / norm)
+    })
+    return json(200, { model: body.model, embeddings, total_duration: 1_000_000, load_duration: 100_000, prompt_eval_count: inputs.length })
+  }
+
   async function handle(req: Request): Promise<Response> {
     const path = new URL(req.url).pathname
     let body: any = null
@@ -378,6 +400,7 @@ export function startFakeOllama(opts: FakeOllamaOptions = {}): FakeOllama {
     if (req.method === 'GET' && path === '/api/version') return json(200, { version: '0.12.0' })
     if (req.method === 'GET' && path === '/api/tags') return tags()
     if (req.method === 'POST' && path === '/api/show') return show(body)
+    if (req.method === 'POST' && path === '/api/embed') return embed(body)
     if (req.method === 'POST' && path === '/api/chat') return generation('chat', body)
     if (req.method === 'POST' && path === '/api/generate') return generation('generate', body)
     return new Response('404 page not found', { status: 404, headers: { 'Content-Type': 'text/plain' } })

@@ -25,8 +25,8 @@ const ENVELOPE_CODES: Record<string, number> = {
   method_not_allowed: 405, conflict: 409, payload_too_large: 413, unsupported_media_type: 415, content_policy: 422,
   rate_limited: 429, internal_error: 500, upstream_failure: 502, service_unavailable: 503,
 }
-/** SPEC.md "Errors", rule 5: the operations a 502 upstream_failure is documented on. */
-const UPSTREAM_OPERATIONS = ['askNoteQuestion', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary']
+/** SPEC.md "Errors", rule 5: the operations a 502 upstream_failure is documented on (and askLibrary, priced and answered as a question). */
+const UPSTREAM_OPERATIONS = ['askNoteQuestion', 'askLibrary', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary']
 
 export interface Answer {
   status: number

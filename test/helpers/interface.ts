@@ -97,6 +97,8 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'getNoteTags', method: 'GET', path: '/v1/notes/{id}/tags', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'addNoteTag', method: 'POST', path: '/v1/notes/{id}/tags', scopes: ['notes:write'], cost: 0, errors: [404] },
   { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/{tagId}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
+  { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

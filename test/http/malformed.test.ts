@@ -52,6 +52,7 @@ const OPS: Op[] = [
   { id: 'getNoteStatus', method: 'GET', path: '/v1/notes/{id}/status', idOf: ids => ids.noteId },
   { id: 'getNoteTranscript', method: 'GET', path: '/v1/notes/{id}/transcript', idOf: ids => ids.noteId },
   { id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/{id}/questions', idOf: ids => ids.noteId, body: () => ({ question: 'When does the beta ship?' }), charging: true },
+  { id: 'askLibrary', method: 'POST', path: '/v1/questions', body: ids => ({ question: 'When does the beta ship?', folderId: ids.folderId, from: '2020-01-01', to: '2999-12-31T23:59:59Z' }), charging: true },
   { id: 'listFolders', method: 'GET', path: '/v1/folders' },
   { id: 'createFolder', method: 'POST', path: '/v1/folders', body: () => ({ name: 'Projects', color: '#ff8800' }) },
   { id: 'getFolder', method: 'GET', path: '/v1/folders/{id}', idOf: ids => ids.folderId },

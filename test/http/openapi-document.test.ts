@@ -57,6 +57,8 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   getNoteTags: { responses: { 200: 'NoteTags' } },
   addNoteTag: { request: 'AddNoteTagsRequest', responses: { 200: 'NoteTags' } },
   removeNoteTag: { responses: { 200: 'NoteTags' } },
+  // a question across the library (issue 33)
+  askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */

@@ -47,6 +47,10 @@ describe('every success response matches its published schema', async () => {
     await expectShape('getNote', 'GET', `/v1/notes/${upload.noteId}`, sandbox)
     const sbNote = await expectShape('createNote', 'POST', '/v1/notes', sandbox, { title: 'S', content: 'C' })
     await expectShape('askNoteQuestion', 'POST', `/v1/notes/${sbNote.id}/questions`, sandbox, { question: 'When is the launch?' })
+    await expectShape('createNote', 'POST', '/v1/notes', live, { title: 'Launch', content: 'The launch is on March third.' })
+    const cited = await expectShape('askLibrary', 'POST', '/v1/questions', live, { question: 'When is the launch?' })
+    expect(cited.citations.length).toBeGreaterThan(0)
+    await expectShape('askLibrary', 'POST', '/v1/questions', sandbox, { question: 'When is the launch?' })
     await expectShape('createTranscription', 'POST', '/v1/transcriptions', sandbox, { audioUrl: 'https://example.com/a.mp3' })
     for (const styleId of ['note', 'transcript', 'bulletpoints', 'meeting-notes']) {
       await expectShape('createSummary', 'POST', '/v1/summaries', sandbox, { text: 'Some text', styleId })

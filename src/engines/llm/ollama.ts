@@ -150,7 +150,7 @@ interface OllamaCallerOptions {
  * reachable, 5xx, timeout) retried with backoff, every failure in the end an LlmUnavailableError that
  * says what to do.
  */
-function createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log }: OllamaCallerOptions) {
+export function createOllamaCaller({ host, model, timeoutMs, retries, backoffMs, fetch: baseFetch, log }: OllamaCallerOptions) {
   let ollamaPackage: Promise<typeof import('ollama')> | undefined
 
   /**

@@ -79,7 +79,7 @@ export interface PassageIndex {
 }
 
 /** The question's terms, once each, in order, and its adjacent term pairs. */
-function queryOf(question: string): { terms: string[]; pairs: string[] } {
+export function queryOf(question: string): { terms: string[]; pairs: string[] } {
   const ts: string[] = []
   const pairs: string[] = []
   let prev: string | null = null
@@ -96,34 +96,30 @@ function queryOf(question: string): { terms: string[]; pairs: string[] } {
   return { terms: ts, pairs }
 }
 
+/** A passage found by `rankTermSequences`: its index in the sequences given, and its score. */
+export interface RankedSequence {
+  index: number
+  score: number
+}
+
 /**
- * Build a BM25 index of a transcript's passages. Build it once and search it many times when several
- * questions are asked about the same text.
+ * BM25 over passages given as their terms in order (`terms()` of each passage's text), with the phrase
+ * bonus; `search` gives the `k` best for a question, best first, only those that match at least one
+ * term (equal scores in the order given). `idf` is the weight of a term among these passages (the
+ * weight of a term found in none: the highest there is), for callers that judge what a match covers.
  */
-export function indexPassages(text: string, opts: PassageOptions = {}): PassageIndex {
-  const sentences = splitSentences(text, PIECE_CHARS)
-  const passages = passagesFromSentences(text, sentences, opts)
-  // terms per sentence, then per passage (sentences shared by two passages are tokenized once)
-  const sentenceTerms = sentences.map(s => terms(s.text))
+export function rankTermSequences(seq: readonly (readonly string[])[]): { search(question: string, k?: number): RankedSequence[]; idf(term: string): number } {
   const tf: Map<string, number>[] = []
-  const seq: string[][] = []
   const lengths: number[] = []
   const df = new Map<string, number>()
-  for (const p of passages) {
+  for (const all of seq) {
     const counts = new Map<string, number>()
-    const all: string[] = []
-    for (let s = p.first; s <= p.last; s++) {
-      for (const t of sentenceTerms[s]!) {
-        counts.set(t, (counts.get(t) ?? 0) + 1)
-        all.push(t)
-      }
-    }
+    for (const t of all) counts.set(t, (counts.get(t) ?? 0) + 1)
     for (const t of counts.keys()) df.set(t, (df.get(t) ?? 0) + 1)
     tf.push(counts)
-    seq.push(all)
     lengths.push(all.length)
   }
-  const N = passages.length
+  const N = seq.length
   const avgdl = N ? lengths.reduce((a, b) => a + b, 0) / N || 1 : 1
   const idf = (t: string) => {
     const d = df.get(t) ?? 0
@@ -131,8 +127,8 @@ export function indexPassages(text: string, opts: PassageOptions = {}): PassageI
   }
 
   return {
-    passages,
-    search(question: string, k = 5): Passage[] {
+    idf,
+    search(question: string, k = 5): RankedSequence[] {
       if (!N || k <= 0) return []
       const q = queryOf(question)
       const qt = q.terms.filter(t => df.has(t))
@@ -172,12 +168,32 @@ export function indexPassages(text: string, opts: PassageOptions = {}): PassageI
         }
       }
       scored.sort((a, b) => b.score - a.score || a.i - b.i)
-      return scored.slice(0, k).map(({ i, score }) => ({
-        text: passages[i]!.text,
-        offset: passages[i]!.offset,
-        score: Math.round(score * 1e6) / 1e6,
-      }))
+      return scored.slice(0, k).map(({ i, score }) => ({ index: i, score: Math.round(score * 1e6) / 1e6 }))
     },
+  }
+}
+
+/**
+ * Build a BM25 index of a transcript's passages. Build it once and search it many times when several
+ * questions are asked about the same text.
+ */
+export function indexPassages(text: string, opts: PassageOptions = {}): PassageIndex {
+  const sentences = splitSentences(text, PIECE_CHARS)
+  const passages = passagesFromSentences(text, sentences, opts)
+  // terms per sentence, then per passage (sentences shared by two passages are tokenized once)
+  const sentenceTerms = sentences.map(s => terms(s.text))
+  const ranking = rankTermSequences(passages.map(p => {
+    const all: string[] = []
+    for (let s = p.first; s <= p.last; s++) all.push(...sentenceTerms[s]!)
+    return all
+  }))
+  return {
+    passages,
+    search: (question: string, k = 5): Passage[] => ranking.search(question, k).map(({ index, score }) => ({
+      text: passages[index]!.text,
+      offset: passages[index]!.offset,
+      score,
+    })),
   }
 }
 

@@ -75,7 +75,7 @@ export function createTranscriptReads(deps: {
     },
 
     /** A note's segments with each speaker label replaced by the name shown (for answers that say who said what). */
-    async namedSegmentsOf(row: NoteRow): Promise<TranscriptSegment[] | null> {
+    async namedSegmentsOf(row: Pick<NoteRow, 'id' | 'structured_content' | 'transcript_segments'>): Promise<TranscriptSegment[] | null> {
       const segments = noteSegments(row)
       if (!segments?.some(s => s.speaker)) return segments
       return namedSegments({ segments, speakers: (await repo.speakersOf(row.id)).map(speakerOfRow) })

@@ -85,6 +85,9 @@ ${UPLOAD_BUTTON}
 <h2 id="queue-title">Uploads</h2>
 <ul id="queue-list"></ul>
 </section>
+<section id="ask-library" class="card ask-library" aria-labelledby="ask-library-title"><h2 id="ask-library-title">Ask your library</h2>
+<form id="ask-library-form"><label for="library-question">A question about all your notes</label><span class="searchrow"><input id="library-question" maxlength="2000" required autocomplete="off"><button type="submit">Ask (1 credit)</button></span></form>
+<div id="library-answers" class="answers" aria-live="polite"></div></section>
 <p id="list-status" class="list-status" role="status" aria-live="polite">Loading notes…</p>
 <ul id="notes" class="notes" aria-labelledby="library-title"></ul>
 <nav class="pager" aria-label="Pages of notes">

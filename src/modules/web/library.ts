@@ -11,6 +11,7 @@ import { assetResponse } from '../../http/html'
 import { pageHeaders } from '../../http/security-headers'
 // The library's script modules and style are embedded in the binary: the pages load nothing from elsewhere.
 import add from './assets/library/add.js' with { type: 'text' }
+import ask from './assets/library/ask.js' with { type: 'text' }
 import api from './assets/library/api.js' with { type: 'text' }
 import dom from './assets/library/dom.js' with { type: 'text' }
 import downloads from './assets/library/downloads.js' with { type: 'text' }
@@ -41,7 +42,7 @@ const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
   '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/transcript.js': transcript, '/library/tags.js': tags,
-  '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
+  '/library/ask.js': ask, '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 

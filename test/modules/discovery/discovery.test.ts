@@ -17,7 +17,7 @@ describe('GET /v1', () => {
     expect(b.credits.costs).toEqual(SPEC_COSTS)
     expect(b.credits.plans).toEqual({ free: { monthlyGrant: 60 }, pro: { monthlyGrant: 2000 } })
     expect(b.rateLimits.classes.read.limit).toBe(200)
-    expect(b.rateLimits.classes.processing.operations).toEqual(['askNoteQuestion', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary', 'createNoteSummary', 'createAudioTranscription', 'createAudioTranslation'])
+    expect(b.rateLimits.classes.processing.operations).toEqual(['askNoteQuestion', 'askLibrary', 'completeUpload', 'createTranscription', 'createSummary', 'createYoutubeSummary', 'createNoteSummary', 'createAudioTranscription', 'createAudioTranslation'])
     expect(b.sandbox.keyPrefix).toBe('svc_test_')
     expect(b.authentication.oauth.tokenUrl).toBe('https://notes.example.org/oauth/token')
     expect(b.resources.notes).toBe('https://notes.example.org/v1/notes')

@@ -32,6 +32,7 @@ const OPERATIONS = {
   createSummary: 'Text summary',
   createYoutubeSummary: 'Video link summary',
   askNoteQuestion: 'Question',
+  askLibrary: 'Question to the library',
   createNoteSummary: 'Summary made again',
   topUp: 'Credits added',
 }

@@ -3,6 +3,7 @@
 // every piece of text from the API into the page with textContent, never as HTML.
 import { refreshBalance } from './api.js'
 import { initAddDialog } from './add.js'
+import { initAskLibrary } from './ask.js'
 import { initLibrary } from './list.js'
 import { initNote } from './note.js'
 import { initRecorder } from './record.js'
@@ -11,6 +12,7 @@ if (document.body.dataset.view === 'note') initNote()
 else {
   initLibrary()
   initAddDialog()
+  initAskLibrary()
   initRecorder()
 }
 refreshBalance()

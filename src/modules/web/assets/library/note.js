@@ -121,6 +121,25 @@ function highlight(i) {
   }
 }
 
+/**
+ * `?t=SECONDS` (a citation of askLibrary links there): on the first load, the player set to that moment
+ * and the segment said then marked and scrolled to the middle of the view. Not played: a browser may
+ * refuse to play before the user acts.
+ */
+function openAtCitedTime() {
+  const query = new URLSearchParams(window.location.search)
+  const t = Number(query.get('t'))
+  if (!query.has('t') || !Number.isFinite(t) || t < 0) return
+  const segments = noteState.segments
+  let i = segments.findIndex(s => t >= s.start && t < s.end)
+  if (i < 0) i = segments.reduce((found, s, k) => (s.start <= t ? k : found), -1)
+  if (noteState.player) noteState.player.currentTime = t
+  if (i < 0) return
+  highlight(i)
+  const row = rowOf(i)
+  if (row) row.scrollIntoView({ block: 'center' })
+}
+
 function fillMoveSelect() {
   const sel = $('move-select')
   const note = noteState.note
@@ -220,6 +239,7 @@ async function loadNote(id, first) {
   renderNote(note)
   if (!noteState.player && (first || note.status === 'Done') && note.processingStage !== 'awaiting_upload') await setUpPlayer(note)
   await showTranscript(note)
+  if (first) openAtCitedTime()
   showCost(note)
   if (note.status === 'Summarizing') followNote(id)
 }
