@@ -8,7 +8,7 @@ import { $, el } from './dom.js'
 const COLOR = /^#[0-9a-f]{6}$/i
 
 /** A tag's chip: a button when `onclick` is given (the library's filter), with a remove button when `onremove` is. */
-export function tagChip(tag, { onclick, onremove, pressed } = {}) {
+function tagChip(tag, { onclick, onremove, pressed } = {}) {
   const dot = el('span', { class: 'dot', 'aria-hidden': 'true' })
   if (COLOR.test(tag.color || '')) dot.style.backgroundColor = tag.color
   const chip = onclick
