@@ -48,9 +48,15 @@ export function createTagsRepo(store: Store) {
     /**
      * notes.tags made again from note_tags for each note, and the note marked changed `at` (its
      * revision moves: kept list pages and items are read again); inside the caller's transaction.
+     * Each note's row is locked before its tags are read (where the database locks rows), in id order:
+     * a concurrent add to the same note (which locks it first too) is then either wholly before or
+     * wholly after, never read half-way into a stale JSON, and two such writers never wait in a cycle.
      */
     async refreshNotes(noteIds: readonly string[], at: string) {
-      for (const id of noteIds) await store.run(`UPDATE notes SET tags = ?, updated_at = ${notBeforeCreation} WHERE id = ?`, [await noteTagsJson(id), at, id])
+      for (const id of [...noteIds].sort()) {
+        await store.get(`SELECT id FROM notes WHERE id = ?${store.sql.lock('update')}`, [id])
+        await store.run(`UPDATE notes SET tags = ?, updated_at = ${notBeforeCreation} WHERE id = ?`, [await noteTagsJson(id), at, id])
+      }
     },
   }
 }
