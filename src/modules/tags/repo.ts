@@ -26,7 +26,12 @@ export function createTagsRepo(store: Store) {
   }
 
   return {
-    get: (l: Library, id: string) => store.get<TagRow>('SELECT * FROM tags WHERE id = ? AND account_id = ? AND sandbox = ?', [id, ...lib(l)]),
+    /**
+     * The tag, or null. `lock`: inside a transaction, hold the row (FOR UPDATE, where the database
+     * locks rows) until it ends: an add of this tag to another note (whose foreign key check shares
+     * the row) waits, or is waited for, so a rename or deletion sees every note carrying the tag.
+     */
+    get: (l: Library, id: string, lock = false) => store.get<TagRow>(`SELECT * FROM tags WHERE id = ? AND account_id = ? AND sandbox = ?${lock ? store.sql.lock('update') : ''}`, [id, ...lib(l)]),
     byKey: (l: Library, key: string) => store.get<TagRow>('SELECT * FROM tags WHERE account_id = ? AND sandbox = ? AND name_key = ?', [...lib(l), key]),
     list: (l: Library) => store.all<TagRow>('SELECT * FROM tags WHERE account_id = ? AND sandbox = ? ORDER BY name_key, id', lib(l)),
     /** Inserts the tag unless the library has one of its name already (a concurrent insert included); true when inserted. */

@@ -24,8 +24,8 @@ export function createTagsService(deps: { repo: TagsRepo; clock: Clock; ids: IdG
   const { repo, clock, ids, store } = deps
   const now = () => clock.now().toISOString()
 
-  async function requireTag(lib: Library, id: string): Promise<TagRow> {
-    const row = await repo.get(lib, id)
+  async function requireTag(lib: Library, id: string, lock = false): Promise<TagRow> {
+    const row = await repo.get(lib, id, lock)
     if (!row) throw notFound('tag', id)
     return row
   }
@@ -63,7 +63,7 @@ export function createTagsService(deps: { repo: TagsRepo; clock: Clock; ids: IdG
 
     /** Renames or recolours a tag; the notes carrying it show the change (their tags rewritten, in one transaction). */
     update: (lib: Library, id: string, body: UpdateTagRequest): Promise<Tag> => store.transaction(async () => {
-      const row = await requireTag(lib, id)
+      const row = await requireTag(lib, id, true)
       const name = body.name === undefined ? row.name : tagName(body.name)
       const key = nameKey(name)
       const other = key === row.name_key ? null : await repo.byKey(lib, key)
@@ -76,7 +76,7 @@ export function createTagsService(deps: { repo: TagsRepo; clock: Clock; ids: IdG
 
     /** Deletes a tag: the notes carrying it lose it, in the same transaction. */
     delete: (lib: Library, id: string): Promise<void> => store.transaction(async () => {
-      await requireTag(lib, id)
+      await requireTag(lib, id, true)
       const notes = await repo.notesWith(id)
       await repo.delete(lib, id)
       await repo.refreshNotes(notes, now())

@@ -17,6 +17,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`tags changed at once on ${b.n
     const token = await t.key()
     const notes: string[] = []
     for (let i = 0; i < 6; i++) notes.push((await t.call('POST', '/v1/notes', { token, body: { title: `n${i}`, content: 'x' } })).body.id)
+    // notes given the shared tag, by its current name, while it is renamed
+    const others: string[] = []
+    for (let i = 0; i < 4; i++) others.push((await t.call('POST', '/v1/notes', { token, body: { title: `o${i}`, content: 'x' } })).body.id)
     for (const id of notes) expect((await t.call('POST', `/v1/notes/${id}/tags`, { token, body: { tags: ['shared'] } })).status).toBe(200)
     const shared = (await t.call('GET', '/v1/tags', { token })).body.data[0].id
     for (let round = 0; round < 8; round++) {
@@ -24,14 +27,17 @@ for (const b of backEnds) describe.skipIf(b.skip)(`tags changed at once on ${b.n
         t.call('PATCH', `/v1/tags/${shared}`, { token, body: { name: `shared ${round}` } }),
         ...notes.map((id, i) => t.call('POST', `/v1/notes/${id}/tags`, { token, body: { tags: [`r${round} n${i}`] } })),
         ...notes.slice(0, 3).map(id => t.call('POST', `/v1/notes/${id}/tags`, { token, body: { tags: [`common ${round}`] } })),
+        ...others.map(id => t.call('POST', `/v1/notes/${id}/tags`, { token, body: { tags: [round === 0 ? 'shared' : `shared ${round - 1}`] } })),
       ])
       expect(answers.map(a => a.status)).toEqual(answers.map(() => 200))
     }
+    // the tag deleted while it is added to notes by its name
+    const deleting = await Promise.all([t.call('DELETE', `/v1/tags/${shared}`, { token }), ...others.map(id => t.call('POST', `/v1/notes/${id}/tags`, { token, body: { tags: ['shared 7'] } }))])
+    expect(deleting.map(a => a.status)).toEqual([204, ...others.map(() => 200)])
     const carried = async (id: string) => (await t.call('GET', `/v1/notes/${id}/tags`, { token })).body.data.map((x: any) => x.name)
     const listed = new Map(((await t.call('GET', '/v1/notes?limit=100', { token })).body.data as any[]).map(n => [n.id, n.tags.map((x: any) => x.name)]))
-    for (const id of notes) {
+    for (const id of [...notes, ...others]) {
       const has = await carried(id)
-      expect(has).toContain('shared 7')
       expect(listed.get(id)).toEqual(has)
       expect((await t.call('GET', `/v1/notes/${id}`, { token })).body.tags.map((x: any) => x.name)).toEqual(has)
     }
