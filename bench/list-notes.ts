@@ -127,13 +127,20 @@ interface SeededNote {
   folder: string | null
   status: string
   type: string
+  /** the names of its tags */
+  tags: string[]
 }
 
 interface SeededLibrary {
   key: string
   folders: string[]
+  /** the library's tags by name */
+  tags: string[]
   notes: SeededNote[]
 }
+
+/** The seeded library's tags: about 30% of notes carry one, a third of those a second (as folders: 30%). */
+const TAG_NAMES = ['meeting', 'customer', 'idea', 'todo']
 
 /** How long after creation a note changed, for the fifth of notes that were edited or processed later. */
 const CHANGED_AFTER_MS = [20e3, 3 * 60e3, 45 * 60e3, 5 * 3600e3, 30 * 3600e3, 4 * 86400e3, 20 * 86400e3, 200 * 86400e3]
@@ -166,6 +173,13 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
     const library = { accountId: account.id, sandbox: false }
     const folders: string[] = []
     for (const name of ['Work', 'Personal', 'Lectures', 'Podcasts']) folders.push((await services.folders.create(library, { name })).id)
+    const tagRows = new Map<string, { id: string; name: string; color: string }>()
+    for (const name of TAG_NAMES) {
+      const { id, color } = await services.tags.create(library, { name })
+      tagRows.set(name, { id, name, color })
+    }
+    // a random source of their own: the notes are the same as before tags were seeded
+    const tagRand = randomSource(size + 7)
 
     const rand = randomSource(size)
     const summaries = pool(rand, 200, 300)
@@ -187,9 +201,13 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
         const failed = rand() < 0.02
         const folder = rand() < 0.3 ? pick(rand, folders) : null
         const type = pick(rand, ['audio', 'audio', 'video', 'youtube', 'import'])
-        seeded.push({ created: noteTime, updated: updatedTime, folder, status: failed ? 'Error' : 'Done', type })
+        const tags = tagRand() < 0.3 ? [pick(tagRand, TAG_NAMES)] : []
+        if (tags.length && tagRand() < 0.33) tags.push(pick(tagRand, TAG_NAMES.filter(n => n !== tags[0])))
+        tags.sort()
+        seeded.push({ created: noteTime, updated: updatedTime, folder, status: failed ? 'Error' : 'Done', type, tags })
+        const id = noteIds.next('note')
         await notes.insert({
-          id: noteIds.next('note'),
+          id,
           account_id: account.id,
           sandbox: 0,
           folder_id: folder,
@@ -209,10 +227,14 @@ export async function seedLibrary(dataDir: string, size: number): Promise<Seeded
           date_created: created,
           updated_at: new Date(updatedTime).toISOString(),
         })
+        // the rows the tags module writes (its own note_tags and the note's tags column), without
+        // moving updated_at as an add through the API would
+        for (const name of tags) await store.run('INSERT INTO note_tags (note_id, tag_id, date_created) VALUES (?, ?, ?)', [id, tagRows.get(name)!.id, created])
+        if (tags.length) await store.run('UPDATE notes SET tags = ? WHERE id = ?', [JSON.stringify(tags.map(n => tagRows.get(n)!)), id])
       }
     })
     // Leave no WAL behind: otherwise the server's first write can find the database locked.
-    return { key, folders, notes: seeded }
+    return { key, folders, tags: TAG_NAMES, notes: seeded }
   })
 }
 
@@ -431,7 +453,8 @@ const DAY_MS = 86_400_000
 
 interface VariedFilter {
   name: string
-  query: Record<string, string>
+  /** a repeated parameter (tag) as a list */
+  query: Record<string, string | string[]>
   matches: (n: SeededNote) => boolean
 }
 
@@ -447,6 +470,8 @@ export function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
     { name: 'type=video', query: { type: 'video' }, matches: n => n.type === 'video' },
     { name: 'folderId=<folder>', query: { folderId: work }, matches: n => n.folder === work },
     { name: 'folderId=null', query: { folderId: 'null' }, matches: n => n.folder === null },
+    { name: 'tag=<tag>', query: { tag: [lib.tags[0]!] }, matches: n => n.tags.includes(lib.tags[0]!) },
+    { name: 'tag=<tag>&tag=<tag>', query: { tag: [lib.tags[0]!, lib.tags[1]!] }, matches: n => n.tags.includes(lib.tags[0]!) && n.tags.includes(lib.tags[1]!) },
     { name: 'folder+status+type', query: { folderId: work, status: 'Done', type: 'audio' }, matches: n => n.folder === work && n.status === 'Done' && n.type === 'audio' },
     { name: 'updatedAfter=-1000d', query: { updatedAfter: since(1000) }, matches: after(1000) },
     { name: 'updatedAfter=-180d', query: { updatedAfter: since(180) }, matches: after(180) },
@@ -458,7 +483,8 @@ export function variedFilters(lib: SeededLibrary, end: number): VariedFilter[] {
 /** `count` request paths of a filter, each at a random offset within its notes (seeded: the same every run). */
 export function variedPaths(f: VariedFilter, matching: number, count: number, rand: () => number): string[] {
   const lastPage = Math.max(0, matching - PAGE)
-  return Array.from({ length: count }, () => `/v1/notes?${new URLSearchParams({ ...f.query, limit: String(PAGE), offset: String(Math.floor(rand() * (lastPage + 1))) })}`)
+  const query = Object.entries(f.query).flatMap(([k, v]) => (Array.isArray(v) ? v.map(x => [k, x]) : [[k, v]]))
+  return Array.from({ length: count }, () => `/v1/notes?${new URLSearchParams([...query, ['limit', String(PAGE)], ['offset', String(Math.floor(rand() * (lastPage + 1)))]])}`)
 }
 
 /** A wrk script that sends one of `paths`, chosen at random, on every request. */

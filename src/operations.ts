@@ -1,6 +1,7 @@
 import type { Operation, OperationTable } from './http/contract'
 import { discoveryOperations } from './modules/discovery/contract'
 import { foldersOperations } from './modules/folders/contract'
+import { tagsOperations } from './modules/tags/contract'
 import { notesOperations } from './modules/notes/contract'
 import { libraryQuestionsOperations } from './modules/library-questions/contract'
 import { revisionsOperations } from './modules/notes/revisions-contract'
@@ -31,6 +32,7 @@ export const OPERATIONS = [
   ...exportsOperations,
   ...sharingOperations,
   ...foldersOperations,
+  ...tagsOperations,
   ...uploadsOperations,
   ...processingOperations,
   ...openAiOperations,

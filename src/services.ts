@@ -33,6 +33,8 @@ import { createAccountsRepo } from './modules/accounts/repo'
 import { createAccountsService, keyCacheFor } from './modules/accounts/service'
 import { createFoldersRepo } from './modules/folders/repo'
 import { createFoldersService, folderExistsIn } from './modules/folders/service'
+import { createTagsRepo } from './modules/tags/repo'
+import { createTagsService } from './modules/tags/service'
 import type { ListCaches } from './modules/notes/repo'
 import { createSqliteNotesRepo } from './modules/notes/repo.sqlite'
 import { createPostgresNotesRepo } from './modules/notes/repo.postgres'
@@ -170,6 +172,7 @@ export function createServices(deps: CoreDeps) {
     signingKey: lazySecret(store, 'share_signing_key'), passphraseHashCost: deps.passwordHashCost,
   })
   const folders = createFoldersService({ repo: foldersRepo, clock, ids, store, unfileNotes: id => notes.unfileFolder(id), audit })
+  const tags = createTagsService({ repo: createTagsRepo(store), clock, ids, store })
 
   const tools = findMediaTools(config)
   /** one aligner thread per process, its PocketSphinx decoder opened on the first corrected segment */
@@ -244,7 +247,7 @@ export function createServices(deps: CoreDeps) {
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
   return {
-    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
+    discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }
 }

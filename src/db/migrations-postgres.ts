@@ -831,6 +831,8 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX live_streams_by_account ON live_streams (account_id, state);
     `,
   },
+  // As in migrations.ts: tags, note_tags and the note's tags as JSON.
+  sameAsSqlite(28),
   {
     version: 29,
     name: 'share links of notes',

@@ -835,6 +835,38 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 28,
+    name: 'tags',
+    sql: `
+      -- Tags of a library (account + sandbox), many per note. name_key is the name as the service
+      -- compares it (trimmed, NFC, lower-cased by JavaScript, so for every script alike on both back
+      -- ends): unique per library, what the tag= filter looks up. notes.tags is the note's tags as
+      -- JSON ([{"id","name","color"}], null for none), written with note_tags in one transaction, so a
+      -- list item is its stored JSON with the tags added, no join per page (docs/decisions.md "Tags").
+      CREATE TABLE tags (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        color TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX tags_by_name ON tags(account_id, sandbox, name_key);
+      -- date_created: the note's (which never changes), so that a tag's notes are one range of
+      -- note_tags_in_list_order in list order, as a folder's are of notes_by_folder: a page of
+      -- tag=<name> at any offset reads that range, not the whole library (bench/list-notes.ts).
+      CREATE TABLE note_tags (
+        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        tag_id TEXT NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+        date_created TEXT NOT NULL,
+        PRIMARY KEY (note_id, tag_id)
+      );
+      CREATE INDEX note_tags_in_list_order ON note_tags(tag_id, date_created DESC, note_id DESC);
+      ALTER TABLE notes ADD COLUMN tags TEXT;
+    `,
+  },
+  {
     version: 29,
     name: 'share links of notes',
     sql: `

@@ -39,6 +39,8 @@ export interface ExportableNote {
   segments: readonly { start: number; end: number; text: string; speaker?: string }[] | null
   /** the transcript's text, shown when there are no segments */
   transcript: string
+  /** the names of the note's tags */
+  tags?: readonly string[]
 }
 
 export type OutlineBlock =
@@ -100,6 +102,8 @@ export function noteOutline(note: ExportableNote): OutlineBlock[] {
   if (fileName) facts.push({ label: 'File', value: fileName })
   const spoke = [...new Set((note.segments ?? []).map(s => speakerName(s.speaker)).filter((n): n is string => n !== null))]
   if (spoke.length) facts.push({ label: 'Speakers', value: spoke.join(', ') })
+  const tags = (note.tags ?? []).map(oneLine).filter(Boolean)
+  if (tags.length) facts.push({ label: 'Tags', value: tags.join(', ') })
 
   const stale: OutlineBlock[] = note.summaryStale ? [{ kind: 'paragraph', text: STALE_SUMMARY }] : []
   const blocks: OutlineBlock[] = [{ kind: 'title', text: title }, ...(facts.length ? [{ kind: 'facts' as const, facts }] : []), ...stale, ...summaryBlocks(note)]

@@ -16,6 +16,7 @@ export const TAGS = [
   { name: 'Discovery', description: 'What the service offers and whether it is up; no credential needed.' },
   { name: 'Notes', description: 'The library of notes: created from text or from processed media, read, changed, deleted, and asked about.' },
   { name: 'Folders', description: 'Folders group notes; deleting one keeps its notes at the top level.' },
+  { name: 'Tags', description: 'Tags label notes, many per note; the list filters by them (`tag=`), and a summary\'s topics are offered as suggested tags.' },
   { name: 'Processing', description: 'Uploads, transcriptions and summaries: the operations that run a model and spend credits.' },
   { name: 'Usage', description: 'The credit balance, the monthly grant and the recent charges and refunds.' },
   { name: 'Speakers', description: 'Who said what: the speakers of a diarized note, their names, and the voices remembered for later recordings.' },

@@ -3,7 +3,8 @@ import { Answer } from './answer'
 import type { Caller } from './caller'
 import { routeOptions, type OperationDefinition, type ServicesOf } from './contract'
 import type { Principal } from './principal'
-import { queryValidator } from './schemas'
+import { parseQueryFromURL } from 'elysia/parse-query'
+import { arrayQueryParams, queryValidator } from './schemas'
 
 /** What Elysia gives a handler to set the answer's status and headers with */
 type ResponseSet = { status?: number | string; headers: Record<string, string | number> }
@@ -66,6 +67,15 @@ function elysiaHandler(op: OperationDefinition, services: unknown): (ctx: never)
       settle(set, status, handle({ form: request }, caller, services))) as never
   }
   const input = inputOf(op)
+  const arrays = op.query ? arrayQueryParams(op.query) : undefined
+  if (arrays) {
+    // repeated parameters (`tag=a&tag=b`) read from the URL as arrays, the others as Elysia reads them
+    return (({ caller, params, body, set, request }: { caller: Caller<Principal | null>; params: unknown; body: unknown; set: ResponseSet; request: Request }) => {
+      const qi = request.url.indexOf('?')
+      const query = qi === -1 ? {} : parseQueryFromURL(request.url, qi + 1, arrays)
+      return settle(set, status, handle(input(params, query, body), caller, services))
+    }) as never
+  }
   if (op.query) {
     return (({ caller, params, query, body, set }: { caller: Caller<Principal | null>; params: unknown; query: Record<string, unknown>; body: unknown; set: ResponseSet }) =>
       settle(set, status, handle(input(params, query, body), caller, services))) as never

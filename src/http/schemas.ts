@@ -43,8 +43,11 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
     .filter(([, s]) => (s as { type?: string }).type === 'integer' || (s as { type?: string }).type === 'number')
     .map(([k]) => k)
   const names = Object.keys(schema.properties)
+  const arrays = Object.keys(arrayQueryParams(schema) ?? {})
   const check = compileCheck(schema)
   return query => {
+    // a repeatable parameter sent once is a list of one
+    for (const k of arrays) if (typeof query[k] === 'string') query[k] = [query[k]]
     for (const k of numeric) {
       const v = query[k]
       if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) query[k] = Number(v)
@@ -58,6 +61,16 @@ export function queryValidator<T extends TObject>(schema: T): (query: Record<str
     }
     return query as Static<T>
   }
+}
+
+/**
+ * The query parameters a schema declares as arrays (`tag=a&tag=b`), as Elysia's query parser takes
+ * them; undefined when there are none. Elysia, not given the schema (see queryValidator), keeps only
+ * the last of repeated parameters unless told which ones repeat.
+ */
+export function arrayQueryParams(schema: TObject): Record<string, 1> | undefined {
+  const keys = Object.entries(schema.properties).filter(([, s]) => (s as { type?: string }).type === 'array').map(([k]) => k)
+  return keys.length ? Object.fromEntries(keys.map(k => [k, 1 as const])) : undefined
 }
 
 /** The schema with every `uniqueItems` taken out (a deep copy; the schema itself is left as it is). */

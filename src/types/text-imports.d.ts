@@ -28,6 +28,7 @@ declare module '*/assets/library/speakers.js' { const text: string; export defau
 declare module '*/assets/library/status.js' { const text: string; export default text }
 declare module '*/assets/library/suggestions.js' { const text: string; export default text }
 declare module '*/assets/library/summary.js' { const text: string; export default text }
+declare module '*/assets/library/tags.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }
 declare module '*/assets/library/share.js' { const text: string; export default text }
 declare module '*/assets/library/pcm.js' { const text: string; export default text }

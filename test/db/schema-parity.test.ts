@@ -189,12 +189,12 @@ const PLANTED: { what: string; sqlite?: string; postgres?: string; reported: str
   {
     what: 'a column on PostgreSQL only',
     postgres: 'ALTER TABLE notes ADD COLUMN x TEXT',
-    reported: ['column notes.x: only on PostgreSQL (collation "default", null nullable, position after title_generated, type text)'],
+    reported: ['column notes.x: only on PostgreSQL (collation "default", null nullable, position after tags, type text)'],
   },
   {
     what: 'a column on SQLite only',
     sqlite: 'ALTER TABLE notes ADD COLUMN x TEXT',
-    reported: ['column notes.x: only on SQLite (collation bytewise, null nullable, position after title_generated, type text)'],
+    reported: ['column notes.x: only on SQLite (collation bytewise, null nullable, position after tags, type text)'],
   },
   {
     what: 'an index on SQLite only',

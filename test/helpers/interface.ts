@@ -93,6 +93,14 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'createNoteShare', method: 'POST', path: '/v1/notes/{id}/shares', scopes: ['notes:write'], cost: 0, errors: [404] },
   { id: 'listNoteShares', method: 'GET', path: '/v1/notes/{id}/shares', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'revokeNoteShare', method: 'DELETE', path: '/v1/notes/{id}/shares/{shareId}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  // tags (issue 33; docs/decisions.md "Tags")
+  { id: 'listTags', method: 'GET', path: '/v1/tags', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'createTag', method: 'POST', path: '/v1/tags', scopes: ['notes:write'], cost: 0, errors: [409] },
+  { id: 'updateTag', method: 'PATCH', path: '/v1/tags/{id}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  { id: 'deleteTag', method: 'DELETE', path: '/v1/tags/{id}', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'getNoteTags', method: 'GET', path: '/v1/notes/{id}/tags', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'addNoteTag', method: 'POST', path: '/v1/notes/{id}/tags', scopes: ['notes:write'], cost: 0, errors: [404] },
+  { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/{tagId}', scopes: ['notes:write'], cost: 0, errors: [404] },
   // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
   { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
 ]

@@ -108,6 +108,14 @@ const OPS: Op[] = [
   { id: 'revokeNoteShare', method: 'DELETE', path: '/v1/notes/{id}/shares/shr_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: ids => ids.noteId },
   { id: 'getSpeakerProfile', method: 'GET', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
   { id: 'deleteSpeakerProfile', method: 'DELETE', path: '/v1/speakers/{id}', idOf: () => 'spk_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  // tags (an unknown tag id where one is named: the checks are on the input)
+  { id: 'listTags', method: 'GET', path: '/v1/tags' },
+  { id: 'createTag', method: 'POST', path: '/v1/tags', body: () => ({ name: 'Projects', color: '#ff8800' }) },
+  { id: 'updateTag', method: 'PATCH', path: '/v1/tags/{id}', idOf: () => 'tag_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ name: 'Renamed', color: '#00ff00' }) },
+  { id: 'deleteTag', method: 'DELETE', path: '/v1/tags/{id}', idOf: () => 'tag_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'getNoteTags', method: 'GET', path: '/v1/notes/{id}/tags', idOf: ids => ids.noteId },
+  { id: 'addNoteTag', method: 'POST', path: '/v1/notes/{id}/tags', idOf: ids => ids.noteId, body: () => ({ tags: ['budget', 'Q3'], color: '#ff8800' }) },
+  { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/tag_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: ids => ids.noteId },
   { id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention' },
   { id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', body: () => ({ mode: 'media', days: 30 }) },
   // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged

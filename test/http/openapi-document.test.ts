@@ -53,6 +53,14 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   createNoteShare: { request: 'CreateNoteShareRequest', responses: { 201: 'CreatedNoteShare' } },
   listNoteShares: { responses: { 200: 'NoteShareList' } },
   revokeNoteShare: { responses: { 204: null } },
+  // tags (docs/decisions.md "Tags")
+  listTags: { responses: { 200: 'TagList' } },
+  createTag: { request: 'CreateTagRequest', responses: { 201: 'Tag' } },
+  updateTag: { request: 'UpdateTagRequest', responses: { 200: 'Tag' } },
+  deleteTag: { responses: { 204: null } },
+  getNoteTags: { responses: { 200: 'NoteTags' } },
+  addNoteTag: { request: 'AddNoteTagsRequest', responses: { 200: 'NoteTags' } },
+  removeNoteTag: { responses: { 200: 'NoteTags' } },
   // a question across the library (issue 33)
   askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
 }

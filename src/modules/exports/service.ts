@@ -51,6 +51,7 @@ export function createNoteExportService(deps: {
       speakers: names.map(name => ({ id: name, name })),
       segments,
       transcript: row.original_transcription,
+      tags: row.tags ? (JSON.parse(row.tags) as { name: string }[]).map(t => t.name) : [],
     }
   }
 

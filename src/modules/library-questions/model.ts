@@ -13,8 +13,7 @@ export const LibraryQuestionRequest = t.Object(
   {
     question: t.String({ minLength: 1, maxLength: 2000, error: 'must be a string of 1 to 2000 characters' }),
     folderId: t.Optional(Nullable(t.String({ minLength: 1, maxLength: 200, description: 'only the notes of this folder; null: the notes at the top level' }))),
-    // TODO(issue 33, tags): `tag` (a tag's name or id) once notes carry tags; CandidateFilter in
-    // modules/notes/question-candidates.ts is where it filters.
+    tag: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only the notes carrying the tag of this name (without regard to case)' })),
     from: t.Optional(DateBound('only notes created at or after this')),
     to: t.Optional(DateBound('only notes created before this (a date alone: up to the end of that day)')),
   },

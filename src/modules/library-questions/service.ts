@@ -8,6 +8,7 @@ import { clockTime } from '../../engines/llm/sentences'
 import type { Logger } from '../../log'
 import type { CreditsService } from '../credits/service'
 import type { CandidateFilter, CandidateNote, FindCandidates } from '../notes/question-candidates'
+import { nameKey } from '../tags/names'
 import { createCharging, type Charged } from '../processing/charging'
 import { asApiError } from '../processing/provider-errors'
 import { SANDBOX_NOTICE, sandboxAnswer } from '../processing/sandbox'
@@ -120,7 +121,7 @@ export function createLibraryQuestionsService(deps: {
   return {
     async ask(p: Principal, body: Static<typeof LibraryQuestionRequest>): Promise<Charged<Answer>> {
       const { question } = body
-      const filter: CandidateFilter = { ...(body.folderId !== undefined ? { folderId: body.folderId } : {}), ...createdRange(body) }
+      const filter: CandidateFilter = { ...(body.folderId !== undefined ? { folderId: body.folderId } : {}), ...(body.tag !== undefined ? { tagKey: nameKey(body.tag) } : {}), ...createdRange(body) }
       if (p.sandbox) return { creditsRemaining: await remaining(p), body: { question, answer: sandboxAnswer(question), citations: [], creditsCharged: 0, notice: SANDBOX_NOTICE } }
       const cost = credits.quote(p, OPERATION)
       await ensureBalance(p, OPERATION, cost)

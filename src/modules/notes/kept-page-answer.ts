@@ -5,6 +5,7 @@ import { bearerToken } from '../../http/auth'
 import { labelRequest } from '../../http/request-label'
 import { ANSWER_HEADERS } from '../../http/security-headers'
 import { queryReader } from '../../http/contract'
+import { arrayQueryParams } from '../../http/schemas'
 import { atOneWalIndexRead } from '../../db/wal-index'
 import type { Logger } from '../../log'
 import { listNotes } from './contract'
@@ -12,6 +13,8 @@ import type { ListNotesQuery } from './model'
 import type { NotesService } from './service'
 
 const listQuery = queryReader(listNotes)
+/** listNotes' repeated parameters (tag) */
+const listArrays = arrayQueryParams(listNotes.query)
 /** query strings remembered per principal (see pageKeys) */
 const MAX_QUERIES_PER_PRINCIPAL = 64
 
@@ -68,7 +71,7 @@ export function keptListAnswer(deps: {
     let key = keys.get(raw)
     if (key === undefined) {
       try {
-        const q: ListNotesQuery = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1))
+        const q: ListNotesQuery = listQuery(qi === -1 ? Object.create(null) : parseQueryFromURL(url, qi + 1, listArrays))
         key = notes.listPageKey(principal, q)
       } catch {
         // a query to refuse (a bound, `speaker` without `q`): the route answers it, inside the error handler

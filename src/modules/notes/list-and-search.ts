@@ -4,6 +4,8 @@ import type { Library } from '../library'
 import type { ListNotesQuery, NoteList } from './model'
 import type { NoteFilter, NotesRepo } from './repo'
 import { searchTerms } from './search-query'
+import { nameKey } from '../tags/names'
+import { withTags } from './note-row'
 
 /**
  * The library's pages (listNotes) and its searches (listNotes with `q`), answered as JSON text ready
@@ -34,7 +36,7 @@ export function createListAndSearch(repo: NotesRepo) {
     const terms = searchTerms(text)
     const rows = terms.words.length === 0 ? [] : await oneAtATime(lib.accountId, () => repo.searchPage(lib, filter, terms, limit, offset))
     const hasMore = rows.length > limit
-    const items = rows.slice(0, limit).map(r => `${r.list_item.slice(0, -1)},"snippet":${JSON.stringify(r.snippet.replace(/\s+/g, ' ').trim())}}`)
+    const items = rows.slice(0, limit).map(r => `${withTags(r.list_item, r.tags).slice(0, -1)},"snippet":${JSON.stringify(r.snippet.replace(/\s+/g, ' ').trim())}}`)
     return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}` as JsonText<NoteList>
   }
 
@@ -51,6 +53,7 @@ export function createListAndSearch(repo: NotesRepo) {
         folderId: q.folderId === 'null' ? null : q.folderId,
         status: q.status,
         type: q.type,
+        ...(q.tag?.length ? { tags: [...new Set(q.tag.map(nameKey))].sort() } : {}),
         ...(q.speaker !== undefined ? { speaker: q.speaker.trim(), speakerWords: searchTerms(q.q ?? '').words } : {}),
       },
     }

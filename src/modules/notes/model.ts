@@ -24,6 +24,7 @@ const noteFields = {
   source: t.String(),
   dateCreated: DateTime,
   updatedAt: DateTime,
+  tags: t.Array(t.Object({ id: t.String(), name: t.String(), color: t.String() }, { title: 'NoteTag' }), { description: 'beyond the interface: the note\'s tags, by name (GET /v1/tags; change them with PUT /v1/notes/{id}/tags)' }),
 }
 
 export const Note = t.Object(
@@ -140,6 +141,7 @@ export const ListNotesQuery = t.Object({
   folderId: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'only notes filed under this folder; `null` lists the top level' })),
   status: t.Optional(Status),
   type: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
+  tag: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 50, description: 'beyond the interface: only notes carrying the tag of this name (without regard to case); repeated (`tag=a&tag=b`), only notes carrying every one', error: 'must be tag names (at most 50 tag= parameters)' })),
   ...pageQuery,
 })
 export type ListNotesQuery = Static<typeof ListNotesQuery>

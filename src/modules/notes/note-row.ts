@@ -18,6 +18,7 @@ export function toNote(r: NoteRow): Note {
     source: r.source,
     dateCreated: r.date_created,
     updatedAt: r.updated_at,
+    tags: r.tags ? (JSON.parse(r.tags) as Note['tags']) : [],
     originalTranscription: r.original_transcription,
     structuredContent: r.structured_content === null ? {} : (JSON.parse(r.structured_content) as Record<string, unknown>),
     summaryStale: r.summary_stale === 1,
@@ -64,3 +65,6 @@ export function newNoteRow(lib: Library, id: string, at: string, fields: NewNote
     ...fields,
   }
 }
+
+/** A stored list item (notes.list_item) with the note's tags (notes.tags) added as its last field. */
+export const withTags = (listItem: string, tags: string | null | undefined): string => `${listItem.slice(0, -1)},"tags":${tags ?? '[]'}}`

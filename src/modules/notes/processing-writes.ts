@@ -15,6 +15,8 @@ export interface NoteSettled {
   status: 'Done' | 'Error'
   errorCode: string | null
   speakers?: { id: string; name: string; suggestion: SpeakerSuggestion | null }[]
+  /** the note's tags as JSON (notes.tags), null for none */
+  tags?: string | null
 }
 
 /**
@@ -44,7 +46,7 @@ export function createProcessingWrites(deps: {
       await (transcript ? repo.saveTranscript(id, await transcript(), fields) : repo.write(id, fields))
       if (title) await repo.remakeTitle(id, title)
       const row = deps.onSettled ? await repo.getById(id) : null
-      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, ...(status === 'Done' ? { speakers: await deps.speakerRefs(id) } : {}) })
+      if (row) await deps.onSettled!({ noteId: id, accountId: row.account_id, sandbox: Number(row.sandbox) === 1, status, errorCode, tags: row.tags, ...(status === 'Done' ? { speakers: await deps.speakerRefs(id) } : {}) })
     })
   }
 

@@ -11,7 +11,7 @@ import { candidateTerms, type CandidateNote, type FindCandidates } from './quest
 export function postgresQuestionCandidates(store: PostgresStore): FindCandidates {
   return async (lib, filter, prefixes, limit) => {
     if (!prefixes.length) return []
-    const { where, params } = candidateTerms(lib, filter, 's.')
+    const { where, params } = candidateTerms(lib, filter, 's.', 's.note_id')
     const lexeme = (p: string) => `'${p}':*`
     const held = prefixes.map(() => "(s.doc @@ to_tsquery('simple', ?))::int").join(' + ')
     return store.all<CandidateNote>(`WITH found AS (

@@ -1,4 +1,5 @@
 import type { Library } from '../library'
+import { taggedTerm } from './repo'
 
 /**
  * The notes a question across the library is answered from (askLibrary, modules/library-questions):
@@ -15,7 +16,8 @@ export interface CandidateFilter {
   createdFrom?: string
   /** notes created before this instant */
   createdBefore?: string
-  // TODO(issue 33, tags): `tagIds` once notes carry tags (migration 28): a note with any of them.
+  /** the name key (tags/names.ts nameKey) of a tag the notes carry */
+  tagKey?: string
 }
 
 /** A note found for a question: what its passages and citations are made from. */
@@ -34,7 +36,7 @@ export type FindCandidates = (lib: Library, filter: CandidateFilter, prefixes: r
 const SETTLED = "status <> 'Summarizing'"
 
 /** The filter as SQL terms over columns named `prefix.column`, and their values. */
-export function candidateTerms(lib: Library, filter: CandidateFilter, prefix: string): { where: string; params: (string | number)[] } {
+export function candidateTerms(lib: Library, filter: CandidateFilter, prefix: string, idColumn = `${prefix}id`): { where: string; params: (string | number)[] } {
   const terms = [`${prefix}account_id = ?`, `${prefix}sandbox = ?`, `${prefix}${SETTLED}`]
   const params: (string | number)[] = [lib.accountId, lib.sandbox ? 1 : 0]
   if (filter.folderId === null) terms.push(`${prefix}folder_id IS NULL`)
@@ -49,6 +51,10 @@ export function candidateTerms(lib: Library, filter: CandidateFilter, prefix: st
   if (filter.createdBefore !== undefined) {
     terms.push(`${prefix}date_created < ?`)
     params.push(filter.createdBefore)
+  }
+  if (filter.tagKey !== undefined) {
+    terms.push(taggedTerm(idColumn, '?', '?', '?'))
+    params.push(lib.accountId, lib.sandbox ? 1 : 0, filter.tagKey)
   }
   return { where: terms.join(' AND '), params }
 }

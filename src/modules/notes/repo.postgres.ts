@@ -2,6 +2,7 @@ import type { PostgresStore, SqlValue } from '../../db/store'
 import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import { PageCache } from './page-cache'
+import { withTags } from './note-row'
 import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import { tsqueryParams, tsqueryRankText, type SearchTerms } from './search-query'
 
@@ -49,10 +50,10 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
         ) parts ${ORDER} LIMIT ? OFFSET ?`
       params = [...eq.params, t, want, ...eq.params, t, t, ...from, want, count, offset]
     }
-    const rows = await store.all<{ list_item: string | null; stamp: string | number }>(`WITH counter AS (SELECT n AS stamp FROM note_revision_counter)
-      SELECT n.list_item, counter.stamp FROM counter LEFT JOIN ((${keys}) page JOIN notes n ON n.id = page.id) ON true
+    const rows = await store.all<{ list_item: string | null; tags: string | null; stamp: string | number }>(`WITH counter AS (SELECT n AS stamp FROM note_revision_counter)
+      SELECT n.list_item, n.tags, counter.stamp FROM counter LEFT JOIN ((${keys}) page JOIN notes n ON n.id = page.id) ON true
       ORDER BY page.date_created DESC, page.id DESC`, params)
-    return { items: rows.filter(r => r.list_item !== null).map(r => r.list_item!), stamp: rows[0] ? String(rows[0].stamp) : null }
+    return { items: rows.filter(r => r.list_item !== null).map(r => withTags(r.list_item!, r.tags)), stamp: rows[0] ? String(rows[0].stamp) : null }
   }
 
   /**
@@ -91,7 +92,7 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
         FROM ${from}
         WHERE s.doc @@ ${tsquery} AND ${eq.where}
         ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)
-      SELECT n.list_item, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
+      SELECT n.list_item, n.tags, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
         'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
       FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
       ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...afterParams, ...tq, ...eq.params, count, offset, terms.words[0]!, terms.words[0]!, ...tq])

@@ -5,7 +5,8 @@ import type { Library } from '../library'
 import { filterKey, type NoteFilter } from './filter'
 import { PageBoundaries, type OrderedSequence, type SortKey } from './page-boundaries'
 import { PageCache } from './page-cache'
-import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
+import { withTags } from './note-row'
+import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, taggedTerm, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import type { RevisionCache } from './revision-cache'
 import { fts5Match, type SearchTerms } from './search-query'
 import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snippet'
@@ -38,6 +39,17 @@ const LIST_INDEX: Record<string, string> = {
 }
 const AFTER = '(date_created, id) < ($after_created, $after_id)'
 
+/**
+ * The notes carrying the tag of name key $tag0, in list order, read as one range of
+ * note_tags_in_list_order (its rows carry the note's date_created), as a folder's are of
+ * notes_by_folder; named `notes`, with the columns the list's terms and keys read. SQLite flattens it
+ * into the query around it, so the order comes from the index, with no sort.
+ */
+const TAGGED_RANGE = `(SELECT n.rowid AS rowid, n.revision AS revision, n.account_id AS account_id, n.sandbox AS sandbox,
+    n.folder_id AS folder_id, n.status AS status, n.type AS type, nt.date_created AS date_created, nt.note_id AS id
+  FROM note_tags nt INDEXED BY note_tags_in_list_order JOIN notes n ON n.id = nt.note_id
+  WHERE nt.tag_id = (SELECT id FROM tags WHERE account_id = $account_id AND sandbox = $sandbox AND name_key = $tag0)) AS notes`
+
 type Params = Record<string, string | number>
 
 /**
@@ -63,7 +75,7 @@ interface ItemKey {
  * NOTESVC_READ_CACHE=off).
  */
 function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionCache | null) {
-  const readItems = db.query<ItemKey & { list_item: string }, [string]>('SELECT rowid, revision, list_item FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
+  const readItems = db.query<ItemKey & { list_item: string; tags: string | null }, [string]>('SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN (SELECT value FROM json_each(?))')
 
   /**
    * The list items of the given rows, in their order: those remembered at the same revision from
@@ -75,14 +87,18 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
     if (missing.length === 0) return out as string[]
     const read = new Map<number, string>()
     for (const r of readItems.all(JSON.stringify(missing.map(k => k.rowid)))) {
-      read.set(r.rowid, r.list_item)
-      items?.set(r.rowid, r.revision, r.list_item)
+      const item = withTags(r.list_item, r.tags)
+      read.set(r.rowid, item)
+      items?.set(r.rowid, r.revision, item)
     }
     return keys.map((k, i) => out[i] ?? read.get(k.rowid)!)
   }
 
-  /** The equality filters of a list request as SQL terms and their parameters. */
-  function indexedEqualities(lib: Library, filter: NoteFilter): { terms: string[]; params: Params; name: string; index: string } {
+  /**
+   * The equality filters of a list request as SQL terms and their parameters. `firstTagRead`: the
+   * first tag asked for is the range read (TAGGED_RANGE), so only the others are terms.
+   */
+  function indexedEqualities(lib: Library, filter: NoteFilter, firstTagRead = false): { terms: string[]; params: Params; name: string; index: string } {
     const terms = ['account_id = $account_id', 'sandbox = $sandbox']
     const params: Params = { account_id: lib.accountId, sandbox: lib.sandbox ? 1 : 0 }
     if (filter.folderId === null) terms.push('folder_id IS NULL')
@@ -98,6 +114,11 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
       terms.push('type = $type')
       params.type = filter.type
     }
+    // each tag asked for: the note carries it (note_tags' primary key, note first, then the tag's row)
+    filter.tags?.forEach((key, i) => {
+      if (i > 0 || !firstTagRead) terms.push(taggedTerm('notes.id', '$account_id', '$sandbox', `$tag${i}`))
+      params[`tag${i}`] = key
+    })
     const name = filterKey(lib, filter)
     const combination = `${filter.folderId !== undefined ? 'f' : ''}${filter.status !== undefined ? 's' : ''}${filter.type !== undefined ? 't' : ''}`
     return { terms, params, name, index: LIST_INDEX[combination]! }
@@ -111,14 +132,15 @@ function sqliteLister(db: Database, boundaries: PageBoundaries, items: RevisionC
    * order: one range of one index, readable from any key onward. db.query caches each statement.
    */
   function createdSequence(lib: Library, filter: NoteFilter): OrderedSequence<string> {
-    const eq = indexedEqualities(lib, filter)
+    const tagged = (filter.tags?.length ?? 0) > 0
+    const eq = indexedEqualities(lib, filter, tagged)
     const terms = [...eq.terms]
     const params = { ...eq.params }
     if (filter.updatedAfter !== undefined) {
       terms.push('date_created > $updated_after')
       params.updated_after = filter.updatedAfter
     }
-    const from = `notes INDEXED BY ${eq.index}`
+    const from = tagged ? TAGGED_RANGE : `notes INDEXED BY ${eq.index}`
     const where = (after: SortKey | null) => (after ? [...terms, AFTER] : terms).join(' AND ')
     return {
       name: eq.name,
@@ -228,6 +250,7 @@ const windowOf = (i: number, column: string) => `CASE WHEN a.p${i} IS NULL THEN 
 /** A result's list item and the windows of its title (0), summary (1) and transcript (2). */
 interface SearchWindows {
   list_item: string
+  tags: string | null
   from0: number
   text0: string
   size0: number
@@ -265,11 +288,12 @@ async function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, 
     anchors AS MATERIALIZED (
       SELECT page.*, ${columns.map((c, i) => `${firstPlace(c, spellings.length)} AS p${i}`).join(', ')}
       FROM page JOIN note_search s ON s.rowid = page.r)
-    SELECT n.list_item, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
+    SELECT n.list_item, n.tags, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
     FROM anchors a JOIN note_search s ON s.rowid = a.r JOIN notes n ON n.rowid = a.r
     ORDER BY a.score, a.date_created DESC, a.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, ...columns.flatMap(() => anchorParams)])
   return rows.map(r => ({
     list_item: r.list_item,
+    tags: r.tags,
     snippet: snippetOf([
       { from: r.from0, text: r.text0, size: r.size0 },
       { from: r.from1, text: r.text1, size: r.size1 },

@@ -41,6 +41,8 @@ export interface NoteRow {
   transcript_version?: number
   /** 1 while the title is one notesvc made (file name, summary), made again with the summary; 0 once a person gave it (migration 24) */
   title_generated?: number
+  /** the note's tags as JSON, [{id, name, color}] by name, null for none (migration 28; written by the tags module) */
+  tags?: string | null
 }
 
 /** A note the retention sweep looks at: its key in the sweep's order and whether it is settled. */
@@ -80,6 +82,8 @@ export interface ListCaches {
 /** A search result: the note's list item (JSON text) and a snippet of where the words were found. */
 export interface SearchRow {
   list_item: string
+  /** the note's tags as JSON (notes.tags, migration 28), null for none */
+  tags: string | null
   snippet: string
 }
 
@@ -123,6 +127,14 @@ const WITH_BODY = `SELECT n.*, coalesce(b.original_transcription, '') AS origina
  */
 export const REVISION_STAMP_QUERY = 'SELECT n FROM note_revision_counter'
 
+/**
+ * The tag= filter's term: the note (`idColumn`) carries the library's tag of a name key. The tag's id
+ * is a constant subquery (tags_by_name), so each note costs one probe of note_tags' primary key.
+ * Placeholders as given: the library's account and sandbox, then the name key.
+ */
+export const taggedTerm = (idColumn: string, account: string, sandbox: string, key: string) =>
+  `EXISTS (SELECT 1 FROM note_tags nt WHERE nt.note_id = ${idColumn} AND nt.tag_id = (SELECT id FROM tags WHERE account_id = ${account} AND sandbox = ${sandbox} AND name_key = ${key}))`
+
 /** List order: newest first, ties by id. */
 export const LIST_ORDER = 'ORDER BY date_created DESC, id DESC'
 
@@ -135,7 +147,7 @@ export const CHANGED_WITHIN = [60, 600, 3600, 21600, 86400, 7 * 86400, 30 * 8640
 export const LAST_CHANGE_CLASS = CHANGED_WITHIN.length + 1
 
 /** The equality filters of a list request as SQL terms (`?` placeholders, columns named `prefix.column`) and their values. */
-export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColumn = `${prefix}id`): { where: string; params: SqlValue[] } {
+export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColumn = prefix ? `${prefix}id` : 'notes.id'): { where: string; params: SqlValue[] } {
   const terms = [`${prefix}account_id = ?`, `${prefix}sandbox = ?`]
   const params: SqlValue[] = [lib.accountId, lib.sandbox ? 1 : 0]
   if (filter.folderId === null) terms.push(`${prefix}folder_id IS NULL`)
@@ -150,6 +162,10 @@ export function equalities(lib: Library, filter: NoteFilter, prefix = '', idColu
   if (filter.type !== undefined) {
     terms.push(`${prefix}type = ?`)
     params.push(filter.type)
+  }
+  for (const key of filter.tags ?? []) {
+    terms.push(taggedTerm(idColumn, '?', '?', '?'))
+    params.push(lib.accountId, lib.sandbox ? 1 : 0, key)
   }
   if (filter.speaker !== undefined) {
     // a speaker of the note by that name (or unnamed, by the name an unnamed speaker is shown as) who said every word

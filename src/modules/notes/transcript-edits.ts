@@ -25,6 +25,8 @@ export interface TranscriptEdited {
   change: TranscriptChange
   /** the indices (in the new transcript) of the segments the change touched */
   segments: number[]
+  /** the note's tags as JSON (notes.tags), null for none */
+  tags?: string | null
 }
 
 /**
@@ -119,7 +121,7 @@ export function createTranscriptEdits(deps: {
           changes: snapshot ? null : JSON.stringify(changed),
         })
         await deps.audit?.recordBy(who.by, { accountId: lib.accountId, action: 'note.transcript_edited', target: { type: 'note', id }, details: { operation: who.operation, version, sandbox: lib.sandbox } })
-        await deps.onEdited?.({ accountId: lib.accountId, sandbox: lib.sandbox, noteId: id, version, change, segments })
+        await deps.onEdited?.({ accountId: lib.accountId, sandbox: lib.sandbox, noteId: id, version, change, segments, tags: note.tags })
         return { ...transcript, version }
       })
     },

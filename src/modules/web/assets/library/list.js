@@ -4,10 +4,11 @@ import { api, explain, library, sessionHeaders, setLibrary } from './api.js'
 import { $, duration, el, highlighted, typeText, when } from './dom.js'
 import { folderName, folders, loadFolders } from './folders.js'
 import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './status.js'
+import { renderTagFilter, rowTags } from './tags.js'
 
 const PAGE_SIZE = 50
 
-const state = { folderId: '', status: '', type: '', q: '', offset: 0, searching: false, loadSeq: 0 }
+const state = { folderId: '', status: '', type: '', q: '', tags: [], offset: 0, searching: false, loadSeq: 0 }
 
 /** the notes whose upload this page follows (their rows are updated by the follower) */
 export const following = new Set()
@@ -18,6 +19,7 @@ function readLocation() {
   state.status = p.get('status') || ''
   state.type = p.get('type') || ''
   state.q = p.get('q') || ''
+  state.tags = p.getAll('tag').filter(Boolean)
   state.offset = Math.max(0, Number(p.get('offset')) || 0)
 }
 /** The filters that are set, as query parameters; the folder is `folder` in the page's address, `folderId` in the API's. */
@@ -26,6 +28,7 @@ function setFilters(p, folderKey) {
   if (state.status) p.set('status', state.status)
   if (state.type) p.set('type', state.type)
   if (state.q) p.set('q', state.q)
+  for (const name of state.tags) p.append('tag', name)
 }
 function writeLocation() {
   const p = new URLSearchParams()
@@ -109,8 +112,18 @@ async function durationsOf(ids) {
   return res.ok ? (await res.json()).durations : {}
 }
 
+/** Adds a tag to the list's filter (a chip chosen on a row) or takes it off; the list from its first page. */
+function filterByTag(name, on) {
+  const key = name.toLowerCase()
+  state.tags = state.tags.filter(t => t.toLowerCase() !== key)
+  if (on) state.tags.push(name)
+  state.offset = 0
+  loadNotes()
+}
+
 export async function loadNotes() {
   writeLocation()
+  renderTagFilter(state.tags, name => filterByTag(name, false))
   const seq = ++state.loadSeq
   const p = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(state.offset) })
   setFilters(p, 'folderId')
@@ -156,7 +169,8 @@ function renderNotes(page, lengths) {
         el('a', { href: `/notes/${encodeURIComponent(n.id)}`, class: 'note-title', text: n.title || 'Untitled' }),
         n.isPinned ? el('span', { class: 'pin', text: 'Pinned' }) : null,
         badge(n.status, stageText(n))),
-      meta)
+      meta,
+      rowTags(n.tags, state.tags.map(t => t.toLowerCase()), name => filterByTag(name, true)))
     if (typeof n.snippet === 'string' && n.snippet) li.append(el('p', { class: 'snippet' }, highlighted(n.snippet)))
     else if (n.status === 'Done' && previewOf(n.summary)) li.append(el('p', { class: 'preview', text: previewOf(n.summary) }))
     return li
@@ -166,7 +180,7 @@ function renderNotes(page, lengths) {
   for (const n of page.data) if (n.status === 'Summarizing' && n.processingStage !== 'awaiting_upload' && !following.has(n.id)) watchRow(n.id, state.loadSeq)
   const from = state.offset + 1
   const to = state.offset + page.data.length
-  const filtered = state.q || state.folderId || state.status || state.type
+  const filtered = state.q || state.folderId || state.status || state.type || state.tags.length
   $('list-status').textContent = page.data.length === 0
     ? (state.offset ? 'No more notes.' : state.q ? `No notes match “${state.q}”.` : filtered ? 'No notes match these filters.' : 'No notes yet. Choose “Add notes…” to upload a recording or paste text.')
     : state.q ? `Notes matching “${state.q}”: ${from}–${to}` : `Notes ${from}–${to}`

@@ -17,6 +17,7 @@ import { badge, noteStatus, pause, POLL_MS, showStatus, stageText } from './stat
 import { renderSummary } from './summary.js'
 import { applySpeakerFilter, openRename, renderSpeakerFilter, speakerItems } from './speakers.js'
 import { initSuggestions, renderSuggestions } from './suggestions.js'
+import { initNoteTags } from './tags.js'
 import { attachWords, listenToTranscript, onTranscriptEvents, rowOf, segmentRow } from './transcript.js'
 
 /** the cost table of GET /v1/usage, once read */
@@ -298,6 +299,7 @@ export function initNote() {
   initSuggestions(() => reloadTranscript())
   initResummarize(() => loadNote(id, false))
   initShare(id)
+  initNoteTags(id)
   loadFolders().then(fillMoveSelect).catch(err => say(explain(err))).then(() => loadNote(id, true))
 }
 
