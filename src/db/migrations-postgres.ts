@@ -833,35 +833,8 @@ const MIGRATIONS: Migration[] = [
   },
   // As in migrations.ts: tags, note_tags and the note's tags as JSON.
   sameAsSqlite(28),
-  {
-    version: 29,
-    name: 'share links of notes',
-    sql: `
-      -- A note's share link (src/modules/sharing): a read-only page for someone without an account. The
-      -- token (256 random bits, base64url) is shown once when made and kept only as its SHA-256 hash;
-      -- a passphrase only as its argon2id hash. What the page shows (summary, speakers' names, the
-      -- recording, the downloadable formats: a comma-separated list) is chosen per link. Revoked or
-      -- expired rows stay so that the owner's list shows them; the page answers 404 for both.
-      CREATE TABLE note_shares (
-        id TEXT PRIMARY KEY,
-        note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-        sandbox INTEGER NOT NULL CHECK (sandbox IN (0, 1)),
-        token_hash TEXT NOT NULL UNIQUE,
-        show_summary INTEGER NOT NULL CHECK (show_summary IN (0, 1)),
-        show_speakers INTEGER NOT NULL CHECK (show_speakers IN (0, 1)),
-        show_recording INTEGER NOT NULL CHECK (show_recording IN (0, 1)),
-        formats TEXT NOT NULL,
-        expires_at TEXT,
-        passphrase_hash TEXT,
-        created_at TEXT NOT NULL,
-        revoked_at TEXT,
-        open_count INTEGER NOT NULL DEFAULT 0,
-        last_opened_at TEXT
-      );
-      CREATE INDEX note_shares_by_note ON note_shares (note_id, created_at);
-    `,
-  },
+  // As in migrations.ts: share links (note_shares).
+  sameAsSqlite(29),
 ]
 
 let postgres: Migration[] | undefined
