@@ -551,11 +551,13 @@ describe('migration 9 indexes the notes a database already has', () => {
     await insertNotes(store, [{ id: 'note_old', account_id: 'acct_old', sandbox: 0, folder_id: null, title: 'Tundra expedition', summary: 'cold', transcript: 'the saffron tent', status: 'Done', type: 'audio', date_created: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z' }])
   }
 
-  test('on SQLite', async () => {
+  test('on SQLite, whose search rows migration 30 then copies for them', async () => {
     const db = openDatabase(':memory:', MIGRATIONS.filter(m => m.version < 9))
     const store = new SqliteStore(db)
     await insertOld(store)
     expect(await migrateStore(store, MIGRATIONS.filter(m => m.version <= 9))).toBe(1)
+    // SQLite's search reads each match's library and order from search_keys (migration 30)
+    await migrateStore(store, MIGRATIONS.filter(m => m.version <= 30))
     expect(await findOn(store, 'tundra')).toEqual(['note_old'])
     expect(await findOn(store, 'saffron')).toEqual(['note_old'])
     await store.close()
