@@ -23,10 +23,10 @@ export class CopyRefused extends Error {}
 
 /**
  * What each back end keeps itself: its migrations write schema_migrations, its triggers the counter
- * and the search index (SQLite's FTS5 table and its shadow tables; PostgreSQL's note_search is filled
+ * and the search index (SQLite's FTS5 table, its shadow tables and search_keys; PostgreSQL's note_search is filled
  * by its triggers as the notes and their bodies are copied).
  */
-const NOT_COPIED = new Set(['schema_migrations', 'note_revision_counter', ...['', '_data', '_idx', '_content', '_docsize', '_config'].map(s => `note_search${s}`)])
+const NOT_COPIED = new Set(['schema_migrations', 'note_revision_counter', 'search_keys', ...['', '_data', '_idx', '_content', '_docsize', '_config'].map(s => `note_search${s}`)])
 /** Columns PostgreSQL's triggers compute (SQLite's generated columns are left out as hidden columns). */
 const TRIGGER_COMPUTED: Record<string, string[]> = { notes: ['list_item', 'changed_within', 'revision'] }
 const BATCH_ROWS = 500

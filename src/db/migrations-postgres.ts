@@ -835,6 +835,16 @@ const MIGRATIONS: Migration[] = [
   sameAsSqlite(28),
   // As in migrations.ts: share links (note_shares).
   sameAsSqlite(29),
+  {
+    version: 30,
+    name: 'search rows: the library, order and filters of each indexed note in a narrow table (SQLite)',
+    sql: `
+      -- SQLite only: its search now reads a note's library, date, id, folder, status and type from a
+      -- narrow table, as this search reads them from its note_search row since migration 12. Nothing
+      -- changes here (the version is kept in step with SQLite's, so a database copies between them).
+      SELECT 1;
+    `,
+  },
 ]
 
 let postgres: Migration[] | undefined

@@ -895,4 +895,42 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX note_shares_by_note ON note_shares (note_id, created_at);
     `,
   },
+  {
+    version: 30,
+    name: 'search rows: the library, order and filters of each indexed note in a narrow table (SQLite)',
+    sql: `
+      -- A search reads, for every note that has its words, the note's library, the keys of its order
+      -- (date, id) and the filters (folder, status, type). They were read from notes by rowid: a wide
+      -- row (list_item, summary) per match, 10,000 lookups spread over the whole table for a word in
+      -- every note. Here they are copied, as PostgreSQL's search row holds them (migration 12), into
+      -- a table of short rows keyed by the same rowid as note_search's, kept in step by triggers in
+      -- the transaction of every write of a note (docs/decisions.md "Search rows on SQLite").
+      CREATE TABLE search_keys (
+        note_rowid INTEGER PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        sandbox INTEGER NOT NULL,
+        date_created TEXT NOT NULL,
+        id TEXT NOT NULL,
+        folder_id TEXT,
+        status TEXT NOT NULL,
+        type TEXT NOT NULL
+      );
+      CREATE TRIGGER search_keys_on_insert AFTER INSERT ON notes BEGIN
+        INSERT INTO search_keys (note_rowid, account_id, sandbox, date_created, id, folder_id, status, type)
+          VALUES (NEW.rowid, NEW.account_id, NEW.sandbox, NEW.date_created, NEW.id, NEW.folder_id, NEW.status, NEW.type);
+      END;
+      CREATE TRIGGER search_keys_on_update AFTER UPDATE OF account_id, sandbox, date_created, id, folder_id, status, type ON notes
+        WHEN NEW.account_id IS NOT OLD.account_id OR NEW.sandbox IS NOT OLD.sandbox OR NEW.date_created IS NOT OLD.date_created
+          OR NEW.id IS NOT OLD.id OR NEW.folder_id IS NOT OLD.folder_id OR NEW.status IS NOT OLD.status OR NEW.type IS NOT OLD.type BEGIN
+        UPDATE search_keys SET account_id = NEW.account_id, sandbox = NEW.sandbox, date_created = NEW.date_created, id = NEW.id,
+          folder_id = NEW.folder_id, status = NEW.status, type = NEW.type
+          WHERE note_rowid = NEW.rowid;
+      END;
+      CREATE TRIGGER search_keys_on_delete AFTER DELETE ON notes BEGIN
+        DELETE FROM search_keys WHERE note_rowid = OLD.rowid;
+      END;
+      INSERT INTO search_keys (note_rowid, account_id, sandbox, date_created, id, folder_id, status, type)
+        SELECT rowid, account_id, sandbox, date_created, id, folder_id, status, type FROM notes;
+    `,
+  },
 ]

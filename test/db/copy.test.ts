@@ -27,8 +27,8 @@ const pgSkip = postgresUnavailable()
 if (pgSkip) console.log(`db copy tests skipped: ${pgSkip}`)
 
 /** The two tables each back end keeps for itself (its migrations, its note counter); every other one is copied. */
-/** …and each its own search index (migration 9): SQLite's FTS5 table and its shadow tables, rebuilt by PostgreSQL's triggers */
-const KEPT_BY_EACH = ['schema_migrations', 'note_revision_counter', ...['', '_data', '_idx', '_content', '_docsize', '_config'].map(s => `note_search${s}`)]
+/** …and each its own search index (migration 9): SQLite's FTS5 table and its shadow tables, rebuilt by PostgreSQL's triggers; SQLite's search rows (migration 30), kept by its triggers */
+const KEPT_BY_EACH = ['schema_migrations', 'note_revision_counter', 'search_keys', ...['', '_data', '_idx', '_content', '_docsize', '_config'].map(s => `note_search${s}`)]
 /** 520 notes in a loop, one failed, one in the sandbox, one of bob's, one waiting for its upload */
 const NOTES = 524
 const AWKWARD = 'Réunion "Q4" \\ plan\n\t– 😀 </script>'

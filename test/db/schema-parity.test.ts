@@ -117,6 +117,32 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       + 'notes; PostgreSQL\'s from copies in the search row (compared below, as the triggers keep them).',
   },
   {
+    what: "SQLite's search rows (migration 30)",
+    sqlite: {
+      'table search_keys kind': 'table',
+      'table search_keys primary_key': 'note_rowid',
+      'column search_keys.note_rowid position': 'first',
+      'column search_keys.account_id position': 'after note_rowid',
+      'column search_keys.sandbox position': 'after account_id',
+      'column search_keys.date_created position': 'after sandbox',
+      'column search_keys.id position': 'after date_created',
+      'column search_keys.folder_id position': 'after id',
+      'column search_keys.status position': 'after folder_id',
+      'column search_keys.type position': 'after status',
+      'column search_keys.* type': '*',
+      'column search_keys.* null': '*',
+      'column search_keys.* collation': '*',
+      'trigger search_keys_on_insert fires': 'after insert on notes',
+      'trigger search_keys_on_update fires': 'after update of account_id,sandbox,date_created,id,folder_id,status,type on notes when '
+        + ['account_id', 'sandbox', 'date_created', 'id', 'folder_id', 'status', 'type'].map(c => `new.${c} is not old.${c}`).join(' or '),
+      'trigger search_keys_on_delete fires': 'after delete on notes',
+    },
+    postgres: {},
+    why: "The library, date, id, folder, status and type a search reads of every match, copied beside the FTS5 index "
+      + "(keyed by its rowid) as PostgreSQL's note_search row holds them: a narrow row per match instead of notes' wide "
+      + 'one. Compared below with PostgreSQL\'s search row, write by write.',
+  },
+  {
     what: 'the full-text index kept in step with the notes',
     sqlite: {
       'trigger note_search_on_insert fires': 'after insert on notes',
@@ -366,6 +392,10 @@ const TRIGGER_EFFECTS: Record<string, Effect[]> = {
   note_search_on_delete: ['search row', 'search words'],
   note_search_on_body_insert: ['search words'],
   note_search_on_body_update: ['search words'],
+  // SQLite (migration 30)
+  search_keys_on_insert: ['search row'],
+  search_keys_on_update: ['search row'],
+  search_keys_on_delete: ['search row'],
   // PostgreSQL (migrations 1, 4, 5, 9 and 12)
   notes_derive: ['list item', 'revision'],
   notes_revision_counter: ['counter'],
@@ -379,12 +409,15 @@ const PROBE_WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'omega', 'sig
 
 /**
  * What each back end's search reads of a note besides its text: the library, date and filters. SQLite's
- * search joins notes by rowid (a search row without its note shows as id null); PostgreSQL's reads the
- * copies in its search row (migration 12).
+ * search joins its search_keys row by the index's rowid (migration 30; an index row without one shows
+ * as id null, and so does a search_keys row left without an index row); PostgreSQL's reads the copies
+ * in its search row (migration 12).
  */
 const SEARCH_ROWS = {
-  sqlite: `SELECT n.id, n.account_id, n.sandbox, n.date_created, n.folder_id, n.status, n.type
-    FROM note_search s LEFT JOIN notes n ON n.rowid = s.rowid ORDER BY n.id`,
+  sqlite: `SELECT k.id, k.account_id, k.sandbox, k.date_created, k.folder_id, k.status, k.type
+    FROM note_search s LEFT JOIN search_keys k ON k.note_rowid = s.rowid
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM search_keys k WHERE k.note_rowid NOT IN (SELECT rowid FROM note_search)
+    ORDER BY 1`,
   postgres: 'SELECT note_id AS id, account_id, sandbox, date_created, folder_id, status, type FROM note_search ORDER BY note_id',
 }
 /** The notes a word finds, as each back end's search matches it (search-query.ts). */

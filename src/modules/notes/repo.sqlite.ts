@@ -273,24 +273,26 @@ interface SearchWindows {
  * bench/search-repeats.ts).
  */
 async function searchRows(store: SqliteStore, lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
-  const eq = equalities(lib, filter, 'n.')
-  const after = filter.updatedAfter === undefined ? '' : ' AND n.updated_at > ?'
+  // the library, order and filters from the narrow search rows (migration 30), not from notes' wide
+  // rows: only updatedAfter reads notes, for the matches
+  const eq = equalities(lib, filter, 'k.')
+  const after = filter.updatedAfter === undefined ? '' : ' JOIN notes n ON n.rowid = s.rowid AND n.updated_at > ?'
   const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
   const spellings = anchorSpellings(terms)
   const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
   const columns = ['s.title', 's.summary', 's.transcript']
   // on the store's read thread: the cost of bm25 and of finding the windows grows with the matching text
   const rows = await store.allAside<SearchWindows>(`WITH page AS (
-      SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, n.date_created, n.id
-      FROM note_search s JOIN notes n ON n.rowid = s.rowid
-      WHERE note_search MATCH ? AND ${eq.where}${after}
-      ORDER BY score, n.date_created DESC, n.id DESC LIMIT ? OFFSET ?),
+      SELECT s.rowid AS r, bm25(note_search, 10.0, 2.0, 1.0) AS score, k.date_created, k.id
+      FROM note_search s JOIN search_keys k ON k.note_rowid = s.rowid${after}
+      WHERE note_search MATCH ? AND ${eq.where}
+      ORDER BY score, k.date_created DESC, k.id DESC LIMIT ? OFFSET ?),
     anchors AS MATERIALIZED (
       SELECT page.*, ${columns.map((c, i) => `${firstPlace(c, spellings.length)} AS p${i}`).join(', ')}
       FROM page JOIN note_search s ON s.rowid = page.r)
     SELECT n.list_item, n.tags, ${columns.map((c, i) => windowOf(i, c)).join(', ')}
     FROM anchors a JOIN note_search s ON s.rowid = a.r JOIN notes n ON n.rowid = a.r
-    ORDER BY a.score, a.date_created DESC, a.id DESC`, [fts5Match(terms), ...eq.params, ...afterParams, count, offset, ...columns.flatMap(() => anchorParams)])
+    ORDER BY a.score, a.date_created DESC, a.id DESC`, [...afterParams, fts5Match(terms), ...eq.params, count, offset, ...columns.flatMap(() => anchorParams)])
   return rows.map(r => ({
     list_item: r.list_item,
     tags: r.tags,

@@ -458,6 +458,22 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
       expect(new Set(found)).toEqual(expected)
     })
 
+    test('pages deep in a word\'s results (past the 1,000th) go on in the order of the first ones: every note once, and pages that overlap agree', async () => {
+      const expected = reference(mine(), ['juniper'])
+      expect(expected.size).toBeGreaterThan(1200)
+      const found = await allPages('juniper', '', 100)
+      expect(found.length).toBe(new Set(found).size)
+      expect(new Set(found)).toEqual(expected)
+      // rows 900 to 949 from a page ending before the 1,000th and from one reaching it
+      const ids = async (offset: number) =>
+        (await t.call('GET', `/v1/notes?q=juniper&limit=100&offset=${offset}`, { token })).body.data.map((n: { id: string }) => n.id)
+      const shallow = await ids(850)
+      const deep = await ids(900)
+      expect(deep.slice(0, 50)).toEqual(shallow.slice(50))
+      expect(shallow).toEqual(found.slice(850, 950))
+      expect(deep).toEqual(found.slice(900, 1000))
+    }, 60_000)
+
     test('q combined with folder, status, type and updatedAfter finds exactly the notes meeting all of them', async () => {
       const after = new Date(T0 + 3000 * 60_000).toISOString()
       const cases: [string, (n: GeneratedNote) => boolean][] = [
@@ -554,11 +570,13 @@ describe('migration 9 indexes the notes a database already has', () => {
     await insertNotes(store, [{ id: 'note_old', account_id: 'acct_old', sandbox: 0, folder_id: null, title: 'Tundra expedition', summary: 'cold', transcript: 'the saffron tent', status: 'Done', type: 'audio', date_created: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z' }])
   }
 
-  test('on SQLite', async () => {
+  test('on SQLite, whose search rows migration 30 then copies for them', async () => {
     const db = openDatabase(':memory:', MIGRATIONS.filter(m => m.version < 9))
     const store = new SqliteStore(db)
     await insertOld(store)
     expect(await migrateStore(store, MIGRATIONS.filter(m => m.version <= 9))).toBe(1)
+    // SQLite's search reads each match's library and order from search_keys (migration 30)
+    await migrateStore(store, MIGRATIONS.filter(m => m.version <= 30))
     expect(await findOn(store, 'tundra')).toEqual(['note_old'])
     expect(await findOn(store, 'saffron')).toEqual(['note_old'])
     await store.close()
