@@ -521,7 +521,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
 const findOn = async (store: Store, q: string) => {
   // list items (search results are list items) carry the note's tags, a column of migration 28: it
   // alone is added, which changes nothing the search indexes
-  await migrateStore(store, (store.sql.name === 'postgres' ? postgresMigrations() : MIGRATIONS).filter(m => m.version === 28))
+  // (a schema already past it, as SQLite's at migration 30, has it)
+  const at = Number((await store.get<{ v: number | string | null }>('SELECT max(version) AS v FROM schema_migrations'))?.v ?? 0)
+  if (at < 28) await migrateStore(store, (store.sql.name === 'postgres' ? postgresMigrations() : MIGRATIONS).filter(m => m.version === 28))
   const t = createTestApp({ store })
   // the schema here is that of migration 9 or 12, older than the audit log (15): making the key
   // would record its event in a table that is not there yet
