@@ -40,6 +40,14 @@ export function createSharesRepo(store: Store) {
     /** Marks the link revoked (once: a second revocation keeps the first time); whether the row exists. */
     revoke: async (l: Library, noteId: string, id: string, at: string) =>
       (await store.run('UPDATE note_shares SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND note_id = ? AND account_id = ? AND sandbox = ?', [at, id, noteId, ...lib(l)])) > 0,
+    /**
+     * The note's revision (migration 5: a new one on every change of its row, its transcript, speakers,
+     * summary, status and recording's removal included), or null when the library has no such note.
+     */
+    noteRevision: async (l: Library, noteId: string) => {
+      const r = await store.get<{ revision: number | string }>('SELECT revision FROM notes WHERE id = ? AND account_id = ? AND sandbox = ?', [noteId, ...lib(l)])
+      return r ? Number(r.revision) : null
+    },
     byTokenHash: (hash: string) => store.get<NoteShareRow>('SELECT * FROM note_shares WHERE token_hash = ?', [hash]),
     /** Adds `n` openings, the last at `at` (a later write never moves it back). */
     countOpened: async (id: string, n: number, at: string) => {

@@ -20,6 +20,9 @@ const html = (body: string, status = 200, extra: Record<string, string> = {}) =>
 /** The one answer of every link that does not open, whatever the reason (page.ts NOT_FOUND_PAGE). */
 const notFound = () => html(NOT_FOUND_PAGE, 404)
 
+/** share pages kept in memory at most (the oldest made goes first) */
+const MAX_PAGES_KEPT = 500
+
 const DOWNLOAD = /^transcript\.(txt|srt|vtt)$/
 
 type PeerServer = Parameters<typeof clientAddress>[0]
@@ -52,14 +55,30 @@ export function sharingRoutes(deps: { sharing: SharingService; uploads: Pick<Upl
     }
   }
 
+  // pages made, by link and proof, each good for the note's revision it was made at: a view of an
+  // unchanged note reads the link and the revision, not the whole note (bench/share-page.ts)
+  const pages = new Map<string, { revision: number; body: string }>()
+
   async function page(token: string, proof: unknown, request: Request, server: PeerServer): Promise<Response> {
     const row = await sharing.live(token)
     if (!row) return notFound()
-    if (!(await sharing.admitted(row, typeof proof === 'string' ? proof : null))) return html(passphrasePage({ action: `${SHARE_PATH}/${token}` }), 401)
-    const note = await sharing.sharedNote(row)
-    if (!note) return notFound()
+    const given = typeof proof === 'string' ? proof : null
+    if (!(await sharing.admitted(row, given))) return html(passphrasePage({ action: `${SHARE_PATH}/${token}` }), 401)
+    // read before the note: a change between the two is kept under the older revision, and misses
+    const revision = await sharing.noteRevision(row)
+    if (revision === null) return notFound()
+    const key = `${row.id} ${given ?? ''}`
+    let body = pages.get(key)?.revision === revision ? pages.get(key)!.body : undefined
+    if (body === undefined) {
+      const note = await sharing.sharedNote(row)
+      if (!note) return notFound()
+      body = sharedNotePage(note, { base: `${SHARE_PATH}/${token}`, proof: given, media: note.recording ? { contentType: mediaType(note.recording) } : null })
+      pages.delete(key)
+      pages.set(key, { revision, body })
+      if (pages.size > MAX_PAGES_KEPT) pages.delete(pages.keys().next().value!)
+    }
     await sharing.opened(row, originOf(server, request))
-    return html(sharedNotePage(note, { base: `${SHARE_PATH}/${token}`, proof: typeof proof === 'string' ? proof : null, media: note.recording ? { contentType: mediaType(note.recording) } : null }))
+    return html(body)
   }
 
   async function passphrase(token: string, request: Request, server: PeerServer): Promise<Response> {

@@ -135,6 +135,9 @@ export function createSharingService(deps: {
     /** The link of a token when it opens now, else null (unknown, revoked, expired, sharing off: one answer). */
     live,
 
+    /** The revision of the link's note now (null: gone), which names what its page shows (routes.ts keeps pages by it). */
+    noteRevision: (row: NoteShareRow) => repo.noteRevision({ accountId: row.account_id, sandbox: row.sandbox === 1 }, row.note_id),
+
     /**
      * What the link shows, or null when its note cannot be shown (deleted, still processing, failed):
      * the page then answers the same 404 as for an unknown link.

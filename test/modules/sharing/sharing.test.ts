@@ -57,6 +57,23 @@ for (const b of backEnds) describe.skipIf(b.skip)(`share links on ${b.name}`, ()
     expect(srt.headers.get('content-disposition')).toContain('Quarterly planning with Northwind.srt')
   })
 
+  test('a page opened again after its note changed shows the change (title, a speaker named, the recording removed)', async () => {
+    const { t, key, noteId, share, clock } = await setup()
+    const s = await share()
+    expect((await t.call('GET', s.path)).text).toContain(MEETING.title)
+    expect((await t.call('PATCH', `/v1/notes/${noteId}`, { token: key, body: { title: 'Renamed <after> sharing' } })).status).toBe(200)
+    const renamed = await t.call('GET', s.path)
+    expect(renamed.text).toContain('Renamed &lt;after&gt; sharing')
+    expect(renamed.text).not.toContain(MEETING.title)
+    expect((await t.call('PATCH', `/v1/notes/${noteId}/speakers/B`, { token: key, body: { name: 'Roberta Okafor' } })).status).toBe(200)
+    expect((await t.call('GET', s.path)).text).toContain('Roberta Okafor')
+    expect((await t.call('GET', s.path)).text).toContain('<audio')
+    await t.call('PATCH', '/v1/settings/retention', { token: key, body: { mode: 'media', days: 1 } })
+    clock.set('2026-11-03T10:00:00.000Z')
+    await t.services.retention.sweep()
+    expect((await t.call('GET', s.path)).text).not.toContain('<audio')
+  })
+
   test('what the owner did not choose is not shown nor served', async () => {
     const { t, share } = await setup()
     const s = await share({})
