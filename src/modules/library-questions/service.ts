@@ -62,11 +62,11 @@ function citationOf(p: RankedPassage): Answer['citations'][number] {
 }
 
 /** A passage as the engine reads it: which note, when and who, so a model can tell them apart. */
-function enginePassage(p: RankedPassage, i: number): Passage {
+function enginePassage(p: RankedPassage, i: number, labelled: boolean): Passage {
   const when = p.start === null ? '' : ` ${clockTime(p.start)}–${clockTime(p.end ?? p.start)}`
   const who = p.speaker ? `${p.speaker}: ` : ''
   // distinct, far-apart offsets: the passages come from different notes and never overlap
-  return { text: `(${p.title}${when}) ${who}${p.text}`, offset: i * 1_000_000, score: p.score }
+  return { text: labelled ? `(${p.title}${when}) ${who}${p.text}` : p.text, offset: i * 1_000_000, score: p.score }
 }
 
 /**
@@ -129,7 +129,10 @@ export function createLibraryQuestionsService(deps: {
       if (!passages.length) return { creditsRemaining: await remaining(p), body: { question, answer: NOTHING_ANSWERS, citations: [], creditsCharged: 0 } }
       try {
         const engine = await deps.llm()
-        const out = await engine.answer({ question, passages: passages.map(enginePassage) })
+        // a model is told where each passage comes from; the builtin engine quotes the passages' own
+        // sentences, and a label would be cut into them (a title's full stop ends a sentence)
+        const labelled = engine.name !== 'builtin'
+        const out = await engine.answer({ question, passages: passages.map((x, i) => enginePassage(x, i, labelled)) })
         const left = await charge(p, OPERATION, cost)
         const cited = passages.filter(x => x.score >= CITED_SHARE * passages[0]!.score).slice(0, MAX_CITATIONS)
         return { creditsRemaining: left, body: { question, answer: out.answer, citations: cited.map(citationOf), creditsCharged: cost } }

@@ -104,6 +104,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`asking the library on ${b.nam
       expect(r.status).toBe(200)
       expect(r.body.question).toBe(q.question)
       expect(r.body.answer).toContain(q.word)
+      // the builtin engine's answer is the passages' own words: no label of where they come from
+      // (a title, a time range, a speaker) cut into it
+      expect(r.body.answer).not.toMatch(/\d:\d\d–\d:\d\d|^\(|\) Speaker /)
       const first = r.body.citations[0]
       expect(first).toEqual({
         noteId: ids[q.note], title: q.note === 'office' ? 'Office move' : RECORDINGS[q.note]!.title, start: q.start, end: q.end, speaker: q.speaker,
