@@ -933,4 +933,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         SELECT rowid, account_id, sandbox, date_created, id, folder_id, status, type FROM notes;
     `,
   },
+  {
+    version: 31,
+    name: 'search rows: the title on its own, indexed, so a search finds the notes titled with its words first (PostgreSQL)',
+    sql: `
+      -- PostgreSQL only (its note_search gains the title's own tsvector). Nothing changes here (the
+      -- version is kept in step with PostgreSQL's, so a database copies between them).
+      SELECT 1;
+    `,
+  },
 ]

@@ -5,6 +5,7 @@ import { PageCache } from './page-cache'
 import { withTags } from './note-row'
 import { CHANGED_WITHIN, createNotesRepo, equalities, LAST_CHANGE_CLASS, LIST_ORDER, type ListCaches, type NotesListing, type SearchRow } from './repo'
 import { tsqueryParams, tsqueryRankText, type SearchTerms } from './search-query'
+import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snippet'
 
 /**
  * The notes repository on PostgreSQL, whose database several nodes share: every page is read from the
@@ -17,6 +18,31 @@ const ORDER = LIST_ORDER
 
 /** From this many rows kept (offset + count), a search page is sorted by score first, then its ties (searchRows). */
 const PRESORTED_FROM = 1000
+
+/** The first of several strpos() places (0 for none), or null (least() passes over nulls). */
+const earliest = (places: string[]) => `least(${places.map(p => `nullif(${p}, 0)`).join(', ')})`
+
+/**
+ * Where the anchor word first occurs in a column, 1-based (null when it does not), as on SQLite
+ * (repo.sqlite.ts): the first place one of its spellings starts a word, else the first place one
+ * occurs at all. `lower` is the column lower-cased (ASCII only, under the "C" collation, as SQLite's
+ * lower()), `spaced` the same after a space, with line breaks and tabs as spaces. Parameters: the
+ * spellings each after a space, then the spellings.
+ */
+const firstPlace = (lower: string, spaced: string, spellings: number) => `coalesce(
+    ${earliest(Array<string>(spellings).fill(`strpos(${spaced}, ?)`))}, ${earliest(Array<string>(spellings).fill(`strpos(${lower}, ?)`))})`
+
+/**
+ * A column's window: WINDOW characters around the anchor word, or SCAN from the start where it does
+ * not occur, and one more character, telling that the column goes on; as the index read it (the
+ * note's own « » as ‹ ›, so every « » of a snippet is a marker).
+ */
+const windowOf = (i: number) => `CASE WHEN a.p${i} IS NULL THEN 1 ELSE greatest(1, a.p${i} - ${BEFORE}) END AS from${i},
+    note_search_text(CASE WHEN a.p${i} IS NULL THEN substr(a.c${i}, 1, ${SCAN + 1}) ELSE substr(a.c${i}, greatest(1, a.p${i} - ${BEFORE}), ${WINDOW + 1}) END) AS text${i},
+    CASE WHEN a.p${i} IS NULL THEN ${SCAN} ELSE ${WINDOW} END AS size${i}`
+
+/** A result's list item and the windows of its title (0), summary (1) and transcript (2). */
+type SearchWindows = { list_item: string; tags: string | null } & Record<`from${0 | 1 | 2}` | `size${0 | 1 | 2}`, number> & Record<`text${0 | 1 | 2}`, string>
 
 export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListCaches, 'pages'> = {}) {
   const pageCache = caches.pages ? new PageCache() : null
@@ -60,52 +86,73 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
   }
 
   /**
-   * A page of search results; the page's keys are found first, only its rows are given a snippet.
+   * A page of search results: the page's keys first, then, for its rows only, the windows of text
+   * around the search's anchor word, from which search-snippet.ts makes the snippet (as on SQLite).
    */
   function searchRows(lib: Library, filter: NoteFilter, terms: SearchTerms, count: number, offset: number): Promise<SearchRow[]> {
     const eq = equalities(lib, filter, 's.', 's.note_id')
     const afterParams = filter.updatedAfter === undefined ? [] : [filter.updatedAfter]
-    // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
-    // bm25 does on SQLite (higher is better; the array is D, C, B, A). Not ts_rank_cd: cover density
-    // costs about twice as much per match, and every match of a common word is ranked
-    // (bench/search.ts). ts_headline parses all the text it is given (about 0.2 ms per note for 1,500
-    // characters), so a summary or transcript longer than 400 characters is cut to the 400 around
-    // the first place the first word occurs (lower() folds ASCII only under the "C" collation: a
-    // word found nowhere gives the first 400, and a snippet perhaps without a marker).
     const { rest, last } = tsqueryParams(terms)
     // The library, folder, status and type are in the search row (migration 12): only updatedAfter
     // reads the notes table, for the matches.
     const from = filter.updatedAfter === undefined ? 'note_search s' : 'note_search s JOIN notes n ON n.id = s.note_id AND n.updated_at > ?'
-    const window = (col: string) => `CASE WHEN length(${col}) <= 400 THEN ${col} ELSE substr(${col}, greatest(1, strpos(lower(${col}), lower(?)) - 150), 400) END`
-    // The tsquery is written out in each place it is used (match, rank, headline). plainto_tsquery
-    // of no words would log a notice, so a one-word search leaves it out.
+    // The tsquery is written out in each place it is used. plainto_tsquery of no words would log a
+    // notice, so a one-word search leaves it out.
     const tsquery = rest === '' ? `to_tsquery('simple', ?)` : `(plainto_tsquery('simple', ?) && to_tsquery('simple', ?))`
     const tq = rest === '' ? [last] : [rest, last]
-    // ranked by to_tsquery of the last word, or of every word on its own (tsqueryRankText): not by
-    // how close the words stand
+    // ts_rank weighing title (A) ten times and summary (B) twice as heavy as the transcript (C), as
+    // bm25 does on SQLite (higher is better; the array is D, C, B, A), of to_tsquery of the last word,
+    // or of every word on its own (tsqueryRankText): not by how close the words stand. Not
+    // ts_rank_cd: cover density costs about twice as much per match (bench/search.ts).
     const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
-    const ranked = `SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?)) AS score
-        FROM ${from}
-        WHERE s.doc @@ ${tsquery} AND ${eq.where}`
+    const ranked = (where: string) => `SELECT s.note_id AS id, s.date_created, ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?)) AS score
+        FROM ${from} WHERE ${where} AND ${eq.where}`
+    const rankedParams = (whereParams: SqlValue[]) => [...rq, ...afterParams, ...whereParams, ...eq.params]
+    const want = offset + count
+    // Notes whose title holds every word come first (docs/decisions.md "Notes titled with the words
+    // first"), found through the title's own index (migration 31): when they fill the page, the
+    // other matches (for a common word, nearly every note, each a tsvector of kilobytes to match and
+    // rank) are never read.
+    const titled = `${ranked(`s.head @@ ${tsquery}`)} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ?`
     // A deep page keeps thousands of matches sorted, and with a common word most of them share a score
     // with others (110 scores among 9,815 matches in bench/search.ts), each tie broken by comparing
     // date and id: sorted by score alone first, the ties are sorted group by group (PostgreSQL's
     // incremental sort), the page at offset 5,000 in 12% less time. A shallow page keeps its top
     // rows in a heap, cheaper than sorting every match by score (10% more at offset 0).
-    const page = offset + count <= PRESORTED_FROM
-      ? `${ranked} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?`
-      : `SELECT id, date_created, score FROM (${ranked} ORDER BY score DESC) ranked ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?`
+    // The other matches, only when the titled ones do not reach the page, from the place the page
+    // starts among them.
+    const othersWhere = `s.doc @@ ${tsquery} AND NOT s.head @@ ${tsquery} AND (SELECT count(*) FROM titled) < ?`
+    const othersPage = 'LIMIT ? OFFSET greatest(0, ? - (SELECT count(*) FROM titled))'
+    const others = want <= PRESORTED_FROM
+      ? `${ranked(othersWhere)} ORDER BY score DESC, s.date_created DESC, s.note_id DESC ${othersPage}`
+      : `SELECT id, date_created, score FROM (${ranked(othersWhere)} ORDER BY score DESC) ranked ORDER BY score DESC, date_created DESC, id DESC ${othersPage}`
+    const page = `(SELECT 0 AS tier, * FROM titled ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?) UNION ALL (SELECT 1, * FROM others)`
+    const params = [...rankedParams(tq), want, ...rankedParams([...tq, ...tq, want]), count, offset, count, offset]
+    // each column lower-cased once, searched for the anchor word's spellings; the window cut from it
+    // as the index reads the text (the note's own « » as ‹ ›, one character for one: the places hold)
+    const spellings = anchorSpellings(terms)
+    const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
     // Planned for this query's own words every time: a statement prepared once per connection would
     // after five runs be given a generic plan, made without knowing how many notes hold the words,
     // which for a common word scans the wrong way (bench/search.ts: 19 ms against 14 ms for a word in
     // 98% of 10,000 notes, 24 against 17 with status and type). SET LOCAL holds for this transaction.
     return store.transaction(async tx => {
       await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
-      return tx.all<SearchRow>(`WITH page AS (${page})
-      SELECT n.list_item, n.tags, ts_headline('simple', note_search_text(concat_ws(E'\n', n.title, ${window('n.summary')}, ${window('coalesce(b.original_transcription, \'\')')})), ${tsquery},
-        'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1') AS snippet
-      FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id
-      ORDER BY page.score DESC, page.date_created DESC, page.id DESC`, [...rq, ...afterParams, ...tq, ...eq.params, count, offset, terms.words[0]!, terms.words[0]!, ...tq])
+      const rows = await tx.all<SearchWindows>(`WITH titled AS MATERIALIZED (${titled}), others AS (${others}), page AS (${page}),
+        texts AS MATERIALIZED (
+          SELECT page.*, n.list_item, n.tags, n.title AS c0, n.summary AS c1, coalesce(b.original_transcription, '') AS c2
+          FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id),
+        anchors AS MATERIALIZED (
+          SELECT t.*, ${[0, 1, 2].map(i => `${firstPlace(`l${i}`, `w${i}`, spellings.length)} AS p${i}`).join(', ')}
+          FROM texts t, LATERAL (SELECT lower(c0) AS l0, lower(c1) AS l1, lower(c2) AS l2) l,
+            LATERAL (SELECT ${[0, 1, 2].map(i => `' ' || replace(replace(l${i}, chr(10), ' '), chr(9), ' ') AS w${i}`).join(', ')}) w)
+        SELECT list_item, tags, ${[0, 1, 2].map(i => windowOf(i)).join(', ')}
+        FROM anchors a ORDER BY a.tier, a.score DESC, a.date_created DESC, a.id DESC LIMIT ?`, [...params, ...[0, 1, 2].flatMap(() => anchorParams), count])
+      return rows.map(r => ({
+        list_item: r.list_item,
+        tags: r.tags,
+        snippet: snippetOf(([0, 1, 2] as const).map(i => ({ from: r[`from${i}`], text: r[`text${i}`], size: r[`size${i}`] })), terms),
+      }))
     })
   }
 
