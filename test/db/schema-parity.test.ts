@@ -104,6 +104,7 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       'column note_search.folder_id position': 'after doc',
       'column note_search.status position': 'after folder_id',
       'column note_search.type position': 'after status',
+      'column note_search.head position': 'after type',
       'column note_search.* type': '*',
       'column note_search.* null': '*',
       'column note_search.* collation': '*',
@@ -111,9 +112,11 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       'column note_search.note_id references': 'notes.id on delete cascade on update no action',
       'index note_search_doc on': 'note_search (doc)',
       'index note_search_doc using': 'gin',
+      'index note_search_head on': 'note_search (head)',
+      'index note_search_head using': 'gin',
     },
     why: "Each back end's own (migrations 9 and 12): SQLite's FTS5 table (its shadow tables stand behind it), "
-      + "PostgreSQL's table of tsvectors with a GIN index. SQLite's search reads the library, date and filters from "
+      + "PostgreSQL's table of tsvectors with a GIN index, and the title's own with another (migration 31). SQLite's search reads the library, date and filters from "
       + 'notes; PostgreSQL\'s from copies in the search row (compared below, as the triggers keep them).',
   },
   {

@@ -34,12 +34,14 @@ const firstPlace = (lower: string, spaced: string, spellings: number) => `coales
 
 /**
  * A column's window: WINDOW characters around the anchor word, or SCAN from the start where it does
- * not occur, and one more character, telling that the column goes on; as the index read it (the
- * note's own « » as ‹ ›, so every « » of a snippet is a marker).
+ * not occur, and one more character, telling that the column goes on.
  */
 const windowOf = (i: number) => `CASE WHEN a.p${i} IS NULL THEN 1 ELSE greatest(1, a.p${i} - ${BEFORE}) END AS from${i},
-    note_search_text(CASE WHEN a.p${i} IS NULL THEN substr(a.c${i}, 1, ${SCAN + 1}) ELSE substr(a.c${i}, greatest(1, a.p${i} - ${BEFORE}), ${WINDOW + 1}) END) AS text${i},
+    CASE WHEN a.p${i} IS NULL THEN substr(a.c${i}, 1, ${SCAN + 1}) ELSE substr(a.c${i}, greatest(1, a.p${i} - ${BEFORE}), ${WINDOW + 1}) END AS text${i},
     CASE WHEN a.p${i} IS NULL THEN ${SCAN} ELSE ${WINDOW} END AS size${i}`
+
+/** A window as the index read the text: the note's own « » as ‹ › (note_search_text), so every « » of a snippet is a marker. */
+const asIndexed = (text: string) => (text.includes('«') || text.includes('»') ? text.replaceAll('«', '‹').replaceAll('»', '›') : text)
 
 /** A result's list item and the windows of its title (0), summary (1) and transcript (2). */
 type SearchWindows = { list_item: string; tags: string | null } & Record<`from${0 | 1 | 2}` | `size${0 | 1 | 2}`, number> & Record<`text${0 | 1 | 2}`, string>
@@ -126,10 +128,10 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     const others = want <= PRESORTED_FROM
       ? `${ranked(othersWhere)} ORDER BY score DESC, s.date_created DESC, s.note_id DESC ${othersPage}`
       : `SELECT id, date_created, score FROM (${ranked(othersWhere)} ORDER BY score DESC) ranked ORDER BY score DESC, date_created DESC, id DESC ${othersPage}`
-    const page = `(SELECT 0 AS tier, * FROM titled ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?) UNION ALL (SELECT 1, * FROM others)`
-    const params = [...rankedParams(tq), want, ...rankedParams([...tq, ...tq, want]), count, offset, count, offset]
-    // each column lower-cased once, searched for the anchor word's spellings; the window cut from it
-    // as the index reads the text (the note's own « » as ‹ ›, one character for one: the places hold)
+    const page = `SELECT * FROM ((SELECT 0 AS tier, * FROM titled ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?)
+      UNION ALL (SELECT 1, * FROM others)) parts ORDER BY tier, score DESC, date_created DESC, id DESC LIMIT ?`
+    const params = [...rankedParams(tq), want, ...rankedParams([...tq, ...tq, want]), count, offset, count, offset, count]
+    // each column lower-cased once (ASCII only, as SQLite's lower()), searched for the anchor word's spellings
     const spellings = anchorSpellings(terms)
     const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
     // Planned for this query's own words every time: a statement prepared once per connection would
@@ -147,11 +149,11 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
           FROM texts t, LATERAL (SELECT lower(c0) AS l0, lower(c1) AS l1, lower(c2) AS l2) l,
             LATERAL (SELECT ${[0, 1, 2].map(i => `' ' || replace(replace(l${i}, chr(10), ' '), chr(9), ' ') AS w${i}`).join(', ')}) w)
         SELECT list_item, tags, ${[0, 1, 2].map(i => windowOf(i)).join(', ')}
-        FROM anchors a ORDER BY a.tier, a.score DESC, a.date_created DESC, a.id DESC LIMIT ?`, [...params, ...[0, 1, 2].flatMap(() => anchorParams), count])
+        FROM anchors a ORDER BY a.tier, a.score DESC, a.date_created DESC, a.id DESC`, [...params, ...[0, 1, 2].flatMap(() => anchorParams)])
       return rows.map(r => ({
         list_item: r.list_item,
         tags: r.tags,
-        snippet: snippetOf(([0, 1, 2] as const).map(i => ({ from: r[`from${i}`], text: r[`text${i}`], size: r[`size${i}`] })), terms),
+        snippet: snippetOf(([0, 1, 2] as const).map(i => ({ from: r[`from${i}`], text: asIndexed(r[`text${i}`]), size: r[`size${i}`] })), terms),
       }))
     })
   }

@@ -35,6 +35,7 @@ const SNIPPET_WORDS = 16
  */
 const DIACRITIC = '\\u0300-\\u0304\\u0306-\\u030c\\u030f\\u0311\\u031b\\u0323-\\u0328\\u032d\\u032e\\u0330\\u0331'
 const TOKEN = new RegExp(`[\\p{L}\\p{N}\\p{Co}](?:[\\p{L}\\p{N}\\p{Co}${DIACRITIC}])*`, 'gu')
+const ASCII_TOKEN = /[A-Za-z0-9]+/g
 const IS_DIACRITIC = new RegExp(`^[${DIACRITIC}]$`, 'u')
 const LATIN_WITH_MARKS = /^[a-z]\p{M}+$/u
 
@@ -79,8 +80,10 @@ interface Word {
 /** Where the words of `text` are, as unicode61 cuts it. */
 function wordsOf(text: string): Word[] {
   const words: Word[] = []
-  TOKEN.lastIndex = 0
-  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) words.push({ start: m.index, end: TOKEN.lastIndex })
+  // in ASCII text (most windows) a word is a run of letters and digits: the same cuts, found faster
+  const token = ASCII.test(text) ? ASCII_TOKEN : TOKEN
+  token.lastIndex = 0
+  for (let m = token.exec(text); m !== null; m = token.exec(text)) words.push({ start: m.index, end: token.lastIndex })
   return words
 }
 
