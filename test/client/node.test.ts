@@ -1,0 +1,52 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createTestApp } from '../helpers/app'
+import { ROOT, run, tempDir } from '../helpers/process'
+
+/**
+ * The published build (packages/client/scripts/build.ts: dist/index.js and its declarations),
+ * imported by `node` as a consumer's program would, against a server on loopback.
+ */
+const dir = tempDir('notesvc-client-node-')
+const t = createTestApp()
+const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: r => t.app.handle(r) })
+const base = `http://127.0.0.1:${server.port}`
+afterAll(() => {
+  server.stop(true)
+  dir.remove()
+})
+
+const PROGRAM = `
+import { createClient, NotFoundError } from './dist/index.js'
+const [baseUrl, apiKey] = process.argv.slice(2)
+const client = createClient({ baseUrl, apiKey })
+const page = await client.listNotes({ limit: 10 })
+const missing = await client.getNote({ id: 'note_missing' }).catch(e => e)
+console.log(JSON.stringify({ titles: page.data.map(n => n.title), missing: [missing instanceof NotFoundError, missing.status, missing.code] }))
+`
+
+describe('the built client in node', () => {
+  test('dist/index.js and dist/index.d.ts are built, with no node: import, and node lists notes with them', async () => {
+    const built = await run(['bun', 'packages/client/scripts/build.ts', '--out', join(dir.path, 'dist')])
+    expect({ code: built.code, stderr: built.stderr }).toEqual({ code: 0, stderr: '' })
+    const files = readdirSync(join(dir.path, 'dist'))
+    expect(files).toContain('index.js')
+    expect(files).toContain('index.d.ts')
+    const bundle = readFileSync(join(dir.path, 'dist/index.js'), 'utf8')
+    expect(bundle).not.toMatch(/from\s*["']node:/)
+    expect(bundle).toMatch(/from\s*["']openapi-fetch["']/)
+    expect(bundle).toMatch(/from\s*["']standardwebhooks["']/)
+
+    const key = await t.key({ email: 'node@example.com' })
+    for (const title of ['From node one', 'From node two']) {
+      const res = await t.call('POST', '/v1/notes', { token: key, body: { title, content: 'x' } })
+      expect(res.status).toBe(201)
+    }
+    symlinkSync(join(ROOT, 'node_modules'), join(dir.path, 'node_modules'))
+    writeFileSync(join(dir.path, 'program.mjs'), PROGRAM)
+    const ran = await run(['node', 'program.mjs', base, key], { cwd: dir.path })
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(ran.stdout)).toEqual({ titles: ['From node two', 'From node one'], missing: [true, 404, 'not_found'] })
+  }, 60_000)
+})
