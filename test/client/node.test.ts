@@ -26,8 +26,19 @@ const missing = await client.getNote({ id: 'note_missing' }).catch(e => e)
 console.log(JSON.stringify({ titles: page.data.map(n => n.title), missing: [missing instanceof NotFoundError, missing.status, missing.code] }))
 `
 
+/** A consumer type-checked against the built declarations as Node resolves modules (relative imports need their extension there). */
+const CONSUMER = `
+import { createClient, NotFoundError } from './dist/index.js'
+export async function titles(baseUrl: string, apiKey: string): Promise<string[]> {
+  const client = createClient({ baseUrl, apiKey })
+  const page = await client.listNotes({ limit: 10 })
+  await client.getNote({ id: 'x' }).catch((e: unknown) => e instanceof NotFoundError)
+  return page.data.map(n => n.title)
+}
+`
+
 describe('the built client in node', () => {
-  test('dist/index.js and dist/index.d.ts are built, with no node: import, and node lists notes with them', async () => {
+  test('dist/index.js and dist/index.d.ts are built, with no node: import; node lists notes with them, and tsc (NodeNext) accepts the declarations', async () => {
     const built = await run(['bun', 'packages/client/scripts/build.ts', '--out', join(dir.path, 'dist')])
     expect({ code: built.code, stderr: built.stderr }).toEqual({ code: 0, stderr: '' })
     const files = readdirSync(join(dir.path, 'dist'))
@@ -48,5 +59,14 @@ describe('the built client in node', () => {
     const ran = await run(['node', 'program.mjs', base, key], { cwd: dir.path })
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
     expect(JSON.parse(ran.stdout)).toEqual({ titles: ['From node two', 'From node one'], missing: [true, 404, 'not_found'] })
+
+    // the declarations are ES modules, as the published package.json says ("type": "module")
+    const published = JSON.parse(readFileSync(join(ROOT, 'packages/client/package.json'), 'utf8')) as { type: string }
+    writeFileSync(join(dir.path, 'package.json'), JSON.stringify({ type: published.type }))
+    writeFileSync(join(dir.path, 'consumer.mts'), CONSUMER)
+    const tsconfig = { compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [] }, files: ['consumer.mts'] }
+    writeFileSync(join(dir.path, 'tsconfig.json'), JSON.stringify(tsconfig))
+    const checked = await run(['bun', join(ROOT, 'node_modules/typescript5/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir.path })
+    expect({ code: checked.code, output: checked.stdout + checked.stderr }).toEqual({ code: 0, output: '' })
   }, 60_000)
 })
