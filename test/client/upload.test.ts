@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createClient, NotFoundError, type NoteStatus, type UploadRecordingOptions } from '@notesvc/client'
+import { createClient, NoteFailedError, NotFoundError, type NoteStatus, type UploadRecordingOptions } from '@notesvc/client'
 import { createTestApp } from '../helpers/app'
 import { freePort, tempDir } from '../helpers/process'
 import { makeWav } from '../fixtures/wav'
@@ -76,4 +76,27 @@ describe('uploadRecording with a sandbox key', () => {
     expect(error.code).toBe('invalid_token')
     expect(error).not.toBeInstanceOf(NotFoundError)
   })
+})
+
+describe('uploadRecording with a live key', () => {
+  test('a note that ends in Error throws NoteFailedError with its errorCode (whisper forced, its model missing)', async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const live = createTestApp({ env: { NOTESVC_PUBLIC_URL: base, NOTESVC_ASR: 'whisper', NOTESVC_WHISPER_MODEL: 'tiny.en' } })
+    const own = Bun.serve({ port, hostname: '127.0.0.1', fetch: r => live.app.handle(r) })
+    await live.services.workers.start()
+    try {
+      const client = createClient({ baseUrl: base, apiKey: await live.key() })
+      const statuses: NoteStatus['status'][] = []
+      const error = await client.uploadRecording({ file: path, fileName: 'standup.wav', pollMs: 20, onStatus: s => statuses.push(s.status) }).catch(e => e)
+      expect(error).toBeInstanceOf(NoteFailedError)
+      expect(error.errorCode).toBe('engine_unavailable')
+      expect(error.message).toContain(error.noteId)
+      expect(statuses.at(-1)).toBe('Error')
+      expect((await client.getNoteStatus({ id: error.noteId })).status).toBe('Error')
+    } finally {
+      await live.services.workers.stop()
+      own.stop(true)
+    }
+  }, 30_000)
 })
