@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createClient, NoteFailedError, NotFoundError, type NoteStatus, type UploadRecordingOptions } from '@notesvc/client'
+import { createClient, InvalidTokenError, NoteFailedError, NotFoundError, type NoteStatus, type UploadRecordingOptions } from '@notesvc/client'
 import { createTestApp } from '../helpers/app'
 import { freePort, tempDir } from '../helpers/process'
 import { makeWav } from '../fixtures/wav'
@@ -68,6 +68,24 @@ describe('uploadRecording with a sandbox key', () => {
     const error = await client.uploadRecording({ file: join(dir.path, 'nothing.wav'), fileName: 'nothing.wav' }).catch(e => e)
     expect(error.message).toContain('No file at')
     expect((await client.listNotes()).data).toEqual([])
+  })
+
+  test('a PUT the server refuses (a signature altered on the way) is thrown as the class of its envelope', async () => {
+    const client = createClient({
+      baseUrl: base,
+      apiKey: await t.key({ email: 'upload-refused@example.com', sandbox: true }),
+      fetch: request => {
+        if (request.method !== 'PUT') return fetch(request)
+        const url = new URL(request.url)
+        url.searchParams.set('signature', 'altered')
+        return fetch(new Request(url, request))
+      },
+    })
+    const error = await client.uploadRecording({ file: new Blob([wav], { type: 'audio/wav' }), fileName: 'standup.wav' }).catch(e => e)
+    expect(error).toBeInstanceOf(InvalidTokenError)
+    expect(error.status).toBe(401)
+    expect(error.message).toContain('upload URL is not valid')
+    expect(error.requestId).toMatch(/\S/)
   })
 
   test('an API error of a step is thrown as its class', async () => {

@@ -1,3 +1,4 @@
+import { errorOf } from './answers.js'
 import { NoteFailedError } from './errors.js'
 import type { components } from './generated/openapi.js'
 import type { Sleep } from './retry.js'
@@ -68,6 +69,14 @@ function counted(stream: ReadableStream<Uint8Array>, total: number | null, onPro
   }))
 }
 
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 const inBrowser = () => typeof (globalThis as { document?: unknown }).document !== 'undefined'
 
 /** The PUT of the file to the signed URL, with the headers createUpload returned (and no API key). */
@@ -83,7 +92,13 @@ async function put(fetcher: Fetch, upload: { uploadUrl: string; headers: Record<
   }
   const init = { method: 'PUT', headers, body, signal: options.signal, duplex: 'half' } as RequestInit
   const response = await fetcher(new Request(upload.uploadUrl, init))
-  if (!response.ok) throw new Error(`The upload's PUT was refused (${response.status}): ${await response.text()}. Start the upload again with a new createUpload.`)
+  if (!response.ok) {
+    // the server's own PUT target answers with its envelope; a storage's (S3's XML) is quoted as it is
+    const text = await response.text()
+    const envelope = parsedJson(text)
+    if ((envelope as { error?: unknown } | undefined)?.error) throw errorOf(response, envelope)
+    throw new Error(`The upload's PUT was refused (${response.status}): ${text.slice(0, 500)}. Start the upload again with uploadRecording.`)
+  }
   await response.body?.cancel()
   if (body === file && total !== null) options.onUploadProgress?.(total, total)
 }
