@@ -10,7 +10,7 @@ import { failedAfterRetries } from './stages'
 /** The job kind of the sandbox scenario `slow` (http/sandbox-scenarios.ts). */
 const SANDBOX_SLOW = 'sandbox_slow'
 /** How long each step of the slow sandbox note takes: three of them, about 3 s in all. */
-export const SANDBOX_SLOW_STEP_MS = 1000
+const SANDBOX_SLOW_STEP_MS = 1000
 /** The progress the note shows at stage `transcribing` when its completion answers, before the job's steps. */
 export const SANDBOX_SLOW_FIRST_PROGRESS = 0.25
 
@@ -23,11 +23,9 @@ export const SANDBOX_SLOW_FIRST_PROGRESS = 0.25
 export function registerSandboxSlow(deps: {
   jobs: JobRegistry
   notes: Pick<NotesService, 'getById' | 'setStage' | 'finish' | 'fail'>
-  stepMs?: number
 }): { queue: (noteId: string) => Promise<void> } {
   const { jobs, notes } = deps
-  const stepMs = deps.stepMs ?? SANDBOX_SLOW_STEP_MS
-  const pause = (run: JobRun) => sleep(stepMs, undefined, { signal: run.signal })
+  const pause = (run: JobRun) => sleep(SANDBOX_SLOW_STEP_MS, undefined, { signal: run.signal })
   const progressStep = (name: string, progress: number) => ({
     name,
     run: async (job: JobRow, run: JobRun) => {
