@@ -186,4 +186,34 @@ for (const b of backEnds) describe.skipIf(b.skip)(`sandbox scenarios on a note, 
     for (let polls = 0; polls < 500 && r.got.length === 0; polls++) await Bun.sleep(20)
     expect(r.got.map(g => JSON.parse(g.body))).toMatchObject([{ type: 'note.completed', data: { noteId, status: 'Done' } }])
   })
+
+  test('slow is a job: stopped half-way, it waits; another process\'s workers finish it from the step it reached', async () => {
+    const t = await setup({ workers: true })
+    const { noteId } = await uploadAndComplete(t, 'slow.wav')
+    for (let polls = 0; polls < 2000 && (await statusOf(t, noteId)).progress !== 0.5; polls++) await Bun.sleep(20)
+    await t.services.workers.stop()
+    // stopped at 0.5 (or, on a machine slow enough to pass a step between the poll and the stop, 0.75)
+    const stopped = await statusOf(t, noteId)
+    expect(stopped).toMatchObject({ status: 'Summarizing', processingStage: 'transcribing' })
+    const nextStep: Record<number, string> = { 0.5: 'three_quarters', 0.75: 'finish' }
+    const job = await t.services.jobs.latestForNote(noteId)
+    expect([job?.kind, job?.status, job?.stage]).toEqual(['sandbox_slow', 'queued', nextStep[stopped.progress]])
+    await Bun.sleep(1500) // nothing runs it meanwhile: still where it stopped
+    expect((await statusOf(t, noteId)).progress).toBe(stopped.progress)
+
+    const other = createTestApp({ store: t.store, env: { ...ENV, NOTESVC_WORKERS: '1' } })
+    apps.push(other)
+    await other.services.workers.start()
+    const seen: number[] = []
+    let last: any
+    for (let polls = 0; polls < 2000; polls++) {
+      last = await statusOf(t, noteId)
+      if (last.status !== 'Summarizing') break
+      if (seen.at(-1) !== last.progress) seen.push(last.progress)
+      await Bun.sleep(20)
+    }
+    expect(last).toMatchObject({ status: 'Done', isComplete: true })
+    // never back to an earlier step
+    for (const p of seen) expect(p).toBeGreaterThanOrEqual(stopped.progress)
+  })
 })
