@@ -138,7 +138,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`sandbox scenarios that answer
   test('live keys ignore every scenario: the same file names and header get the normal outcome, charged', async () => {
     const t = await setup()
     const wav = makeWav({ seconds: 2 })
-    for (const name of ['insufficient_credits', 'rate_limited', 'upstream_failure']) {
+    for (const name of ['insufficient_credits', 'rate_limited', 'upstream_failure', 'note_error', 'slow', 'webhook_retry']) {
       const headers = { 'Notesvc-Scenario': name }
       const up = await startUpload(t, t.live, `${name}.wav`, headers)
       const put = await t.app.handle(new Request(up.uploadUrl, { method: 'PUT', body: wav as unknown as BodyInit, headers: up.headers }))
@@ -150,7 +150,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`sandbox scenarios that answer
       expect(summary.status).toBe(200)
       expect(summary.body.creditsCharged).toBe(2)
     }
-    expect((await usage(t, t.live)).recent).toHaveLength(6)
+    expect((await usage(t, t.live)).recent).toHaveLength(12)
   })
 })
 
