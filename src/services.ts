@@ -72,6 +72,7 @@ import { createRetentionRepo } from './modules/retention/repo'
 import { createRetentionService } from './modules/retention/service'
 import { createMetrics } from './modules/metrics/registry'
 import { createDiscoveryService } from './modules/discovery/service'
+import { scenarioOfFileName } from './http/sandbox-scenarios'
 import { createSharesRepo } from './modules/sharing/repo'
 import { createSharingService } from './modules/sharing/service'
 
@@ -147,7 +148,14 @@ export function createServices(deps: CoreDeps) {
   const jobs = createJobRuntime({
     store, clock, ids, log, workers: config.workers, leaseMs: config.jobLeaseSeconds * 1000, maxTakeovers: config.jobMaxTakeovers, onOutcome: metrics.job,
   })
-  const webhooks = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount, onDelivery: metrics.webhookDelivery })
+  const webhooks = createWebhooksService({
+    repo: createWebhooksRepo(store), clock, ids, log, allowPrivateUrls: config.allowPrivateUrls, maxPerAccount: config.maxWebhooksPerAccount, onDelivery: metrics.webhookDelivery,
+    // the sandbox scenario is named by the upload's file name, which is stored (no column of its own)
+    webhookRetryScenario: async noteId => {
+      const upload = await uploadsRepo.byNote(noteId)
+      return upload !== null && Number(upload.sandbox) === 1 && scenarioOfFileName(upload.file_name) === 'webhook_retry'
+    },
+  })
   // Every process that runs workers also sends webhook events (NOTESVC_WORKERS=0: neither).
   jobs.alongside(webhooks)
   const speakersRepo = createSpeakersRepo(store)
@@ -215,7 +223,7 @@ export function createServices(deps: CoreDeps) {
   })
   const uploads = createUploadsService({
     repo: uploadsRepo, notes, credits, storage, tools, clock, ids, transaction: fn => store.transaction(fn), asr: engines.asr,
-    publicUrl: config.publicUrl, uploadSecret, queueJob: pipeline.queueUpload, wakeWorkers: jobs.wake,
+    publicUrl: config.publicUrl, uploadSecret, queueJob: pipeline.queueUpload, queueSandboxSlow: pipeline.queueSandboxSlow, wakeWorkers: jobs.wake,
   })
   /** live transcription streams (/v1/realtime): their rows, audio parts and notes (modules/live/streams.ts) */
   const live = createStreamsService({

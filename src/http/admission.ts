@@ -1,7 +1,7 @@
 import type { RateClass } from '../config'
 import { commandLine } from '../command-name'
 import { asDatabaseUnavailable } from '../db/store'
-import { ApiError } from './errors'
+import { ApiError, type ErrorCode } from './errors'
 import type { OperationTable } from './contract'
 import type { CredentialSource, Principal } from './principal'
 import type { Scope } from './scopes'
@@ -21,6 +21,8 @@ export interface AdmissionTerms {
   readonly scopes: readonly Scope[]
   readonly rateClass: RateClass
   readonly public?: boolean
+  /** the error codes it declares beyond the common ones (the sandbox scenarios fire only on those) */
+  readonly errors?: readonly ErrorCode[]
 }
 
 /** The API's challenge; MCP names its protected-resource metadata instead. */

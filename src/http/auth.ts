@@ -8,6 +8,7 @@ import { UNPARSEABLE_BODY, type Unparseable } from './json-body'
 import { shapeMessage } from './body-shape'
 import { refuseUnstorableText } from './text-check'
 import { labelRequest } from './request-label'
+import { errorScenarioFires, SCENARIO_HEADER, scenarioError, scenarioOfHeader, type SandboxScenario } from './sandbox-scenarios'
 
 
 /**
@@ -59,6 +60,10 @@ class AdmittedCall implements Caller<Principal | null> {
   ifMatch(): string | null {
     return this.#request.headers.get('if-match')
   }
+
+  scenario(): SandboxScenario | null {
+    return this.principal?.sandbox ? scenarioOfHeader(this.#request.headers.get(SCENARIO_HEADER)) : null
+  }
 }
 
 /**
@@ -74,7 +79,8 @@ export type SessionCredential = (request: Request) => Promise<Principal | null>
  * one whose path parameters or body hold text the database cannot hold (U+0000, a lone surrogate:
  * src/http/text-check.ts), naming each field, whatever the back end. (Query parameters are checked
  * with the rest of the query, by `queryValidator`; the body against its schema after the path, by
- * the route's own check, contract.ts `routeOptions`.)
+ * the route's own check, contract.ts `routeOptions`.) Last, a sandbox key's `Notesvc-Scenario` header
+ * naming an error the operation declares is answered with that error (http/sandbox-scenarios.ts).
  */
 function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unknown, body: unknown, request: Request, server: (() => PeerServer) | undefined): Guarded {
   const unparseable = admitted.principal && typeof body === 'object' && body !== null ? (body as Record<symbol, Unparseable>)[UNPARSEABLE_BODY] : undefined
@@ -88,7 +94,10 @@ function refuseUnfitInput(admitted: Admitted, terms: AdmissionTerms, params: unk
     refuseUnstorableText('params', params)
     refuseUnstorableText('body', body)
   }
-  return new AdmittedCall(admitted, terms, request, server)
+  const call = new AdmittedCall(admitted, terms, request, server)
+  const scenario = call.scenario()
+  if (scenario && errorScenarioFires(scenario, terms)) throw scenarioError(scenario)
+  return call
 }
 
 /**

@@ -1,5 +1,6 @@
 import { clientAddress, type PeerServer } from './client-address'
 import type { Principal } from './principal'
+import type { SandboxScenario } from './sandbox-scenarios'
 
 /** Where a call came from, as its transport knows it: the client's address and user agent (null when unknown). */
 export interface CallOrigin {
@@ -19,6 +20,8 @@ export interface Caller<P extends Principal | null = Principal> {
   origin(): CallOrigin
   /** the request's `If-Match` header (HTTP); null when none was sent or the transport has none (MCP) */
   ifMatch(): string | null
+  /** the sandbox scenario a sandbox key's `Notesvc-Scenario` header names (HTTP); absent or null otherwise */
+  scenario?(): SandboxScenario | null
 }
 
 /** The origin of an HTTP request: the socket's address (src/http/client-address.ts) and its User-Agent. */

@@ -5,6 +5,7 @@ import { VERSION } from '../../version'
 import { commandLine } from '../../command-name'
 import type { SpeechServerStatus } from '../../engines/asr/engine'
 import { OPENAPI_PATH } from './docs'
+import { SANDBOX_SCENARIOS, SCENARIO_OUTCOMES } from '../../http/sandbox-scenarios'
 
 /** What the API index lists beside the configuration: the operations (from the registry) and the published cost table (from credits). */
 export interface Catalogue {
@@ -46,6 +47,10 @@ function apiIndex(config: Config, catalogue: Catalogue) {
         'Notes and folders written with a sandbox key live in a separate sandbox library of the same account.',
         'Response shapes are identical to live ones; processing results carry a notice string.',
       ],
+      scenarios: {
+        howToUse: 'Name an upload\'s file (or a transcription URL\'s last segment) after a scenario, such as insufficient_credits.wav, or send the header Notesvc-Scenario: <name>. Live keys ignore both. An error scenario fires only on operations that declare its status; webhook_retry is named by the file name only.',
+        names: SANDBOX_SCENARIOS.map(name => ({ name, outcome: SCENARIO_OUTCOMES[name] })),
+      },
     },
     credits: {
       unit: 'one credit per started minute of media',

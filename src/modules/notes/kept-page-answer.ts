@@ -3,6 +3,7 @@ import { rateHeadersOn, type Admission, type Principal } from '../../http/admiss
 import { accessLine } from '../../http/access-log'
 import { bearerToken } from '../../http/auth'
 import { labelRequest } from '../../http/request-label'
+import { SCENARIO_HEADER } from '../../http/sandbox-scenarios'
 import { ANSWER_HEADERS } from '../../http/security-headers'
 import { queryReader } from '../../http/contract'
 import { arrayQueryParams } from '../../http/schemas'
@@ -64,6 +65,8 @@ export function keptListAnswer(deps: {
     if ((qi === -1 ? url.length : qi) - start !== 9 || !url.startsWith('/v1/notes', start)) return undefined
     const principal = admission.knownPrincipal(bearerToken(request.headers.get('authorization') ?? undefined), listNotes)
     if (!principal) return undefined
+    // a sandbox scenario named by header: the route's guard answers it (http/sandbox-scenarios.ts)
+    if (principal.sandbox && request.headers.has(SCENARIO_HEADER)) return undefined
     // the query read, checked and turned into its page's key once per principal and query string
     const raw = qi === -1 ? '' : url.slice(qi + 1)
     let keys = pageKeys.get(principal)

@@ -9,6 +9,7 @@ import type { Library } from '../library'
 import type { NotesService } from '../notes/service'
 import type { Note } from '../notes/model'
 import { SANDBOX_NOTICE, sandboxSummary } from './sandbox'
+import { registerSandboxSlow } from './sandbox-slow'
 import type { NoteFailure, ProcessedNote, ProcessingStage } from './stages'
 import { summaryAgainCharge, summaryAgainPayload, summaryStage, type SummaryStageDeps } from './summary-stage'
 import { transcribeStage, type TranscribeStageDeps } from './transcribe-stage'
@@ -100,9 +101,14 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
     return result
   }
 
+  const sandboxSlow = registerSandboxSlow({ jobs, notes })
+
   return {
     /** Queues a completed upload's processing, in the caller's transaction (`jobs.wake` after it commits). */
     queueUpload: (noteId: string): Promise<void> => jobs.enqueue(PROCESS_UPLOAD, noteId),
+
+    /** Queues the sandbox scenario `slow`'s steps for a completed sandbox upload (sandbox-slow.ts), in the caller's transaction. */
+    queueSandboxSlow: sandboxSlow.queue,
 
     /**
      * The note's summary made again in `styleId` by the summary stage alone, its transcript untouched

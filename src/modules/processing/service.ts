@@ -1,5 +1,6 @@
 import type { Static } from 'elysia'
 import { ApiError } from '../../http/errors'
+import { isErrorScenario, scenarioError, scenarioOfFileName } from '../../http/sandbox-scenarios'
 import type { Principal } from '../../http/admission'
 import type { NotesService } from '../notes/service'
 import type { LlmEngine, StyleId } from '../../engines/llm/engine'
@@ -46,6 +47,9 @@ export function createProcessingService(deps: RecordingTranscriptionDeps & {
     transcribeUrl: recordings.transcribeUrl,
 
     async createTranscription(p: Principal, body: Static<typeof TranscriptionRequest>): Promise<Charged<{ transcript: string; language: string; durationSeconds: number | null; creditsCharged: number; notice?: string }>> {
+      // a sandbox scenario named by the URL's file name (http/sandbox-scenarios.ts); the others have no note here
+      const scenario = p.sandbox ? scenarioOfFileName(body.audioUrl) : null
+      if (isErrorScenario(scenario)) throw scenarioError(scenario)
       const { creditsRemaining, body: heard } = await recordings.transcribeUrl(p, body)
       return {
         creditsRemaining,

@@ -24,8 +24,8 @@ const completeUpload = defineOperation({
   params: IdParams,
   responses: { 202: UploadAccepted, 200: UploadAccepted },
   errors: ['insufficient_credits', 'upstream_failure', 'not_found', 'conflict'],
-}, async ({ id }, { principal }, { uploads }) => {
-  const r = await uploads.completeUpload(principal, id)
+}, async ({ id }, caller, { uploads }) => {
+  const r = await uploads.completeUpload(caller.principal, id, caller.scenario?.() ?? null)
   return charged(r, { status: r.accepted ? 202 : 200 })
 })
 

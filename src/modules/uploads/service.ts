@@ -40,6 +40,8 @@ export function createUploadsService(deps: {
   transaction: <T>(fn: () => Promise<T>) => Promise<T>
   /** adds the processing job (inside the caller's transaction; on PostgreSQL its NOTIFY goes out at commit) */
   queueJob: (noteId: string) => Promise<void>
+  /** queues the sandbox scenario `slow`'s steps (processing/sandbox-slow.ts), in the caller's transaction */
+  queueSandboxSlow: (noteId: string) => Promise<void>
   /** tells this process's idle workers a job is waiting (after the commit) */
   wakeWorkers: () => void
 }) {

@@ -11,12 +11,21 @@ import { missingSpeechEngine } from '../../engines/asr'
 import type { MediaTools } from '../../engines/media/ffmpeg'
 import type { StyleId } from '../../engines/llm/engine'
 import { SANDBOX_DURATION_SECONDS, SANDBOX_SEGMENTS, SANDBOX_TRANSCRIPT, sandboxSummary } from '../processing/sandbox'
+import { SANDBOX_SLOW_FIRST_PROGRESS } from '../processing/sandbox-slow'
+import { failedAfterRetries } from '../processing/stages'
+import { scenarioError, scenarioOfFileName, type SandboxScenario } from '../../http/sandbox-scenarios'
 import type { Charged } from '../processing/service'
 import { uploadLimitOf } from './file-arrival'
 import type { UploadAccepted } from './model'
 import type { UploadRow, UploadsRepo } from './repo'
 
 type Completed = Charged<UploadAccepted> & { accepted: boolean }
+
+/** The sandbox scenario `rate_limited` refuses an upload's completion until this long after the upload was created. */
+const RATE_LIMITED_FOR_MS = 1000
+
+/** The note of the sandbox scenario `note_error`, as a transcription that failed for good says it. */
+const NOTE_ERROR = failedAfterRetries(new Error('the speech engine failed on this recording; this is the sandbox scenario note_error, and a file named otherwise gets the sample note'), 'transcription_failed')
 
 /**
  * `completeUpload`: the stored file measured (never its header's claim), then charged, marked complete
@@ -34,6 +43,8 @@ export function createUploadCompletion(deps: {
   publicUrl: string
   transaction: <T>(fn: () => Promise<T>) => Promise<T>
   queueJob: (noteId: string) => Promise<void>
+  /** queues the sandbox scenario `slow`'s steps (processing/sandbox-slow.ts), in the caller's transaction */
+  queueSandboxSlow: (noteId: string) => Promise<void>
   wakeWorkers: () => void
 }) {
   const { repo, notes, credits, storage, clock } = deps
@@ -63,28 +74,53 @@ export function createUploadCompletion(deps: {
     }
   }
 
-  return async function completeUpload(p: Principal, id: string): Promise<Completed> {
-    const row = await requireUpload(p, id)
-    const poll = `${deps.publicUrl}/v1/notes/${id}/status`
-    const remaining = async () => (await credits.balance(p.accountId)).totalRemaining
-    const already = async (r: UploadRow): Promise<Completed> => ({
-      accepted: false,
-      creditsRemaining: await remaining(),
-      body: { noteId: id, status: (await notes.requireNote(p, id)).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll, alreadyCompleted: true },
-    })
-    if (row.completed_at) return already(row)
+  const pollUrl = (id: string) => `${deps.publicUrl}/v1/notes/${id}/status`
+  const remaining = async (p: Principal) => (await credits.balance(p.accountId)).totalRemaining
+  /** The answer to completing an upload already completed: 200, nothing charged. */
+  const already = async (p: Principal, r: UploadRow): Promise<Completed> => ({
+    accepted: false,
+    creditsRemaining: await remaining(p),
+    body: { noteId: r.note_id, status: (await notes.requireNote(p, r.note_id)).status, creditsCharged: 0, durationSeconds: r.duration_seconds, poll: pollUrl(r.note_id), alreadyCompleted: true },
+  })
 
-    if (p.sandbox) {
-      const sandboxCost = credits.quote(p, 'completeUpload', SANDBOX_DURATION_SECONDS)
-      const won = await deps.transaction(async () => {
-        if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: sandboxCost, usage_id: null }))) return false
+  /**
+   * A sandbox upload, finished at once with the fixed note, or as the scenario named by the request's
+   * header or the file's name says (http/sandbox-scenarios.ts): refused (402, 429 within 1 s of the
+   * upload's creation, 502) with nothing changed, the note failed (`note_error`), or processed by the
+   * slow job (`slow`). Nothing is charged.
+   */
+  async function completeSandbox(p: Principal, row: UploadRow, named: SandboxScenario | null): Promise<Completed> {
+    const id = row.note_id
+    const scenario = named ?? scenarioOfFileName(row.file_name)
+    if (scenario === 'insufficient_credits' || scenario === 'upstream_failure') throw scenarioError(scenario)
+    if (scenario === 'rate_limited' && clock.now().getTime() < Date.parse(row.created_at) + RATE_LIMITED_FOR_MS) throw scenarioError(scenario)
+    const sandboxCost = credits.quote(p, 'completeUpload', SANDBOX_DURATION_SECONDS)
+    const won = await deps.transaction(async () => {
+      if (!(await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: SANDBOX_DURATION_SECONDS, credits_charged: sandboxCost, usage_id: null }))) return false
+      if (scenario === 'note_error') {
+        await notes.setStage(id, 'transcribing')
+        await notes.fail(id, NOTE_ERROR.code, NOTE_ERROR.message)
+      } else if (scenario === 'slow') {
+        await notes.setStage(id, 'transcribing', SANDBOX_SLOW_FIRST_PROGRESS)
+        await deps.queueSandboxSlow(id)
+      } else {
         const fixed = sandboxSummary((await notes.requireNote(p, id)).style_id as StyleId)
         await notes.finish(id, { summary: fixed.summary, transcript: SANDBOX_TRANSCRIPT, structuredContent: fixed.structuredContent, language: 'en', segments: SANDBOX_SEGMENTS })
-        return true
-      })
-      if (!won) return already((await repo.byNote(id))!)
-      return { accepted: true, creditsRemaining: await remaining(), body: { noteId: id, status: 'Done', creditsCharged: sandboxCost, durationSeconds: SANDBOX_DURATION_SECONDS, poll, alreadyCompleted: false } }
-    }
+      }
+      return true
+    })
+    if (!won) return already(p, (await repo.byNote(id))!)
+    if (scenario === 'slow') deps.wakeWorkers()
+    const status = scenario === 'note_error' ? 'Error' : scenario === 'slow' ? 'Summarizing' : 'Done'
+    return { accepted: true, creditsRemaining: await remaining(p), body: { noteId: id, status, creditsCharged: sandboxCost, durationSeconds: SANDBOX_DURATION_SECONDS, poll: pollUrl(id), alreadyCompleted: false } }
+  }
+
+  /** `scenario`: the sandbox scenario the request's header names (ignored for a live key). */
+  return async function completeUpload(p: Principal, id: string, scenario: SandboxScenario | null = null): Promise<Completed> {
+    const row = await requireUpload(p, id)
+    const poll = pollUrl(id)
+    if (row.completed_at) return already(p, row)
+    if (p.sandbox) return completeSandbox(p, row, scenario)
 
     const noEngine = missingSpeechEngine(deps.asr())
     if (noEngine) throw new ApiError('upstream_failure', `${noEngine} Nothing was charged; the upload is kept, so complete it again once an engine is installed.`)
@@ -113,7 +149,7 @@ export function createUploadCompletion(deps: {
       await deps.queueJob(id)
       return charge.balance.totalRemaining
     })
-    if (outcome === null) return already((await repo.byNote(id))!)
+    if (outcome === null) return already(p, (await repo.byNote(id))!)
     deps.wakeWorkers()
     return { accepted: true, creditsRemaining: outcome, body: { noteId: id, status: 'Summarizing', creditsCharged: cost, durationSeconds: duration, poll, alreadyCompleted: false } }
   }

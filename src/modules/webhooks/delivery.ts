@@ -65,6 +65,10 @@ export function createDeliverer(deps: {
   ids: IdGenerator
   log: Logger
   retries: RetryPolicy
+  /** the retry policy of sandbox endpoints (default: `retries`) */
+  sandboxRetries?: RetryPolicy
+  /** the reason a sandbox endpoint's first attempt of an event is recorded as failed though it was taken (a sandbox scenario), or null */
+  failsFirstAttempt?: (row: OutboxRow) => Promise<string | null>
   attempt: (hook: WebhookRow, row: OutboxRow) => Promise<Outcome>
   onDelivery?: (outcome: DeliveryRow['outcome']) => void
   /** told when a retry this process set comes due */
@@ -90,7 +94,12 @@ export function createDeliverer(deps: {
     }
     const started = performance.now()
     const attemptedAt = clock.now().toISOString()
-    const result = await deps.attempt(hook, row)
+    const sandbox = Number(hook.sandbox) === 1
+    let result = await deps.attempt(hook, row)
+    if (sandbox && result.outcome === 'delivered' && row.attempts === 1 && deps.failsFirstAttempt) {
+      const reason = await deps.failsFirstAttempt(row)
+      if (reason) result = { outcome: 'failed', status: result.status, error: reason }
+    }
     deps.onDelivery?.(result.outcome)
     const at = clock.now()
     const log_: DeliveryRow = {
@@ -99,7 +108,7 @@ export function createDeliverer(deps: {
     }
     const record = () => repo.logAttempt(log_)
     const due = result.outcome === 'failed' || result.outcome === 'refused'
-      ? nextAttemptAt(retries, row.attempts, Date.parse(row.first_attempt_at ?? attemptedAt), at.getTime())
+      ? nextAttemptAt(sandbox ? (deps.sandboxRetries ?? retries) : retries, row.attempts, Date.parse(row.first_attempt_at ?? attemptedAt), at.getTime())
       : null
     try {
       if (result.outcome === 'delivered') await outbox.end(lease, 'done', null, at.toISOString(), record)

@@ -11,6 +11,11 @@ import type { DeliveryRow, OutboxRow, WebhookRow, WebhooksRepo } from './repo'
  */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]
 export const GIVE_UP_AFTER_MS = 24 * 3_600_000
+/**
+ * The schedule of sandbox endpoints: 1 s, 2 s, then the one above (5 s, 30 s, …), so a client's tests
+ * see a retry within seconds (docs/decisions.md "Sandbox scenarios").
+ */
+export const SANDBOX_RETRY_DELAYS_MS = [1_000, 2_000, ...RETRY_DELAYS_MS]
 /** The retry policy of webhook events (jobs/queue.ts `RetryPolicy`): the schedule above, for a day. */
 export const WEBHOOK_RETRIES: RetryPolicy = { delaysMs: RETRY_DELAYS_MS, maxAttempts: Number.POSITIVE_INFINITY, giveUpAfterMs: GIVE_UP_AFTER_MS }
 /** A receiver must answer within this, DNS and connection included. */
@@ -80,6 +85,10 @@ export function createWebhookSender(deps: {
   ids: IdGenerator
   log: Logger
   retries: RetryPolicy
+  /** the retry policy of sandbox endpoints */
+  sandboxRetries?: RetryPolicy
+  /** the reason a sandbox endpoint's first attempt of an event is recorded as failed though it was taken (a sandbox scenario), or null */
+  failsFirstAttempt?: (row: OutboxRow) => Promise<string | null>
   leaseMs: number
   slots: number
   /** how often an idle sender looks for due events */

@@ -7,8 +7,8 @@ import type { Library } from '../library'
 import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload, WebhookSpeaker, WebhookTag } from './model'
 import type { RetryPolicy } from '../../jobs/queue'
 import { createDeliveryAttempt } from './delivery'
-import type { DeliveryRow, WebhookRow, WebhooksRepo } from './repo'
-import { createWebhookSender, DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, GIVE_UP_AFTER_MS, KEEP_DELIVERIES_MS, RETRY_DELAYS_MS, SENDER_SLOTS, WEBHOOK_RETRIES } from './sender'
+import type { DeliveryRow, OutboxRow, WebhookRow, WebhooksRepo } from './repo'
+import { createWebhookSender, DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, GIVE_UP_AFTER_MS, KEEP_DELIVERIES_MS, RETRY_DELAYS_MS, SANDBOX_RETRY_DELAYS_MS, SENDER_SLOTS, WEBHOOK_RETRIES } from './sender'
 
 export { DELIVERY_TIMEOUT_MS, SENDER_SLOTS } from './sender'
 
@@ -57,6 +57,13 @@ export interface WebhooksDeps {
   lookup?: LookupFn
   /** the retry schedule; tests pass a short one */
   retryDelaysMs?: number[]
+  /** the retry schedule of sandbox endpoints (default SANDBOX_RETRY_DELAYS_MS; `retryDelaysMs` when only that is given) */
+  sandboxRetryDelaysMs?: number[]
+  /**
+   * whether a note's events to sandbox endpoints are the sandbox scenario `webhook_retry` (its upload's
+   * file name names it): the first attempt of each is then recorded as failed, and retried
+   */
+  webhookRetryScenario?: (noteId: string) => Promise<boolean>
   giveUpAfterMs?: number
   timeoutMs?: number
   leaseMs?: number
@@ -98,6 +105,20 @@ function toDelivery(r: DeliveryRow): WebhookDelivery {
   }
 }
 
+/** What the first attempt of a `webhook_retry` note's event is recorded with, though its endpoint took it. */
+const WEBHOOK_RETRY_ERROR = 'sandbox scenario webhook_retry: the endpoint took this first attempt, but it is recorded as failed so that the event is sent again (the same webhook-id); name the upload otherwise for a single delivery'
+
+/**
+ * The sandbox scenario `webhook_retry` for the sender: the reason a sandbox endpoint's first attempt of
+ * an event of a `webhook_retry` note is recorded as failed, or null for any other event.
+ */
+function webhookRetryReason(isScenario: (noteId: string) => Promise<boolean>) {
+  return async (row: OutboxRow): Promise<string | null> => {
+    const { data } = JSON.parse(row.payload) as { data?: { noteId?: unknown } }
+    return typeof data?.noteId === 'string' && (await isScenario(data.noteId)) ? WEBHOOK_RETRY_ERROR : null
+  }
+}
+
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
 const newSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
 
@@ -109,11 +130,13 @@ const newSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Arr
 export function createWebhooksService(deps: WebhooksDeps) {
   const { repo, clock, ids, log } = deps
   const retries: RetryPolicy = { ...WEBHOOK_RETRIES, delaysMs: deps.retryDelaysMs ?? RETRY_DELAYS_MS, giveUpAfterMs: deps.giveUpAfterMs ?? GIVE_UP_AFTER_MS }
+  const sandboxRetries: RetryPolicy = { ...retries, delaysMs: deps.sandboxRetryDelaysMs ?? deps.retryDelaysMs ?? SANDBOX_RETRY_DELAYS_MS }
   const maxPerAccount = deps.maxPerAccount ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT
   const policy = { allowPrivate: deps.allowPrivateUrls, lookup: deps.lookup }
   const iso = (ms: number) => new Date(ms).toISOString()
   const sender = createWebhookSender({
-    repo, clock, ids, log, retries,
+    repo, clock, ids, log, retries, sandboxRetries,
+    failsFirstAttempt: deps.webhookRetryScenario ? webhookRetryReason(deps.webhookRetryScenario) : undefined,
     leaseMs: deps.leaseMs ?? DELIVERY_LEASE_MS,
     slots: deps.slots ?? SENDER_SLOTS,
     pollMs: deps.pollMs ?? 1000,
