@@ -17,7 +17,7 @@ import { listenUrl, logSpeechEngine } from './commands/long-running'
 const WORKERS_AFTER_LISTEN_MS = 25
 
 /** The two keys the first start on an empty database made, shown once. */
-export interface FirstStartKeys { live: string; sandbox: string }
+interface FirstStartKeys { live: string; sandbox: string }
 
 export interface ServerStartOptions {
   log: Logger
