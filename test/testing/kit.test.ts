@@ -125,3 +125,32 @@ describe('metering', () => {
     })
   }
 })
+
+describe('engines', () => {
+  test("'sandbox' (the default) finds no speech engine whatever the machine has, and summarizes with the builtin engine", async () => {
+    const kit = await startNotesvc()
+    try {
+      expect((await call(kit.url, 'GET', '/v1/health')).body.engines).toEqual({ asr: 'none', llm: 'builtin', diarization: 'off' })
+      // a live upload then is refused as SPEC says for a server without one: 502, nothing charged
+      const { completed } = await uploadRecording(kit.url, kit.liveKey)
+      expect(completed.status).toBe(502)
+      expect(completed.body.error.code).toBe('upstream_failure')
+    } finally {
+      await kit.stop()
+    }
+  })
+
+  test.skipIf(!Bun.which('pocketsphinx_continuous'))("'installed' uses the machine's PocketSphinx", async () => {
+    const kit = await startNotesvc({ engines: 'installed' })
+    try {
+      expect((await call(kit.url, 'GET', '/v1/health')).body.engines.asr).toBe('pocketsphinx')
+    } finally {
+      await kit.stop()
+    }
+  })
+
+  test('an unknown option value is refused before the server starts, saying what it may be', async () => {
+    await expect(startNotesvc({ engines: 'real' as 'installed' })).rejects.toThrow("startNotesvc: engines must be 'sandbox' or 'installed', not \"real\"")
+    await expect(startNotesvc({ workers: -1 })).rejects.toThrow('startNotesvc: workers must be a whole number from 0 to 64, not -1')
+  })
+})
