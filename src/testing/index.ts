@@ -38,6 +38,8 @@ function clientFor(baseUrl: string, apiKey: string): KitClient {
   if (create) return create({ baseUrl, apiKey })
   return new Proxy({}, {
     get: (_, name) => {
+      // (inspection and `await` look for these; they are not calls)
+      if (typeof name === 'symbol' || name === 'then' || name === 'toJSON') return undefined
       throw new Error(`kit.client.${String(name)}: the installed @notesvc/client has no createClient; install the @notesvc/client of the kit's own version`)
     },
   }) as KitClient

@@ -1,7 +1,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import * as clientPackage from '@notesvc/client'
 import { ROOT, run, tempDir } from '../helpers/process'
+
+const packageHasClient = typeof (clientPackage as unknown as Record<string, unknown>).createClient === 'function'
 
 /**
  * `@notesvc/client/testing` as an application gets it: scripts/build-testing.ts's bundle in
@@ -28,12 +31,15 @@ const event = await kit.webhooks.next('note.completed')
 const note = await call('GET', '/v1/notes/' + created.body.noteId, kit.sandboxKey)
 const word = JSON.stringify(note.body.summary).split(/\\W+/).find(w => w.length > 5)
 const found = await call('GET', '/v1/notes?q=' + encodeURIComponent(word), kit.sandboxKey)
+// the kit's client is the installed @notesvc/client's (the one the application imports)
+let viaClient
+try { viaClient = (await kit.sandboxClient.listNotes()).data.map(n => n.id) } catch (e) { viaClient = e.message }
 const scalar = await fetch(kit.url + '/docs/scalar.js', { headers: { 'accept-encoding': 'gzip' } })
 const scalarBytes = (await scalar.arrayBuffer()).byteLength
 await kit.stop()
 let refused = false
 try { await fetch(kit.url + '/v1/health') } catch { refused = true }
-console.log(JSON.stringify({ health, completed: completed.status, noteId: created.body.noteId, eventNoteId: event.data.noteId, found: found.body.data.map(n => n.id), scalar: scalar.status, scalarBytes, refused }))
+console.log(JSON.stringify({ health, completed: completed.status, noteId: created.body.noteId, eventNoteId: event.data.noteId, found: found.body.data.map(n => n.id), viaClient, scalar: scalar.status, scalarBytes, refused }))
 `
 
 test('the bundled kit, installed in a folder of its own, starts a server that uploads, searches, sends webhooks and stops', async () => {
@@ -56,6 +62,8 @@ test('the bundled kit, installed in a folder of its own, starts a server that up
   expect(used.stderr).toBe('')
   expect(used.code).toBe(0)
   const seen = JSON.parse(used.stdout)
-  expect(seen).toEqual({ health: 200, completed: 202, noteId: seen.noteId, eventNoteId: seen.noteId, found: [seen.noteId], scalar: 200, scalarBytes: seen.scalarBytes, refused: true })
+  // (the placeholder @notesvc/client of issue 34's set-up has no createClient: then the kit says so when its client is used)
+  const viaClient = packageHasClient ? [seen.noteId] : "kit.client.listNotes: the installed @notesvc/client has no createClient; install the @notesvc/client of the kit's own version"
+  expect(seen).toEqual({ health: 200, completed: 202, noteId: seen.noteId, eventNoteId: seen.noteId, found: [seen.noteId], viaClient, scalar: 200, scalarBytes: seen.scalarBytes, refused: true })
   expect(seen.scalarBytes).toBeGreaterThan(100_000)
 })
