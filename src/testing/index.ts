@@ -10,9 +10,8 @@ import * as clientPackage from '@notesvc/client'
 import type { Config } from '../config'
 import { createLogger, silentLogger } from '../log'
 import { runtimeRefusal } from '../runtime-version'
-import { openDatabase } from '../db/database'
 import { openConfiguredStore } from '../db/open'
-import { SqliteStore, type Store } from '../db/store'
+import type { Store } from '../db/store'
 import { startServer, type StartedServer } from '../server-start'
 import { kitConfig } from './options'
 import { startWebhookReceiver, type EndpointKind, type WebhookReceiver } from './webhook-receiver'
@@ -23,14 +22,11 @@ export type { Kit, KitClient, KitLogLevel, KitOptions, KitWebhooks, ReceivedWebh
 const WEBHOOK_EVENTS = ['note.completed', 'note.failed', 'note.updated']
 
 /**
- * The kit's database. SQLite without the read thread `serve` gives searches (db/read-worker.ts): that
- * thread is started from a file beside the module, which a bundle of the kit does not have; a test's
- * searches run on its own thread instead. PostgreSQL (NOTESVC_DATABASE_URL in options.env) as serve.
+ * The kit's database: SQLite in its folder (PostgreSQL with NOTESVC_DATABASE_URL in options.env), without
+ * the read thread `serve` gives searches (db/read-worker.ts): that thread is started from a file
+ * beside the module, which a bundle of the kit does not have; a test's searches run on its own thread.
  */
-async function openKitStore(config: Config): Promise<Store> {
-  if (config.databaseUrl) return openConfiguredStore(config, { poolSize: 4 })
-  return new SqliteStore(openDatabase(config.databasePath))
-}
+const openKitStore = (config: Config): Promise<Store> => openConfiguredStore(config, { poolSize: 4, readThread: false })
 
 /** A client of @notesvc/client, or, where the installed package has no createClient, one that says so when used. */
 function clientFor(baseUrl: string, apiKey: string): KitClient {
