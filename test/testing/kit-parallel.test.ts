@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { startNotesvc } from '../../src/testing'
-import { call, refuses, uploadRecording } from './calls'
+import { call, refuses, uploadRecording } from '../helpers/kit-calls'
 
 const KITS = 20
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startNotesvc, type Kit } from '../../src/testing'
 import * as clientPackage from '@notesvc/client'
-import { call, refuses, uploadRecording } from './calls'
+import { call, refuses, uploadRecording } from '../helpers/kit-calls'
 
 /**
  * The test kit (src/testing): what a developer's test sees of it. Each expectation is the interface's
