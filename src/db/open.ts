@@ -11,7 +11,7 @@ import { DEFAULT_DATABASE_TIMEOUT_MS } from './deadline'
  * `NOTESVC_DATABASE_URL` is set (migrations under an advisory lock, so nodes that start together
  * migrate once), else the embedded SQLite file in the data folder.
  */
-export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | 'databasePath'> & Partial<Pick<Config, 'databaseTimeoutMs'>>, options: { poolSize?: number } = {}): Promise<Store> {
+export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | 'databasePath'> & Partial<Pick<Config, 'databaseTimeoutMs'>>, options: { poolSize?: number; readThread?: boolean } = {}): Promise<Store> {
   if (config.databaseUrl) {
     const store = new PostgresStore(config.databaseUrl, { max: options.poolSize ?? 10, timeoutMs: config.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS })
     try {
@@ -23,8 +23,9 @@ export async function openConfiguredStore(config: Pick<Config, 'databaseUrl' | '
     return store
   }
   const store = new SqliteStore(openDatabase(config.databasePath))
-  // searches run on a thread of their own (db/read-worker.ts)
-  store.useReadThread(new ReadWorker(config.databasePath))
+  // searches run on a thread of their own (db/read-worker.ts), unless told not to (the test kit:
+  // the thread is started from a file its bundle does not have)
+  if (options.readThread !== false) store.useReadThread(new ReadWorker(config.databasePath))
   return store
 }
 
