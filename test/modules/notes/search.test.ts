@@ -505,7 +505,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
         expect({ rest, found: found.length }).toEqual({ rest, found: new Set(found).size })
         expect({ rest, found: new Set(found) }).toEqual({ rest, found: expected })
       }
-    })
+    }, 30_000)
 
     test('a page is in relevance order: every note with the word in its title before any without, within the filters', async () => {
       const filters = `&folderId=${FOLDERS[0]}&status=Error&type=video`
