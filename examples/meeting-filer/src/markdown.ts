@@ -28,11 +28,14 @@ function actionItems(note: FiledNote): ActionItem[] {
 }
 
 export function markdownOf(note: FiledNote): string {
-  const lines = [`# ${note.title}`, '', `_${note.dateCreated}, notesvc note ${note.id}_`, '', note.summary.trim(), '']
+  const lines = [`# ${note.title.trim()}`, '', `_${note.dateCreated}, notesvc note ${note.id}_`, '', note.summary.trim(), '']
   const items = actionItems(note)
   if (items.length) {
     lines.push('## Action items', '')
-    for (const item of items) lines.push(`- [ ] ${item.task}${item.owner ? ` (${item.owner}` + (item.due ? `, ${item.due})` : ')') : ''}`)
+    for (const item of items) {
+      const who = [item.owner, item.due].filter(Boolean).join(', ')
+      lines.push(`- [ ] ${item.task}${who ? ` (${who})` : ''}`)
+    }
     lines.push('')
   }
   return lines.join('\n')
