@@ -11,8 +11,8 @@ import { fileRecording } from '../src/filer'
 import { writeRecording } from './recording'
 import { runApp } from './run-app'
 
-// the sandbox's fixed summary of any recording (notesvc's DECISIONS, "Sandbox")
-const SANDBOX_TITLE = 'Weekly planning meeting'
+// an uploaded note is titled by its file's name until a summary names it; the sandbox's fixed summary keeps it
+const TITLE = 'planning'
 
 let kit: Awaited<ReturnType<typeof startNotesvc>>
 let work: string
@@ -28,7 +28,7 @@ afterAll(async () => {
 })
 
 test('the command files a recording: the markdown file, the note in "Meetings", note.completed sent', async () => {
-  const recording = writeRecording(work, 'planning.wav')
+  const recording = writeRecording(work, `${TITLE}.wav`)
   const outDir = join(work, 'happy')
 
   const run = await runApp([recording, '--out', outDir], { url: kit.url, apiKey: kit.sandboxKey })
@@ -37,12 +37,12 @@ test('the command files a recording: the markdown file, the note in "Meetings", 
   const completed = await kit.webhooks.next('note.completed')
   expect(completed).toMatchObject({ sandbox: true, data: { status: 'Done' } })
   const note = await kit.sandboxClient.getNote({ id: String(completed.data.noteId) })
-  expect(note.title).toBe(SANDBOX_TITLE)
-  const fileName = `${note.dateCreated.slice(0, 10)} ${SANDBOX_TITLE}.md`
+  expect(note.title).toBe(TITLE)
+  const fileName = `${note.dateCreated.slice(0, 10)} ${TITLE}.md`
   expect(readdirSync(outDir)).toEqual([fileName])
   expect(run.stdout.trim()).toBe(join(outDir, fileName))
   const markdown = readFileSync(join(outDir, fileName), 'utf8')
-  expect(markdown).toStartWith(`# ${SANDBOX_TITLE}\n`)
+  expect(markdown).toStartWith(`# ${TITLE}\n`)
   expect(markdown).toContain(note.summary)
   // the meeting-notes style's action items, as a checklist
   expect(markdown).toContain('- [ ] Prepare the release notes (Maria, Friday)')
@@ -54,13 +54,14 @@ test('the command files a recording: the markdown file, the note in "Meetings", 
 
 test('a second meeting goes in the same folder, and a second file of the same title and day gets its own name', async () => {
   const outDir = join(work, 'twice')
-  const first = await fileRecording(kit.sandboxClient, { file: writeRecording(work, 'monday.wav'), outDir })
-  const second = await fileRecording(kit.sandboxClient, { file: writeRecording(work, 'tuesday.wav'), outDir })
+  const recording = writeRecording(work, 'standup.wav')
+  const first = await fileRecording(kit.sandboxClient, { file: recording, outDir })
+  const second = await fileRecording(kit.sandboxClient, { file: recording, outDir })
 
   expect(second.folderId).toBe(first.folderId)
   expect((await kit.sandboxClient.listFolders()).data.filter(f => f.name === 'Meetings')).toHaveLength(1)
   const date = (await kit.sandboxClient.getNote({ id: second.noteId })).dateCreated.slice(0, 10)
-  expect(readdirSync(outDir).sort()).toEqual([`${date} ${SANDBOX_TITLE} (2).md`, `${date} ${SANDBOX_TITLE}.md`])
+  expect(readdirSync(outDir).sort()).toEqual([`${date} standup (2).md`, `${date} standup.md`])
 })
 
 test('the command says what to do when the key is missing', async () => {
