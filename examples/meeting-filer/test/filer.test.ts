@@ -13,6 +13,8 @@ import { runApp } from './run-app'
 
 // an uploaded note is titled by its file's name until a summary names it; the sandbox's fixed summary keeps it
 const TITLE = 'planning'
+// bun test's default of 5 s is close to the `slow` scenario's 3 s on a busy machine
+const SCENARIO_TIMEOUT_MS = 20_000
 
 let kit: Awaited<ReturnType<typeof startNotesvc>>
 let work: string
@@ -92,4 +94,4 @@ test('slow: the status is reported with growing progress until Done, then the no
   expect(statuses.at(-1)).toBe('Done')
   expect(readdirSync(outDir)).toHaveLength(1)
   expect(filed.path).not.toBeNull()
-})
+}, SCENARIO_TIMEOUT_MS)

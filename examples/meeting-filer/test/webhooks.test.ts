@@ -54,7 +54,7 @@ test('webhook_retry: the same webhook-id arrives twice, the meeting is filed onc
   expect(readdirSync(outDir)).toHaveLength(1)
   const meetings = (await client.listFolders()).data.find(f => f.name === 'Meetings')
   expect((await client.getNote({ id: note.id })).folderId).toBe(meetings!.id)
-})
+}, 20_000) // the retry comes 1 s after the first attempt; bun test's default of 5 s is close on a busy machine
 
 test('a delivery whose signature does not check out is refused with 400 and not handled', async () => {
   const handled: unknown[] = []
