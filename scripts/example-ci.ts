@@ -74,7 +74,7 @@ function printContents(tarball: string): void {
   console.log(`tarball ${kB(statSync(tarball).size)}, unpacked ${kB(unpacked)}`)
   const manifest = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as { exports?: unknown }
   const packed = new Set(entries.map(e => e.path))
-  const missing = exportedFiles(manifest.exports).filter(file => !packed.has(`package/${file}`))
+  const missing = [...new Set(exportedFiles(manifest.exports))].filter(file => !packed.has(`package/${file}`))
   if (missing.length) throw new StepFailed(`the tarball lacks ${missing.join(', ')}, named by packages/client/package.json's exports: make its prepack script build them`)
 }
 
