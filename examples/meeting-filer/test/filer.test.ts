@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startNotesvc } from '@notesvc/client/testing'
+import { startNotesvc, type Kit } from '@notesvc/client/testing'
 import { fileRecording } from '../src/filer'
 import { writeRecording } from './recording'
 import { runApp } from './run-app'
@@ -16,7 +16,7 @@ const TITLE = 'planning'
 // bun test's default of 5 s is close to the `slow` scenario's 3 s on a busy machine
 const SCENARIO_TIMEOUT_MS = 20_000
 
-let kit: Awaited<ReturnType<typeof startNotesvc>>
+let kit: Kit
 let work: string
 
 beforeAll(async () => {

@@ -8,12 +8,12 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient, InsufficientCreditsError, NoteFailedError, RateLimitedError, UpstreamFailureError, type NotesvcClient } from '@notesvc/client'
-import { startNotesvc } from '@notesvc/client/testing'
+import { startNotesvc, type Kit } from '@notesvc/client/testing'
 import { fileRecording } from '../src/filer'
 import { writeRecording } from './recording'
 import { runApp } from './run-app'
 
-let kit: Awaited<ReturnType<typeof startNotesvc>>
+let kit: Kit
 let work: string
 let outDir: string
 
@@ -49,8 +49,8 @@ test('insufficient_credits: InsufficientCreditsError, 402, with the request id t
 
   expect(error).toBeInstanceOf(InsufficientCreditsError)
   expect(error).toMatchObject({ status: 402, code: 'insufficient_credits' })
-  expect((error as InsufficientCreditsError).requestId).toBeString()
-  expect((error as InsufficientCreditsError).requestId!.length).toBeGreaterThan(0)
+  // the X-Request-Id of the refusal: notesvc's request ids are `req_` and a UUID
+  expect((error as InsufficientCreditsError).requestId).toMatch(/^req_[0-9a-f-]{36}$/)
   await expectNothingFiled()
 })
 
@@ -58,7 +58,7 @@ test('the command reports the 402 with its request id and exits 1', async () => 
   const run = await runApp([writeRecording(work, 'insufficient_credits.wav'), '--out', outDir], { url: kit.url, apiKey: kit.sandboxKey })
 
   expect(run.exitCode).toBe(1)
-  expect(run.stderr).toMatch(/notesvc answered 402 insufficient_credits: .+ \(request \S+\)/)
+  expect(run.stderr).toMatch(/notesvc answered 402 insufficient_credits: .+ \(request req_[0-9a-f-]{36}\)/)
   expect(run.stdout).toBe('')
   await expectNothingFiled()
 })

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startNotesvc } from '@notesvc/client/testing'
+import { startNotesvc, type Kit } from '@notesvc/client/testing'
 import { createWebhookReceiver, fileOnCompletion, type WebhookReceiver } from '../src/webhooks'
 import { writeRecording } from './recording'
 
-let kit: Awaited<ReturnType<typeof startNotesvc>>
+let kit: Kit
 let work: string
 const servers: { stop(closeActiveConnections?: boolean): unknown }[] = []
 const track = <S extends (typeof servers)[number]>(server: S) => (servers.push(server), server)
