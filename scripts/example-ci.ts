@@ -8,11 +8,11 @@
  * missing from its package.json fails here, as it would for a user.
  *
  *   bun run scripts/example-ci.ts           exits 1 on any failure; bun's " N pass" / " N fail" lines last
- *   bun run scripts/example-ci.ts --keep    leaves the temporary folder (its path is printed)
+ *   bun run scripts/example-ci.ts --keep    leaves the temporary folder (a failed run leaves it too; its path is printed)
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 
 const ROOT = resolve(import.meta.dir, '..')
 const CLIENT = join(ROOT, 'packages/client')
@@ -82,7 +82,7 @@ function printContents(tarball: string): void {
 function copyExample(to: string, tarball: string): void {
   cpSync(EXAMPLE, to, {
     recursive: true,
-    filter: source => !source.split(sep).includes('node_modules') && !/bun\.lockb?$/.test(source),
+    filter: source => !relative(EXAMPLE, source).split(sep).includes('node_modules') && !/bun\.lockb?$/.test(source),
   })
   const manifestPath = join(to, 'package.json')
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> }
@@ -98,8 +98,8 @@ async function main(keep: boolean): Promise<number> {
     await step('building the client package', [process.execPath, 'run', 'prepack'], CLIENT)
     const packDir = join(work, 'pack')
     mkdirSync(packDir)
-    // built just above, so not again by pack's own prepack
-    await step('packing the client package', [process.execPath, 'pm', 'pack', '--ignore-scripts', '--destination', packDir], CLIENT)
+    // built just above, so not again by pack's own prepack; the file list is printed below
+    await step('packing the client package', [process.execPath, 'pm', 'pack', '--quiet', '--ignore-scripts', '--destination', packDir], CLIENT)
     const tarballs = readdirSync(packDir).filter(f => f.endsWith('.tgz'))
     if (tarballs.length !== 1) throw new StepFailed(`bun pm pack left ${tarballs.length} tarballs in ${packDir}, expected one`)
     const tarball = join(packDir, tarballs[0]!)
