@@ -2,6 +2,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
 import { createTestApp, fixedClock } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
+import { webhookReceiver } from '../../helpers/webhook-receiver'
 import { closingAfterEach } from '../../helpers/closing'
 
 // the first PostgreSQL test of a file waits for the shared cluster to start (seconds, under load)
@@ -19,25 +20,7 @@ const SAMPLE_TRANSCRIPT = 'Welcome everyone to the weekly planning meeting. Firs
   'Maria will prepare the release notes by Friday. Tom raised a concern about the upload limits, and we decided to keep them at five gigabytes for now. ' +
   'Action item: Tom will write the migration guide before the launch. That is all for today, thank you.'
 
-interface Received { headers: Record<string, string>; body: string }
-
-const receivers: { stop(): void }[] = []
-afterEach(() => { for (const r of receivers.splice(0)) r.stop() })
-/** A webhook receiver on loopback: answers each request with the next status of `answers` (then 200). */
-function receiver(answers: number[] = []) {
-  const got: Received[] = []
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(req) {
-      got.push({ headers: Object.fromEntries(req.headers), body: await req.text() })
-      return new Response('ok', { status: answers[got.length - 1] ?? 200 })
-    },
-  })
-  const r = { url: `http://127.0.0.1:${server.port}/hooks/notesvc`, got, stop: () => server.stop(true) }
-  receivers.push(r)
-  return r
-}
+const receiver = webhookReceiver
 
 
 for (const b of backEnds) describe.skipIf(b.skip)(`sandbox scenarios on a note, on ${b.name}`, () => {

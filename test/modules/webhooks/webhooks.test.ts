@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
 import { makeWav } from '../../fixtures/wav'
 import { createTestApp, expectEnvelope, fixedClock } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
+import { stopAfterTest, webhookReceiver } from '../../helpers/webhook-receiver'
 import { closingAfterEach } from '../../helpers/closing'
 import { memoryStore } from '../../../src/db/open'
 import { createIdGenerator } from '../../../src/ids'
@@ -19,26 +20,7 @@ const DEV = { NOTESVC_ALLOW_PRIVATE_URLS: '1', NOTESVC_RATE_LIMITS: 'read=100000
 const SCHEDULE_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000]
 const DAY_MS = 24 * 3_600_000
 
-interface Received { headers: Record<string, string>; body: string }
-
-/** A webhook receiver on loopback: answers each request with the next status of `answers` (then 200). */
-const receivers: { stop(): void }[] = []
-afterEach(() => { for (const r of receivers.splice(0)) r.stop() })
-function receiver(answers: number[] = []) {
-  const got: Received[] = []
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(req) {
-      got.push({ headers: Object.fromEntries(req.headers), body: await req.text() })
-      const status = answers[got.length - 1] ?? 200
-      return new Response(status === 204 ? null : 'ok', { status })
-    },
-  })
-  const r = { url: `http://127.0.0.1:${server.port}/hooks/notesvc`, got, stop: () => server.stop(true) }
-  receivers.push(r)
-  return r
-}
+const receiver = webhookReceiver
 
 for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () => {
   const open = closingAfterEach(b)
@@ -299,7 +281,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     const t = await setup()
     const target = receiver()
     const redirecting = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null, { status: 307, headers: { location: target.url } }) })
-    receivers.push({ stop: () => redirecting.stop(true) })
+    stopAfterTest(redirecting)
     const made = (await create(t, t.sandbox, { url: `http://127.0.0.1:${redirecting.port}/hook`, events: ['note.completed'] })).body
     await sandboxNoteDone(t)
     expect(await t.deliver()).toBe(1)
@@ -315,7 +297,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`webhooks on ${b.name}`, () =>
     const t = createTestApp({ clock, store, env: DEV })
     const token = await t.key({ sandbox: true })
     const slow = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async () => { await Bun.sleep(2_000); return new Response('late') } })
-    receivers.push({ stop: () => slow.stop(true) })
+    stopAfterTest(slow)
     // the same repository and store, a short timeout: the 10 s of the service is the same code path
     const quick = createWebhooksService({ repo: createWebhooksRepo(store), clock, ids: createIdGenerator(), log: silentLogger, allowPrivateUrls: true, timeoutMs: 200 })
     const made = (await t.call('POST', '/v1/webhooks', { token, body: { url: `http://127.0.0.1:${slow.port}/hook`, events: ['note.completed'] } })).body
