@@ -1,7 +1,7 @@
 import { afterEach } from 'bun:test'
 
 /** A request a receiver got: its headers and body as sent. */
-export interface Received {
+interface Received {
   headers: Record<string, string>
   body: string
 }
