@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { createTestApp } from '../helpers/app'
@@ -62,6 +63,22 @@ try {
 }
 `
 
+/**
+ * Bun's browser target quietly replaces an import of a Node built-in with an empty object, where a web
+ * app's bundler (webpack 5, esbuild for the browser) refuses it: this plugin refuses it the same way,
+ * so a static `node:fs` import in the client fails the build here as it would there. The client's
+ * own dynamic import of node:fs (upload.ts, by a name bundlers leave alone) is not resolved at all.
+ */
+const NODE_BUILTIN = new RegExp(`^(node:.*|${builtinModules.map(m => m.replace(/[/.]/g, '\\$&')).join('|')})$`)
+const refuseNodeBuiltins: Bun.BunPlugin = {
+  name: 'refuse-node-builtins',
+  setup(build) {
+    build.onResolve({ filter: NODE_BUILTIN }, ({ path, importer }) => {
+      throw new Error(`${importer} imports ${path}, a Node built-in no browser has: import it only where it runs (Bun, Node)`)
+    })
+  },
+}
+
 let bundle = ''
 let server: ReturnType<typeof Bun.serve> | undefined
 let browser: Browser | undefined
@@ -70,7 +87,7 @@ let pageKey = ''
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with DEBIAN_FRONTEND=noninteractive apt-get install -y chromium`)
   // In memory, nothing external: openapi-fetch and standardwebhooks end up in the one file, as in a web app.
-  const built = await Bun.build({ entrypoints: [join(ROOT, 'packages/client/src/index.ts')], target: 'browser', format: 'esm' })
+  const built = await Bun.build({ entrypoints: [join(ROOT, 'packages/client/src/index.ts')], target: 'browser', format: 'esm', plugins: [refuseNodeBuiltins], throw: false })
   if (!built.success) throw new AggregateError(built.logs, `Bun.build of the client for the browser failed: ${built.logs.join('\n')}`)
   bundle = await built.outputs[0]!.text()
   pageKey = await t.key({ email: 'browser@example.com', sandbox: true })
