@@ -22,7 +22,7 @@ const CHROMIUM = process.env.NOTESVC_CHROMIUM ?? '/usr/bin/chromium'
 const port = await freePort()
 const origin = `http://127.0.0.1:${port}`
 const t = createTestApp({ env: { NOTESVC_PUBLIC_URL: origin } })
-const wav = makeWav({ seconds: 2 })
+const wav = new Uint8Array(makeWav({ seconds: 2 }))
 
 /** Each /v1 request the page made, as the forwarding server saw it and its answer. */
 interface Forwarded { method: string; path: string; status: number; requestId: string | null }
