@@ -866,6 +866,29 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX note_search_head ON note_search USING gin (head);
     `,
   },
+  {
+    ...sameAsSqlite(32),
+    sql: sameAsSqlite(32).sql + `
+      -- PostgreSQL's search rows copy the note's library (note_search.account_id, sandbox): a note moved
+      -- to another workspace must leave the old one's search. (SQLite's search_keys trigger fires on
+      -- account_id and sandbox since migration 30.)
+      CREATE OR REPLACE FUNCTION note_search_on_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title OR NEW.summary IS DISTINCT FROM OLD.summary THEN
+          PERFORM note_search_refresh(NEW.id);
+        END IF;
+        IF TG_OP = 'UPDATE' AND (NEW.account_id IS DISTINCT FROM OLD.account_id OR NEW.sandbox IS DISTINCT FROM OLD.sandbox
+            OR NEW.folder_id IS DISTINCT FROM OLD.folder_id OR NEW.status IS DISTINCT FROM OLD.status OR NEW.type IS DISTINCT FROM OLD.type) THEN
+          UPDATE note_search SET account_id = NEW.account_id, sandbox = NEW.sandbox, folder_id = NEW.folder_id, status = NEW.status, type = NEW.type
+            WHERE note_id = NEW.id;
+        END IF;
+        RETURN NULL;
+      END $$;
+      DROP TRIGGER note_search_on_note ON notes;
+      CREATE TRIGGER note_search_on_note AFTER INSERT OR UPDATE OF account_id, sandbox, title, summary, folder_id, status, type ON notes
+        FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
+    `,
+  },
 ]
 
 let postgres: Migration[] | undefined

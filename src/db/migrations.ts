@@ -942,4 +942,63 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 32,
+    name: 'workspaces: team workspaces (accounts of kind team), their members, invitations and SSO group mappings',
+    sql: `
+      -- docs/decisions.md "Workspaces". A workspace is an accounts row: a person's personal workspace is
+      -- the person's own account (every existing note, folder, key, credit and speaker stays where it is),
+      -- a team workspace is a row of kind 'team' holding the team's pooled credits and plan. Every
+      -- account_id of a library's table names the workspace that owns the row.
+      ALTER TABLE accounts ADD COLUMN kind TEXT NOT NULL DEFAULT 'person' CHECK (kind IN ('person', 'team'));
+      ALTER TABLE accounts ADD COLUMN name TEXT;
+
+      -- The members of team workspaces. A personal workspace has none: its account is its only owner.
+      CREATE TABLE workspace_members (
+        workspace_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'editor', 'viewer')),
+        via TEXT NOT NULL CHECK (via IN ('created', 'invitation', 'sso')),
+        added_at TEXT NOT NULL,
+        last_active_at TEXT,
+        PRIMARY KEY (workspace_id, account_id)
+      );
+      CREATE INDEX workspace_members_of_account ON workspace_members (account_id);
+
+      -- An invitation by email; the token is stored as its SHA-256 only.
+      CREATE TABLE workspace_invitations (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'editor', 'viewer')),
+        token_hash TEXT NOT NULL UNIQUE,
+        invited_by TEXT REFERENCES accounts(id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        accepted_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX workspace_invitations_of_workspace ON workspace_invitations (workspace_id, created_at);
+
+      -- The provider's groups whose members join a workspace with a role at each sign-in.
+      CREATE TABLE sso_group_workspaces (
+        group_name TEXT NOT NULL,
+        workspace_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'editor', 'viewer')),
+        PRIMARY KEY (group_name, workspace_id)
+      );
+      CREATE INDEX sso_group_workspaces_of_workspace ON sso_group_workspaces (workspace_id);
+
+      -- A key belongs to one workspace (account_id) and acts as the member who made it (null: the
+      -- workspace's own account, every key made before workspaces).
+      ALTER TABLE api_keys ADD COLUMN made_by TEXT REFERENCES accounts(id) ON DELETE CASCADE;
+      CREATE INDEX api_keys_made_by ON api_keys (made_by);
+      -- An OAuth grant names the workspace chosen at consent (null: the person's own).
+      ALTER TABLE oauth_codes ADD COLUMN workspace_id TEXT REFERENCES accounts(id) ON DELETE CASCADE;
+      ALTER TABLE oauth_tokens ADD COLUMN workspace_id TEXT REFERENCES accounts(id) ON DELETE CASCADE;
+      CREATE INDEX oauth_tokens_workspace ON oauth_tokens (workspace_id);
+      -- Who spent a workspace's pooled credits (null before workspaces, and for the CLI).
+      ALTER TABLE usage ADD COLUMN actor_id TEXT;
+    `,
+  },
 ]

@@ -3,7 +3,8 @@ import { commandLine } from '../command-name'
 import { asDatabaseUnavailable } from '../db/store'
 import { ApiError, type ErrorCode } from './errors'
 import type { OperationTable } from './contract'
-import type { CredentialSource, Principal } from './principal'
+import { roleOf, type CredentialSource, type Principal } from './principal'
+import { roleAllows, type Role } from '../modules/workspaces/model'
 import type { Scope } from './scopes'
 import type { RateDecision, RateLimiter } from './rate-limit'
 
@@ -23,6 +24,8 @@ export interface AdmissionTerms {
   readonly public?: boolean
   /** the error codes it declares beyond the common ones (the sandbox scenarios fire only on those) */
   readonly errors?: readonly ErrorCode[]
+  /** the least role in the workspace it needs (absent: any member's) */
+  readonly role?: Role
 }
 
 /** The API's challenge; MCP names its protected-resource metadata instead. */
@@ -87,6 +90,20 @@ function checkScopes(principal: Principal, terms: AdmissionTerms) {
       headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${terms.scopes.join(' ')}"` },
     })
   }
+}
+
+/**
+ * The role check beside the scope check: a member whose role in the workspace is below the operation's
+ * gets the interface's 403 insufficient_scope, naming both roles. A person alone in their personal
+ * workspace is its owner, so this never refuses them.
+ */
+function checkRole(principal: Principal, terms: AdmissionTerms) {
+  const held = roleOf(principal)
+  if (!terms.role || roleAllows(held, terms.role)) return
+  throw new ApiError('insufficient_scope', `Your role in this workspace is ${held}; ${terms.id} needs ${terms.role} or above. Ask an owner or admin of the workspace to change your role.`, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", error_description="role ${terms.role} needed"` },
+    details: [{ field: 'role', issue: `${held} (needed: ${terms.role})` }],
+  })
 }
 
 function unknownCredential(challenge: string): ApiError {
@@ -166,6 +183,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     if (terms.public) return { principal, alongside: undefined }
     const d = await limit(limiterKey(principal), terms, rateHeaders)
     checkScopes(principal, terms)
+    checkRole(principal, terms)
     return { principal, alongside: d.alongside }
   }
 
@@ -199,6 +217,7 @@ export function createAdmission(verifiers: CredentialVerifier[], limiter: RateLi
     if (!principal) return undefined
     const d = decide(limiter.hitNow(limiterKey(principal), terms.rateClass), terms, rateHeaders)
     checkScopes(principal, terms)
+    checkRole(principal, terms)
     return { principal, alongside: d.alongside }
   }
 

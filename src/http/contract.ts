@@ -1,3 +1,4 @@
+import type { Role } from '../modules/workspaces/model'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
 import type { Principal } from './principal'
@@ -57,6 +58,11 @@ export interface OperationDeclaration {
   credits: Credits
   /** by default: `processing` when it charges, else `read` for GET and `write` for the rest */
   rateClass?: RateClass
+  /**
+   * the least role in the workspace it needs (docs/decisions.md "Workspaces"): by default `viewer` for
+   * GET and `editor` for the rest; a person in their personal workspace is its owner
+   */
+  role?: Role
   params?: TObject
   query?: TObject
   /** a JSON body, validated before the handler runs (`routeOptions`) */
@@ -82,6 +88,7 @@ export interface OperationDeclaration {
 
 export type Operation<D extends OperationDeclaration = OperationDeclaration> = D & {
   rateClass: RateClass
+  role: Role
   /** needs no credential */
   public: boolean
   errors: readonly ErrorCode[]
@@ -104,6 +111,7 @@ function contractOf<const D extends OperationDeclaration>(d: D): Operation<D> {
   return {
     ...d,
     rateClass: d.rateClass ?? (d.credits !== 0 ? 'processing' : d.method === 'GET' ? 'read' : 'write'),
+    role: d.role ?? (d.method === 'GET' ? 'viewer' : 'editor'),
     public: d.scopes.length === 0,
     errors: d.errors ?? [],
     mcp: { tool: true, openWorld: false, ...d.mcp },

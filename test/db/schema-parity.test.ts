@@ -155,7 +155,7 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       'trigger note_search_on_body_update fires': 'after update of original_transcription on note_bodies when new.original_transcription is not old.original_transcription',
     },
     postgres: {
-      'trigger note_search_on_note fires': 'after insert or update of title,summary,folder_id,status,type on notes for each row execute function note_search_on_note()',
+      'trigger note_search_on_note fires': 'after insert or update of account_id,sandbox,title,summary,folder_id,status,type on notes for each row execute function note_search_on_note()',
       'trigger note_search_on_body fires': 'after insert or update of original_transcription on note_bodies for each row execute function note_search_on_body()',
       'function note_search_on_note returns': 'trigger () in plpgsql',
       'function note_search_on_body returns': 'trigger () in plpgsql',

@@ -35,13 +35,13 @@ export function createAccountsRepo(store: Store) {
   const emailIs = store.sql.caselessEquals('email')
   return {
     transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
-    countAccounts: async () => Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM accounts'))!.n),
+    countAccounts: async () => Number((await store.get<{ n: number | string }>("SELECT count(*) AS n FROM accounts WHERE kind = 'person'"))!.n),
     /** Account ids in id order after `after` (keyset paging), at most `limit`. */
     accountIdsAfter: async (after: string, limit: number) => (await store.all<{ id: string }>('SELECT id FROM accounts WHERE id > ? ORDER BY id LIMIT ?', [after, limit])).map(r => r.id),
-    findAccountByEmail: (email: string) => store.get<AccountRow>(`SELECT * FROM accounts WHERE ${emailIs}`, [email]),
+    findAccountByEmail: (email: string) => store.get<AccountRow>(`SELECT * FROM accounts WHERE ${emailIs} AND kind = 'person'`, [email]),
     findAccount: (id: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]),
     /** the account of an email with its password hash (null when no password is set) */
-    findPasswordByEmail: (email: string) => store.get<{ id: string; password_hash: string | null }>(`SELECT id, password_hash FROM accounts WHERE ${emailIs}`, [email]),
+    findPasswordByEmail: (email: string) => store.get<{ id: string; password_hash: string | null }>(`SELECT id, password_hash FROM accounts WHERE ${emailIs} AND kind = 'person'`, [email]),
     setPasswordHash: async (id: string, hash: string) => { await store.run('UPDATE accounts SET password_hash = ? WHERE id = ?', [hash, id]) },
     /** the account the ID-token link of migration 3 (`oidc_subject`) names; nothing writes it any more (src/modules/sso/links.ts) */
     findAccountByOidcSubject: (subject: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE oidc_subject = ?', [subject]),
