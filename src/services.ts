@@ -74,6 +74,7 @@ import { createMetrics } from './modules/metrics/registry'
 import { createDiscoveryService } from './modules/discovery/service'
 import { scenarioOfFileName } from './http/sandbox-scenarios'
 import { createSharesRepo } from './modules/sharing/repo'
+import { createWorkspacesRepo } from './modules/workspaces/repo'
 import { createSharingService } from './modules/sharing/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
@@ -254,7 +255,10 @@ export function createServices(deps: CoreDeps) {
     config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
+  /** workspaces' own tables (members, invitations, SSO group mappings): the service of src/modules/workspaces builds on it */
+  const workspacesRepo = createWorkspacesRepo(store)
   return {
+    workspacesRepo,
     discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }

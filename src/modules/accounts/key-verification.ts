@@ -4,6 +4,7 @@ import { ReadCache } from '../../db/read-cache'
 import type { Store } from '../../db/store'
 import { isScope } from '../../http/contract'
 import type { Principal } from '../../http/admission'
+import { isRole } from '../workspaces/model'
 import { LIVE_PREFIX, SANDBOX_PREFIX } from './api-keys'
 import type { AccountsRepo } from './repo'
 
@@ -74,8 +75,14 @@ export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; k
       const principal = await keyCache.getAsync(hash, async () => {
         const row = await repo.findKeyByHash(hash)
         if (!row || row.revoked_at) return null
+        // A key made for a team workspace acts as its maker with the maker's role there now; a maker
+        // removed from the workspace leaves a key that opens nothing (their keys are revoked too).
+        const role = row.made_by && row.made_by !== row.account_id ? row.member_role : 'owner'
+        if (!isRole(role)) return null
         return {
           accountId: row.account_id,
+          actorId: row.made_by ?? row.account_id,
+          role,
           sandbox: row.sandbox === 1,
           scopes: new Set(row.scopes.split(' ').filter(isScope)),
           credentialId: row.id,

@@ -25,6 +25,13 @@ export interface ApiKeyRow {
   created_at: string
   last_used_at: string | null
   revoked_at: string | null
+  /** the member who made it (migration 32); null: the workspace's own account (a personal key) */
+  made_by?: string | null
+}
+
+/** a key with its maker's role in the key's workspace (null when the maker is no longer a member) */
+export interface VerifiedKeyRow extends ApiKeyRow {
+  member_role: string | null
 }
 
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>
@@ -54,9 +61,13 @@ export function createAccountsRepo(store: Store) {
       (await store.run('INSERT INTO accounts (id, email, plan, grant_period, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [a.id, a.email, a.plan, a.grant_period, a.created_at])) > 0,
     setPlan: async (id: string, plan: AccountRow['plan']) => { await store.run('UPDATE accounts SET plan = ? WHERE id = ?', [plan, id]) },
     insertKey: async (k: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>) => {
-      await store.run('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [k.id, k.account_id, k.name, k.start, k.hash, k.sandbox, k.scopes, k.created_at])
+      await store.run('INSERT INTO api_keys (id, account_id, name, start, hash, sandbox, scopes, created_at, made_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [k.id, k.account_id, k.name, k.start, k.hash, k.sandbox, k.scopes, k.created_at, k.made_by ?? null])
     },
-    findKeyByHash: (hash: string) => store.get<ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?', [hash]),
+    /** the key of a hash, with its maker's role in its workspace (one statement: verification's) */
+    findKeyByHash: (hash: string) => store.get<VerifiedKeyRow>(
+      `SELECT k.*, m.role AS member_role FROM api_keys k
+       LEFT JOIN workspace_members m ON m.workspace_id = k.account_id AND m.account_id = k.made_by
+       WHERE k.hash = ?`, [hash]),
     listKeys: (accountId: string) => store.all<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id', [accountId]),
     findKeys: (idOrStart: string) => store.all<ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? OR start = ?', [idOrStart, idOrStart]),
     revokeKey: async (id: string, at: string) => (await store.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id])) > 0,
