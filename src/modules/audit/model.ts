@@ -33,6 +33,18 @@ export const AUDIT_ACTIONS = [
   'audit.exported',
   'backup.created',
   'backup.restored',
+  // workspaces (docs/decisions.md "Workspaces"): recorded in the workspace's log, by the person
+  'workspace.created',
+  'workspace.renamed',
+  'workspace.invitation_created',
+  'workspace.invitation_revoked',
+  'workspace.member_added',
+  'workspace.role_changed',
+  'workspace.member_removed',
+  'workspace.key_created',
+  'workspace.key_revoked',
+  'workspace.sso_groups_set',
+  'note.moved',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
