@@ -1078,7 +1078,7 @@ export interface components {
                 type: string;
                 id: string | null;
             };
-            /** @description one of `signin.succeeded`, `signin.failed`, `signout`, `key.created`, `key.revoked`, `oauth.granted`, `oauth.revoked`, `note.media_read`, `note.transcript_exported`, `note.transcript_edited`, `note.deleted`, `note.media_deleted`, `folder.deleted`, `share.created`, `share.revoked`, `share.opened`, `retention.changed`, `plan.changed`, `account.created`, `audit.exported`, `backup.created`, `backup.restored` */
+            /** @description one of `signin.succeeded`, `signin.failed`, `signout`, `key.created`, `key.revoked`, `oauth.granted`, `oauth.revoked`, `note.media_read`, `note.transcript_exported`, `note.transcript_edited`, `note.deleted`, `note.media_deleted`, `folder.deleted`, `share.created`, `share.revoked`, `share.opened`, `retention.changed`, `plan.changed`, `account.created`, `audit.exported`, `backup.created`, `backup.restored`, `workspace.created`, `workspace.renamed`, `workspace.invitation_created`, `workspace.invitation_revoked`, `workspace.member_added`, `workspace.role_changed`, `workspace.member_removed`, `workspace.key_created`, `workspace.key_revoked`, `workspace.sso_groups_set`, `note.moved` */
             action: string;
             target: {
                 type: string;
@@ -4466,7 +4466,7 @@ export interface operations {
                 /** @description the previous page's `pagination.nextCursor` */
                 cursor?: string;
                 /** @description only events of this action */
-                action?: "signin.succeeded" | "signin.failed" | "signout" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "note.media_read" | "note.transcript_exported" | "note.transcript_edited" | "note.deleted" | "note.media_deleted" | "folder.deleted" | "share.created" | "share.revoked" | "share.opened" | "retention.changed" | "plan.changed" | "account.created" | "audit.exported" | "backup.created" | "backup.restored";
+                action?: "signin.succeeded" | "signin.failed" | "signout" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "note.media_read" | "note.transcript_exported" | "note.transcript_edited" | "note.deleted" | "note.media_deleted" | "folder.deleted" | "share.created" | "share.revoked" | "share.opened" | "retention.changed" | "plan.changed" | "account.created" | "audit.exported" | "backup.created" | "backup.restored" | "workspace.created" | "workspace.renamed" | "workspace.invitation_created" | "workspace.invitation_revoked" | "workspace.member_added" | "workspace.role_changed" | "workspace.member_removed" | "workspace.key_created" | "workspace.key_revoked" | "workspace.sso_groups_set" | "note.moved";
                 /** @description only events at or after this instant (ISO 8601) */
                 since?: string;
             };
