@@ -13,7 +13,8 @@ import { safeEqual } from '../../crypto/digest'
 import { pageResponse, randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
-import { libraryRoutes } from './library'
+import { libraryRoutes, type LibraryRouteDeps } from './library'
+import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf } from './workspace-choice'
 import type { AuditService } from '../audit/service'
 import { originOf, userBy } from '../audit/by'
 import { jsonLinesResponse } from '../audit/json-lines'
@@ -85,6 +86,8 @@ export interface WebRouteDeps {
   signInMethods?: SignInMethods
   /** the settings page's Retention section */
   retention?: RetentionService
+  /** the person's workspaces and roles: the header's switcher, the workspace and invitation pages */
+  workspaces: LibraryRouteDeps['workspaces']
 }
 
 /** An HTML page (with the pages' headers: pageResponse). */
@@ -131,8 +134,9 @@ export function webRoutes(deps: WebRouteDeps) {
     return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
   }
 
-  async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Promise<Response> {
+  async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string; request: Request }): Promise<Response> {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
+    const workspace = await currentWorkspace(deps.workspaces, o.request, user.accountId)
     const keys = await accounts.listKeysOf(user.accountId)
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     const retention = await deps.retention?.policy(user.accountId)
@@ -142,6 +146,7 @@ export function webRoutes(deps: WebRouteDeps) {
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
       retention: retention ? retentionSection(retention, user.csrf) : undefined,
+      workspace,
     }), o.status ?? 200)
   }
 
@@ -158,7 +163,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false, sharing: deps.sharing }))
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false, sharing: deps.sharing, workspaces: deps.workspaces }))
     .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
@@ -206,10 +211,26 @@ export function webRoutes(deps: WebRouteDeps) {
       return redirect(SIGN_IN_PATH, [await web.signOut(request, r.user.accountId, originOf(server, request))])
     }, noParse)
 
+    // The header's workspace menu: the cookie of the chosen workspace, when the person is a member of it.
+    .post(SWITCH_PATH, async ({ request }) => {
+      const r = await formUser(request, '/')
+      if (r instanceof Response) return r
+      const wanted = r.form.get('workspace') ?? ''
+      const next = safeNext(r.form.get('next')) ?? '/'
+      if (!(await workspacesOf(deps.workspaces, r.user.accountId)).some(w => w.id === wanted)) {
+        return page(nonce => messagePage({
+          nonce, title: 'Not your workspace',
+          message: 'You are not a member of that workspace (any more). Pick one of your workspaces in the header\'s menu, or ask an admin of the workspace to invite you.',
+          link: { href: '/', text: 'Back to your library' },
+        }), 403)
+      }
+      return redirect(next, [workspaceCookie(wanted, secure)])
+    }, noParse)
+
     .get(SETTINGS_PATH, async ({ request }) => {
       const user = await sessions.userOf(request)
       if (!user) return toSignIn(SETTINGS_PATH)
-      return settings(user)
+      return settings(user, { request })
     })
 
     // The whole audit log as JSON lines, for the settings page's link: the session cookie (a read; the
@@ -225,26 +246,26 @@ export function webRoutes(deps: WebRouteDeps) {
       if (r instanceof Response) return r
       const { user, form } = r
       const library = form.get('library') ?? 'live'
-      if (library !== 'live' && library !== 'sandbox') return settings(user, { status: 400, error: 'Choose live or sandbox.' })
+      if (library !== 'live' && library !== 'sandbox') return settings(user, { request, status: 400, error: 'Choose live or sandbox.' })
       const chosen = form.getAll('scopes')
       const scopes = [...new Set(chosen.filter(isScope))] as Scope[]
       if (scopes.length === 0 || scopes.length !== new Set(chosen).size) {
-        return settings(user, { status: 400, error: 'Choose at least one scope from the list.' })
+        return settings(user, { request, status: 400, error: 'Choose at least one scope from the list.' })
       }
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
       const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name }, userBy(user.accountId, server, request))
-      return settings(user, { newKey: { key: created.key, info: created.info } })
+      return settings(user, { request, newKey: { key: created.key, info: created.info } })
     }, noParse)
 
     .post(RETENTION_FORM_PATH, async ({ request, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response || !deps.retention) return r instanceof Response ? r : redirect(SETTINGS_PATH)
       const change = retentionFormChange(r.form)
-      if ('error' in change) return settings(r.user, { status: 400, error: change.error })
+      if ('error' in change) return settings(r.user, { request, status: 400, error: change.error })
       try {
         await deps.retention.update(r.user.accountId, change, { actor: { type: 'user', id: r.user.accountId }, origin: { ip: clientAddress(server, request), userAgent: request.headers.get('user-agent') } })
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'invalid_request') return settings(r.user, { status: 400, error: err.message })
+        if (err instanceof ApiError && err.code === 'invalid_request') return settings(r.user, { request, status: 400, error: err.message })
         throw err
       }
       return redirect(`${SETTINGS_PATH}#retention`)
@@ -254,7 +275,7 @@ export function webRoutes(deps: WebRouteDeps) {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
       const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request))
-      if (!revoked) return settings(r.user, { status: 404, error: 'There is no such key in this account.' })
+      if (!revoked) return settings(r.user, { request, status: 404, error: 'There is no such key in this account.' })
       return redirect(SETTINGS_PATH)
     }, noParse)
 }
