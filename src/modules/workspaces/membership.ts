@@ -123,6 +123,8 @@ export function createMembership(deps: MembershipDeps) {
         await repo.setRole(ws.id, accountId, role)
         await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: member.role, to: role } })
       })
+      // a verified team key carries its maker's role: this node's keys act with the new one at once
+      deps.accounts.forgetVerifiedKeys()
       return memberView({ ...member, role })
     },
 
