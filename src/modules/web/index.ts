@@ -14,7 +14,11 @@ import { pageResponse, randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
 import { libraryRoutes, type LibraryRouteDeps } from './library'
-import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf } from './workspace-choice'
+import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf, type WorkspaceChoice } from './workspace-choice'
+import type { WorkspacesRepo } from '../workspaces/repo'
+import type { WorkspacesService } from '../workspaces/service'
+import type { Principal } from '../../http/principal'
+import { ALL_SCOPES } from '../../http/contract'
 import type { AuditService } from '../audit/service'
 import { originOf, userBy } from '../audit/by'
 import { jsonLinesResponse } from '../audit/json-lines'
@@ -87,7 +91,9 @@ export interface WebRouteDeps {
   /** the settings page's Retention section */
   retention?: RetentionService
   /** the person's workspaces and roles: the header's switcher, the workspace and invitation pages */
-  workspaces: LibraryRouteDeps['workspaces']
+  workspaces: LibraryRouteDeps['workspaces'] & Pick<WorkspacesRepo, 'keysOf'>
+  /** the settings page's key form in a team workspace: createWorkspaceKey, revokeWorkspaceKey */
+  workspaceKeys: Pick<WorkspacesService, 'createKey' | 'revokeKey'>
 }
 
 /** An HTML page (with the pages' headers: pageResponse). */
@@ -137,7 +143,7 @@ export function webRoutes(deps: WebRouteDeps) {
   async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string; request: Request }): Promise<Response> {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
     const workspace = await currentWorkspace(deps.workspaces, o.request, user.accountId)
-    const keys = await accounts.listKeysOf(user.accountId)
+    const keys = await keysShown(user, workspace.current)
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     const retention = await deps.retention?.policy(user.accountId)
     return page(nonce => settingsPage({
@@ -149,6 +155,18 @@ export function webRoutes(deps: WebRouteDeps) {
       workspace,
     }), o.status ?? 200)
   }
+
+  /** The key list of the settings page: the personal workspace's keys, or those the person made for the team they work in. */
+  async function keysShown(user: SessionUser, w: WorkspaceChoice): Promise<KeyInfo[]> {
+    if (w.kind !== 'team') return accounts.listKeysOf(user.accountId)
+    const mine = new Set((await deps.workspaces.keysOf(w.id)).filter(k => k.made_by === user.accountId).map(k => k.id))
+    return (await accounts.listKeysOf(w.id)).filter(k => mine.has(k.id))
+  }
+
+  /** The signed-in person as a principal of the team workspace they work in (the form carried the session's CSRF token). */
+  const memberPrincipal = (user: SessionUser, w: WorkspaceChoice): Principal => ({
+    accountId: w.id, actorId: user.accountId, role: w.role, sandbox: false, scopes: new Set(ALL_SCOPES), credentialId: 'ses_settings', source: 'oauth',
+  })
 
   /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
   async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
@@ -253,6 +271,12 @@ export function webRoutes(deps: WebRouteDeps) {
         return settings(user, { request, status: 400, error: 'Choose at least one scope from the list.' })
       }
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
+      const w = (await currentWorkspace(deps.workspaces, request, user.accountId)).current
+      if (w.kind === 'team') {
+        // a key of the team the person works in (createWorkspaceKey): it acts as them, with their role there
+        const made = await deps.workspaceKeys.createKey(memberPrincipal(user, w), w.id, { name, sandbox: library === 'sandbox', scopes }, userBy(user.accountId, server, request))
+        return settings(user, { request, newKey: { key: made.key, info: { ...made, scopes: made.scopes as Scope[], lastUsedAt: null, revokedAt: null } } })
+      }
       const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name }, userBy(user.accountId, server, request))
       return settings(user, { request, newKey: { key: created.key, info: created.info } })
     }, noParse)
@@ -274,7 +298,16 @@ export function webRoutes(deps: WebRouteDeps) {
     .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request))
+      const w = (await currentWorkspace(deps.workspaces, request, r.user.accountId)).current
+      let revoked: boolean
+      if (w.kind === 'team') {
+        revoked = await deps.workspaceKeys.revokeKey(memberPrincipal(r.user, w), w.id, params.id, userBy(r.user.accountId, server, request)).then(() => true, err => {
+          if (err instanceof ApiError && err.code === 'not_found') return false
+          throw err
+        })
+      } else {
+        revoked = Boolean(await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request)))
+      }
       if (!revoked) return settings(r.user, { request, status: 404, error: 'There is no such key in this account.' })
       return redirect(SETTINGS_PATH)
     }, noParse)

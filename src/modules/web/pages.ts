@@ -190,8 +190,10 @@ ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 </section>
 <section>
 <h2>API keys</h2>
-<p class="muted" id="keys-workspace">Keys of your personal workspace.${o.workspace && o.workspace.current.kind === 'team' ? ` You are working in <b>${esc(o.workspace.current.name)}</b>: its keys are made on <a href="${WORKSPACE_PAGE_PATH}#key-section">its workspace page</a>.` : ''}</p>
-${o.newKey ? `<div class="newkey" role="status"><b>New ${o.newKey.info.sandbox ? 'sandbox' : 'live'} key${o.newKey.info.name ? ` “${esc(o.newKey.info.name)}”` : ''}.</b> Copy it now: it is shown only this once and stored only as a hash.
+<p class="muted" id="keys-workspace">${o.workspace && o.workspace.current.kind === 'team'
+    ? `Keys you made for <b>${esc(o.workspace.current.name)}</b>, the workspace you work in (the header's menu): they act as you, with your role there (${esc(o.workspace.current.role)}), and stop working if you leave it. Its admins see all its keys on <a href="${WORKSPACE_PAGE_PATH}">the workspace page</a>.`
+    : 'Keys of your personal workspace. To make a key for a team, pick the team in the header\'s workspace menu first.'}</p>
+${o.newKey ? `<div class="newkey" role="status"><b>New ${o.newKey.info.sandbox ? 'sandbox' : 'live'} key${o.newKey.info.name ? ` “${esc(o.newKey.info.name)}”` : ''} for ${o.workspace && o.workspace.current.kind === 'team' ? esc(o.workspace.current.name) : 'your personal workspace'}.</b> Copy it now: it is shown only this once and stored only as a hash.
 <code id="new-key">${esc(o.newKey.key)}</code><button type="button" class="secondary" id="copy-key">Copy</button></div>` : ''}
 ${o.keys.length ? `<table id="keys"><thead><tr><th>Key</th><th>Name</th><th>Library</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>
 ${keyRows}
