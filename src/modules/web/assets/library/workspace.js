@@ -91,13 +91,18 @@ const ACTIONS = {
   'workspace.sso_groups_set': 'Group mappings set', 'note.moved': 'Note moved',
 }
 
-async function loadActivity(emails) {
+/** the emails of the members this page has shown, by account id: the audit log names people by id only */
+const emails = new Map()
+const who = id => emails.get(id) || id
+
+async function loadActivity() {
   try {
     const events = (await call('GET', '/v1/audit-events?limit=20')).data
     $('workspace-activity').replaceChildren(...events.map(e => el('li', { 'data-action': e.action },
       when(e.at), ` ${ACTIONS[e.action] || e.action}`,
-      e.target && emails.has(e.target.id) ? `: ${emails.get(e.target.id)}` : '',
-      e.actor && emails.has(e.actor.id) ? ` (by ${emails.get(e.actor.id)})` : '')))
+      e.target && e.target.type === 'account' ? `: ${who(e.target.id)}` : '',
+      typeof e.details.keysRevoked === 'number' ? ` (${e.details.keysRevoked} key${e.details.keysRevoked === 1 ? '' : 's'} revoked)` : '',
+      e.actor && e.actor.id ? `, by ${who(e.actor.id)}` : '')))
   } catch (err) { $('workspace-activity').replaceChildren(el('li', { class: 'error', text: explain(err) })) }
 }
 
@@ -114,8 +119,8 @@ async function loadAdmin() {
   $('usage-summary').textContent = `${u.balance.totalRemaining} credits available (plan ${u.balance.plan}); ${u.creditsThisMonth} used this month.`
   $('usage-by-member').tBodies[0].replaceChildren(...u.byMember.map(b => el('tr', {}, el('td', { text: b.email || b.accountId }), el('td', { text: String(b.credits) }))))
   $('sso-mappings').value = w.ssoGroups.map(g => `${g.group} = ${g.role}`).join('\n')
-  const emails = new Map(w.members.map(m => [m.accountId, m.email]))
-  await loadActivity(emails)
+  for (const m of w.members) emails.set(m.accountId, m.email)
+  await loadActivity()
 }
 
 function initAdmin() {
