@@ -2,7 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { sha256 } from '../../../src/crypto/digest'
 import { grantPeriod } from '../../../src/modules/credits/model'
 import { teamEmail, type Role } from '../../../src/modules/workspaces/model'
-import { field, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
+import { cookieBrowser, field, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
+import { createTestApp } from '../../helpers/app'
+import { replayLibrivoxRecognizers } from '../../fixtures/replay-recognizer'
 
 /**
  * The workspace parts of the pages, through app.handle: the header's switcher (the person's
@@ -94,6 +96,23 @@ describe('the header\'s workspace menu', () => {
     // a cookie set by hand to another's workspace is not used
     const forged = await b.get('/', { cookie: `notesvc_session=${b.jar.get('notesvc_session')}; notesvc_workspace=${id}` })
     expect(meta(forged.text)).not.toBe(id)
+  })
+
+  test('the record button only in the personal workspace (a browser\'s stream cannot name a team)', async () => {
+    const t = createTestApp({ liveRecognizers: replayLibrivoxRecognizers() })
+    await t.services.web.setPassword(MEMBER, PASSWORD)
+    const member = (await t.services.accounts.ensureAccount(MEMBER)).id
+    const id = `ws_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`
+    await t.services.workspacesRepo.insertTeam({ id, name: 'Research', email: teamEmail(id), plan: 'free', grant_period: grantPeriod(new Date()), created_at: new Date().toISOString() })
+    await t.services.workspacesRepo.addMember({ workspace_id: id, account_id: member, role: 'editor', via: 'invitation', added_at: new Date().toISOString() })
+    const b = cookieBrowser('http://localhost', r => t.app.handle(r))
+    await b.signIn(MEMBER, PASSWORD, '/')
+    const personal = await b.get('/')
+    expect(personal.text).toContain('id="open-recorder"')
+    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(personal.text)![1]!
+    await b.post('/workspace/switch', { csrf, workspace: id, next: '/' }, { origin: 'http://localhost' })
+    const team = await b.get('/')
+    expect({ meta: meta(team.text), recorder: team.text.includes('id="open-recorder"'), upload: team.text.includes('id="open-upload"') }).toEqual({ meta: id, recorder: false, upload: true })
   })
 
   test('the recording route refuses a workspace the person is not a member of', async () => {
