@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { sha256 } from '../../../src/crypto/digest'
 import { grantPeriod } from '../../../src/modules/credits/model'
 import { teamEmail, type Role } from '../../../src/modules/workspaces/model'
+import { ALL_SCOPES } from '../../../src/http/contract'
 import { cookieBrowser, field, signedIn, webAppWithPassword, type WebTestApp } from '../../helpers/web'
 import { createTestApp } from '../../helpers/app'
 import { replayLibrivoxRecognizers } from '../../fixtures/replay-recognizer'
@@ -123,6 +124,39 @@ describe('the header\'s workspace menu', () => {
     const r = await b.get(`/notes/any/media?workspace=${id}`)
     expect(r.status).toBe(403)
     expect(JSON.parse(r.text).error.code).toBe('insufficient_scope')
+  })
+})
+
+describe('the settings page\'s keys in a team workspace', () => {
+  test('the key is the team\'s, made by the person, says so, is listed to its maker only, and its revocation refuses it', async () => {
+    const { t, owner } = await app()
+    const id = await team(t, 'Research', [[OWNER, 'owner'], [MEMBER, 'editor']])
+    // a note of the team, made with the owner's key of the team
+    const ownerKey = (await t.services.workspaces.createKey({ accountId: id, actorId: owner, role: 'owner', sandbox: false, scopes: new Set(ALL_SCOPES), credentialId: 'test', source: 'api_key' }, id, {}, { actor: { type: 'user', id: owner } })).key
+    expect((await t.call('POST', '/v1/notes', { token: ownerKey, body: { title: 'Team note', content: 'Shared words.' } })).status).toBe(201)
+
+    const { b, page } = await signedIn(t, MEMBER, PASSWORD, '/settings')
+    const csrf = field(page.text, 'csrf')!
+    await b.post('/workspace/switch', { csrf, workspace: id, next: '/settings' }, { origin: 'http://localhost' })
+    const made = await b.post('/settings/keys', { csrf, name: 'team laptop', library: 'live', scopes: ['notes:read', 'notes:write'] }, { origin: 'http://localhost' })
+    expect(made.status).toBe(200)
+    expect(made.text).toContain('<b>New live key “team laptop” for Research.</b>')
+    expect(made.text).toContain('Keys you made for <b>Research</b>')
+    const key = /<code id="new-key">(svc_live_\w+)<\/code>/.exec(made.text)![1]!
+    const notes = await t.call('GET', '/v1/notes', { token: key })
+    expect(notes.body.data.map((n: { title: string }) => n.title)).toEqual(['Team note'])
+    // a viewer's write through it would be refused; an editor's is not
+    expect((await t.call('POST', '/v1/notes', { token: key, body: { title: 'By the editor', content: 'x' } })).status).toBe(201)
+    const keyId = /data-key-id="([^"]+)"/.exec(made.text)![1]!
+
+    // the owner's own settings page in the team lists only the owner's keys
+    const ownerPage = await signedIn(t, OWNER, PASSWORD, '/settings')
+    await ownerPage.b.post('/workspace/switch', { csrf: ownerPage.csrf, workspace: id, next: '/settings' }, { origin: 'http://localhost' })
+    expect((await ownerPage.b.get('/settings')).text).not.toContain(keyId)
+
+    const revoked = await b.post(`/settings/keys/${keyId}/revoke`, { csrf }, { origin: 'http://localhost' })
+    expect(revoked.status).toBe(303)
+    expect((await t.call('GET', '/v1/notes', { token: key })).status).toBe(401)
   })
 })
 
