@@ -47,7 +47,7 @@ async function rowCounts(store: Store) {
   return {
     accounts: await count('SELECT count(*) AS n FROM accounts'),
     members: await count('SELECT count(*) AS n FROM workspace_members'),
-    roles: await count("SELECT count(*) AS n FROM workspace_members WHERE role = 'owner'"),
+    owners: await count("SELECT count(*) AS n FROM workspace_members WHERE role = 'owner'"),
     invitations: await count('SELECT count(*) AS n FROM workspace_invitations'),
     acceptedOrRevoked: await count('SELECT count(*) AS n FROM workspace_invitations WHERE accepted_at IS NOT NULL OR revoked_at IS NOT NULL'),
     keys: await count('SELECT count(*) AS n FROM api_keys'),
@@ -151,7 +151,9 @@ for (const b of backEnds) {
       expect((await role(owner, editor.accountId, 'admin')).body).toMatchObject({ accountId: editor.accountId, role: 'admin', via: 'invitation' })
       const seen = await t.call('GET', `/v1/workspaces/${team}`, { token: editorKey.key })
       expect(seen.status).toBe(200)
-      expect(seen.body.members.map((m: { email: string; role: string }) => `${m.email}:${m.role}`)).toEqual([`${OWNER}:owner`, `${EDITOR}:admin`, `${VIEWER}:viewer`])
+      // last active: when each last used a team key (the owner has not used theirs yet)
+      expect(seen.body.members.map((m: { email: string; role: string; lastActiveAt: string | null }) => [m.email, m.role, m.lastActiveAt]))
+        .toEqual([[OWNER, 'owner', null], [EDITOR, 'admin', T0], [VIEWER, 'viewer', T0]])
       expect(seen.body.keys.map((k: { id: string; madeByEmail: string }) => `${k.id}:${k.madeByEmail}`)).toEqual([`${ownerKey.id}:${OWNER}`, `${editorKey.id}:${EDITOR}`, `${viewerKey.id}:${VIEWER}`])
 
       // removed: their team key refused on the very next request; their note stays for the others
@@ -159,6 +161,10 @@ for (const b of backEnds) {
       expectEnvelope(await t.call('GET', '/v1/notes', { token: editorKey.key }), 401, 'invalid_token')
       expect(await titles(viewerKey.key)).toEqual(['Kickoff'])
       expectEnvelope(await editor.call('GET', '/v1/notes', { workspace: team }), 403, 'insufficient_scope')
+      // the owner's page shows the removed member gone and their key revoked (the others' keys live)
+      const after = (await t.call('GET', `/v1/workspaces/${team}`, { token: ownerKey.key })).body
+      expect(after.members.map((m: { email: string }) => m.email)).toEqual([OWNER, VIEWER])
+      expect(after.keys.map((k: { id: string; revokedAt: string | null }) => [k.id, k.revokedAt])).toEqual([[ownerKey.id, null], [editorKey.id, T0], [viewerKey.id, null]])
 
       // the team's audit log, read with the owner's team key: each event by the person who did it
       const log = await t.call('GET', '/v1/audit-events?limit=100', { token: ownerKey.key })
