@@ -183,7 +183,7 @@ for (const b of backEnds) {
       expect(membership.find(e => e.action === 'workspace.role_changed')!.details).toEqual({ from: 'editor', to: 'admin' })
       expect(membership.find(e => e.action === 'workspace.member_removed')!.details).toMatchObject({ keysRevoked: 1, self: false })
       expect(events.filter(e => e.action === 'workspace.key_created').map(e => e.actor.id)).toEqual([owner.accountId, editor.accountId, viewer.accountId])
-    })
+    }, 30_000)
 
     test('names, emails and workspaces that are refused write nothing', async () => {
       const owner = await browserOf(t, OWNER)
@@ -204,7 +204,21 @@ for (const b of backEnds) {
       expect((await owner.call('PATCH', `/v1/workspaces/${team}`, { workspace: team, body: { name: 'Operations' } })).body).toMatchObject({ id: team, name: 'Operations' })
       // nobody signs up with a team's email
       await expect(t.services.web.setPassword(`${team}@workspace.invalid`, PASSWORD)).rejects.toThrow(/reserved/)
-    })
+    }, 30_000)
+
+    test('two owners removing each other at once: one goes, the other stays the last owner (409)', async () => {
+      const owner = await browserOf(t, OWNER)
+      const team = (await owner.call('POST', '/v1/workspaces', { body: { name: 'Ops' } })).body.id as string
+      const token = (await owner.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email: VIEWER, role: 'owner' } })).body.token
+      const second = await browserOf(t, VIEWER)
+      expect((await second.call('POST', '/v1/invitations/accept', { body: { token } })).body.role).toBe('owner')
+      const [a, b2] = await Promise.all([
+        owner.call('DELETE', `/v1/workspaces/${team}/members/${second.accountId}`, { workspace: team }),
+        second.call('DELETE', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team }),
+      ])
+      expect([a.status, b2.status].sort()).toEqual([204, 409])
+      expect((await rowCounts(store)).owners).toBe(1)
+    }, 30_000)
 
     test('an invitation is open 7 days; a revoked one cannot be accepted', async () => {
       const owner = await browserOf(t, OWNER)
@@ -218,6 +232,6 @@ for (const b of backEnds) {
         const res = await refusedWithoutWriting(store, () => viewer.call('POST', '/v1/invitations/accept', { body: { token } }), 404, 'not_found')
         expect(res.body.error.message).toContain('ask')
       }
-    })
+    }, 30_000)
   })
 }
