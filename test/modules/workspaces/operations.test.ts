@@ -220,6 +220,44 @@ for (const b of backEnds) {
       expect((await rowCounts(store)).owners).toBe(1)
     }, 30_000)
 
+    test('keys: a member revokes their own, an admin any; no key wider than its maker\'s credential; owners made by owners only', async () => {
+      const owner = await browserOf(t, OWNER)
+      const team = (await owner.call('POST', '/v1/workspaces', { body: { name: 'Ops' } })).body.id as string
+      const join = async (email: string, role: string) => {
+        const token = (await owner.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email, role } })).body.token
+        const who = await browserOf(t, email)
+        expect((await who.call('POST', '/v1/invitations/accept', { body: { token } })).status).toBe(200)
+        return who
+      }
+      const admin = await join(EDITOR, 'admin')
+      const viewer = await join(VIEWER, 'viewer')
+      const keyOf = async (who: typeof owner, body: object = {}) => (await who.call('POST', `/v1/workspaces/${team}/keys`, { workspace: team, body })).body as { id: string; key: string; scopes: string[] }
+      const ownerKey = await keyOf(owner)
+      const viewerKey = await keyOf(viewer, { scopes: ['notes:read'] })
+      expect(viewerKey.scopes).toEqual(['notes:read'])
+      const viewerSecond = await keyOf(viewer)
+      // a key that has only notes:read cannot make one with more
+      await refusedWithoutWriting(store, () => t.call('POST', `/v1/workspaces/${team}/keys`, { token: viewerSecond.key, body: { scopes: ['notes:read', 'bogus:scope'] } }), 400, 'invalid_request')
+      const narrow = await t.call('POST', `/v1/workspaces/${team}/keys`, { token: (await keyOf(viewer, { scopes: ['notes:write'] })).key, body: { scopes: ['notes:write', 'usage:read'] } })
+      expectEnvelope(narrow, 403, 'insufficient_scope')
+      // the viewer may revoke their own key, not the owner's; the admin may revoke the viewer's
+      await refusedWithoutWriting(store, () => viewer.call('DELETE', `/v1/workspaces/${team}/keys/${ownerKey.id}`, { workspace: team }), 403, 'insufficient_scope')
+      expect((await viewer.call('DELETE', `/v1/workspaces/${team}/keys/${viewerKey.id}`, { workspace: team })).status).toBe(204)
+      expectEnvelope(await t.call('GET', '/v1/notes', { token: viewerKey.key }), 401, 'invalid_token')
+      expect((await admin.call('DELETE', `/v1/workspaces/${team}/keys/${viewerSecond.id}`, { workspace: team })).status).toBe(204)
+      expectEnvelope(await t.call('GET', '/v1/notes', { token: viewerSecond.key }), 401, 'invalid_token')
+      expect((await t.call('GET', '/v1/notes', { token: ownerKey.key })).status).toBe(200)
+      // an admin neither makes nor touches owners
+      await refusedWithoutWriting(store, () => admin.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email: 'new@team.test', role: 'owner' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('PATCH', `/v1/workspaces/${team}/members/${viewer.accountId}`, { workspace: team, body: { role: 'owner' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('PATCH', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team, body: { role: 'viewer' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('DELETE', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team }), 403, 'insufficient_scope')
+      // a viewer removes no one but may leave
+      await refusedWithoutWriting(store, () => viewer.call('DELETE', `/v1/workspaces/${team}/members/${admin.accountId}`, { workspace: team }), 403, 'insufficient_scope')
+      expect((await viewer.call('DELETE', `/v1/workspaces/${team}/members/${viewer.accountId}`, { workspace: team })).status).toBe(204)
+      expect((await viewer.call('GET', '/v1/workspaces')).body.data.map((w: { kind: string }) => w.kind)).toEqual(['personal'])
+    }, 30_000)
+
     test('an invitation is open 7 days; a revoked one cannot be accepted', async () => {
       const owner = await browserOf(t, OWNER)
       const team = (await owner.call('POST', '/v1/workspaces', { body: { name: 'Ops' } })).body.id as string
