@@ -202,6 +202,10 @@ for (const b of backEnds) {
       await refusedWithoutWriting(store, () => owner.call('PATCH', `/v1/workspaces/${owner.accountId}`, { body: { name: 'Mine' } }), 409, 'conflict')
       // renamed, and listed with the new name
       expect((await owner.call('PATCH', `/v1/workspaces/${team}`, { workspace: team, body: { name: 'Operations' } })).body).toMatchObject({ id: team, name: 'Operations' })
+      // the personal workspace, as its owner sees it: one member, no invitations
+      const personal = (await owner.call('GET', `/v1/workspaces/${owner.accountId}`)).body
+      expect([personal.name, personal.kind, personal.role, personal.members.map((m: { email: string; role: string }) => `${m.email}:${m.role}`), personal.invitations])
+        .toEqual(['Personal', 'personal', 'owner', [`${OWNER}:owner`], []])
       // nobody signs up with a team's email
       await expect(t.services.web.setPassword(`${team}@workspace.invalid`, PASSWORD)).rejects.toThrow(/reserved/)
     }, 30_000)
