@@ -53,6 +53,17 @@ export function createMembership(deps: MembershipDeps) {
     return m
   }
 
+  /**
+   * Inside the change's transaction, with the workspace locked (two owners removing each other at once
+   * on two connections would otherwise both see two owners): 409 when the member is its last owner.
+   */
+  async function refuseLastOwner(workspaceId: string, accountId: string): Promise<void> {
+    await repo.lockWorkspace(workspaceId)
+    const current = await repo.member(workspaceId, accountId)
+    if (!current) throw new ApiError('not_found', `No member ${accountId} in this workspace; GET /v1/workspaces/${workspaceId} lists its members.`)
+    if (current.role === 'owner' && (await repo.countOwners(workspaceId)) <= 1) throw lastOwner()
+  }
+
   /** only an owner makes, unmakes or removes an owner */
   function requireOwnerFor(p: Principal, roles: Role[], operation: string): void {
     if (roles.includes('owner')) requireRole(p, 'owner', operation, ' (to or from owner)')
@@ -119,7 +130,7 @@ export function createMembership(deps: MembershipDeps) {
       requireOwnerFor(p, [role, member.role], 'changeMemberRole')
       if (member.role === role) return memberView(member)
       await repo.transaction(async () => {
-        if (member.role === 'owner' && (await repo.countOwners(ws.id)) <= 1) throw lastOwner()
+        await refuseLastOwner(ws.id, accountId)
         await repo.setRole(ws.id, accountId, role)
         await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: member.role, to: role } })
       })
@@ -139,7 +150,7 @@ export function createMembership(deps: MembershipDeps) {
       const member = await memberOf(ws.id, accountId)
       if (!self) requireOwnerFor(p, [member.role], 'removeMember')
       await repo.transaction(async () => {
-        if (member.role === 'owner' && (await repo.countOwners(ws.id)) <= 1) throw lastOwner()
+        await refuseLastOwner(ws.id, accountId)
         const at = now()
         await repo.removeMember(ws.id, accountId)
         const keys = await repo.revokeKeysOf(ws.id, accountId, at)

@@ -82,6 +82,11 @@ export function createWorkspacesRepo(store: Store) {
     renameTeam: async (id: string, name: string) => (await store.run("UPDATE accounts SET name = ? WHERE id = ? AND kind = 'team'", [name, id])) > 0,
     deleteTeam: async (id: string) => (await store.run("DELETE FROM accounts WHERE id = ? AND kind = 'team'", [id])) > 0,
 
+    /**
+     * Inside a transaction: the workspace's row locked until it ends (PostgreSQL: FOR UPDATE; SQLite
+     * has one writer), so changes that count its owners run one after the other on every node.
+     */
+    lockWorkspace: async (id: string) => { await store.get(`SELECT id FROM accounts WHERE id = ?${store.sql.lock('update')}`, [id]) },
     /** the role of a person in a workspace: owner of their own, the member row's in a team, else null */
     async roleOf(workspaceId: string, accountId: string): Promise<Role | null> {
       if (workspaceId === accountId) return 'owner'

@@ -47,7 +47,7 @@ async function rowCounts(store: Store) {
   return {
     accounts: await count('SELECT count(*) AS n FROM accounts'),
     members: await count('SELECT count(*) AS n FROM workspace_members'),
-    roles: await count("SELECT count(*) AS n FROM workspace_members WHERE role = 'owner'"),
+    owners: await count("SELECT count(*) AS n FROM workspace_members WHERE role = 'owner'"),
     invitations: await count('SELECT count(*) AS n FROM workspace_invitations'),
     acceptedOrRevoked: await count('SELECT count(*) AS n FROM workspace_invitations WHERE accepted_at IS NOT NULL OR revoked_at IS NOT NULL'),
     keys: await count('SELECT count(*) AS n FROM api_keys'),
@@ -151,7 +151,9 @@ for (const b of backEnds) {
       expect((await role(owner, editor.accountId, 'admin')).body).toMatchObject({ accountId: editor.accountId, role: 'admin', via: 'invitation' })
       const seen = await t.call('GET', `/v1/workspaces/${team}`, { token: editorKey.key })
       expect(seen.status).toBe(200)
-      expect(seen.body.members.map((m: { email: string; role: string }) => `${m.email}:${m.role}`)).toEqual([`${OWNER}:owner`, `${EDITOR}:admin`, `${VIEWER}:viewer`])
+      // last active: when each last used a team key (the owner has not used theirs yet)
+      expect(seen.body.members.map((m: { email: string; role: string; lastActiveAt: string | null }) => [m.email, m.role, m.lastActiveAt]))
+        .toEqual([[OWNER, 'owner', null], [EDITOR, 'admin', T0], [VIEWER, 'viewer', T0]])
       expect(seen.body.keys.map((k: { id: string; madeByEmail: string }) => `${k.id}:${k.madeByEmail}`)).toEqual([`${ownerKey.id}:${OWNER}`, `${editorKey.id}:${EDITOR}`, `${viewerKey.id}:${VIEWER}`])
 
       // removed: their team key refused on the very next request; their note stays for the others
@@ -159,6 +161,10 @@ for (const b of backEnds) {
       expectEnvelope(await t.call('GET', '/v1/notes', { token: editorKey.key }), 401, 'invalid_token')
       expect(await titles(viewerKey.key)).toEqual(['Kickoff'])
       expectEnvelope(await editor.call('GET', '/v1/notes', { workspace: team }), 403, 'insufficient_scope')
+      // the owner's page shows the removed member gone and their key revoked (the others' keys live)
+      const after = (await t.call('GET', `/v1/workspaces/${team}`, { token: ownerKey.key })).body
+      expect(after.members.map((m: { email: string }) => m.email)).toEqual([OWNER, VIEWER])
+      expect(after.keys.map((k: { id: string; revokedAt: string | null }) => [k.id, k.revokedAt])).toEqual([[ownerKey.id, null], [editorKey.id, T0], [viewerKey.id, null]])
 
       // the team's audit log, read with the owner's team key: each event by the person who did it
       const log = await t.call('GET', '/v1/audit-events?limit=100', { token: ownerKey.key })
@@ -177,7 +183,7 @@ for (const b of backEnds) {
       expect(membership.find(e => e.action === 'workspace.role_changed')!.details).toEqual({ from: 'editor', to: 'admin' })
       expect(membership.find(e => e.action === 'workspace.member_removed')!.details).toMatchObject({ keysRevoked: 1, self: false })
       expect(events.filter(e => e.action === 'workspace.key_created').map(e => e.actor.id)).toEqual([owner.accountId, editor.accountId, viewer.accountId])
-    })
+    }, 30_000)
 
     test('names, emails and workspaces that are refused write nothing', async () => {
       const owner = await browserOf(t, OWNER)
@@ -196,9 +202,65 @@ for (const b of backEnds) {
       await refusedWithoutWriting(store, () => owner.call('PATCH', `/v1/workspaces/${owner.accountId}`, { body: { name: 'Mine' } }), 409, 'conflict')
       // renamed, and listed with the new name
       expect((await owner.call('PATCH', `/v1/workspaces/${team}`, { workspace: team, body: { name: 'Operations' } })).body).toMatchObject({ id: team, name: 'Operations' })
+      // the personal workspace, as its owner sees it: one member, no invitations
+      const personal = (await owner.call('GET', `/v1/workspaces/${owner.accountId}`)).body
+      expect([personal.name, personal.kind, personal.role, personal.members.map((m: { email: string; role: string }) => `${m.email}:${m.role}`), personal.invitations])
+        .toEqual(['Personal', 'personal', 'owner', [`${OWNER}:owner`], []])
       // nobody signs up with a team's email
       await expect(t.services.web.setPassword(`${team}@workspace.invalid`, PASSWORD)).rejects.toThrow(/reserved/)
-    })
+    }, 30_000)
+
+    test('two owners removing each other at once: one goes, the other stays the last owner (409)', async () => {
+      const owner = await browserOf(t, OWNER)
+      const team = (await owner.call('POST', '/v1/workspaces', { body: { name: 'Ops' } })).body.id as string
+      const token = (await owner.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email: VIEWER, role: 'owner' } })).body.token
+      const second = await browserOf(t, VIEWER)
+      expect((await second.call('POST', '/v1/invitations/accept', { body: { token } })).body.role).toBe('owner')
+      const [a, b2] = await Promise.all([
+        owner.call('DELETE', `/v1/workspaces/${team}/members/${second.accountId}`, { workspace: team }),
+        second.call('DELETE', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team }),
+      ])
+      expect([a.status, b2.status].sort()).toEqual([204, 409])
+      expect((await rowCounts(store)).owners).toBe(1)
+    }, 30_000)
+
+    test('keys: a member revokes their own, an admin any; no key wider than its maker\'s credential; owners made by owners only', async () => {
+      const owner = await browserOf(t, OWNER)
+      const team = (await owner.call('POST', '/v1/workspaces', { body: { name: 'Ops' } })).body.id as string
+      const join = async (email: string, role: string) => {
+        const token = (await owner.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email, role } })).body.token
+        const who = await browserOf(t, email)
+        expect((await who.call('POST', '/v1/invitations/accept', { body: { token } })).status).toBe(200)
+        return who
+      }
+      const admin = await join(EDITOR, 'admin')
+      const viewer = await join(VIEWER, 'viewer')
+      const keyOf = async (who: typeof owner, body: object = {}) => (await who.call('POST', `/v1/workspaces/${team}/keys`, { workspace: team, body })).body as { id: string; key: string; scopes: string[] }
+      const ownerKey = await keyOf(owner)
+      const viewerKey = await keyOf(viewer, { scopes: ['notes:read'] })
+      expect(viewerKey.scopes).toEqual(['notes:read'])
+      const viewerSecond = await keyOf(viewer)
+      // a key that has only notes:read cannot make one with more
+      await refusedWithoutWriting(store, () => t.call('POST', `/v1/workspaces/${team}/keys`, { token: viewerSecond.key, body: { scopes: ['notes:read', 'bogus:scope'] } }), 400, 'invalid_request')
+      const narrow = await t.call('POST', `/v1/workspaces/${team}/keys`, { token: (await keyOf(viewer, { scopes: ['notes:write'] })).key, body: { scopes: ['notes:write', 'usage:read'] } })
+      expectEnvelope(narrow, 403, 'insufficient_scope')
+      // the viewer may revoke their own key, not the owner's; the admin may revoke the viewer's
+      await refusedWithoutWriting(store, () => viewer.call('DELETE', `/v1/workspaces/${team}/keys/${ownerKey.id}`, { workspace: team }), 403, 'insufficient_scope')
+      expect((await viewer.call('DELETE', `/v1/workspaces/${team}/keys/${viewerKey.id}`, { workspace: team })).status).toBe(204)
+      expectEnvelope(await t.call('GET', '/v1/notes', { token: viewerKey.key }), 401, 'invalid_token')
+      expect((await admin.call('DELETE', `/v1/workspaces/${team}/keys/${viewerSecond.id}`, { workspace: team })).status).toBe(204)
+      expectEnvelope(await t.call('GET', '/v1/notes', { token: viewerSecond.key }), 401, 'invalid_token')
+      expect((await t.call('GET', '/v1/notes', { token: ownerKey.key })).status).toBe(200)
+      // an admin neither makes nor touches owners
+      await refusedWithoutWriting(store, () => admin.call('POST', `/v1/workspaces/${team}/invitations`, { workspace: team, body: { email: 'new@team.test', role: 'owner' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('PATCH', `/v1/workspaces/${team}/members/${viewer.accountId}`, { workspace: team, body: { role: 'owner' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('PATCH', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team, body: { role: 'viewer' } }), 403, 'insufficient_scope')
+      await refusedWithoutWriting(store, () => admin.call('DELETE', `/v1/workspaces/${team}/members/${owner.accountId}`, { workspace: team }), 403, 'insufficient_scope')
+      // a viewer removes no one but may leave
+      await refusedWithoutWriting(store, () => viewer.call('DELETE', `/v1/workspaces/${team}/members/${admin.accountId}`, { workspace: team }), 403, 'insufficient_scope')
+      expect((await viewer.call('DELETE', `/v1/workspaces/${team}/members/${viewer.accountId}`, { workspace: team })).status).toBe(204)
+      expect((await viewer.call('GET', '/v1/workspaces')).body.data.map((w: { kind: string }) => w.kind)).toEqual(['personal'])
+    }, 30_000)
 
     test('an invitation is open 7 days; a revoked one cannot be accepted', async () => {
       const owner = await browserOf(t, OWNER)
@@ -212,6 +274,6 @@ for (const b of backEnds) {
         const res = await refusedWithoutWriting(store, () => viewer.call('POST', '/v1/invitations/accept', { body: { token } }), 404, 'not_found')
         expect(res.body.error.message).toContain('ask')
       }
-    })
+    }, 30_000)
   })
 }
