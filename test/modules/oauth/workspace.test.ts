@@ -103,7 +103,7 @@ describe('OAuth grants name a workspace', () => {
     // the membership row alone goes (removeMember also revokes the grants: the join must refuse them before that)
     await t.services.workspacesRepo.removeMember(team, user.account.id)
     const after = await t.call('GET', '/v1/notes', { token: tokens.access_token })
-    expect([after.status, after.body.error.code]).toEqual([401, 'invalid_token'])
+    expect([after.status, after.body?.error?.code]).toEqual([401, 'invalid_token'])
     const refresh = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, t.options)
     expect(refresh.status).toBe(400)
     expect(await refresh.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('no longer a member of the workspace') })
