@@ -64,6 +64,7 @@ export const OPERATION_TABLE = {
   exportAuditEvents: { method: 'GET', path: '/v1/audit-events/export', pathParams: [], queryParams: ['since'], body: null, pagination: null },
   getRetentionPolicy: { method: 'GET', path: '/v1/settings/retention', pathParams: [], queryParams: [], body: null, pagination: null },
   updateRetentionPolicy: { method: 'PATCH', path: '/v1/settings/retention', pathParams: [], queryParams: [], body: 'json', pagination: null },
+  setSsoGroups: { method: 'PUT', path: '/v1/workspaces/{id}/sso-groups', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
 } as const satisfies Record<string, OperationSpec>
 
 export type OperationId = keyof typeof OPERATION_TABLE
@@ -190,6 +191,8 @@ export interface OperationMethods {
   getRetentionPolicy(input?: InputOf<paths['/v1/settings/retention']['get']>, options?: CallOptions): Promise<OutputOf<paths['/v1/settings/retention']['get']>>
   /** Change the account's retention policy (`PATCH /v1/settings/retention`) */
   updateRetentionPolicy(input: InputOf<paths['/v1/settings/retention']['patch']>, options?: CallOptions): Promise<OutputOf<paths['/v1/settings/retention']['patch']>>
+  /** Set which identity-provider groups join the workspace (`PUT /v1/workspaces/{id}/sso-groups`) */
+  setSsoGroups(input: InputOf<paths['/v1/workspaces/{id}/sso-groups']['put']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/sso-groups']['put']>>
 }
 
 /** For each operation that answers a page (`pagination`), an async iterator over every item of every page. */
