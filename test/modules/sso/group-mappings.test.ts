@@ -57,7 +57,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`SSO group mappings on ${b.nam
     expect([set.status, set.body]).toEqual([200, { mappings }])
     return { owner, team, asOwner }
   }
-  const membership = async (t: TestApp, team: string, accountId: string) =>
+  const membership = async (t: TestApp, team: string, accountId: string | null) =>
     t.store.get<{ role: string; via: string }>('SELECT role, via FROM workspace_members WHERE workspace_id = ? AND account_id = ?', [team, accountId])
   const teamEvents = async (t: TestApp, team: string) => (await t.store.all<{ action: string; actor_type: string; actor_id: string; details: string }>(
     "SELECT action, actor_type, actor_id, details FROM audit_events WHERE account_id = ? AND action LIKE 'workspace.%' ORDER BY at, id", [team]))
