@@ -7,8 +7,8 @@ import type { AuditService } from '../audit/service'
 import { isRole, ROLES, type Role } from './model'
 import type { WorkspacesRepo } from './repo'
 
-export const MAX_GROUP_NAME = 200
-export const MAX_GROUP_MAPPINGS = 100
+const MAX_GROUP_NAME = 200
+const MAX_GROUP_MAPPINGS = 100
 
 // control characters (C0, DEL, C1) and the line and paragraph separators: no provider's group name holds one
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
@@ -18,7 +18,7 @@ const SsoGroupMapping = t.Object({
   role: t.String({ maxLength: 20, examples: ['editor'], description: `the role its members get: one of ${ROLES.join(', ')} (owner only by an owner)` }),
 }, { title: 'SsoGroupMapping', description: 'People in this group at the identity provider join the workspace with this role at their next single sign-on.' })
 
-export const SsoGroupMappings = t.Object({
+const SsoGroupMappings = t.Object({
   mappings: t.Array(SsoGroupMapping, { maxItems: MAX_GROUP_MAPPINGS, description: `every mapping of the workspace (at most ${MAX_GROUP_MAPPINGS}); an empty list removes them all` }),
 }, { title: 'SsoGroupMappings', description: 'The identity provider\'s groups whose members join the workspace, each with a role.' })
 type SsoGroupMappings = Static<typeof SsoGroupMappings>
