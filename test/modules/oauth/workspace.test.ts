@@ -7,7 +7,7 @@ import { invited, sessionCaller, teamOf } from '../sso/team-setup'
  * code and its tokens carry the one chosen, and the access token acts there as the person with their
  * role in it now, driven with oauth4webapi as a real client would.
  */
-async function teamGrant(o: { role: 'viewer' | 'editor'; pick?: (team: string, fields: Record<string, string>) => Record<string, string> }) {
+async function teamGrant(o: { role: 'viewer' | 'editor'; pick?: (ids: { team: string; owner: string }, fields: Record<string, string>) => Record<string, string> }) {
   const t = oauthApp()
   const owner = await t.signIn('owner@example.com')
   const team = await teamOf(t, owner.account.id, 'Research')
@@ -31,7 +31,7 @@ async function teamGrant(o: { role: 'viewer' | 'editor'; pick?: (team: string, f
   const page = await t.browse(t.authorizeUrl(params), { cookie: user.cookie })
   expect(page.status).toBe(200)
   const fields = t.formFields(page.text)
-  const form = o.pick ? o.pick(team, fields) : { ...fields, workspace: team }
+  const form = o.pick ? o.pick({ team, owner: owner.account.id }, fields) : { ...fields, workspace: team }
   const allowed = await t.browse('/oauth/authorize', { cookie: user.cookie, form: { ...form, decision: 'allow' } })
   const exchange = async () => {
     const callback = oauth.validateAuthResponse(as, client, new URL(allowed.location!), state)
@@ -84,16 +84,18 @@ describe('OAuth grants name a workspace', () => {
   })
 
   test('no workspace picked: the personal one, as before workspaces', async () => {
-    const { t, exchange } = await teamGrant({ role: 'editor', pick: (_team, fields) => fields })
+    const { t, exchange } = await teamGrant({ role: 'editor', pick: (_ids, fields) => fields })
     expect(titles(await t.call('GET', '/v1/notes', { token: (await exchange()).access_token }))).toEqual(['Member private'])
   })
 
-  test('a workspace the person is not in: 403 page, no code', async () => {
-    const { t, allowed } = await teamGrant({ role: 'editor', pick: (_team, fields) => ({ ...fields, workspace: 'acct_someone_else' }) })
-    expect(allowed.status).toBe(403)
-    expect(allowed.location).toBeNull()
-    expect(allowed.text).toContain('You are not a member of the workspace acct_someone_else')
-    expect(t.db.query('SELECT * FROM oauth_codes').all()).toEqual([])
+  test('a workspace the person is not in (another person\'s own, or none): 403 page, no code', async () => {
+    for (const other of ['owner', 'acct_nobody'] as const) {
+      let named = ''
+      const { t, allowed } = await teamGrant({ role: 'editor', pick: (ids, fields) => ({ ...fields, workspace: (named = other === 'owner' ? ids.owner : other) }) })
+      expect([allowed.status, allowed.location]).toEqual([403, null])
+      expect(allowed.text).toContain(`You are not a member of the workspace ${named}`)
+      expect(t.db.query('SELECT * FROM oauth_codes').all()).toEqual([])
+    }
   })
 
   test('a person no longer a member: their token to the team is refused (401) and cannot be refreshed', async () => {
