@@ -77,6 +77,7 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   // retention (docs/decisions.md "Retention"); like webhooks, set by people, not MCP tools
   getRetentionPolicy: { responses: { 200: 'RetentionPolicy' } },
   updateRetentionPolicy: { request: 'UpdateRetentionPolicyRequest', responses: { 200: 'RetentionPolicy' } },
+  setSsoGroups: { request: 'SsoGroupMappings', responses: { 200: 'SsoGroupMappings' } },
 }
 
 /** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */
