@@ -6,7 +6,7 @@
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 const RANDOM_CHARS = 16
 
-type IdPrefix = 'note' | 'fld' | 'use' | 'key' | 'acct' | 'cli' | 'req' | 'job' | 'tok' | 'wrk' | 'whk' | 'whd' | 'msg' | 'spk' | 'aud' | 'live' | 'shr' | 'tag'
+type IdPrefix = 'note' | 'fld' | 'use' | 'key' | 'acct' | 'cli' | 'req' | 'job' | 'tok' | 'wrk' | 'whk' | 'whd' | 'msg' | 'spk' | 'aud' | 'live' | 'shr' | 'tag' | 'inv'
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string

@@ -15,6 +15,7 @@ import { usageOperations } from './modules/usage/contract'
 import { webhooksOperations } from './modules/webhooks/contract'
 import { auditOperations } from './modules/audit/contract'
 import { retentionOperations } from './modules/retention/contract'
+import { workspacesOperations } from './modules/workspaces/contract'
 
 /**
  * Every operation of the API, as the modules declare them (`modules/<name>/contract.ts`), in the order
@@ -40,6 +41,7 @@ export const OPERATIONS = [
   ...webhooksOperations,
   ...auditOperations,
   ...retentionOperations,
+  ...workspacesOperations,
 ] as const
 
 const byId = new Map<string, Operation>(OPERATIONS.map(o => [o.id, o]))

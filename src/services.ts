@@ -75,6 +75,7 @@ import { createDiscoveryService } from './modules/discovery/service'
 import { scenarioOfFileName } from './http/sandbox-scenarios'
 import { createSharesRepo } from './modules/sharing/repo'
 import { createWorkspacesRepo } from './modules/workspaces/repo'
+import { createWorkspacesService } from './modules/workspaces/service'
 import { createSharingService } from './modules/sharing/service'
 
 /** List items kept in memory (about 600 characters each): some 200,000 notes' worth at most. */
@@ -257,8 +258,10 @@ export function createServices(deps: CoreDeps) {
   })
   /** workspaces' own tables (members, invitations, SSO group mappings): the service of src/modules/workspaces builds on it */
   const workspacesRepo = createWorkspacesRepo(store)
+  /** workspaces: the person's list, team workspaces, their members, invitations and keys */
+  const workspaces = createWorkspacesService({ repo: workspacesRepo, accounts, credits, audit, clock, ids, publicUrl: config.publicUrl })
   return {
-    workspacesRepo,
+    workspacesRepo, workspaces,
     discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }

@@ -62,11 +62,21 @@ export function createApiKeys(deps: {
 
   async function createKeyNow(opts: NewKey, by: AuditBy): Promise<{ key: string; info: KeyInfo; account: AccountRow }> {
     const account = await deps.ensureAccount(opts.email, opts.plan, by)
+    return { ...(await insertKeyNow(account.id, null, opts, by)), account }
+  }
+
+  /**
+   * A new key of the workspace `workspaceId`, made by `madeBy` (a team key, which acts as its maker
+   * with the maker's role there) or by the workspace's own person (null: a personal key), and its
+   * audit event, in the calling transaction.
+   */
+  async function insertKeyNow(workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy): Promise<{ key: string; info: KeyInfo }> {
     const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
     const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
     const row = {
       id: ids.next('key'),
-      account_id: account.id,
+      account_id: workspaceId,
+      made_by: madeBy,
       name: opts.name ?? null,
       start: key.slice(0, prefixLength + KEY_START_CHARS),
       hash: sha256(key),
@@ -75,15 +85,17 @@ export function createApiKeys(deps: {
       created_at: now(),
     }
     await repo.insertKey(row)
-    await record(by, { accountId: account.id, action: 'key.created', target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1, scopes: row.scopes } })
-    return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }), account }
+    const action = madeBy === null ? 'key.created' : 'workspace.key_created'
+    await record(by, { accountId: workspaceId, action, target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1, scopes: row.scopes } })
+    return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }) }
   }
 
   /** Revokes an unrevoked key and records it, in one transaction. */
   async function revokeNow(row: ApiKeyRow, by: AuditBy): Promise<void> {
     await repo.transaction(async () => {
       await repo.revokeKey(row.id, now())
-      await record(by, { accountId: row.account_id, action: 'key.revoked', target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1 } })
+      const action = row.made_by && row.made_by !== row.account_id ? 'workspace.key_revoked' : 'key.revoked'
+      await record(by, { accountId: row.account_id, action, target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1 } })
     })
   }
 
@@ -95,6 +107,10 @@ export function createApiKeys(deps: {
 
   return {
     createKey,
+
+    /** A key of a workspace (see insertKeyNow), in one transaction with its audit event; shown once. */
+    createWorkspaceKey: (workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy) =>
+      repo.transaction(() => insertKeyNow(workspaceId, madeBy, opts, by)),
 
     /**
      * First start (an empty database): the owner account, on the `pro` plan (the operator is not held

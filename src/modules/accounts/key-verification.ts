@@ -54,6 +54,22 @@ export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; k
   const { repo, clock, keyCache } = deps
   const lastTouched = new Map<string, number>()
   const recentKeyDigest = rememberedDigests(MAX_RECENT_DIGESTS)
+  /** when each member (workspace and person) was last marked active through a team key */
+  const membersTouched = new Map<string, number>()
+
+  /**
+   * A team key's maker marked active in the workspace (`last_active_at`), at most once a minute per
+   * member whatever number of keys they use: here, on the key's own once-a-minute write, so a cached
+   * key costs nothing more.
+   */
+  async function touchMember(p: Principal, t: number): Promise<void> {
+    if (!p.actorId || p.actorId === p.accountId) return
+    const member = `${p.accountId} ${p.actorId}`
+    if ((membersTouched.get(member) ?? 0) + TOUCH_INTERVAL_MS > t) return
+    if (membersTouched.size >= MAX_RECENT_DIGESTS) membersTouched.clear()
+    membersTouched.set(member, t)
+    await repo.touchMember(p.accountId, p.actorId, new Date(t).toISOString())
+  }
 
   return {
     /**
@@ -94,6 +110,7 @@ export function createApiKeyVerifier(deps: { repo: AccountsRepo; clock: Clock; k
         if ((lastTouched.get(principal.credentialId) ?? 0) + TOUCH_INTERVAL_MS <= t) {
           lastTouched.set(principal.credentialId, t)
           await repo.touchKey(principal.credentialId, new Date(t).toISOString())
+          await touchMember(principal, t)
         }
       }
       return principal

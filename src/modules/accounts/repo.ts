@@ -72,5 +72,9 @@ export function createAccountsRepo(store: Store) {
     findKeys: (idOrStart: string) => store.all<ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? OR start = ?', [idOrStart, idOrStart]),
     revokeKey: async (id: string, at: string) => (await store.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id])) > 0,
     touchKey: async (id: string, at: string) => { await store.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [at, id]) },
+    /** a member's last activity in a workspace (a team key of theirs used) */
+    touchMember: async (workspaceId: string, accountId: string, at: string) => {
+      await store.run('UPDATE workspace_members SET last_active_at = ? WHERE workspace_id = ? AND account_id = ?', [at, workspaceId, accountId])
+    },
   }
 }

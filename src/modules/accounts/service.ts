@@ -11,6 +11,7 @@ import { OPERATOR, type AuditBy, type AuditEventInput } from '../audit/model'
 import { createApiKeys } from './api-keys'
 import { createApiKeyVerifier } from './key-verification'
 import { AccountError, type Plan } from './model'
+import { isReservedEmail } from '../workspaces/model'
 
 export { AccountError, parseScopes, type KeyInfo, type Plan } from './model'
 export { keyCacheFor } from './key-verification'
@@ -18,6 +19,11 @@ export { keyCacheFor } from './key-verification'
 export type AccountsService = ReturnType<typeof createAccountsService>
 
 const isEmail = (s: string) => /^[^\s@]+@[^\s@]+$/.test(s)
+
+/** Team workspaces' rows carry `<id>@workspace.invalid` (workspaces/model.ts teamEmail): no person may sign up with such an email. */
+function refuseReservedEmail(email: string): void {
+  if (isReservedEmail(email)) throw new AccountError(`"${email}" is reserved for team workspaces (…@workspace.invalid); use the person's own email address`)
+}
 
 /**
  * Accounts (made, found, their plan, credits bought, password), their API keys (api-keys.ts) and the
@@ -32,6 +38,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
   async function ensureAccount(email: string, plan?: Plan, by: AuditBy = OPERATOR): Promise<AccountRow> {
     const normalized = email.trim()
     if (!isEmail(normalized)) throw new AccountError(`"${email}" is not an email address; pass --email you@example.com`)
+    refuseReservedEmail(normalized)
     return repo.transaction(async () => {
       let existing = await repo.findAccountByEmail(normalized)
       if (!existing) {
@@ -70,6 +77,9 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
 
     createFirstStartOwner: keys.createFirstStartOwner,
     createKey: keys.createKey,
+    createWorkspaceKey: keys.createWorkspaceKey,
+    /** forgets every verified key of this node (after keys were revoked outside revokeKey*) */
+    forgetVerifiedKeys: () => deps.keyCache.forget(),
     listKeys: keys.listKeys,
     revokeKey: keys.revokeKey,
     listKeysOf: keys.listKeysOf,
@@ -111,6 +121,7 @@ export function createAccountsService(deps: { repo: AccountsRepo; clock: Clock; 
     async createAccount(email: string, plan: Plan): Promise<{ account: AccountRow; created: boolean }> {
       const normalized = email.trim()
       if (!isEmail(normalized)) throw new AccountError(`"${email}" is not an email address`)
+      refuseReservedEmail(normalized)
       return repo.transaction(async () => {
         const at = clock.now()
         const id = ids.next('acct')

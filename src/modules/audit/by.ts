@@ -1,6 +1,6 @@
 import type { PeerServer } from '../../http/client-address'
 import { requestOrigin, type Caller } from '../../http/caller'
-import type { Principal } from '../../http/principal'
+import { actorOf as personOf, type Principal } from '../../http/principal'
 import type { AuditActor, AuditBy, AuditOrigin } from './model'
 
 /** Where a request came from: the socket's address (src/http/client-address.ts) and its User-Agent. */
@@ -10,14 +10,15 @@ export function originOf(server: PeerServer, request: Request): AuditOrigin {
 
 /**
  * Who a principal is, for the audit log, by the credential's id: an API key (`key_…`, also over MCP),
- * the signed-in browser (`ses_…`: the person, named by the account id, since an account is one
- * person), an ID token of the identity provider (`oidc:<subject>`), else an OAuth access token (`tok_…`).
+ * the signed-in browser (`ses_…`: the person, named by their own account id, whichever workspace
+ * they work in), an ID token of the identity provider (`oidc:<subject>`), else an OAuth access token (`tok_…`).
  * The principal's source cannot tell these apart: the browser's session counts as `oauth` there.
  */
 function actorOf(p: Principal): AuditActor {
   const id = p.credentialId
   if (id.startsWith('key_')) return { type: 'key', id }
-  if (id.startsWith('ses_')) return { type: 'user', id: p.accountId }
+  // the person signed in, not the workspace they work in (X-Notesvc-Workspace)
+  if (id.startsWith('ses_')) return { type: 'user', id: personOf(p) }
   if (id.startsWith('oidc:')) return { type: 'sso', id: id.slice(5) }
   return { type: 'oauth', id }
 }

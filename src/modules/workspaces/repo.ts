@@ -49,6 +49,19 @@ export interface GroupMappingRow {
   role: Role
 }
 
+/** a key of a workspace with its maker's email (null for the workspace's own keys) */
+export interface WorkspaceKeyRow {
+  id: string
+  name: string | null
+  start: string
+  sandbox: number
+  made_by: string | null
+  made_by_email: string | null
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
 export type WorkspacesRepo = ReturnType<typeof createWorkspacesRepo>
 
 /**
@@ -69,6 +82,11 @@ export function createWorkspacesRepo(store: Store) {
     renameTeam: async (id: string, name: string) => (await store.run("UPDATE accounts SET name = ? WHERE id = ? AND kind = 'team'", [name, id])) > 0,
     deleteTeam: async (id: string) => (await store.run("DELETE FROM accounts WHERE id = ? AND kind = 'team'", [id])) > 0,
 
+    /**
+     * Inside a transaction: the workspace's row locked until it ends (PostgreSQL: FOR UPDATE; SQLite
+     * has one writer), so changes that count its owners run one after the other on every node.
+     */
+    lockWorkspace: async (id: string) => { await store.get(`SELECT id FROM accounts WHERE id = ?${store.sql.lock('update')}`, [id]) },
     /** the role of a person in a workspace: owner of their own, the member row's in a team, else null */
     async roleOf(workspaceId: string, accountId: string): Promise<Role | null> {
       if (workspaceId === accountId) return 'owner'
@@ -105,6 +123,17 @@ export function createWorkspacesRepo(store: Store) {
     /** a removed member's OAuth grants to the workspace, revoked; how many */
     revokeGrantsOf: async (workspaceId: string, accountId: string, at: string) =>
       store.run('UPDATE oauth_tokens SET revoked_at = ? WHERE workspace_id = ? AND account_id = ? AND revoked_at IS NULL', [at, workspaceId, accountId]),
+
+    /** the workspace's keys, oldest first, with their makers' emails */
+    keysOf: (workspaceId: string) => store.all<WorkspaceKeyRow>(
+      `SELECT k.id, k.name, k.start, k.sandbox, k.made_by, a.email AS made_by_email, k.created_at, k.last_used_at, k.revoked_at
+       FROM api_keys k LEFT JOIN accounts a ON a.id = k.made_by WHERE k.account_id = ? ORDER BY k.created_at, k.id`, [workspaceId]),
+    keyOf: (workspaceId: string, keyId: string) => store.get<WorkspaceKeyRow>(
+      'SELECT id, name, start, sandbox, made_by, NULL AS made_by_email, created_at, last_used_at, revoked_at FROM api_keys WHERE account_id = ? AND id = ?', [workspaceId, keyId]),
+    /** credits the workspace's ledger holds per acting person since `since` (null: charges made before usage named its actor) */
+    creditsByActor: async (workspaceId: string, since: string) => (await store.all<{ actor_id: string | null; credits: number | string | null }>(
+      'SELECT actor_id, sum(credits) AS credits FROM usage WHERE account_id = ? AND created_at >= ? GROUP BY actor_id', [workspaceId, since]))
+      .map(r => ({ actorId: r.actor_id, credits: Number(r.credits ?? 0) })),
 
     insertInvitation: async (i: Omit<InvitationRow, 'accepted_at' | 'revoked_at'>) => {
       await store.run('INSERT INTO workspace_invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',

@@ -997,10 +997,186 @@ export interface paths {
         patch: operations["updateRetentionPolicy"];
         trace?: never;
     };
+    "/v1/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's workspaces
+         * @description Every workspace the credential's person belongs to, with their role: their personal workspace first (named "Personal"), then their teams by name. `current` marks the credential's own.
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /**
+         * Create a team workspace
+         * @description A team workspace, with its own library and pooled credits, whose owner is the credential's person. Its name: 1 to 100 characters, no control characters. Work in it with a key made for it (createWorkspaceKey) or by picking it in the browser.
+         */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace, for its admins
+         * @description Its members with their roles, open invitations, keys (with their makers), this month's credits per member and the balance, and its SSO group mappings. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a team workspace
+         * @description A team workspace's new name (1 to 100 characters); a personal workspace answers 409. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        patch: operations["renameWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a person
+         * @description An invitation for an email address with a role (viewer, editor, admin; owner only by an owner), open 7 days. Its token is shown this once: send it, or `acceptUrl`, to the person, who accepts it signed in with that email. Someone already a member answers 409. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        post: operations["inviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description An open invitation can no longer be accepted. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description The credential's person joins the invitation's workspace with its role. The invitation must be open (not used, revoked or expired) and made for the person's email (any case); otherwise 404.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, or leave
+         * @description An admin removes a member (an owner only by an owner); any member removes themselves (leaves). Their keys of the workspace and its OAuth grants to them are revoked at once; the notes they made stay. The last owner answers 409: make another member owner first. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description viewer, editor, admin or owner; to or from owner only by an owner. The last owner cannot be demoted (409): make another member owner first. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        patch: operations["changeMemberRole"];
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an API key for the workspace
+         * @description A key that works in this workspace as the credential's person, with their role there at each request (a member removed: refused). `scopes` (default: the credential's own) cannot exceed the credential's; a sandbox credential makes sandbox keys. The key is shown once. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        post: operations["createWorkspaceKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a key of the workspace
+         * @description An admin revokes any key of the workspace, a member their own. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         */
+        delete: operations["revokeWorkspaceKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AcceptInvitationRequest */
+        AcceptInvitationRequest: {
+            token: string;
+        };
         /** AddNoteTagsRequest */
         AddNoteTagsRequest: {
             tags: string[];
@@ -1103,6 +1279,10 @@ export interface components {
                 nextCursor: string | null;
             };
         };
+        /** ChangeMemberRoleRequest */
+        ChangeMemberRoleRequest: {
+            role: string;
+        };
         /** Citation */
         Citation: {
             noteId: string;
@@ -1168,6 +1348,48 @@ export interface components {
              */
             secret: string;
         };
+        /**
+         * CreatedWorkspaceInvitation
+         * @description The invitation, with its token: shown this once, send it (or acceptUrl) to the person invited.
+         */
+        CreatedWorkspaceInvitation: {
+            id: string;
+            email: string;
+            /**
+             * @description viewer, editor, admin or owner
+             * @example editor
+             */
+            role: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            expiresAt: string;
+            /** @description shown once */
+            token: string;
+            /** Format: uri */
+            acceptUrl: string;
+        };
+        /** CreatedWorkspaceKey */
+        CreatedWorkspaceKey: {
+            id: string;
+            name: string | null;
+            start: string;
+            /** @description shown once */
+            key: string;
+            sandbox: boolean;
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+        };
         /** CreateFolderRequest */
         CreateFolderRequest: {
             name: string;
@@ -1229,6 +1451,12 @@ export interface components {
             /** @description the events to send */
             events: ("note.completed" | "note.failed" | "note.updated")[];
             description?: string;
+        };
+        /** CreateWorkspaceKeyRequest */
+        CreateWorkspaceKeyRequest: {
+            name?: string;
+            sandbox?: boolean;
+            scopes?: string[];
         };
         /**
          * Error
@@ -1317,6 +1545,11 @@ export interface components {
             database?: string;
             /** @description asked for with `detail`: the job worker processes whose heartbeat is within two job leases, less those of the answering machine whose process is gone (left out while the database cannot be reached) */
             workers?: number;
+        };
+        /** InviteMemberRequest */
+        InviteMemberRequest: {
+            email: string;
+            role: string;
         };
         /**
          * LibraryAnswer
@@ -2356,6 +2589,137 @@ export interface components {
          */
         WebhookList: {
             data: components["schemas"]["Webhook"][];
+        };
+        /**
+         * Workspace
+         * @description A workspace the person belongs to, with their role there.
+         */
+        Workspace: {
+            /** @example acct_01jd6x3m2k8v4n7p9q2r5s8t0w */
+            id: string;
+            /** @description "Personal" for the person's own workspace */
+            name: string;
+            /** @enum {string} */
+            kind: "personal" | "team";
+            /**
+             * @description viewer, editor, admin or owner
+             * @example editor
+             */
+            role: string;
+            /** @description the workspace of the credential that asked */
+            current: boolean;
+        };
+        /**
+         * WorkspaceDetail
+         * @description A workspace for its admins: members, open invitations, keys, usage, SSO group mappings.
+         */
+        WorkspaceDetail: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            kind: "personal" | "team";
+            /**
+             * @description viewer, editor, admin or owner
+             * @example editor
+             */
+            role: string;
+            members: components["schemas"]["WorkspaceMember"][];
+            /** @description the open ones */
+            invitations: components["schemas"]["WorkspaceInvitation"][];
+            keys: components["schemas"]["WorkspaceKey"][];
+            usage: {
+                balance: {
+                    plan: string;
+                    grantTotal: number;
+                    grantRemaining: number;
+                    purchasedRemaining: number;
+                    totalRemaining: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:00.000Z
+                     */
+                    grantResetsAt: string;
+                };
+                creditsThisMonth: number;
+                byMember: {
+                    accountId: string | null;
+                    email: string | null;
+                    credits: number;
+                }[];
+            };
+            ssoGroups: {
+                group: string;
+                /**
+                 * @description viewer, editor, admin or owner
+                 * @example editor
+                 */
+                role: string;
+            }[];
+        };
+        /** WorkspaceInvitation */
+        WorkspaceInvitation: {
+            id: string;
+            email: string;
+            /**
+             * @description viewer, editor, admin or owner
+             * @example editor
+             */
+            role: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            expiresAt: string;
+        };
+        /** WorkspaceKey */
+        WorkspaceKey: {
+            id: string;
+            name: string | null;
+            start: string;
+            sandbox: boolean;
+            madeBy: string | null;
+            madeByEmail: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+        };
+        /**
+         * WorkspaceList
+         * @description The person's workspaces: the personal one first.
+         */
+        WorkspaceList: {
+            data: components["schemas"]["Workspace"][];
+        };
+        /** WorkspaceMember */
+        WorkspaceMember: {
+            accountId: string;
+            email: string;
+            /**
+             * @description viewer, editor, admin or owner
+             * @example editor
+             */
+            role: string;
+            /** @description created, invitation or sso */
+            via: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            addedAt: string;
+            lastActiveAt: string | null;
+        };
+        /** WorkspaceNameRequest */
+        WorkspaceNameRequest: {
+            name: string;
         };
         /** YoutubeSummaryRequest */
         YoutubeSummaryRequest: {
@@ -4583,6 +4947,378 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidToken"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: WorkspaceList */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceNameRequest"];
+            };
+        };
+        responses: {
+            /** @description Created: Workspace */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: WorkspaceDetail */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceDetail"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    renameWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceNameRequest"];
+            };
+        };
+        responses: {
+            /** @description OK: Workspace */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    inviteMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description Created: CreatedWorkspaceInvitation */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWorkspaceInvitation"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+                /** @description the invitation id */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK: Workspace */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+                /** @description the member's account id */
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    changeMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+                /** @description the member's account id */
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeMemberRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description OK: WorkspaceMember */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMember"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWorkspaceKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkspaceKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created: CreatedWorkspaceKey */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWorkspaceKey"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeWorkspaceKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace id */
+                id: string;
+                /** @description the key id */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

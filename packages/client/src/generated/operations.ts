@@ -64,6 +64,17 @@ export const OPERATION_TABLE = {
   exportAuditEvents: { method: 'GET', path: '/v1/audit-events/export', pathParams: [], queryParams: ['since'], body: null, pagination: null },
   getRetentionPolicy: { method: 'GET', path: '/v1/settings/retention', pathParams: [], queryParams: [], body: null, pagination: null },
   updateRetentionPolicy: { method: 'PATCH', path: '/v1/settings/retention', pathParams: [], queryParams: [], body: 'json', pagination: null },
+  listWorkspaces: { method: 'GET', path: '/v1/workspaces', pathParams: [], queryParams: [], body: null, pagination: null },
+  createWorkspace: { method: 'POST', path: '/v1/workspaces', pathParams: [], queryParams: [], body: 'json', pagination: null },
+  getWorkspace: { method: 'GET', path: '/v1/workspaces/{id}', pathParams: ['id'], queryParams: [], body: null, pagination: null },
+  renameWorkspace: { method: 'PATCH', path: '/v1/workspaces/{id}', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
+  inviteMember: { method: 'POST', path: '/v1/workspaces/{id}/invitations', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
+  revokeInvitation: { method: 'DELETE', path: '/v1/workspaces/{id}/invitations/{invitationId}', pathParams: ['id', 'invitationId'], queryParams: [], body: null, pagination: null },
+  acceptInvitation: { method: 'POST', path: '/v1/invitations/accept', pathParams: [], queryParams: [], body: 'json', pagination: null },
+  changeMemberRole: { method: 'PATCH', path: '/v1/workspaces/{id}/members/{accountId}', pathParams: ['id', 'accountId'], queryParams: [], body: 'json', pagination: null },
+  removeMember: { method: 'DELETE', path: '/v1/workspaces/{id}/members/{accountId}', pathParams: ['id', 'accountId'], queryParams: [], body: null, pagination: null },
+  createWorkspaceKey: { method: 'POST', path: '/v1/workspaces/{id}/keys', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
+  revokeWorkspaceKey: { method: 'DELETE', path: '/v1/workspaces/{id}/keys/{keyId}', pathParams: ['id', 'keyId'], queryParams: [], body: null, pagination: null },
 } as const satisfies Record<string, OperationSpec>
 
 export type OperationId = keyof typeof OPERATION_TABLE
@@ -190,6 +201,28 @@ export interface OperationMethods {
   getRetentionPolicy(input?: InputOf<paths['/v1/settings/retention']['get']>, options?: CallOptions): Promise<OutputOf<paths['/v1/settings/retention']['get']>>
   /** Change the account's retention policy (`PATCH /v1/settings/retention`) */
   updateRetentionPolicy(input: InputOf<paths['/v1/settings/retention']['patch']>, options?: CallOptions): Promise<OutputOf<paths['/v1/settings/retention']['patch']>>
+  /** The person's workspaces (`GET /v1/workspaces`) */
+  listWorkspaces(input?: InputOf<paths['/v1/workspaces']['get']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces']['get']>>
+  /** Create a team workspace (`POST /v1/workspaces`) */
+  createWorkspace(input: InputOf<paths['/v1/workspaces']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces']['post']>>
+  /** A workspace, for its admins (`GET /v1/workspaces/{id}`) */
+  getWorkspace(input: InputOf<paths['/v1/workspaces/{id}']['get']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}']['get']>>
+  /** Rename a team workspace (`PATCH /v1/workspaces/{id}`) */
+  renameWorkspace(input: InputOf<paths['/v1/workspaces/{id}']['patch']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}']['patch']>>
+  /** Invite a person (`POST /v1/workspaces/{id}/invitations`) */
+  inviteMember(input: InputOf<paths['/v1/workspaces/{id}/invitations']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/invitations']['post']>>
+  /** Revoke an invitation (`DELETE /v1/workspaces/{id}/invitations/{invitationId}`) */
+  revokeInvitation(input: InputOf<paths['/v1/workspaces/{id}/invitations/{invitationId}']['delete']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/invitations/{invitationId}']['delete']>>
+  /** Accept an invitation (`POST /v1/invitations/accept`) */
+  acceptInvitation(input: InputOf<paths['/v1/invitations/accept']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/invitations/accept']['post']>>
+  /** Change a member's role (`PATCH /v1/workspaces/{id}/members/{accountId}`) */
+  changeMemberRole(input: InputOf<paths['/v1/workspaces/{id}/members/{accountId}']['patch']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/members/{accountId}']['patch']>>
+  /** Remove a member, or leave (`DELETE /v1/workspaces/{id}/members/{accountId}`) */
+  removeMember(input: InputOf<paths['/v1/workspaces/{id}/members/{accountId}']['delete']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/members/{accountId}']['delete']>>
+  /** Make an API key for the workspace (`POST /v1/workspaces/{id}/keys`) */
+  createWorkspaceKey(input: InputOf<paths['/v1/workspaces/{id}/keys']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/keys']['post']>>
+  /** Revoke a key of the workspace (`DELETE /v1/workspaces/{id}/keys/{keyId}`) */
+  revokeWorkspaceKey(input: InputOf<paths['/v1/workspaces/{id}/keys/{keyId}']['delete']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/keys/{keyId}']['delete']>>
 }
 
 /** For each operation that answers a page (`pagination`), an async iterator over every item of every page. */
