@@ -16,6 +16,7 @@ import { webhooksOperations } from './modules/webhooks/contract'
 import { auditOperations } from './modules/audit/contract'
 import { retentionOperations } from './modules/retention/contract'
 import { workspacesOperations } from './modules/workspaces/contract'
+import { ssoGroupsOperations } from './modules/workspaces/sso-groups'
 
 /**
  * Every operation of the API, as the modules declare them (`modules/<name>/contract.ts`), in the order
@@ -42,6 +43,7 @@ export const OPERATIONS = [
   ...auditOperations,
   ...retentionOperations,
   ...workspacesOperations,
+  ...ssoGroupsOperations,
 ] as const
 
 const byId = new Map<string, Operation>(OPERATIONS.map(o => [o.id, o]))

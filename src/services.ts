@@ -238,9 +238,11 @@ export function createServices(deps: CoreDeps) {
     accountIdsAfter: accounts.accountIdsAfter, mediaOf: media.of, deleteObject: media.deleteStored, jobs,
   })
   const web = createWebService({ store, clock, accounts, secureCookies: config.publicUrl.startsWith('https:'), audit })
-  const oauth = createOAuthService({ store, clock, ids, config, audit })
+  /** workspaces' own tables (members, invitations, SSO group mappings): the service of src/modules/workspaces builds on it */
+  const workspacesRepo = createWorkspacesRepo(store)
+  const oauth = createOAuthService({ store, clock, ids, config, audit, memberships: workspacesRepo.membershipsOf })
   /** browser sign-in through the organisation's OpenID Connect provider; null when it is not configured */
-  const ssoLinks = ssoLinksFor({ store, config, accounts, audit, clock, log: deps.log })
+  const ssoLinks = ssoLinksFor({ store, config, accounts, audit, clock, log: deps.log, workspaces: workspacesRepo })
   const sso = ssoServiceFor({ config, links: ssoLinks, clock, log: deps.log })
   // The shared limiter's statement also reads the notes' revision counter, which a cached
   // GET /v1/notes then needs no round trip of its own for (the notes route takes it as `alongside`).
@@ -256,8 +258,6 @@ export function createServices(deps: CoreDeps) {
     config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
-  /** workspaces' own tables (members, invitations, SSO group mappings): the service of src/modules/workspaces builds on it */
-  const workspacesRepo = createWorkspacesRepo(store)
   /** workspaces: the person's list, team workspaces, their members, invitations and keys */
   const workspaces = createWorkspacesService({ repo: workspacesRepo, accounts, credits, audit, clock, ids, publicUrl: config.publicUrl })
   return {

@@ -27,7 +27,7 @@ export interface SsoConfig {
   scopes: string
   /** lower-case domains an email must be in (NOTESVC_OIDC_ALLOWED_DOMAINS); empty: any */
   allowedDomains: string[]
-  /** the claim that lists a person's groups (NOTESVC_OIDC_GROUPS_CLAIM; `groups` when only the groups are set) */
+  /** the claim that lists a person's groups (NOTESVC_OIDC_GROUPS_CLAIM; `groups` when unset), read by the allowed groups and the workspaces' group mappings */
   groupsClaim?: string
   /** a person must be in one of these (NOTESVC_OIDC_ALLOWED_GROUPS); empty: any */
   allowedGroups: string[]
@@ -51,9 +51,6 @@ export function ssoConfig(env: Env, issuer: string | undefined): SsoConfig {
   }
   const allowedGroups = list(env.NOTESVC_OIDC_ALLOWED_GROUPS)
   const groupsClaim = env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() || (allowedGroups.length ? 'groups' : undefined)
-  if (env.NOTESVC_OIDC_GROUPS_CLAIM?.trim() && allowedGroups.length === 0) {
-    throw new ConfigError(`NOTESVC_OIDC_GROUPS_CLAIM=${env.NOTESVC_OIDC_GROUPS_CLAIM} is set but NOTESVC_OIDC_ALLOWED_GROUPS is empty; set NOTESVC_OIDC_ALLOWED_GROUPS to the groups that may sign in (comma-separated), or unset NOTESVC_OIDC_GROUPS_CLAIM`)
-  }
   const scopes = (env.NOTESVC_OIDC_SCOPES || 'openid email profile').trim().split(/\s+/)
   if (!scopes.includes('openid')) throw new ConfigError(`NOTESVC_OIDC_SCOPES=${env.NOTESVC_OIDC_SCOPES} lacks "openid"; set it to space-separated scopes that include openid and email, e.g. "openid email profile"`)
   const restricted = allowedDomains.length > 0 || allowedGroups.length > 0

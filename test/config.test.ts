@@ -118,6 +118,8 @@ describe('single sign-on and password sign-in (NOTESVC_OIDC_*, NOTESVC_PASSWORD_
     expect([c.sso.allowedDomains, c.sso.allowedGroups, c.sso.groupsClaim, c.sso.providerName, c.sso.defaultPlan, c.passwordSignIn])
       .toEqual([['example.com', 'sub.example.org'], ['staff', 'notesvc users'], 'groups', 'Example ID', 'pro', false])
     expect(loadConfig({ ...provider, NOTESVC_OIDC_GROUPS_CLAIM: 'roles', NOTESVC_OIDC_ALLOWED_GROUPS: 'admin' }).sso.groupsClaim).toBe('roles')
+    // alone, too: the workspaces' SSO group mappings read it without restricting who signs in
+    expect([loadConfig({ ...provider, NOTESVC_OIDC_GROUPS_CLAIM: 'roles' }).sso].map(c => [c.groupsClaim, c.allowedGroups])).toEqual([['roles', []]])
   })
 
   // each: what would be wrong, and the message that says what to set
@@ -130,8 +132,6 @@ describe('single sign-on and password sign-in (NOTESVC_OIDC_*, NOTESVC_PASSWORD_
     ['a domain that is not one', { ...provider, NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.com,not a domain' },
       'NOTESVC_OIDC_ALLOWED_DOMAINS: "not a domain" is not a domain; write the domains people\'s emails end in, comma-separated, e.g. example.com,example.org'],
     ['an email where a domain goes', { ...provider, NOTESVC_OIDC_ALLOWED_DOMAINS: 'bob@example.com' }, '"bob@example.com" is not a domain'],
-    ['a groups claim without groups', { ...provider, NOTESVC_OIDC_GROUPS_CLAIM: 'groups' },
-      'NOTESVC_OIDC_GROUPS_CLAIM=groups is set but NOTESVC_OIDC_ALLOWED_GROUPS is empty; set NOTESVC_OIDC_ALLOWED_GROUPS to the groups that may sign in (comma-separated), or unset NOTESVC_OIDC_GROUPS_CLAIM'],
     ['restrictions without a provider', { NOTESVC_OIDC_ALLOWED_DOMAINS: 'example.com' },
       'NOTESVC_OIDC_ALLOWED_DOMAINS and NOTESVC_OIDC_ALLOWED_GROUPS restrict single sign-on, which is off; set NOTESVC_OIDC_ISSUER and NOTESVC_OIDC_CLIENT_ID too, or unset them'],
     ['scopes without openid', { ...provider, NOTESVC_OIDC_SCOPES: 'email profile' },

@@ -25,10 +25,11 @@ export const TAGS = [
   { name: 'Audit', description: 'The account\'s audit log: who signed in, read, exported or deleted what, when and from where.' },
   { name: 'Workspaces', description: 'Personal and team workspaces: members and their roles, invitations, and keys made for a workspace.' },
   { name: 'Settings', description: 'The account\'s own settings: what the retention policy keeps and deletes.' },
+  { name: 'Workspaces', description: 'Personal and team workspaces: members and their roles, invitations, keys, and the identity provider\'s groups that join a team.' },
 ] as const
 
 type Tag = (typeof TAGS)[number]['name']
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 /** What an operation costs: a whole number of credits, or one per started minute of media. */
 type Credits = number | '1 per started minute'
 

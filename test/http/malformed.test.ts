@@ -118,6 +118,8 @@ const OPS: Op[] = [
   { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/tag_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: ids => ids.noteId },
   { id: 'getRetentionPolicy', method: 'GET', path: '/v1/settings/retention' },
   { id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', body: () => ({ mode: 'media', days: 30 }) },
+  // workspaces (issue 35): another workspace than the key's is a 404 once the body is checked
+  { id: 'setSsoGroups', method: 'PUT', path: '/v1/workspaces/{id}/sso-groups', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ mappings: [{ group: 'eng', role: 'editor' }] }) },
   // multipart, not JSON: every JSON body sent here is refused with 400 before anything is charged
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
   { id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },

@@ -90,6 +90,7 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   removeMember: { responses: { 204: null } },
   createWorkspaceKey: { request: 'CreateWorkspaceKeyRequest', responses: { 201: 'CreatedWorkspaceKey' } },
   revokeWorkspaceKey: { responses: { 204: null } },
+  setSsoGroups: { request: 'SsoGroupMappings', responses: { 200: 'SsoGroupMappings' } },
 }
 
 /** Every field SPEC.md types integer, as a path through the named schemas (`[]` for array items, `{}` for map values). */

@@ -63,8 +63,13 @@ export function createAuthorizationFlow(deps: { repo: OAuthRepo; issuer: string;
       return SCOPES.filter(s => scopes.includes(s.scope))
     },
 
-    /** The user allowed the request: a single-use code, bound to everything the token request must repeat. */
-    async approve(request: AuthorizationRequest, accountId: string, origin: AuditOrigin | null = null): Promise<string> {
+    /**
+     * The user allowed the request: a single-use code, bound to everything the token request must repeat,
+     * and to the workspace chosen (`workspaceId`, one the person is a member of: the route checks it;
+     * null or their own id: their personal workspace).
+     */
+    async approve(request: AuthorizationRequest, accountId: string, origin: AuditOrigin | null = null, workspaceId: string | null = null): Promise<string> {
+      const workspace = workspaceId && workspaceId !== accountId ? workspaceId : null
       const code = randomSecret()
       await repo.removeCodesExpiredBefore(iso(-24 * 3600 * 1000))
       await repo.removeTokensExpiredBefore(iso())
@@ -78,9 +83,11 @@ export function createAuthorizationFlow(deps: { repo: OAuthRepo; issuer: string;
           scope: request.scopes.join(' '),
           code_challenge: request.codeChallenge,
           expires_at: iso(CODE_TTL_MS),
+          workspace_id: workspace,
         })
+        // in the workspace's log, by the person
         await deps.audit?.record({
-          accountId, actor: { type: 'user', id: accountId }, action: 'oauth.granted', target: { type: 'oauth_client', id: request.client.id }, origin,
+          accountId: workspace ?? accountId, actor: { type: 'user', id: accountId }, action: 'oauth.granted', target: { type: 'oauth_client', id: request.client.id }, origin,
           details: { scopes: request.scopes.join(' ') },
         })
       })

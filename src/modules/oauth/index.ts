@@ -197,6 +197,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       return html(consentPage({
         clientName: r.client.name, clientId: r.client.id, redirectUri: r.redirectUri, email: user.email,
         scopes: service.describeScopes(r.scopes), fields: fieldsOf(params), csrf: user.csrf,
+        workspaces: await service.workspacesOf(user.accountId),
       }))
     })
     .post('/oauth/authorize', async ({ request, server }) => {
@@ -215,7 +216,14 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       const csrf = params.get('csrf_token') ?? ''
       if (!safeEqual(csrf, user.csrf)) return html(errorPage('The form has expired', 'The form was not sent from this session (CSRF check failed). Go back to the application and start again.'), 403)
       const decision = params.get('decision')
-      if (decision === 'allow') return redirect(await service.approve(check.request, user.accountId, originOf(server, request)), 303)
+      if (decision === 'allow') {
+        // the workspace picked on the page must be one of the person's (absent: their personal one)
+        const chosen = params.get('workspace') || user.accountId
+        if (!(await service.workspacesOf(user.accountId)).some(w => w.id === chosen)) {
+          return html(errorPage('Not one of your workspaces', `You are not a member of the workspace ${chosen}, so the application was not given access to it. Go back to the application, start again and pick one of your workspaces.`), 403)
+        }
+        return redirect(await service.approve(check.request, user.accountId, originOf(server, request), chosen), 303)
+      }
       if (decision === 'deny') return redirect(service.deny(check.request), 303)
       return html(errorPage('Bad request', 'decision must be allow or deny.'), 400)
     }, noParse)

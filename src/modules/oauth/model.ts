@@ -52,3 +52,11 @@ export interface TokenResponse {
 
 /** The clock as the flows use it: now, or `ms` from now, as an ISO timestamp. */
 export type IsoClock = (ms?: number) => string
+
+/** A workspace the person may let the application act in: their personal one first, then their teams. */
+export interface ConsentWorkspace {
+  id: string
+  /** "Personal" for the person's own */
+  name: string
+  role: string
+}

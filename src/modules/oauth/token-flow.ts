@@ -4,6 +4,7 @@ import { safeEqual, sha256, sha256Base64url } from '../../crypto/digest'
 import type { IdGenerator } from '../../ids'
 import type { Principal } from '../../http/admission'
 import { isScope } from '../../http/contract'
+import { isRole } from '../workspaces/model'
 import { ACCESS_PREFIX, ACCESS_TOKEN_TTL_S, OAuthError, parseScope, randomSecret, REFRESH_PREFIX, REFRESH_TOKEN_TTL_S, type IsoClock, type TokenResponse } from './model'
 import type { ClientRow, OAuthRepo } from './repo'
 
@@ -22,12 +23,12 @@ export function createTokenFlow(deps: {
 }) {
   const { repo, ids, iso, authenticateClient } = deps
 
-  async function issueTokens(o: { clientId: string; accountId: string; familyId: string; accessScope: string; refreshScope: string }): Promise<TokenResponse> {
+  async function issueTokens(o: { clientId: string; accountId: string; workspaceId: string | null; familyId: string; accessScope: string; refreshScope: string }): Promise<TokenResponse> {
     const access = ACCESS_PREFIX + randomSecret()
     const refresh = REFRESH_PREFIX + randomSecret()
     const created = iso()
-    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(access), kind: 'access', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.accessScope, created_at: created, expires_at: iso(ACCESS_TOKEN_TTL_S * 1000) })
-    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(refresh), kind: 'refresh', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.refreshScope, created_at: created, expires_at: iso(REFRESH_TOKEN_TTL_S * 1000) })
+    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(access), kind: 'access', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.accessScope, created_at: created, expires_at: iso(ACCESS_TOKEN_TTL_S * 1000), workspace_id: o.workspaceId })
+    await repo.insertToken({ id: ids.next('tok'), token_hash: sha256(refresh), kind: 'refresh', family_id: o.familyId, client_id: o.clientId, account_id: o.accountId, scope: o.refreshScope, created_at: created, expires_at: iso(REFRESH_TOKEN_TTL_S * 1000), workspace_id: o.workspaceId })
     return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: o.accessScope }
   }
 
@@ -54,7 +55,7 @@ export function createTokenFlow(deps: {
       if (row.redirect_uri !== redirectUri) return new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.')
       if (!safeEqual(sha256Base64url(verifier), row.code_challenge)) return new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge.')
       if (!(await repo.useCode(codeHash, iso()))) return new OAuthError('invalid_grant', 'The authorization code was already used.')
-      return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: codeHash, accessScope: row.scope, refreshScope: row.scope })
+      return issueTokens({ clientId: client.id, accountId: row.account_id, workspaceId: row.workspace_id, familyId: codeHash, accessScope: row.scope, refreshScope: row.scope })
     })
     if (result instanceof OAuthError) throw result
     return result
@@ -83,8 +84,12 @@ export function createTokenFlow(deps: {
         if (!asked.length || asked.some(s => !granted.has(s))) return new OAuthError('invalid_scope', `scope may only narrow the granted scope (${row.scope}).`)
         accessScope = asked.join(' ')
       }
+      // a grant to a team workspace lasts as long as the person's membership (their access tokens are refused too)
+      if (row.workspace_id && !(await repo.memberRole(row.workspace_id, row.account_id))) {
+        return new OAuthError('invalid_grant', 'You are no longer a member of the workspace this authorization was for; authorize the application again and pick one of your workspaces.')
+      }
       if (!(await repo.useToken(row.id, iso()))) return await reused()
-      return issueTokens({ clientId: client.id, accountId: row.account_id, familyId: row.family_id, accessScope, refreshScope: row.scope })
+      return issueTokens({ clientId: client.id, accountId: row.account_id, workspaceId: row.workspace_id, familyId: row.family_id, accessScope, refreshScope: row.scope })
     })
     if (result instanceof OAuthError) throw result
     return result
@@ -114,18 +119,25 @@ export function createTokenFlow(deps: {
         if (row.kind === 'refresh') await repo.revokeFamily(row.family_id, iso())
         else await repo.revokeToken(row.id, iso())
         await deps.audit?.record({
-          accountId: row.account_id, actor: { type: 'oauth', id: client.id }, action: 'oauth.revoked', target: { type: 'oauth_token', id: row.id }, origin,
+          accountId: row.workspace_id ?? row.account_id, actor: { type: 'oauth', id: client.id }, action: 'oauth.revoked', target: { type: 'oauth_token', id: row.id }, origin,
           details: { kind: row.kind, wholeGrant: row.kind === 'refresh' },
         })
       })
     },
 
-    /** The credential check for access tokens: one lookup on the unique hash index. */
+    /**
+     * The credential check for access tokens: one lookup on the unique hash index, with the person's role
+     * in the grant's workspace read in the same statement. A grant to a team acts as the person with
+     * their role there now; a person no longer a member holds a token that opens nothing.
+     */
     async verifyAccessToken(token: string): Promise<Principal | null> {
       if (!token.startsWith(ACCESS_PREFIX)) return null
-      const row = await repo.token(sha256(token))
+      const row = await repo.accessToken(sha256(token))
       if (!row || row.kind !== 'access' || row.revoked_at || row.expires_at <= iso()) return null
-      return { accountId: row.account_id, sandbox: false, scopes: new Set(parseScope(row.scope).filter(isScope)), credentialId: row.id, source: 'oauth' }
+      const workspace = row.workspace_id ?? row.account_id
+      const role = workspace === row.account_id ? 'owner' : row.member_role
+      if (!isRole(role)) return null
+      return { accountId: workspace, actorId: row.account_id, role, sandbox: false, scopes: new Set(parseScope(row.scope).filter(isScope)), credentialId: row.id, source: 'oauth' }
     },
   }
 }

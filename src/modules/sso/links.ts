@@ -6,12 +6,14 @@ import { silentLogger } from '../../log'
 import type { AccountsService } from '../accounts/service'
 import type { AuditService } from '../audit/service'
 import type { AuditOrigin } from '../audit/model'
+import { isReservedEmail } from '../workspaces/model'
+import { syncGroupMemberships, type SsoWorkspaceMembers } from './group-memberships'
 import { createSsoRepo, type SsoRepo } from './repo'
 
 /** Why a sign-in through the provider was refused: the audit log's `reason`, and the page shown. */
 export type SsoRefusal =
   | 'flow_missing' | 'state_mismatch' | 'provider_refused' | 'provider_unreachable' | 'token_rejected'
-  | 'email_missing' | 'email_unverified' | 'domain_not_allowed' | 'group_not_allowed' | 'account_linked_elsewhere'
+  | 'email_missing' | 'email_unverified' | 'email_reserved' | 'domain_not_allowed' | 'group_not_allowed' | 'account_linked_elsewhere'
 
 export interface SsoRefused { ok: false; reason: SsoRefusal; status: number; title: string; message: string }
 export type SsoSignIn = { ok: true; accountId: string; email: string; created: boolean } | SsoRefused
@@ -40,7 +42,10 @@ class LinkedElsewhere extends Error {
  *    `accounts.oidc_subject` (the ID-token link of migration 3, kept for accounts linked before)
  *    names the subject, whose link then moves into `sso_identities`;
  * 3. else, with a verified email, that email's account, or a new one on `defaultPlan`, linked;
- *    never an account linked (by either table) to another subject.
+ *    never an account linked (by either table) to another subject, nor an email of the reserved
+ *    `workspace.invalid` (a team workspace's row carries one);
+ * 4. at a browser sign-in, the person's team memberships follow their groups' mappings
+ *    (./group-memberships.ts), in the sign-in's transaction.
  */
 export function createSsoLinks(deps: {
   store: Store
@@ -51,6 +56,8 @@ export function createSsoLinks(deps: {
   clock: Clock
   log?: Logger
   repo?: SsoRepo
+  /** the workspaces' members and group mappings (absent: no group sync) */
+  workspaces?: SsoWorkspaceMembers
 }) {
   const { config, issuer, accounts, audit, clock } = deps
   const log = deps.log ?? silentLogger
@@ -65,9 +72,12 @@ export function createSsoLinks(deps: {
   const linkedElsewhere = (email: string) => refuse('account_linked_elsewhere', 409, 'Account linked to someone else',
     `The notesvc account of ${email} is already linked to another person at ${name}, so you were not signed in. Ask your administrator to check who at ${name} owns ${email}.`)
 
-  /** The groups a person is in, from the configured claim (an array of names, or one name). */
+  const reserved = (email: string) => refuse('email_reserved', 403, 'Email address reserved',
+    `${name} gave your email address as ${email}, which ends in @workspace.invalid, a name notesvc keeps for team workspaces, so you were not signed in. Ask your administrator to give you a real email address at ${name}.`)
+
+  /** The groups a person is in, from the configured claim (`groups` when none is set: a group mapping reads it). An array of names, or one name. */
   function groupsOf(claims: Record<string, unknown>): string[] {
-    const v = config.groupsClaim ? claims[config.groupsClaim] : undefined
+    const v = claims[config.groupsClaim ?? 'groups']
     if (typeof v === 'string') return [v]
     return Array.isArray(v) ? v.filter((g): g is string => typeof g === 'string') : []
   }
@@ -112,16 +122,21 @@ export function createSsoLinks(deps: {
       const linked = await repo.identity(issuer, subject)
       const legacy = linked ? null : await accounts.accountOfOidcSubject(subject)
       const known = linked?.account_id ?? legacy?.id ?? null
-      const restricted = restriction(email, verified, claims)
+      const restricted = restriction(email, verified, claims) ?? (email && isReservedEmail(email) ? reserved(email) : null)
       // a linked person's refusal is in their account's log, where its owner reads it
       if (restricted) return refused(restricted, known)
 
       const at = clock.now().toISOString()
+      /** the browser's sign-in brings the person's team memberships in line with their groups */
+      const syncGroups = (accountId: string) => via === 'browser' && deps.workspaces
+        ? syncGroupMemberships({ workspaces: deps.workspaces, audit, accountId, groups: groupsOf(claims), actor, origin, at })
+        : Promise.resolve()
       if (linked) {
         // a bearer is checked on every request: a read stays a read
         if (via === 'browser') {
           await repo.transaction(async () => {
             await repo.touch(issuer, subject, email, at)
+            await syncGroups(linked.account_id)
             await audit.record({ accountId: linked.account_id, actor, action: 'signin.succeeded', origin, details: details('linked') })
           })
         }
@@ -145,6 +160,7 @@ export function createSsoLinks(deps: {
           if (!(await repo.link({ issuer, subject, account_id: account.id, email, created_at: at, last_signin_at: at }))
             && (await repo.identity(issuer, subject))?.account_id !== account.id) throw new LinkedElsewhere(account.id)
           const reason = legacy ? 'linked' : created ? 'created' : 'matched_email'
+          await syncGroups(account.id)
           await audit.record({ accountId: account.id, actor, action: 'signin.succeeded', origin, details: details(reason) })
           return { ok: true, accountId: account.id, email: account.email, created }
         })

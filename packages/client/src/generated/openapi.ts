@@ -1169,6 +1169,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{id}/sso-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set which identity-provider groups join the workspace
+         * @description Replaces the workspace's group mappings: at each sign-in through the organisation's identity provider (single sign-on), a person in a mapped group (the `NOTESVC_OIDC_GROUPS_CLAIM` claim, `groups` by default) joins the workspace with the mapping's role, or has a membership that came from single sign-on raised to it; a membership that came from single sign-on whose groups no longer map the workspace is removed at their next sign-in, with their keys of it and OAuth grants to it revoked. Memberships from invitations are never changed. Needs the admin role; mapping a group to owner needs the owner role. `{id}` is the credential's workspace (a key made for it, or the browser's `X-Notesvc-Workspace`); a personal workspace has no members (409). Recorded in the audit log as `workspace.sso_groups_set`.
+         */
+        put: operations["setSsoGroups"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2238,6 +2258,30 @@ export interface components {
         SplitSegmentRequest: {
             /** @description the word (from 0, the segment's text split at spaces) the second segment starts at: 1 to the number of words less one */
             word: number;
+        };
+        /**
+         * SsoGroupMapping
+         * @description People in this group at the identity provider join the workspace with this role at their next single sign-on.
+         */
+        SsoGroupMapping: {
+            /**
+             * @description the group's name exactly as the provider sends it in the groups claim (case and spaces count)
+             * @example eng
+             */
+            group: string;
+            /**
+             * @description the role its members get: one of viewer, editor, admin, owner (owner only by an owner)
+             * @example editor
+             */
+            role: string;
+        };
+        /**
+         * SsoGroupMappings
+         * @description The identity provider's groups whose members join the workspace, each with a role.
+         */
+        SsoGroupMappings: {
+            /** @description every mapping of the workspace (at most 100); an empty list removes them all */
+            mappings: components["schemas"]["SsoGroupMapping"][];
         };
         /**
          * StyleId
@@ -5319,6 +5363,43 @@ export interface operations {
             401: components["responses"]["InvalidToken"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setSsoGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the workspace's id: the credential's workspace */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoGroupMappings"];
+            };
+        };
+        responses: {
+            /** @description OK: SsoGroupMappings */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoGroupMappings"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

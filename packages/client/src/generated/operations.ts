@@ -75,6 +75,7 @@ export const OPERATION_TABLE = {
   removeMember: { method: 'DELETE', path: '/v1/workspaces/{id}/members/{accountId}', pathParams: ['id', 'accountId'], queryParams: [], body: null, pagination: null },
   createWorkspaceKey: { method: 'POST', path: '/v1/workspaces/{id}/keys', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
   revokeWorkspaceKey: { method: 'DELETE', path: '/v1/workspaces/{id}/keys/{keyId}', pathParams: ['id', 'keyId'], queryParams: [], body: null, pagination: null },
+  setSsoGroups: { method: 'PUT', path: '/v1/workspaces/{id}/sso-groups', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
 } as const satisfies Record<string, OperationSpec>
 
 export type OperationId = keyof typeof OPERATION_TABLE
@@ -223,6 +224,8 @@ export interface OperationMethods {
   createWorkspaceKey(input: InputOf<paths['/v1/workspaces/{id}/keys']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/keys']['post']>>
   /** Revoke a key of the workspace (`DELETE /v1/workspaces/{id}/keys/{keyId}`) */
   revokeWorkspaceKey(input: InputOf<paths['/v1/workspaces/{id}/keys/{keyId}']['delete']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/keys/{keyId}']['delete']>>
+  /** Set which identity-provider groups join the workspace (`PUT /v1/workspaces/{id}/sso-groups`) */
+  setSsoGroups(input: InputOf<paths['/v1/workspaces/{id}/sso-groups']['put']>, options?: CallOptions): Promise<OutputOf<paths['/v1/workspaces/{id}/sso-groups']['put']>>
 }
 
 /** For each operation that answers a page (`pagination`), an async iterator over every item of every page. */
