@@ -103,6 +103,12 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/{tagId}', scopes: ['notes:write'], cost: 0, errors: [404] },
   // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
   { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
+  // workspaces (issue 35; docs/decisions.md "Workspaces"): the role is the gate, reads need notes:read and changes
+  // notes:write. Membership, invitations and keys are not MCP tools (like webhooks and retention): people set them
+  { id: 'listWorkspaces', method: 'GET', path: '/v1/workspaces', scopes: ['notes:read'], cost: 0, errors: [] },
+  { id: 'createWorkspace', method: 'POST', path: '/v1/workspaces', scopes: ['notes:write'], cost: 0, errors: [] },
+  { id: 'getWorkspace', method: 'GET', path: '/v1/workspaces/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
+  { id: 'renameWorkspace', method: 'PATCH', path: '/v1/workspaces/{id}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

@@ -124,6 +124,18 @@ const OPS: Op[] = [
   { id: 'createAudioTranscription', method: 'POST', path: '/v1/audio/transcriptions', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
   { id: 'createAudioTranslation', method: 'POST', path: '/v1/audio/translations', body: () => ({ model: 'whisper-1', response_format: 'json' }), charging: true },
   { id: 'listModels', method: 'GET', path: '/v1/models' },
+  // workspaces: another's workspace id where one is named (the checks are on the input)
+  { id: 'listWorkspaces', method: 'GET', path: '/v1/workspaces' },
+  { id: 'createWorkspace', method: 'POST', path: '/v1/workspaces', body: () => ({ name: 'Research' }) },
+  { id: 'getWorkspace', method: 'GET', path: '/v1/workspaces/{id}', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'renameWorkspace', method: 'PATCH', path: '/v1/workspaces/{id}', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ name: 'Research' }) },
+  { id: 'inviteMember', method: 'POST', path: '/v1/workspaces/{id}/invitations', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ email: 'ana@example.com', role: 'editor' }) },
+  { id: 'revokeInvitation', method: 'DELETE', path: '/v1/workspaces/{id}/invitations/inv_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'acceptInvitation', method: 'POST', path: '/v1/invitations/accept', body: () => ({ token: 'an-unknown-invitation-token' }) },
+  { id: 'changeMemberRole', method: 'PATCH', path: '/v1/workspaces/{id}/members/acct_01jd6x3m2k8v4n7p9q2r5s8t0x', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ role: 'viewer' }) },
+  { id: 'removeMember', method: 'DELETE', path: '/v1/workspaces/{id}/members/acct_01jd6x3m2k8v4n7p9q2r5s8t0x', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w' },
+  { id: 'createWorkspaceKey', method: 'POST', path: '/v1/workspaces/{id}/keys', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w', body: () => ({ name: 'ci', sandbox: false }) },
+  { id: 'revokeWorkspaceKey', method: 'DELETE', path: '/v1/workspaces/{id}/keys/key_01jd6x3m2k8v4n7p9q2r5s8t0w', idOf: () => 'acct_01jd6x3m2k8v4n7p9q2r5s8t0w' },
 ]
 
 /** A JSON literal written as raw text, so values no JS number holds exactly reach the server as sent. */

@@ -63,6 +63,11 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   removeNoteTag: { responses: { 200: 'NoteTags' } },
   // a question across the library (issue 33)
   askLibrary: { request: 'LibraryQuestionRequest', responses: { 200: 'LibraryAnswer' } },
+  // workspaces, the MCP tools among them (docs/decisions.md "Workspaces")
+  listWorkspaces: { responses: { 200: 'WorkspaceList' } },
+  createWorkspace: { request: 'WorkspaceNameRequest', responses: { 201: 'Workspace' } },
+  getWorkspace: { responses: { 200: 'WorkspaceDetail' } },
+  renameWorkspace: { request: 'WorkspaceNameRequest', responses: { 200: 'Workspace' } },
 }
 
 /** DECISIONS.md "Beyond the interface": the operations added beside SPEC.md, and their shapes. */
@@ -77,6 +82,14 @@ const BEYOND_SHAPES: Record<string, { request?: string; responses: Record<string
   // retention (docs/decisions.md "Retention"); like webhooks, set by people, not MCP tools
   getRetentionPolicy: { responses: { 200: 'RetentionPolicy' } },
   updateRetentionPolicy: { request: 'UpdateRetentionPolicyRequest', responses: { 200: 'RetentionPolicy' } },
+  // workspaces (docs/decisions.md "Workspaces")
+  inviteMember: { request: 'InviteMemberRequest', responses: { 201: 'CreatedWorkspaceInvitation' } },
+  revokeInvitation: { responses: { 204: null } },
+  acceptInvitation: { request: 'AcceptInvitationRequest', responses: { 200: 'Workspace' } },
+  changeMemberRole: { request: 'ChangeMemberRoleRequest', responses: { 200: 'WorkspaceMember' } },
+  removeMember: { responses: { 204: null } },
+  createWorkspaceKey: { request: 'CreateWorkspaceKeyRequest', responses: { 201: 'CreatedWorkspaceKey' } },
+  revokeWorkspaceKey: { responses: { 204: null } },
   setSsoGroups: { request: 'SsoGroupMappings', responses: { 200: 'SsoGroupMappings' } },
 }
 
