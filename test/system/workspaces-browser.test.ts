@@ -5,11 +5,14 @@ import type { Subprocess } from 'bun'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { firstLine, freePort, ROOT, tempDir } from '../helpers/process'
 import { inSteps } from '../helpers/web'
+import { startOidcProvider } from '../helpers/oidc-provider'
 
 /**
  * Workspaces in headless Chromium (Debian's `chromium`) against a real server process: three people in
- * a team "Research". The owner makes the team, a folder, a team key and invites an editor and a viewer;
- * each joins through the invitation's link (signing in first); the editor renames a note the team key
+ * a team "Research". The owner makes the team, a folder, a team key, invites an editor (who joins
+ * through the invitation's link, signing in first) and maps a group of the identity provider (a real
+ * OpenID Connect provider on loopback) to viewer, so the viewer joins by signing in with single
+ * sign-on; the editor renames a note the team key
  * made, the viewer sees the new title, and the viewer's write is refused with the API's message naming
  * the role; the owner removes the editor on the workspace page, and the editor's open page, their team
  * key and their next page are refused or back in their personal workspace. Another test: a workspace
@@ -22,6 +25,11 @@ const PASSWORD = 'a team passphrase'
 const OWNER = 'owner@example.com'
 const EDITOR = 'editor@example.com'
 const VIEWER = 'viewer@example.com'
+/** the viewer signs in with single sign-on at the loopback provider, in a group the team maps to viewer */
+const VIEWERS_GROUP = 'research-viewers'
+const CLIENT_ID = 'notesvc-workspaces'
+const CLIENT_SECRET = 'a-client-secret-of-the-workspaces-test-0123456789'
+const PROVIDER_NAME = 'Example Corp ID'
 const HOSTILE_NAME = '<script>alert(1)</script>'
 const HOSTILE_EMAIL = '"><img/src=x/onerror=alert(2)>@example.com'
 
@@ -30,6 +38,7 @@ let server: Subprocess<'ignore', 'pipe', 'pipe'> | undefined
 let browser: Browser | undefined
 let base = ''
 let serverSaid = ''
+let provider: Awaited<ReturnType<typeof startOidcProvider>> | undefined
 
 async function setPassword(env: Record<string, string | undefined>, email: string) {
   const cli = Bun.spawn(['bun', 'run', 'src/cli.ts', 'accounts', 'password', '--email', email], { cwd: ROOT, env, stdin: new TextEncoder().encode(PASSWORD + '\n'), stdout: 'pipe', stderr: 'pipe' })
@@ -41,14 +50,22 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with DEBIAN_FRONTEND=noninteractive apt-get install -y chromium`)
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  const env = { ...process.env, NOTESVC_DATA_DIR: join(data.path, 'data'), PORT: String(port), NOTESVC_PUBLIC_URL: base, NOTESVC_LLM: 'builtin' }
-  for (const email of [OWNER, EDITOR, VIEWER, HOSTILE_EMAIL]) await setPassword(env, email)
+  provider = await startOidcProvider({
+    redirectUris: [`${base}/signin/oidc/callback`], clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+    people: { viewer: { email: VIEWER, email_verified: true, name: 'Vera', groups: [VIEWERS_GROUP, 'staff'] } },
+  })
+  const env = {
+    ...process.env, NOTESVC_DATA_DIR: join(data.path, 'data'), PORT: String(port), NOTESVC_PUBLIC_URL: base, NOTESVC_LLM: 'builtin',
+    NOTESVC_OIDC_ISSUER: provider.issuer, NOTESVC_OIDC_CLIENT_ID: CLIENT_ID, NOTESVC_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+    NOTESVC_OIDC_PROVIDER_NAME: PROVIDER_NAME, NOTESVC_OIDC_SCOPES: 'openid email profile groups', NOTESVC_OIDC_GROUPS_CLAIM: 'groups',
+  }
+  for (const email of [OWNER, EDITOR, HOSTILE_EMAIL]) await setPassword(env, email)
   server = Bun.spawn(['bun', 'run', 'test/fixtures/web-server.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   expect(await firstLine(server.stdout)).toBe(`listening ${port}`)
   void (async () => { for await (const chunk of server!.stderr) serverSaid = (serverSaid + new TextDecoder().decode(chunk)).slice(-4000) })()
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
   })
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
 }, 90_000)
@@ -57,6 +74,7 @@ afterAll(async () => {
   await browser?.close()
   server?.kill('SIGTERM')
   await server?.exited
+  await provider?.stop()
   data.remove()
 })
 
@@ -129,7 +147,7 @@ async function joinTeam(p: Person, email: string, link: string, as: string) {
 
 const api = (key: string, path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } })
 
-test('three people in a team: invitations, an edit seen by a viewer, a viewer refused, a member removed', async () => {
+test('three people in a team: an invitation and a single sign-on group, an edit seen by a viewer, a viewer refused, a member removed', async () => {
   await inSteps(() => serverSaid, async step => {
     const owner = await person()
     const editor = await person()
@@ -166,9 +184,12 @@ test('three people in a team: invitations, an edit seen by a viewer, a viewer re
     expect(made.status).toBe(201)
     const noteId = ((await made.json()) as { id: string }).id
 
-    step('the owner invites an editor and a viewer')
+    step('the owner invites an editor, and maps the provider\'s group to viewer')
     const editorLink = await invite(o, EDITOR, 'editor')
-    const viewerLink = await invite(o, VIEWER, 'viewer')
+    await o.fill('#sso-mappings', `${VIEWERS_GROUP} = viewer`)
+    await o.click('#sso-form button[type=submit]')
+    await o.locator('#workspace-activity li[data-action="workspace.sso_groups_set"]').waitFor()
+    await expect(o.locator('#sso-mappings').inputValue()).resolves.toBe(`${VIEWERS_GROUP} = viewer`)
     await shoot(o, 'admin')
 
     step('the editor joins through the link and renames the note in the shared folder')
@@ -191,9 +212,22 @@ test('three people in a team: invitations, an edit seen by a viewer, a viewer re
     const listed = await api(editorKey, '/v1/notes')
     expect(((await listed.json()) as { data: { title: string }[] }).data.map(n => n.title)).toEqual(['Kick-off, edited by the editor'])
 
-    step('the viewer joins and sees the edit; no write controls')
-    await joinTeam(viewer, VIEWER, viewerLink, 'viewer')
+    step('the viewer signs in with single sign-on, is a viewer of Research by the group, and sees the edit')
     const v = viewer.page
+    await v.goto(`${base}/`)
+    expect(new URL(v.url()).pathname).toBe('/signin')
+    await v.getByRole('link', { name: `Sign in with ${PROVIDER_NAME}` }).click()
+    await v.waitForURL(u => u.origin === provider!.issuer)
+    await v.locator('input[name=login]').fill('viewer')
+    await v.locator('input[name=password]').fill('any password the dev login accepts')
+    await v.getByRole('button', { name: 'Sign-in' }).click()
+    await v.getByRole('button', { name: 'Continue' }).click()
+    await v.waitForURL(`${base}/`)
+    expect(await switcher(v)).toEqual({ options: ['Personal', 'Research (viewer)'], current: 'Personal' })
+    await v.selectOption('#workspace-select', { label: 'Research (viewer)' })
+    await Promise.all([v.waitForResponse(r => new URL(r.url()).pathname === '/workspace/switch'), v.click('#workspace-go')])
+    await v.waitForSelector('#folders[aria-busy=false]')
+    expect((await switcher(v)).current).toBe('Research (viewer)')
     await v.locator(`li.note[data-note-id="${noteId}"] a.note-title`).waitFor()
     await expect(v.locator(`li.note[data-note-id="${noteId}"] a.note-title`).textContent()).resolves.toBe('Kick-off, edited by the editor')
     expect(await v.locator('#open-upload').isVisible()).toBe(false)
@@ -218,7 +252,7 @@ test('three people in a team: invitations, an edit seen by a viewer, a viewer re
     await editorRow.locator('button', { hasText: 'Remove' }).click()
     await editorRow.waitFor({ state: 'detached' })
     await o.locator('#workspace-activity li[data-action="workspace.member_removed"]', { hasText: `${EDITOR} (1 key revoked)` }).waitFor()
-    expect(await o.locator('#members tbody tr').evaluateAll(rows => rows.map(r => (r as HTMLElement).dataset.member))).toEqual([OWNER, VIEWER])
+    expect(await o.locator('#members tbody tr').evaluateAll(rows => rows.map(r => [(r as HTMLElement).dataset.member, r.querySelectorAll('td')[2]!.textContent]))).toEqual([[OWNER, 'created it'], [VIEWER, 'single sign-on']])
 
     step('the editor: the open page is refused, the team key is refused, the next page is the personal workspace')
     await e.fill('#rename-input', 'renamed after removal')

@@ -13,7 +13,7 @@ const NEW_TEAM = `<section id="new-team" class="card" aria-labelledby="new-team-
 const ADMIN_SECTIONS = `<section id="rename-section" class="card" aria-labelledby="rename-title"><h2 id="rename-title">Name</h2>
 <form id="workspace-rename-form"><label for="workspace-name">Workspace name</label><span class="searchrow"><input id="workspace-name" maxlength="100" required autocomplete="off"><button type="submit">Rename</button></span></form></section>
 <section id="members-section" class="card" aria-labelledby="members-title"><h2 id="members-title">Members</h2>
-<table id="members"><thead><tr><th>Email</th><th>Role</th><th>Joined by</th><th>Last active</th><th></th></tr></thead><tbody></tbody></table></section>
+<div class="table-scroll" tabindex="0" role="region" aria-labelledby="members-title"><table id="members"><thead><tr><th>Email</th><th>Role</th><th>Joined by</th><th>Last active</th><th></th></tr></thead><tbody></tbody></table></div></section>
 <section id="invite-section" class="card" aria-labelledby="invite-title"><h2 id="invite-title">Invitations</h2>
 <form id="invite-form"><div class="row"><div><label for="invite-email">Email</label><input id="invite-email" type="email" maxlength="320" required autocomplete="off"></div>
 <div><label for="invite-role">Role</label><select id="invite-role">${roleOptions('editor')}</select></div></div>
@@ -21,7 +21,7 @@ const ADMIN_SECTIONS = `<section id="rename-section" class="card" aria-labelledb
 <div id="invite-created" class="newkey" role="status" hidden></div>
 <ul id="invitations" class="plain-list"></ul></section>
 <section id="keys-section" class="card" aria-labelledby="keys-title"><h2 id="keys-title">Keys of this workspace</h2>
-<table id="workspace-keys"><thead><tr><th>Key</th><th>Name</th><th>Made by</th><th>Library</th><th>Last used</th><th></th></tr></thead><tbody></tbody></table></section>
+<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-title"><table id="workspace-keys"><thead><tr><th>Key</th><th>Name</th><th>Made by</th><th>Library</th><th>Last used</th><th></th></tr></thead><tbody></tbody></table></div></section>
 <section id="usage-section" class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2>
 <p id="usage-summary"></p>
 <table id="usage-by-member"><thead><tr><th>Member</th><th>Credits this month</th></tr></thead><tbody></tbody></table></section>
