@@ -14,8 +14,7 @@ import { pageResponse, randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
 import { libraryRoutes, type LibraryRouteDeps } from './library'
-import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf, type WorkspaceChoice } from './workspace-choice'
-import type { WorkspacesRepo } from '../workspaces/repo'
+import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf, type WorkspaceChoice, type WorkspaceDirectory } from './workspace-choice'
 import type { WorkspacesService } from '../workspaces/service'
 import type { Principal } from '../../http/principal'
 import { ALL_SCOPES } from '../../http/contract'
@@ -91,7 +90,7 @@ export interface WebRouteDeps {
   /** the settings page's Retention section */
   retention?: RetentionService
   /** the person's workspaces and roles: the header's switcher, the workspace and invitation pages */
-  workspaces: LibraryRouteDeps['workspaces'] & Pick<WorkspacesRepo, 'keysOf'>
+  workspaces: LibraryRouteDeps['workspaces'] & Pick<WorkspaceDirectory, 'keysOf'>
   /** the settings page's key form in a team workspace: createWorkspaceKey, revokeWorkspaceKey */
   workspaceKeys: Pick<WorkspacesService, 'createKey' | 'revokeKey'>
 }

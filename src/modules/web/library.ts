@@ -5,9 +5,8 @@ import type { UploadsService } from '../uploads/service'
 import type { UsageService } from '../usage/service'
 import { libraryShell, type ShellView } from './library-pages'
 import { sha256 } from '../../crypto/digest'
-import type { WorkspacesRepo } from '../workspaces/repo'
 import { isRole } from '../workspaces/model'
-import { currentWorkspace, INVITATION_PATH, WORKSPACE_PAGE_PATH } from './workspace-choice'
+import { currentWorkspace, INVITATION_PATH, WORKSPACE_PAGE_PATH, type WorkspaceDirectory } from './workspace-choice'
 import { invitationMain, workspaceMain } from './workspace-pages'
 import type { AuditService } from '../audit/service'
 import { userBy } from '../audit/by'
@@ -128,7 +127,7 @@ export interface LibraryRouteDeps {
   /** share links are on (NOTESVC_SHARING): the note page shows its Share… control */
   sharing?: boolean
   /** the person's workspaces and roles (the header's switcher, the page's workspace), invitations by token */
-  workspaces: Pick<WorkspacesRepo, 'membershipsOf' | 'invitationByToken' | 'findWorkspace'>
+  workspaces: Pick<WorkspaceDirectory, 'membershipsOf' | 'invitationByToken' | 'findWorkspace'>
 }
 
 /** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
@@ -159,13 +158,12 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
 
   /** An invitation's page: who invites to what as what, or why it cannot be used any more (404). */
   async function invitation(token: string, user: { email: string; csrf: string }): Promise<MainPart> {
-    const row = /^[A-Za-z0-9_-]{16,200}$/.test(token) ? await deps.workspaces.invitationByToken(sha256(token)) : null
-    const open = row && !row.accepted_at && !row.revoked_at && row.expires_at > new Date().toISOString() && isRole(row.role)
-    const team = open ? await deps.workspaces.findWorkspace(row.workspace_id) : null
-    if (!row || !open || !team || team.kind !== 'team') {
-      return { status: 404, html: `<main id="main" class="invitation-page narrow" tabindex="-1"><h1>Invitation not valid</h1>
+    const invalid = { status: 404, html: `<main id="main" class="invitation-page narrow" tabindex="-1"><h1>Invitation not valid</h1>
 <p id="invitation-invalid" class="error" role="alert">This invitation link has expired, was revoked or was used already. Ask an admin of the workspace for a new invitation.</p><p><a href="/">Back to your library</a></p></main>` }
-    }
+    const row = /^[A-Za-z0-9_-]{16,200}$/.test(token) ? await deps.workspaces.invitationByToken(sha256(token)) : null
+    if (!row || row.accepted_at || row.revoked_at || row.expires_at <= new Date().toISOString() || !isRole(row.role)) return invalid
+    const team = await deps.workspaces.findWorkspace(row.workspace_id)
+    if (!team || team.kind !== 'team') return invalid
     return invitationMain({ token, workspaceId: team.id, workspaceName: team.name ?? team.id, role: row.role, email: row.email }, user)
   }
 

@@ -1,5 +1,4 @@
 import type { Role } from '../workspaces/model'
-import type { WorkspacesRepo } from '../workspaces/repo'
 import { cookieValue } from './sessions'
 
 /**
@@ -29,7 +28,18 @@ export interface CurrentWorkspace {
   all: WorkspaceChoice[]
 }
 
-export type MembershipLookup = Pick<WorkspacesRepo, 'membershipsOf'>
+/**
+ * What the pages read of the workspaces (the workspaces module's repo, handed in by the composition
+ * root as api-session.ts's role lookup is): the person's memberships, an invitation by its token's
+ * hash, a workspace's row, a workspace's keys with their makers.
+ */
+export interface WorkspaceDirectory {
+  membershipsOf(personId: string): Promise<{ id: string; name: string | null; kind: 'person' | 'team'; role: Role }[]>
+  invitationByToken(tokenHash: string): Promise<{ workspace_id: string; email: string; role: string; expires_at: string; accepted_at: string | null; revoked_at: string | null } | null | undefined>
+  findWorkspace(id: string): Promise<{ id: string; name: string | null; kind: 'person' | 'team' } | null | undefined>
+  keysOf(workspaceId: string): Promise<{ id: string; made_by: string | null }[]>
+}
+export type MembershipLookup = Pick<WorkspaceDirectory, 'membershipsOf'>
 
 /** The person's workspaces as the switcher lists them. */
 export async function workspacesOf(repo: MembershipLookup, personId: string): Promise<WorkspaceChoice[]> {
