@@ -116,7 +116,7 @@ const askNoteQuestion = defineOperation({
   id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/:id/questions', tag: 'Notes',
   summary: 'Ask a question about a note',
   description: 'Answers a question from the note\'s transcript; 409 while the note is still processing. Charges 1 credit (nothing with a sandbox key).',
-  scopes: ['notes:read', 'summaries:write'], credits: 1,
+  role: 'viewer', scopes: ['notes:read', 'summaries:write'], credits: 1,
   params: IdParams,
   body: QuestionRequest,
   responses: { 200: AnswerSchema },
