@@ -103,6 +103,8 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'removeNoteTag', method: 'DELETE', path: '/v1/notes/{id}/tags/{tagId}', scopes: ['notes:write'], cost: 0, errors: [404] },
   // a question across the library, priced like a question (DECISIONS.md "tags and asking", issue 33)
   { id: 'askLibrary', method: 'POST', path: '/v1/questions', scopes: ['notes:read', 'summaries:write'], cost: 1, errors: [402, 502] },
+  // a note moved to another workspace of the same person (issue 35, docs/decisions.md "Moving a note to another workspace")
+  { id: 'moveNote', method: 'POST', path: '/v1/notes/{id}/move', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

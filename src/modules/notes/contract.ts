@@ -8,6 +8,7 @@ import { auditBy } from '../audit/by'
 import type { Caller } from '../../http/caller'
 import { transcriptETag, type EditBy } from './transcript-edits'
 import { toNote } from './note-row'
+import { moveNote } from './move-contract'
 import type { ProcessingService } from '../processing/service'
 import { OpenAiDiarizedTranscription } from '../openai/model'
 import type { NotesService } from './service'
@@ -203,4 +204,4 @@ const deleteSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile, moveNote] as const
