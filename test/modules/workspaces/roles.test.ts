@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT } from '../../helpers/process'
 import { OPERATIONS } from '../../../src/operations'
 import { createTestApp, type CallResult } from '../../helpers/app'
 import { backEnds } from '../../helpers/backends'
@@ -113,5 +116,13 @@ describe('the roles, published', () => {
       if (needed === 'none') expect(tool.description).not.toContain('Needs the role')
       else expect({ tool: tool.name, ends: tool.description.endsWith(`Needs the role ${needed} or above in the workspace.`) }).toEqual({ tool: tool.name, ends: true })
     }
+  })
+
+  test('docs/roles.md is what scripts/roles-table.ts prints, and names each operation with the role of the table above', () => {
+    const printed = Bun.spawnSync(['bun', 'run', 'scripts/roles-table.ts'], { cwd: ROOT }).stdout.toString()
+    const doc = readFileSync(join(ROOT, 'docs/roles.md'), 'utf8')
+    expect(doc).toBe(printed)
+    const rows = Object.fromEntries([...doc.matchAll(/^\| (\w+) \| `[^`]+` \| ([^|]+) \|$/gm)].map(m => [m[1]!, m[2]!.trim().replace('none (public)', 'none')]))
+    expect(rows).toEqual(NEEDED)
   })
 })
