@@ -66,6 +66,10 @@ for (const b of backEnds) describe.skipIf(b.skip)(`moving a note on ${b.name}`, 
     // its tag stays a tag of the old workspace, on no note
     expect((await t.call('GET', '/v1/notes?tag=budget', { token: s.own })).body.data).toEqual([])
     expect((await t.call('GET', '/v1/tags', { token: s.aliceInTeam })).body.data).toEqual([])
+    // and a change of that tag there does not reach the moved note
+    const oldTag = (await t.call('GET', '/v1/tags', { token: s.own })).body.data[0]
+    expect((await t.call('PATCH', `/v1/tags/${oldTag.id}`, { token: s.own, body: { name: 'costs' } })).status).toBe(200)
+    expect((await t.call('GET', `/v1/notes/${id}`, { token: s.aliceInTeam })).body.tags).toEqual([])
     // the share link no longer opens
     expect((await t.app.handle(new Request(`http://localhost${s.sharePath}`))).status).not.toBe(200)
     // the speaker keeps the name, not the old workspace's voice
