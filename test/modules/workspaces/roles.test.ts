@@ -88,6 +88,20 @@ for (const b of backEnds) describe.skipIf(b.skip)(`roles on every operation on $
     }, 60_000) // some sixty requests on a shared machine: a bound for a hang, not a speed
   }
 
+  test('over MCP a tool is refused as its operation is: a viewer\'s createNote is a tool error naming the role; listNotes answers', async () => {
+    const { t, keys } = await team()
+    const tool = (name: string, args: Record<string, unknown>) => t.call('POST', '/mcp', {
+      token: keys.viewer, headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+    })
+    const refused = (await tool('createNote', { title: 'Not made', content: 'No.' })).body.result
+    expect(refused.isError).toBe(true)
+    expect(refused.content[0].text).toStartWith('insufficient_scope: Your role in this workspace is viewer; createNote needs editor or above.')
+    const listed = (await tool('listNotes', {})).body.result
+    expect(listed.isError ?? false).toBe(false)
+    expect(listed.structuredContent?.data ?? JSON.parse(listed.content[0].text).data).toEqual([])
+  })
+
   test('a refused write changes nothing: a viewer\'s createNote and deleteNote leave the library as it was', async () => {
     const { t, keys } = await team()
     const made = await t.call('POST', '/v1/notes', { token: keys.editor, body: { title: 'Kept', content: 'Still here.' } })
