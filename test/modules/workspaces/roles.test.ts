@@ -40,6 +40,11 @@ const NEEDED: Record<string, 'none' | 'viewer' | 'editor' | 'admin' | 'owner'> =
   listWebhooks: 'admin', createWebhook: 'admin', deleteWebhook: 'admin', listWebhookDeliveries: 'admin',
   listAuditEvents: 'admin', exportAuditEvents: 'admin',
   getRetentionPolicy: 'viewer', updateRetentionPolicy: 'admin',
+  // the workspace's own: any member lists, creates a team, accepts, leaves and makes or revokes their own keys
+  // (whose else: the service, by role); the members, invitations, name and SSO mappings are an admin's
+  listWorkspaces: 'viewer', createWorkspace: 'viewer', getWorkspace: 'admin', renameWorkspace: 'admin',
+  inviteMember: 'admin', revokeInvitation: 'admin', acceptInvitation: 'viewer', changeMemberRole: 'admin',
+  removeMember: 'viewer', createWorkspaceKey: 'viewer', revokeWorkspaceKey: 'viewer', setSsoGroups: 'admin',
 }
 
 const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 } as const
