@@ -536,10 +536,11 @@ const findOn = async (store: Store, q: string) => {
   // list items (search results are list items) carry the note's tags, a column of migration 28: on
   // SQLite it alone is added, which changes nothing the search indexes (a schema already past it, as
   // SQLite's at migration 30, has it); PostgreSQL's search reads the title's own index (migration 31),
-  // filled for the notes already there: it is migrated to the end
+  // filled for the notes already there: it is migrated to the end. The key made below is a workspace's
+  // (made_by, migration 32 on SQLite too), which changes nothing the search indexes
   const at = Number((await store.get<{ v: number | string | null }>('SELECT max(version) AS v FROM schema_migrations'))?.v ?? 0)
   if (store.sql.name === 'postgres') await migrateStore(store, postgresMigrations())
-  else if (at < 28) await migrateStore(store, MIGRATIONS.filter(m => m.version === 28))
+  else await migrateStore(store, MIGRATIONS.filter(m => (at < 28 && m.version === 28) || m.version === 32))
   const t = createTestApp({ store })
   // the schema here is that of migration 9 or 12, older than the audit log (15): making the key
   // would record its event in a table that is not there yet
