@@ -42,6 +42,7 @@ import { REVISION_STAMP_QUERY } from './modules/notes/repo'
 import { RevisionCache } from './modules/notes/revision-cache'
 import { createNotesService } from './modules/notes/service'
 import { createSpeakersService } from './modules/notes/speakers'
+import { createNoteMoves } from './modules/notes/move'
 import { createSegmentTextService } from './modules/notes/segment-text'
 import { createRevisionsRepo } from './modules/notes/revisions-repo'
 import { createRevisionsService } from './modules/notes/revisions'
@@ -260,8 +261,10 @@ export function createServices(deps: CoreDeps) {
   })
   /** workspaces: the person's list, team workspaces, their members, invitations and keys (on workspacesRepo, made above for OAuth and SSO) */
   const workspaces = createWorkspacesService({ repo: workspacesRepo, accounts, credits, audit, clock, ids, publicUrl: config.publicUrl })
+  /** moveNote: a note to another workspace of the same person (modules/notes/move.ts) */
+  const noteMoves = createNoteMoves({ store, clock, requireNote: notes.requireNote, roleOf: workspacesRepo.roleOf, audit })
   return {
-    workspacesRepo, workspaces,
+    workspacesRepo, workspaces, noteMoves,
     discovery, metrics, audit, retention, recurring: jobs.recurring, accounts, credits, usage, notes, sharing, speakers, segmentText, segmentEdits, replacements, revisions, exports, folders, tags, processing, libraryQuestions, pipeline, openai, uploads, storage, live,
     workers: jobs.workers, jobs: jobs.jobs, backend, asr: engines.asr, asrSlots, asrSelector, llmSelector, diarizationSelector, web, oauth, sso, ssoLinks, rateLimiter, webhooks,
   }

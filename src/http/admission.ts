@@ -4,7 +4,7 @@ import { asDatabaseUnavailable } from '../db/store'
 import { ApiError, type ErrorCode } from './errors'
 import type { OperationTable } from './contract'
 import { roleOf, type CredentialSource, type Principal } from './principal'
-import { roleAllows, type Role } from '../modules/workspaces/model'
+import { roleAllows, type Role } from './roles'
 import type { Scope } from './scopes'
 import type { RateDecision, RateLimiter } from './rate-limit'
 

@@ -1,4 +1,4 @@
-import type { Role } from '../modules/workspaces/model'
+import type { Role } from './roles'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { RateClass } from '../config'
 import type { Principal } from './principal'

@@ -153,6 +153,7 @@ function publishOperation(op: Operation, c: Components): Json {
     'x-service-credits': op.credits,
     'x-rate-limit-class': op.rateClass,
     ...(op.scopes.length ? { 'x-scopes': [...op.scopes] } : {}),
+    ...(op.public ? {} : { 'x-notesvc-role': op.role }),
     ...(params.length ? { parameters: params } : {}),
     ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: c.schema(op.body) } } } } : {}),
     ...(op.multipartBody ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: c.schema(op.multipartBody) } } } } : {}),

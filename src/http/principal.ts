@@ -1,4 +1,4 @@
-import type { Role } from '../modules/workspaces/model'
+import type { Role } from './roles'
 import type { Scope } from './scopes'
 
 export type CredentialSource = 'api_key' | 'oauth' | 'mcp'

@@ -109,6 +109,8 @@ const BEYOND_SPEC_OPERATIONS: SpecOperation[] = [
   { id: 'createWorkspace', method: 'POST', path: '/v1/workspaces', scopes: ['notes:write'], cost: 0, errors: [] },
   { id: 'getWorkspace', method: 'GET', path: '/v1/workspaces/{id}', scopes: ['notes:read'], cost: 0, errors: [404] },
   { id: 'renameWorkspace', method: 'PATCH', path: '/v1/workspaces/{id}', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
+  // a note moved to another workspace of the same person (issue 35, docs/decisions.md "Moving a note to another workspace")
+  { id: 'moveNote', method: 'POST', path: '/v1/notes/{id}/move', scopes: ['notes:write'], cost: 0, errors: [404, 409] },
 ]
 
 /** Every operation the server offers: SPEC.md's and those beside it. */

@@ -92,6 +92,7 @@ const OPS: Op[] = [
   { id: 'splitNoteSegment', method: 'POST', path: '/v1/notes/{id}/segments/0/split', idOf: ids => ids.noteId, body: () => ({ word: 1 }) },
   { id: 'mergeNoteSegments', method: 'POST', path: '/v1/notes/{id}/segments/0/merge', idOf: ids => ids.noteId, body: () => ({ speaker: 'B' }) },
   { id: 'reassignNoteWords', method: 'POST', path: '/v1/notes/{id}/segments/0/reassign', idOf: ids => ids.noteId, body: () => ({ fromWord: 0, toWord: 1, speaker: 'B' }) },
+  { id: 'moveNote', method: 'POST', path: '/v1/notes/{id}/move', idOf: ids => ids.noteId, body: () => ({ workspaceId: 'acct_another_workspace' }) },
   { id: 'previewNoteReplacement', method: 'POST', path: '/v1/notes/{id}/replacements/preview', idOf: ids => ids.noteId, body: () => ({ find: 'notes', replace: 'minutes', matchCase: false, wholeWord: true }) },
   { id: 'replaceInNote', method: 'POST', path: '/v1/notes/{id}/replacements', idOf: ids => ids.noteId, body: () => ({ find: 'notes', replace: 'minutes', matchCase: true, wholeWord: false, segments: [0] }) },
   // a transcript's history: the note from text has none until it is edited (404 for a version once the input is valid)

@@ -42,6 +42,7 @@ const SHAPES: Record<string, { request?: string; responses: Record<string, strin
   mergeNoteSegments: { request: 'MergeSegmentsRequest', responses: { 200: 'TranscriptVerbose' } },
   reassignNoteWords: { request: 'ReassignWordsRequest', responses: { 200: 'TranscriptVerbose' } },
   previewNoteReplacement: { request: 'ReplacementPreviewRequest', responses: { 200: 'ReplacementPreview' } },
+  moveNote: { request: 'MoveNoteRequest', responses: { 200: 'Note' } },
   replaceInNote: { request: 'ReplacementRequest', responses: { 200: 'ReplacementResult' } },
   listSpeakerProfiles: { responses: { 200: 'SpeakerProfileList' } },
   getSpeakerProfile: { responses: { 200: 'SpeakerProfile' } },

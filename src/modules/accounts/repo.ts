@@ -45,7 +45,7 @@ export function createAccountsRepo(store: Store) {
     countAccounts: async () => Number((await store.get<{ n: number | string }>("SELECT count(*) AS n FROM accounts WHERE kind = 'person'"))!.n),
     /** Account ids in id order after `after` (keyset paging), at most `limit`. */
     accountIdsAfter: async (after: string, limit: number) => (await store.all<{ id: string }>('SELECT id FROM accounts WHERE id > ? ORDER BY id LIMIT ?', [after, limit])).map(r => r.id),
-    findAccountByEmail: (email: string) => store.get<AccountRow>(`SELECT * FROM accounts WHERE ${emailIs} AND kind = 'person'`, [email]),
+    findAccountByEmail: (email: string) => store.get<AccountRow>(`SELECT * FROM accounts WHERE ${emailIs}`, [email]),
     findAccount: (id: string) => store.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]),
     /** the account of an email with its password hash (null when no password is set) */
     findPasswordByEmail: (email: string) => store.get<{ id: string; password_hash: string | null }>(`SELECT id, password_hash FROM accounts WHERE ${emailIs} AND kind = 'person'`, [email]),

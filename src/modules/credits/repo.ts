@@ -17,6 +17,8 @@ export interface UsageRow {
   note_id: string | null
   created_at: string
   refund_of?: string | null
+  /** the person who spent (a team workspace's member; migration 32), null when not known (the CLI, older rows) */
+  actor_id?: string | null
 }
 
 /** The balance columns of an account. */
@@ -44,8 +46,8 @@ export function createCreditsRepo(store: Store) {
       await store.run('UPDATE accounts SET grant_period = ?, grant_used = ?, purchased_credits = ? WHERE id = ?', [b.grant_period, b.grant_used, b.purchased_credits, accountId])
     },
     insert: async (row: UsageRow) => {
-      await store.run('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [row.id, row.account_id, row.operation, row.credits, row.grant_credits, row.purchased_credits, row.source, row.note_id, row.created_at, row.refund_of ?? null])
+      await store.run('INSERT INTO usage (id, account_id, operation, credits, grant_credits, purchased_credits, source, note_id, created_at, refund_of, actor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [row.id, row.account_id, row.operation, row.credits, row.grant_credits, row.purchased_credits, row.source, row.note_id, row.created_at, row.refund_of ?? null, row.actor_id ?? null])
     },
     get: (id: string) => store.get<UsageRow>('SELECT * FROM usage WHERE id = ?', [id]),
     refundOf: (id: string) => store.get<UsageRow>('SELECT * FROM usage WHERE refund_of = ?', [id]),

@@ -117,7 +117,8 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
     },
 
     /** Takes `credits` (grant first, then prepaid) and records the charge, or throws 402 and changes nothing. */
-    async charge(opts: { accountId: string; operation: string; credits: number; source: CredentialSource; noteId?: string | null }): Promise<{ usageId: string; balance: Balance }> {
+    /** `accountId`: the workspace whose pooled balance pays; `actorId`: the person who spent (`actorOf(principal)`) */
+    async charge(opts: { accountId: string; operation: string; credits: number; source: CredentialSource; noteId?: string | null; actorId?: string | null }): Promise<{ usageId: string; balance: Balance }> {
       return repo.transaction(async () => {
         const at = clock.now()
         const b = await current(opts.accountId, at, true)
@@ -127,7 +128,7 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
         const fromPurchased = opts.credits - fromGrant
         await repo.setBalance(opts.accountId, { grant_period: b.grant_period, grant_used: b.grant_used + fromGrant, purchased_credits: b.purchased_credits - fromPurchased })
         const usageId = ids.next('use')
-        await repo.insert({ id: usageId, account_id: opts.accountId, operation: opts.operation, credits: opts.credits, grant_credits: fromGrant, purchased_credits: fromPurchased, source: opts.source, note_id: opts.noteId ?? null, created_at: at.toISOString() })
+        await repo.insert({ id: usageId, account_id: opts.accountId, operation: opts.operation, credits: opts.credits, grant_credits: fromGrant, purchased_credits: fromPurchased, source: opts.source, note_id: opts.noteId ?? null, created_at: at.toISOString(), actor_id: opts.actorId ?? null })
         return { usageId, balance: await balance(opts.accountId, at) }
       })
     },
@@ -150,7 +151,7 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
         await repo.insert({
           id: ids.next('use'), account_id: charge.account_id, operation: `refund:${charge.operation}`, credits: -charge.credits,
           grant_credits: -grantBack, purchased_credits: -charge.purchased_credits, source: charge.source, note_id: charge.note_id,
-          created_at: at.toISOString(), refund_of: usageId,
+          created_at: at.toISOString(), refund_of: usageId, actor_id: charge.actor_id ?? null,
         })
         return { refunded: charge.credits }
       })

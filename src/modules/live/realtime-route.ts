@@ -35,7 +35,8 @@ const KEY_PROTOCOL = 'openai-insecure-api-key.'
 const MAX_SOCKET_FRAME_BYTES = 16 * 1024 * 1024
 
 /** The terms of a stream: what the SPEC asks of a transcription (createTranscription). */
-const STREAM_TERMS: AdmissionTerms = { id: 'realtime', scopes: ['transcriptions:write'], rateClass: 'processing' }
+/** a stream makes a note and spends the workspace's credits: an editor's (as createTranscription) */
+const STREAM_TERMS: AdmissionTerms = { id: 'realtime', scopes: ['transcriptions:write'], rateClass: 'processing', role: 'editor' }
 
 /** How long a refused stream is told to wait before trying again. */
 const RETRY_AFTER_SECONDS = 5

@@ -5,7 +5,7 @@
  * one means another connection took the stream over, and this one lets go.
  */
 import type { Logger } from '../../log'
-import type { Principal } from '../../http/principal'
+import { actorOf, type Principal } from '../../http/principal'
 import type { MediaStorage } from '../../storage/storage'
 import type { CreditsService } from '../credits/service'
 import { createAudioKeeper, type AudioKeeper } from './stream-audio'
@@ -40,7 +40,7 @@ async function chargeMinute(deps: HoldDeps, p: Principal, row: StreamRow, minute
   const cost = p.sandbox ? 0 : deps.credits.quote(p, 'completeUpload', 60)
   try {
     return await deps.transaction(async () => {
-      if (!p.sandbox) await deps.credits.charge({ accountId: p.accountId, operation: LIVE_OPERATION, credits: cost, source: p.source, noteId: row.note_id })
+      if (!p.sandbox) await deps.credits.charge({ accountId: p.accountId, operation: LIVE_OPERATION, credits: cost, source: p.source, noteId: row.note_id, actorId: actorOf(p) })
       if (!(await deps.repo.recordCharged(row.id, row.generation, minute, cost))) throw new Error('stream lost')
       row.charged_minutes = minute
       row.credits_charged += cost

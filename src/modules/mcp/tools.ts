@@ -73,6 +73,7 @@ function describe(op: Operation): string {
   else parts.push('Public: no scope needed.')
   if (op.credits !== 0) parts.push(`Costs ${op.credits === '1 per started minute' ? '1 credit per started minute of media' : `${op.credits} credit${op.credits === 1 ? '' : 's'}`} (nothing with a sandbox key).`)
   parts.push(`Same as ${op.method} ${op.path} of the HTTP API.`)
+  if (!op.public) parts.push(`Needs the role ${op.role}${op.role === 'owner' ? '' : ' or above'} in the workspace.`)
   return parts.join(' ')
 }
 

@@ -8,6 +8,7 @@ import { auditBy } from '../audit/by'
 import type { Caller } from '../../http/caller'
 import { transcriptETag, type EditBy } from './transcript-edits'
 import { toNote } from './note-row'
+import { moveNote } from './move-contract'
 import type { ProcessingService } from '../processing/service'
 import { OpenAiDiarizedTranscription } from '../openai/model'
 import type { NotesService } from './service'
@@ -116,7 +117,7 @@ const askNoteQuestion = defineOperation({
   id: 'askNoteQuestion', method: 'POST', path: '/v1/notes/:id/questions', tag: 'Notes',
   summary: 'Ask a question about a note',
   description: 'Answers a question from the note\'s transcript; 409 while the note is still processing. Charges 1 credit (nothing with a sandbox key).',
-  scopes: ['notes:read', 'summaries:write'], credits: 1,
+  role: 'viewer', scopes: ['notes:read', 'summaries:write'], credits: 1,
   params: IdParams,
   body: QuestionRequest,
   responses: { 200: AnswerSchema },
@@ -203,4 +204,4 @@ const deleteSpeakerProfile = defineOperation({
   errors: ['not_found'],
 }, ({ id }, { principal }, { speakers }) => speakers.deleteProfile(principal, id))
 
-export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile] as const
+export const notesOperations = [listNotes, createNote, getNote, updateNote, deleteNote, getNoteStatus, getNoteTranscript, askNoteQuestion, listNoteSpeakers, updateNoteSpeaker, answerSpeakerSuggestion, updateNoteSegment, listSpeakerProfiles, getSpeakerProfile, deleteSpeakerProfile, moveNote] as const

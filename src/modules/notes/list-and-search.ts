@@ -1,11 +1,15 @@
 import { ApiError } from '../../http/errors'
 import type { JsonText } from '../../http/responses'
 import type { Library } from '../library'
+import { actorOf, type Principal } from '../../http/principal'
 import type { ListNotesQuery, NoteList } from './model'
 import type { NoteFilter, NotesRepo } from './repo'
 import { searchTerms } from './search-query'
 import { nameKey } from '../tags/names'
 import { withTags } from './note-row'
+
+/** The library a list or search reads, and the person asking (a principal; absent: the library's own person). */
+type Reader = Library & Pick<Partial<Principal>, 'actorId'>
 
 /**
  * The library's pages (listNotes) and its searches (listNotes with `q`), answered as JSON text ready
@@ -13,18 +17,20 @@ import { withTags } from './note-row'
  */
 export function createListAndSearch(repo: NotesRepo) {
   /**
-   * An account's searches run one at a time, in the order they came: a search's cost grows with what
-   * the notes hold, and SQLite runs them on one read thread (db/read-worker.ts), PostgreSQL on the
-   * machine's cores. An account sending many at once waits for its own; another account's search waits
-   * for at most one of them, not for all (issue 22).
+   * A person's searches in a workspace run one at a time, in the order they came: a search's cost
+   * grows with what the notes hold, and SQLite runs them on one read thread (db/read-worker.ts),
+   * PostgreSQL on the machine's cores. A person sending many at once waits for their own; anyone
+   * else's search, another account's or a teammate's in the same workspace, waits for at most one of
+   * them, not for all (issue 22; keyed by workspace and person since issue 35).
    */
   const searching = new Map<string, Promise<unknown>>()
-  function oneAtATime<T>(accountId: string, run: () => Promise<T>): Promise<T> {
-    const before = searching.get(accountId) ?? Promise.resolve()
+  function oneAtATime<T>(reader: Reader, run: () => Promise<T>): Promise<T> {
+    const key = `${reader.accountId} ${actorOf(reader)}`
+    const before = searching.get(key) ?? Promise.resolve()
     const mine = before.then(run, run)
     const tail = mine.catch(() => {})
-    searching.set(accountId, tail)
-    void tail.then(() => { if (searching.get(accountId) === tail) searching.delete(accountId) })
+    searching.set(key, tail)
+    void tail.then(() => { if (searching.get(key) === tail) searching.delete(key) })
     return mine
   }
 
@@ -32,9 +38,9 @@ export function createListAndSearch(repo: NotesRepo) {
    * A search (`q`) as a NoteList: the same items in relevance order, each with its `snippet` added as
    * the last field (whitespace runs made one space). A search with no words finds nothing.
    */
-  async function searchJson(lib: Library, text: string, filter: Parameters<NotesRepo['searchPage']>[1], limit: number, offset: number): Promise<JsonText<NoteList>> {
+  async function searchJson(lib: Reader, text: string, filter: Parameters<NotesRepo['searchPage']>[1], limit: number, offset: number): Promise<JsonText<NoteList>> {
     const terms = searchTerms(text)
-    const rows = terms.words.length === 0 ? [] : await oneAtATime(lib.accountId, () => repo.searchPage(lib, filter, terms, limit, offset))
+    const rows = terms.words.length === 0 ? [] : await oneAtATime(lib, () => repo.searchPage(lib, filter, terms, limit, offset))
     const hasMore = rows.length > limit
     const items = rows.slice(0, limit).map(r => `${withTags(r.list_item, r.tags).slice(0, -1)},"snippet":${JSON.stringify(r.snippet.replace(/\s+/g, ' ').trim())}}`)
     return `{"data":[${items.join(',')}],"pagination":{"limit":${limit},"offset":${offset},"hasMore":${hasMore}}}` as JsonText<NoteList>
@@ -65,7 +71,7 @@ export function createListAndSearch(repo: NotesRepo) {
      * column), so a page costs one indexed read and a string join, not an object per column and a
      * serialization; on SQLite the page is kept until a note changes.
      */
-    async listJson(lib: Library, q: ListNotesQuery, knownStamp?: string): Promise<JsonText<NoteList>> {
+    async listJson(lib: Reader, q: ListNotesQuery, knownStamp?: string): Promise<JsonText<NoteList>> {
       const { limit, offset, filter } = listArgs(q)
       if (q.q !== undefined) return searchJson(lib, q.q, filter, limit, offset)
       return (await repo.listPage(lib, filter, limit, offset, items => {

@@ -111,7 +111,7 @@ const previewNoteReplacement = defineOperation({
   summary: 'Preview a find and replace',
   description: 'What replacing `find` with `replace` across the transcript would change: how many matches, and each segment with its text before and after. Nothing is written. Matching is Unicode-aware (NFC), in any case unless `matchCase`, whole words only unless `wholeWord` is false; a match never spans two segments. A note created from text is matched by paragraph (numbered as verbose_json numbers them). 409 while the note is processing.',
   // a POST that writes nothing: counted as a read
-  scopes: ['notes:read'], credits: 0, rateClass: 'read',
+  role: 'viewer', scopes: ['notes:read'], credits: 0, rateClass: 'read',
   params: IdOnly,
   body: ReplacementPreviewRequest,
   responses: { 200: ReplacementPreview },

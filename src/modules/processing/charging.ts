@@ -1,4 +1,5 @@
 import type { Principal } from '../../http/admission'
+import { actorOf } from '../../http/principal'
 import type { CreditsService } from '../credits/service'
 
 /** A charging response: the body and the balance for `X-Credits-Remaining`. */
@@ -20,7 +21,7 @@ export function createCharging(credits: CreditsService) {
     },
     /** charges `cost`; the balance left */
     async charge(p: Principal, operation: string, cost: number, noteId: string | null = null): Promise<number> {
-      return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId })).balance.totalRemaining
+      return (await credits.charge({ accountId: p.accountId, operation, credits: cost, source: p.source, noteId, actorId: actorOf(p) })).balance.totalRemaining
     },
   }
 }

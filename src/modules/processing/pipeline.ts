@@ -1,6 +1,6 @@
 import type { StyleId } from '../../engines/llm/engine'
 import { ApiError } from '../../http/errors'
-import type { CredentialSource, Principal } from '../../http/principal'
+import { actorOf, type CredentialSource, type Principal } from '../../http/principal'
 import { WorkerDiedError } from '../../jobs/kinds'
 import type { JobRow } from '../../jobs/repo'
 import type { JobRegistry } from '../../jobs/runtime'
@@ -79,7 +79,7 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
    * fixed summary at once, nothing charged. Returns the note as it stands at the end of the transaction
    * and what was charged.
    */
-  async function queueSummary(lib: Library, noteId: string, styleId: StyleId, payer: CredentialSource | null): Promise<{ note: Note; creditsCharged: number; creditsRemaining: number | null }> {
+  async function queueSummary(lib: Library, noteId: string, styleId: StyleId, payer: { source: CredentialSource; actorId: string } | null): Promise<{ note: Note; creditsCharged: number; creditsRemaining: number | null }> {
     const out = await deps.transaction(async () => {
       const note = await notes.readableTranscript(lib, noteId)
       if (lib.sandbox) {
@@ -88,7 +88,7 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
         return { queued: false, note: await notes.get(lib, noteId), creditsCharged: 0, creditsRemaining: null }
       }
       const cost = payer ? deps.credits.quote(lib, SUMMARIZE_AGAIN_OPERATION) : 0
-      const charge = payer ? await deps.credits.charge({ accountId: lib.accountId, operation: SUMMARIZE_AGAIN_OPERATION, credits: cost, source: payer, noteId }) : null
+      const charge = payer ? await deps.credits.charge({ accountId: lib.accountId, operation: SUMMARIZE_AGAIN_OPERATION, credits: cost, source: payer.source, actorId: payer.actorId, noteId }) : null
       if (!(await notes.reopen(lib, noteId, 'summarizing'))) {
         throw new ApiError('conflict', `Note ${noteId} is already processing; poll GET /v1/notes/${noteId}/status until isComplete is true, then ask again.`)
       }
@@ -126,7 +126,7 @@ export function createProcessingJobs(deps: Omit<TranscribeStageDeps & SummarySta
      * charged, and the balance left.
      */
     async createNoteSummary(p: Principal, noteId: string, styleId: StyleId): Promise<{ body: Note & { creditsCharged: number; notice?: string }; creditsRemaining: number }> {
-      const r = await queueSummary(p, noteId, styleId, p.source)
+      const r = await queueSummary(p, noteId, styleId, { source: p.source, actorId: actorOf(p) })
       const creditsRemaining = r.creditsRemaining ?? (await deps.credits.balance(p.accountId)).totalRemaining
       return { creditsRemaining, body: { ...r.note, creditsCharged: r.creditsCharged, ...(p.sandbox ? { notice: SANDBOX_NOTICE } : {}) } }
     },

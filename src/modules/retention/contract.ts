@@ -22,7 +22,7 @@ const updateRetentionPolicy = defineOperation({
   id: 'updateRetentionPolicy', method: 'PATCH', path: '/v1/settings/retention', tag: 'Settings',
   summary: 'Change the account\'s retention policy',
   description: 'Sets what the retention sweep deletes in this account (its live and sandbox libraries): `forever` keeps everything; `media` deletes a note\'s recording `days` after the note was created, keeping its transcript, summary and note (the note then shows `mediaRemovedAt`); `notes` deletes whole notes `days` after they were created, as deleteNote does; `default` follows the instance\'s default. `days` (1 to 36500) is required with `media` and `notes`. A sandbox key cannot change it (400): use a live key or the settings page. Nor can an OAuth access token or an ID token of the identity provider (403 `insufficient_scope`): a person sets it, on the settings page or with a live API key. The change is recorded in the audit log.',
-  scopes: ['notes:write'], credits: 0,
+  role: 'admin', scopes: ['notes:write'], credits: 0,
   body: UpdateRetentionPolicyRequest,
   responses: { 200: RetentionPolicy },
   mcp: notATool,

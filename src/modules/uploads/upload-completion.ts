@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock'
 import { ApiError } from '../../http/errors'
 import type { Principal } from '../../http/admission'
+import { actorOf } from '../../http/principal'
 import type { NotesService } from '../notes/service'
 import type { CreditsService } from '../credits/service'
 import type { MediaStorage } from '../../storage/storage'
@@ -143,7 +144,7 @@ export function createUploadCompletion(deps: {
     const outcome = await deps.transaction(async () => {
       const current = (await repo.byNote(id, { lock: true }))!
       if (current.completed_at) return null
-      const charge = await credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id })
+      const charge = await credits.charge({ accountId: p.accountId, operation: 'completeUpload', credits: cost, source: p.source, noteId: id, actorId: actorOf(p) })
       await repo.markCompleted({ note_id: id, completed_at: clock.now().toISOString(), duration_seconds: duration, credits_charged: cost, usage_id: charge.usageId })
       await notes.setStage(id, 'queued')
       await deps.queueJob(id)

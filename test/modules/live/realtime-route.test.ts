@@ -10,6 +10,7 @@ import { createTestApp } from '../../helpers/app'
 import { until } from '../../helpers/process'
 import { replayLibrivoxRecognizers } from '../../fixtures/replay-recognizer'
 import { speechWav } from '../../fixtures/speech'
+import { memberKey, person, teamWorkspace } from '../../helpers/team-workspace'
 
 const t = createTestApp({
   liveRecognizers: replayLibrivoxRecognizers(),
@@ -102,6 +103,19 @@ test('the key in Authorization: Bearer works too; a bad event, a binary frame an
   appendSeconds(s.ws, 0, 2.2)
   s.ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }))
   expect((await s.next('conversation.item.input_audio_transcription.completed', before)).transcript).toBe('and mr john guess what and then')
+  s.ws.close()
+  await s.closed
+})
+
+test('a viewer of a team workspace is refused before the upgrade (a stream makes a note and spends the pooled credits: an editor\'s); an editor is not', async () => {
+  const team = await teamWorkspace(t, 'Live team')
+  const viewer = await memberKey(t, team, (await person(t, 'live-viewer@example.com')).id, 'viewer')
+  const refused = await upgradeStatus({ authorization: `Bearer ${viewer}` })
+  expect([refused.status, refused.body.error.code]).toEqual([403, 'insufficient_scope'])
+  expect(refused.body.error.message).toContain('Your role in this workspace is viewer; realtime needs editor or above.')
+  const editor = await memberKey(t, team, (await person(t, 'live-editor@example.com')).id, 'editor')
+  const s = await connect([], { authorization: `Bearer ${editor}` })
+  await s.next('session.created')
   s.ws.close()
   await s.closed
 })

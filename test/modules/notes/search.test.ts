@@ -8,6 +8,7 @@ import { createTestApp, fixedClock } from '../../helpers/app'
 import { backEnds, sharedPostgres } from '../../helpers/backends'
 import { closingAfterEach } from '../../helpers/closing'
 import { seededRandom } from '../../fixtures/random'
+import { memberKey, person, teamWorkspace } from '../../helpers/team-workspace'
 
 /**
  * GET /v1/notes?q=… on both back ends: what a user searching their library notices. Which notes are
@@ -535,10 +536,11 @@ const findOn = async (store: Store, q: string) => {
   // list items (search results are list items) carry the note's tags, a column of migration 28: on
   // SQLite it alone is added, which changes nothing the search indexes (a schema already past it, as
   // SQLite's at migration 30, has it); PostgreSQL's search reads the title's own index (migration 31),
-  // filled for the notes already there: it is migrated to the end
+  // filled for the notes already there: it is migrated to the end. The key made below is a workspace's
+  // (made_by, migration 32 on SQLite too), which changes nothing the search indexes
   const at = Number((await store.get<{ v: number | string | null }>('SELECT max(version) AS v FROM schema_migrations'))?.v ?? 0)
   if (store.sql.name === 'postgres') await migrateStore(store, postgresMigrations())
-  else if (at < 28) await migrateStore(store, MIGRATIONS.filter(m => m.version === 28))
+  else await migrateStore(store, MIGRATIONS.filter(m => (at < 28 && m.version === 28) || m.version === 32))
   const t = createTestApp({ store })
   // the schema here is that of migration 9 or 12, older than the audit log (15): making the key
   // would record its event in a table that is not there yet
@@ -641,5 +643,37 @@ describe('searches of one account run one at a time', () => {
     expect(together.filter(g => g.includes('AA'))).toEqual([])
     expect(together.filter(g => g === 'AB').length).toBeGreaterThan(0)
     expect(together.length).toBe(4)
+  })
+})
+
+describe('searches of one person in a workspace run one at a time (issue 35)', () => {
+  test('two searches of one member run in turn; a teammate\'s, in the same workspace, runs beside them', async () => {
+    const t = createTestApp()
+    const team = await teamWorkspace(t, 'Searchers')
+    const ann = await memberKey(t, team, (await person(t, 'ann@example.com')).id, 'editor')
+    const ben = await memberKey(t, team, (await person(t, 'ben@example.com')).id, 'viewer')
+    expect((await t.call('POST', '/v1/notes', { token: ann, body: { title: 'budget', content: 'the budget for the harbour' } })).status).toBe(201)
+    // each search statement takes 40 ms here; whose were under way together is recorded (Ann searches
+    // for budget, Ben for harbour: the statement's match text tells them apart, the workspace is one)
+    const store = t.store as SqliteStore
+    const read = store.allAside.bind(store)
+    const running: string[] = []
+    const together: string[] = []
+    store.allAside = (async (sql: string, params?: readonly SqlValue[]) => {
+      const who = params?.some(p => typeof p === 'string' && p.includes('harbour')) ? 'B' : 'A'
+      running.push(who)
+      together.push([...running].sort().join(''))
+      await Bun.sleep(40)
+      running.splice(running.indexOf(who), 1)
+      return read(sql, params)
+    }) as SqliteStore['allAside']
+    const answers = await Promise.all([
+      t.call('GET', '/v1/notes?q=budget', { token: ann }), t.call('GET', '/v1/notes?q=budget', { token: ann }),
+      t.call('GET', '/v1/notes?q=harbour', { token: ben }),
+    ])
+    expect(answers.map(r => [r.status, r.body.data.length])).toEqual([[200, 1], [200, 1], [200, 1]])
+    expect(together.filter(g => g.includes('AA'))).toEqual([])
+    expect(together.filter(g => g === 'AB').length).toBeGreaterThan(0)
+    expect(together.length).toBe(3)
   })
 })

@@ -281,6 +281,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notes/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a note to another of your workspaces
+         * @description Moves the note, with its transcript, summary, recording and revisions, to the same library (live or sandbox) of another workspace you are a member of, where your role must be editor or above (404 for a workspace that is not one of yours, 403 naming your role). What belonged to the old workspace stays there: the note leaves its folder (top level), its tags and the links of its speakers to remembered voices are dropped (the names stay), and its share links are revoked. 409 while the note is still being processed. Recorded as `note.moved` in both workspaces' audit logs. Answers the note as getNote does.
+         */
+        post: operations["moveNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/questions": {
         parameters: {
             query?: never;
@@ -1599,6 +1619,11 @@ export interface components {
         MergeSegmentsRequest: {
             /** @description who says the merged segment (default: the first segment's speaker); a new label (a capital letter, then up to 7 capitals or digits) adds an unnamed speaker */
             speaker?: string;
+        };
+        /** MoveNoteRequest */
+        MoveNoteRequest: {
+            /** @description the workspace the note goes to */
+            workspaceId: string;
         };
         /**
          * Note
@@ -3514,6 +3539,43 @@ export interface operations {
             401: components["responses"]["InvalidToken"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    moveNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the resource id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveNoteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK: Note */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["InvalidToken"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

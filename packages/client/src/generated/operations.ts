@@ -21,6 +21,7 @@ export const OPERATION_TABLE = {
   listSpeakerProfiles: { method: 'GET', path: '/v1/speakers', pathParams: [], queryParams: ['limit', 'offset'], body: null, pagination: 'offset' },
   getSpeakerProfile: { method: 'GET', path: '/v1/speakers/{id}', pathParams: ['id'], queryParams: [], body: null, pagination: null },
   deleteSpeakerProfile: { method: 'DELETE', path: '/v1/speakers/{id}', pathParams: ['id'], queryParams: [], body: null, pagination: null },
+  moveNote: { method: 'POST', path: '/v1/notes/{id}/move', pathParams: ['id'], queryParams: [], body: 'json', pagination: null },
   askLibrary: { method: 'POST', path: '/v1/questions', pathParams: [], queryParams: [], body: 'json', pagination: null },
   splitNoteSegment: { method: 'POST', path: '/v1/notes/{id}/segments/{index}/split', pathParams: ['id', 'index'], queryParams: [], body: 'json', pagination: null },
   mergeNoteSegments: { method: 'POST', path: '/v1/notes/{id}/segments/{index}/merge', pathParams: ['id', 'index'], queryParams: [], body: 'json', pagination: null },
@@ -116,6 +117,8 @@ export interface OperationMethods {
   getSpeakerProfile(input: InputOf<paths['/v1/speakers/{id}']['get']>, options?: CallOptions): Promise<OutputOf<paths['/v1/speakers/{id}']['get']>>
   /** Forget a voice (`DELETE /v1/speakers/{id}`) */
   deleteSpeakerProfile(input: InputOf<paths['/v1/speakers/{id}']['delete']>, options?: CallOptions): Promise<OutputOf<paths['/v1/speakers/{id}']['delete']>>
+  /** Move a note to another of your workspaces (`POST /v1/notes/{id}/move`) */
+  moveNote(input: InputOf<paths['/v1/notes/{id}/move']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/notes/{id}/move']['post']>>
   /** Ask a question across the library (`POST /v1/questions`) */
   askLibrary(input: InputOf<paths['/v1/questions']['post']>, options?: CallOptions): Promise<OutputOf<paths['/v1/questions']['post']>>
   /** Split a segment in two at a word (`POST /v1/notes/{id}/segments/{index}/split`) */
