@@ -37,7 +37,7 @@ ${o.workspace ? workspaceSwitcher(o.workspace, o.user.csrf, o.current === 'libra
  * The header's workspace menu: the current workspace, the person's others (a form: works without the
  * script), and "New team workspace" (the workspace page's form). The workspace's names are escaped.
  */
-export function workspaceSwitcher(w: CurrentWorkspace, csrf: string, next: string): string {
+function workspaceSwitcher(w: CurrentWorkspace, csrf: string, next: string): string {
   const options = w.all.map(x => `<option value="${esc(x.id)}"${x.id === w.current.id ? ' selected' : ''}>${esc(x.name)}${x.kind === 'team' ? ` (${esc(x.role)})` : ''}</option>`).join('')
   return `<form method="post" action="${SWITCH_PATH}" class="workspace-switch" id="workspace-switch">
 <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="next" value="${esc(next)}">

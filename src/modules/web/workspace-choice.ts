@@ -7,7 +7,7 @@ import { cookieValue } from './sessions'
  * read it but the `notesvc-workspace` meta tag of the page it runs in, so a page keeps the workspace it
  * was drawn for even when another tab switches.
  */
-export const WORKSPACE_COOKIE = 'notesvc_workspace'
+const WORKSPACE_COOKIE = 'notesvc_workspace'
 export const SWITCH_PATH = '/workspace/switch'
 /** the workspace page: members, invitations, keys, usage, group mappings (admins); a key and leaving (everyone) */
 export const WORKSPACE_PAGE_PATH = '/settings/workspace'
