@@ -143,6 +143,8 @@ export function webRoutes(deps: WebRouteDeps) {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
     const workspace = await currentWorkspace(deps.workspaces, o.request, user.accountId)
     const keys = await keysShown(user, workspace.current)
+    // the header's chip shows the credits of the workspace the person works in, as on the library's pages
+    const headerBalance = workspace.current.kind === 'team' ? (await usage.usage(workspace.current.id, 1)).balance.totalRemaining : u.balance.totalRemaining
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     const retention = await deps.retention?.policy(user.accountId)
     return page(nonce => settingsPage({
@@ -151,7 +153,7 @@ export function webRoutes(deps: WebRouteDeps) {
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
       retention: retention ? retentionSection(retention, user.csrf) : undefined,
-      workspace,
+      workspace, headerBalance,
     }), o.status ?? 200)
   }
 

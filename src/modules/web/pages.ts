@@ -147,8 +147,10 @@ export function settingsPage(o: {
   audit?: string
   /** the Retention section (./retention-section.ts), rendered */
   retention?: string
-  /** the workspace the browser works in: this page's keys are the personal workspace's; a team's are made on the workspace page */
+  /** the workspace the browser works in: the key form makes keys for it; the credits and usage below stay the personal workspace's */
   workspace?: CurrentWorkspace
+  /** the header's figure: the credits of the workspace the person works in (default: the personal balance) */
+  headerBalance?: number
 }): string {
   const csrfField = `<input type="hidden" name="csrf" value="${esc(o.user.csrf)}">`
   const keyRows = o.keys.map(k => `<tr data-key-id="${esc(k.id)}">
@@ -168,10 +170,12 @@ export function settingsPage(o: {
 <td>${date(u.createdAt)}</td>
 </tr>`).join('\n')
   const b = o.balance
+  // in a team workspace, the page's credits and usage are still the personal workspace's (the team's are on the workspace page)
+  const team = o.workspace?.current.kind === 'team'
   return layout({
     title: 'Account settings',
     user: o.user,
-    balance: o.balance.totalRemaining,
+    balance: o.headerBalance ?? o.balance.totalRemaining,
     nonce: o.nonce,
     workspace: o.workspace,
     script: `document.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!confirm(f.dataset.confirm))e.preventDefault()})});
@@ -179,7 +183,7 @@ var c=document.getElementById('copy-key');if(c)c.addEventListener('click',functi
     body: `<h1>Account settings</h1>
 ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 <section>
-<h2>Credits</h2>
+<h2>Credits${team ? ' of your personal workspace' : ''}</h2>
 <div class="balance">
 <div><span class="muted">Plan</span><strong>${esc(b.plan)}</strong></div>
 <div><span class="muted">Monthly grant left</span><strong id="grant">${esc(b.grantRemaining)} / ${esc(b.grantTotal)}</strong></div>
@@ -214,7 +218,7 @@ ${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.sc
 </section>
 ${o.retention ?? ''}
 <section>
-<h2>Recent usage</h2>
+<h2>Recent usage${team ? ' of your personal workspace' : ''}</h2>
 ${o.recent.length ? `<table id="usage"><thead><tr><th>Operation</th><th>Credits</th><th>Source</th><th>Note</th><th>Date</th></tr></thead><tbody>
 ${usageRows}
 </tbody></table>` : '<p class="muted">No usage yet.</p>'}
