@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import axe from 'axe-core'
 import { firstLine, freePort, ROOT, tempDir } from '../helpers/process'
 import { inSteps } from '../helpers/web'
 import { startOidcProvider } from '../helpers/oidc-provider'
@@ -115,6 +116,14 @@ async function switcher(page: Page): Promise<{ options: string[]; current: strin
   })
 }
 
+/** axe-core in the page: its serious and critical violations (none expected). */
+async function seriousViolations(page: Page): Promise<{ id: string; nodes: number }[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source)
+  const found = await page.evaluate(async () => (await (window as any).axe.run(document, { resultTypes: ['violations'] })).violations
+    .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))) as { id: string; impact: string; nodes: number }[]
+  return found.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({ id: v.id, nodes: v.nodes }))
+}
+
 async function shoot(page: Page, name: string) {
   if (!SHOTS) return
   for (const width of [390, 1280]) {
@@ -140,6 +149,7 @@ async function invite(page: Page, email: string, role: string): Promise<string> 
 async function joinTeam(p: Person, email: string, link: string, as: string) {
   await signIn(p.page, email, new URL(link).pathname)
   await expect(p.page.locator('#accept-invitation').textContent()).resolves.toBe(`Join Research as ${as}`)
+  expect(await seriousViolations(p.page)).toEqual([])
   await Promise.all([p.page.waitForURL(`${base}/`), p.page.click('#accept-invitation')])
   await p.page.waitForSelector('#folders[aria-busy=false]')
   expect((await switcher(p.page)).current).toBe(`Research (${as})`)
@@ -190,6 +200,7 @@ test('three people in a team: an invitation and a single sign-on group, an edit 
     await o.click('#sso-form button[type=submit]')
     await o.locator('#workspace-activity li[data-action="workspace.sso_groups_set"]').waitFor()
     await expect(o.locator('#sso-mappings').inputValue()).resolves.toBe(`${VIEWERS_GROUP} = viewer`)
+    expect(await seriousViolations(o)).toEqual([])
     await shoot(o, 'admin')
 
     step('the editor joins through the link and renames the note in the shared folder')
@@ -235,6 +246,7 @@ test('three people in a team: an invitation and a single sign-on group, an edit 
     await v.goto(`${base}/notes/${noteId}`)
     await v.waitForFunction(() => document.getElementById('note-title')?.textContent === 'Kick-off, edited by the editor')
     expect({ pin: await v.locator('#pin').isVisible(), del: await v.locator('#delete').isVisible(), rename: await v.locator('#rename-form').isVisible() }).toEqual({ pin: false, del: false, rename: false })
+    expect(await seriousViolations(v)).toEqual([])
     await shoot(v, 'viewer-note')
 
     step('a write from the viewer\'s page is refused by the API, and the page says why')
