@@ -259,7 +259,7 @@ export function createServices(deps: CoreDeps) {
     config, catalogue: { operations: OPERATION_TABLE.all, costs: credits.publishedCosts() }, backend,
     asrEngine: () => engines.asr().name, asrServer: () => engines.asr().server?.(), llmEngine: () => llmSelector.lastKnown(), diarizationEngine: () => diarizationSelector.describe().engine,
   })
-  /** workspaces: the person's list, team workspaces, their members, invitations and keys (on workspacesRepo, made above for OAuth and SSO) */
+  /** workspaces: the person's list, team workspaces, their members, invitations and keys */
   const workspaces = createWorkspacesService({ repo: workspacesRepo, accounts, credits, audit, clock, ids, publicUrl: config.publicUrl })
   /** moveNote: a note to another workspace of the same person (modules/notes/move.ts) */
   const noteMoves = createNoteMoves({ store, clock, requireNote: notes.requireNote, roleOf: workspacesRepo.roleOf, audit })
