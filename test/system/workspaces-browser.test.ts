@@ -295,6 +295,8 @@ test('a workspace named and a member emailed as HTML: no script runs on the work
     await o.fill('#new-team-name', HOSTILE_NAME)
     await Promise.all([o.waitForResponse(r => new URL(r.url()).pathname === '/workspace/switch'), o.click('#new-team-form button[type=submit]')])
     await o.locator('#workspace-title', { hasText: HOSTILE_NAME }).waitFor()
+    await o.waitForSelector('#workspace-activity li')
+    expect(owner.alerts).toEqual([])
     expect((await switcher(o)).current).toBe(`${HOSTILE_NAME} (owner)`)
 
     step('invites the HTML email; that person joins')
