@@ -82,7 +82,7 @@ export function createApp(deps: AppDeps) {
     .use(operationRoutes(guard, OPERATIONS, services))
     .use(discoveryRoutes({ config, operations: OPERATIONS }))
     .use(uploadsRoutes({ guard, uploads: services.uploads }))
-    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), liveStreams: deps.liveRecognizers !== undefined, sharing: config.sharing, publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
+    .use(webRoutes({ web: services.web, accounts: services.accounts, usage: services.usage, uploads: services.uploads, session, uploadOrigins: uploadOrigins(config, services), liveStreams: deps.liveRecognizers !== undefined, sharing: config.sharing, publicUrl: config.publicUrl, audit: services.audit, retention: services.retention, workspaces: services.workspacesRepo, workspaceKeys: services.workspaces, signInMethods: { password: config.passwordSignIn, sso: services.sso ? { name: services.sso.providerName, startPath: SSO_START_PATH } : undefined } })(guard))
     .use(services.sso ? ssoRoutes({ sso: services.sso, sessions: services.web.sessions, publicUrl: config.publicUrl }) : new Elysia({ name: 'notesvc-no-sso' }))
     .use(oauthRoutes({ service: services.oauth, sessions: services.web.sessions, publicUrl: config.publicUrl, log, admission })(guard))
     .use(mcpRoutes({ config, services, log, admission, operations: OPERATIONS })(guard))

@@ -30,6 +30,7 @@ declare module '*/assets/library/suggestions.js' { const text: string; export de
 declare module '*/assets/library/summary.js' { const text: string; export default text }
 declare module '*/assets/library/tags.js' { const text: string; export default text }
 declare module '*/assets/library/transcript.js' { const text: string; export default text }
+declare module '*/assets/library/workspace.js' { const text: string; export default text }
 declare module '*/assets/library/share.js' { const text: string; export default text }
 declare module '*/assets/library/pcm.js' { const text: string; export default text }
 declare module '*/assets/library/record.js' { const text: string; export default text }

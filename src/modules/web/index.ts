@@ -13,7 +13,11 @@ import { safeEqual } from '../../crypto/digest'
 import { pageResponse, randomToken } from '../../http/html'
 import type { SessionCredential } from '../../http/auth'
 import type { UploadsService } from '../uploads/service'
-import { libraryRoutes } from './library'
+import { libraryRoutes, type LibraryRouteDeps } from './library'
+import { currentWorkspace, SWITCH_PATH, workspaceCookie, workspacesOf, type WorkspaceChoice, type WorkspaceDirectory } from './workspace-choice'
+import type { WorkspacesService } from '../workspaces/service'
+import type { Principal } from '../../http/principal'
+import { ALL_SCOPES } from '../../http/contract'
 import type { AuditService } from '../audit/service'
 import { originOf, userBy } from '../audit/by'
 import { jsonLinesResponse } from '../audit/json-lines'
@@ -85,6 +89,10 @@ export interface WebRouteDeps {
   signInMethods?: SignInMethods
   /** the settings page's Retention section */
   retention?: RetentionService
+  /** the person's workspaces and roles: the header's switcher, the workspace and invitation pages */
+  workspaces: LibraryRouteDeps['workspaces'] & Pick<WorkspaceDirectory, 'keysOf'>
+  /** the settings page's key form in a team workspace: createWorkspaceKey, revokeWorkspaceKey */
+  workspaceKeys: Pick<WorkspacesService, 'createKey' | 'revokeKey'>
 }
 
 /** An HTML page (with the pages' headers: pageResponse). */
@@ -131,9 +139,12 @@ export function webRoutes(deps: WebRouteDeps) {
     return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
   }
 
-  async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string } = {}): Promise<Response> {
+  async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string; request: Request }): Promise<Response> {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
-    const keys = await accounts.listKeysOf(user.accountId)
+    const workspace = await currentWorkspace(deps.workspaces, o.request, user.accountId)
+    const keys = await keysShown(user, workspace.current)
+    // the header's chip shows the credits of the workspace the person works in, as on the library's pages
+    const headerBalance = workspace.current.kind === 'team' ? (await usage.usage(workspace.current.id, 1)).balance.totalRemaining : u.balance.totalRemaining
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     const retention = await deps.retention?.policy(user.accountId)
     return page(nonce => settingsPage({
@@ -142,8 +153,21 @@ export function webRoutes(deps: WebRouteDeps) {
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
       retention: retention ? retentionSection(retention, user.csrf) : undefined,
+      workspace, headerBalance,
     }), o.status ?? 200)
   }
+
+  /** The key list of the settings page: the personal workspace's keys, or those the person made for the team they work in. */
+  async function keysShown(user: SessionUser, w: WorkspaceChoice): Promise<KeyInfo[]> {
+    if (w.kind !== 'team') return accounts.listKeysOf(user.accountId)
+    const mine = new Set((await deps.workspaces.keysOf(w.id)).filter(k => k.made_by === user.accountId).map(k => k.id))
+    return (await accounts.listKeysOf(w.id)).filter(k => mine.has(k.id))
+  }
+
+  /** The signed-in person as a principal of the team workspace they work in (the form carried the session's CSRF token). */
+  const memberPrincipal = (user: SessionUser, w: WorkspaceChoice): Principal => ({
+    accountId: w.id, actorId: user.accountId, role: w.role, sandbox: false, scopes: new Set(ALL_SCOPES), credentialId: 'ses_settings', source: 'oauth',
+  })
 
   /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
   async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
@@ -158,7 +182,7 @@ export function webRoutes(deps: WebRouteDeps) {
   const noParse = { parse: 'none' as const }
 
   return (_guard: unknown) => new Elysia({ name: 'notesvc-web' })
-    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false, sharing: deps.sharing }))
+    .use(libraryRoutes({ sessions, session: deps.session, uploads: deps.uploads, usage, uploadOrigins: deps.uploadOrigins, audit: deps.audit, liveStreams: deps.liveStreams ?? false, sharing: deps.sharing, workspaces: deps.workspaces }))
     .get(PAGES_STYLESHEET.path, ({ query }) => PAGES_STYLESHEET.answer(query.v))
     .get(SIGN_IN_PATH, async ({ request, query }) => {
       const next = safeNext(query.next) ?? SETTINGS_PATH
@@ -206,10 +230,26 @@ export function webRoutes(deps: WebRouteDeps) {
       return redirect(SIGN_IN_PATH, [await web.signOut(request, r.user.accountId, originOf(server, request))])
     }, noParse)
 
+    // The header's workspace menu: the cookie of the chosen workspace, when the person is a member of it.
+    .post(SWITCH_PATH, async ({ request }) => {
+      const r = await formUser(request, '/')
+      if (r instanceof Response) return r
+      const wanted = r.form.get('workspace') ?? ''
+      const next = safeNext(r.form.get('next')) ?? '/'
+      if (!(await workspacesOf(deps.workspaces, r.user.accountId)).some(w => w.id === wanted)) {
+        return page(nonce => messagePage({
+          nonce, title: 'Not your workspace',
+          message: 'You are not a member of that workspace (any more). Pick one of your workspaces in the header\'s menu, or ask an admin of the workspace to invite you.',
+          link: { href: '/', text: 'Back to your library' },
+        }), 403)
+      }
+      return redirect(next, [workspaceCookie(wanted, secure)])
+    }, noParse)
+
     .get(SETTINGS_PATH, async ({ request }) => {
       const user = await sessions.userOf(request)
       if (!user) return toSignIn(SETTINGS_PATH)
-      return settings(user)
+      return settings(user, { request })
     })
 
     // The whole audit log as JSON lines, for the settings page's link: the session cookie (a read; the
@@ -225,26 +265,32 @@ export function webRoutes(deps: WebRouteDeps) {
       if (r instanceof Response) return r
       const { user, form } = r
       const library = form.get('library') ?? 'live'
-      if (library !== 'live' && library !== 'sandbox') return settings(user, { status: 400, error: 'Choose live or sandbox.' })
+      if (library !== 'live' && library !== 'sandbox') return settings(user, { request, status: 400, error: 'Choose live or sandbox.' })
       const chosen = form.getAll('scopes')
       const scopes = [...new Set(chosen.filter(isScope))] as Scope[]
       if (scopes.length === 0 || scopes.length !== new Set(chosen).size) {
-        return settings(user, { status: 400, error: 'Choose at least one scope from the list.' })
+        return settings(user, { request, status: 400, error: 'Choose at least one scope from the list.' })
       }
       const name = (form.get('name') ?? '').trim().slice(0, 100) || undefined
+      const w = (await currentWorkspace(deps.workspaces, request, user.accountId)).current
+      if (w.kind === 'team') {
+        // a key of the team the person works in (createWorkspaceKey): it acts as them, with their role there
+        const made = await deps.workspaceKeys.createKey(memberPrincipal(user, w), w.id, { name, sandbox: library === 'sandbox', scopes }, userBy(user.accountId, server, request))
+        return settings(user, { request, newKey: { key: made.key, info: { ...made, scopes: made.scopes as Scope[], lastUsedAt: null, revokedAt: null } } })
+      }
       const created = await accounts.createKey({ email: user.email, sandbox: library === 'sandbox', scopes, name }, userBy(user.accountId, server, request))
-      return settings(user, { newKey: { key: created.key, info: created.info } })
+      return settings(user, { request, newKey: { key: created.key, info: created.info } })
     }, noParse)
 
     .post(RETENTION_FORM_PATH, async ({ request, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response || !deps.retention) return r instanceof Response ? r : redirect(SETTINGS_PATH)
       const change = retentionFormChange(r.form)
-      if ('error' in change) return settings(r.user, { status: 400, error: change.error })
+      if ('error' in change) return settings(r.user, { request, status: 400, error: change.error })
       try {
         await deps.retention.update(r.user.accountId, change, { actor: { type: 'user', id: r.user.accountId }, origin: { ip: clientAddress(server, request), userAgent: request.headers.get('user-agent') } })
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'invalid_request') return settings(r.user, { status: 400, error: err.message })
+        if (err instanceof ApiError && err.code === 'invalid_request') return settings(r.user, { request, status: 400, error: err.message })
         throw err
       }
       return redirect(`${SETTINGS_PATH}#retention`)
@@ -253,8 +299,17 @@ export function webRoutes(deps: WebRouteDeps) {
     .post(`${SETTINGS_PATH}/keys/:id/revoke`, async ({ request, params, server }) => {
       const r = await formUser(request, SETTINGS_PATH)
       if (r instanceof Response) return r
-      const revoked = await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request))
-      if (!revoked) return settings(r.user, { status: 404, error: 'There is no such key in this account.' })
+      const w = (await currentWorkspace(deps.workspaces, request, r.user.accountId)).current
+      let revoked: boolean
+      if (w.kind === 'team') {
+        revoked = await deps.workspaceKeys.revokeKey(memberPrincipal(r.user, w), w.id, params.id, userBy(r.user.accountId, server, request)).then(() => true, err => {
+          if (err instanceof ApiError && err.code === 'not_found') return false
+          throw err
+        })
+      } else {
+        revoked = Boolean(await accounts.revokeKeyOf(r.user.accountId, params.id, userBy(r.user.accountId, server, request)))
+      }
+      if (!revoked) return settings(r.user, { request, status: 404, error: 'There is no such key in this account.' })
       return redirect(SETTINGS_PATH)
     }, noParse)
 }

@@ -1,4 +1,5 @@
 import { esc, siteHeader, type HeaderUser } from './pages'
+import type { CurrentWorkspace } from './workspace-choice'
 import { LOW_CONFIDENCE } from '../../engines/llm/builtin/doubt'
 
 const STYLES = [
@@ -195,9 +196,20 @@ ${sharing ? SHARE_SECTION : ''}
 <dialog id="confirm-dialog" aria-labelledby="confirm-title"><h2 id="confirm-title">Delete this note?</h2><p>The note, its transcript and its recording are deleted for good.</p>
 <div class="buttons"><button type="button" id="confirm-delete" class="danger">Delete</button><button type="button" id="cancel-delete" class="secondary" autofocus>Keep it</button></div></dialog>`
 
-/** The library (`/`) and a note's page (`/notes/:id`): the shell the library's script fills in. */
-export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string }; live?: { worklet: string }; sharing?: boolean }): string {
+/** The pages the library's script fills in; `workspace` and `invitation` bring their own main part (./workspace-pages.ts). */
+export type ShellView = 'library' | 'note' | 'workspace' | 'invitation'
+const TITLES: Record<ShellView, string> = { library: 'Library', note: 'Note', workspace: 'Workspace', invitation: 'Invitation' }
+
+/**
+ * The library (`/`), a note's page (`/notes/:id`), the workspace page and an invitation's: the shell
+ * the library's script fills in, drawn in the current workspace, which the script sends with every
+ * call (the meta tag) and whose role the page hides write controls for (`data-role`; the API's 403 is
+ * the real gate).
+ */
+export function libraryShell(o: { view: ShellView; user: HeaderUser; balance: number | null; noteId?: string; assets: { script: string; style: string }; live?: { worklet: string }; sharing?: boolean; workspace: CurrentWorkspace; main?: string }): string {
   // the confidence under which the page marks a word as doubtful: the builtin summarizer's (doubt.ts)
+  const w = o.workspace.current
+  const body = o.view === 'library' ? libraryBody(o.live) : o.view === 'note' ? noteBody(o.sharing !== false) : (o.main ?? '')
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -205,14 +217,15 @@ export function libraryShell(o: { view: 'library' | 'note'; user: HeaderUser; ba
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="csrf-token" content="${esc(o.user.csrf)}">
-<title>${o.view === 'library' ? 'Library' : 'Note'} · notesvc</title>
+<meta name="notesvc-workspace" content="${esc(w.id)}">
+<title>${TITLES[o.view]} · notesvc</title>
 <link rel="stylesheet" href="${esc(o.assets.style)}">
 <script type="module" src="${esc(o.assets.script)}"></script>
 </head>
-<body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}" data-low-confidence="${LOW_CONFIDENCE}">
+<body data-view="${o.view}" data-note-id="${esc(o.noteId ?? '')}" data-low-confidence="${LOW_CONFIDENCE}" data-role="${esc(w.role)}" data-workspace-kind="${w.kind}" data-workspace-name="${esc(w.name)}">
 <a class="skip" href="#main">Skip to the content</a>
-${siteHeader({ user: o.user, balance: o.balance, current: 'library' })}
-${o.view === 'library' ? libraryBody(o.live) : noteBody(o.sharing !== false)}
+${siteHeader({ user: o.user, balance: o.balance, current: o.view === 'workspace' ? 'workspace' : 'library', workspace: o.workspace })}
+${body}
 </body>
 </html>`
 }

@@ -3,7 +3,11 @@ import type { SessionCredential } from '../../http/auth'
 import { ApiError } from '../../http/errors'
 import type { UploadsService } from '../uploads/service'
 import type { UsageService } from '../usage/service'
-import { libraryShell } from './library-pages'
+import { libraryShell, type ShellView } from './library-pages'
+import { sha256 } from '../../crypto/digest'
+import { isRole } from '../workspaces/model'
+import { currentWorkspace, INVITATION_PATH, WORKSPACE_PAGE_PATH, type WorkspaceDirectory } from './workspace-choice'
+import { invitationMain, workspaceMain } from './workspace-pages'
 import type { AuditService } from '../audit/service'
 import { userBy } from '../audit/by'
 import { SIGN_IN_PATH, type SessionService } from './sessions'
@@ -35,6 +39,7 @@ import suggestions from './assets/library/suggestions.js' with { type: 'text' }
 import summary from './assets/library/summary.js' with { type: 'text' }
 import tags from './assets/library/tags.js' with { type: 'text' }
 import transcript from './assets/library/transcript.js' with { type: 'text' }
+import workspace from './assets/library/workspace.js' with { type: 'text' }
 import style from './assets/library.css' with { type: 'text' }
 
 const version = (text: string) => Bun.hash(text).toString(36)
@@ -44,6 +49,7 @@ const MODULES: Record<string, string> = {
   '/library/main.js': main, '/library/note.js': note, '/library/speakers.js': speakers, '/library/status.js': status, '/library/summary.js': summary,
   '/library/downloads.js': downloads, '/library/findreplace.js': findreplace, '/library/suggestions.js': suggestions, '/library/history.js': history, '/library/note-state.js': noteState, '/library/resummarize.js': resummarize, '/library/share.js': share, '/library/transcript.js': transcript, '/library/tags.js': tags,
   '/library/ask.js': ask, '/library/pcm.js': pcm, '/library/record.js': record, '/library/record-audio.js': recordAudio, '/library/record-stream.js': recordStream, '/library/record-worklet.js': recordWorklet,
+  '/library/workspace.js': workspace,
 }
 const SCRIPT_VERSION = version(Object.entries(MODULES).map(([name, text]) => `${name}\n${text}`).join('\0'))
 
@@ -72,6 +78,8 @@ const ASSETS = {
   style: { path: '/assets/library.css', body: async () => style, type: 'text/css; charset=utf-8', v: version(style) },
 }
 const MAX_IDS = 100
+/** a page's own main part (the workspace and invitation pages), with its status */
+type MainPart = string | { html: string; status: number }
 
 /**
  * The pages' Content-Security-Policy: scripts and styles only from this server's files (no inline
@@ -118,6 +126,8 @@ export interface LibraryRouteDeps {
   liveStreams: boolean
   /** share links are on (NOTESVC_SHARING): the note page shows its Share… control */
   sharing?: boolean
+  /** the person's workspaces and roles (the header's switcher, the page's workspace), invitations by token */
+  workspaces: Pick<WorkspaceDirectory, 'membershipsOf' | 'invitationByToken' | 'findWorkspace'>
 }
 
 /** The web library: `/`, `/notes/:id`, their script and style, a note's recording, and recording lengths. */
@@ -125,17 +135,36 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
   const { sessions, uploads, usage } = deps
   const csp = contentSecurityPolicy(deps.uploadOrigins)
 
-  async function shell(request: Request, view: 'library' | 'note', next: string, noteId?: string): Promise<Response> {
+  const toSignIn = (next: string) => new Response(null, { status: 303, headers: { location: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, 'cache-control': 'no-store' } })
+
+  /** A page of the shell for a signed-in person, in the workspace the cookie names (./workspace-choice.ts). */
+  async function shell(request: Request, view: ShellView, next: string, o: { noteId?: string; main?: (w: Awaited<ReturnType<typeof currentWorkspace>>, user: { email: string; csrf: string }) => Promise<MainPart> | MainPart } = {}): Promise<Response> {
     const user = await sessions.userOf(request)
-    if (!user) return new Response(null, { status: 303, headers: { location: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, 'cache-control': 'no-store' } })
-    const balance = (await usage.usage(user.accountId, 1)).balance.totalRemaining
+    if (!user) return toSignIn(next)
+    const workspace = await currentWorkspace(deps.workspaces, request, user.accountId)
+    const part = o.main ? await o.main(workspace, user) : undefined
+    const main = typeof part === 'object' ? part.html : part
+    const balance = (await usage.usage(workspace.current.id, 1)).balance.totalRemaining
     const body = libraryShell({
-      view, user, balance, noteId,
+      view, user, balance, noteId: o.noteId, workspace, main,
       assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
-      live: deps.liveStreams ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
+      // The record button only in the personal workspace: a browser's stream cannot carry X-Notesvc-Workspace
+      // (no headers on a WebSocket), so the session's stream (api-session.ts) records into the personal one.
+      live: deps.liveStreams && workspace.current.kind === 'personal' ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
       sharing: deps.sharing,
     })
-    return new Response(body, { headers: pageHeaders(csp) })
+    return new Response(body, { status: typeof part === 'object' ? part.status : 200, headers: pageHeaders(csp) })
+  }
+
+  /** An invitation's page: who invites to what as what, or why it cannot be used any more (404). */
+  async function invitation(token: string, user: { email: string; csrf: string }): Promise<MainPart> {
+    const invalid = { status: 404, html: `<main id="main" class="invitation-page narrow" tabindex="-1"><h1>Invitation not valid</h1>
+<p id="invitation-invalid" class="error" role="alert">This invitation link has expired, was revoked or was used already. Ask an admin of the workspace for a new invitation.</p><p><a href="/">Back to your library</a></p></main>` }
+    const row = /^[A-Za-z0-9_-]{16,200}$/.test(token) ? await deps.workspaces.invitationByToken(sha256(token)) : null
+    if (!row || row.accepted_at || row.revoked_at || row.expires_at <= new Date().toISOString() || !isRole(row.role)) return invalid
+    const team = await deps.workspaces.findWorkspace(row.workspace_id)
+    if (!team || team.kind !== 'team') return invalid
+    return invitationMain({ token, workspaceId: team.id, workspaceName: team.name ?? team.id, role: row.role, email: row.email }, user)
   }
 
   const asset = (a: (typeof ASSETS)[keyof typeof ASSETS]) => async ({ query }: { query: Record<string, string | undefined> }) =>
@@ -143,7 +172,9 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
 
   return new Elysia({ name: 'notesvc-library' })
     .get('/', ({ request }) => shell(request, 'library', '/'))
-    .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, params.id))
+    .get('/notes/:id', ({ request, params }) => shell(request, 'note', `/notes/${params.id}`, { noteId: params.id }))
+    .get(WORKSPACE_PAGE_PATH, ({ request }) => shell(request, 'workspace', WORKSPACE_PAGE_PATH, { main: w => workspaceMain(w.current) }))
+    .get(`${INVITATION_PATH}/:token`, ({ request, params }) => shell(request, 'invitation', `${INVITATION_PATH}/${params.token}`, { main: (_w, user) => invitation(params.token, user) }))
     .get(ASSETS.script.path, asset(ASSETS.script))
     .get(ASSETS.style.path, asset(ASSETS.style))
     .get(ASSETS.worklet.path, asset(ASSETS.worklet))
@@ -155,7 +186,10 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     .get('/notes/:id/media', async ({ request, params, query, server }) => {
       const user = await sessions.userOf(request)
       if (!user) throw new ApiError('invalid_token', `Sign in at ${SIGN_IN_PATH} to play recordings.`)
-      const media = await uploads.media({ accountId: user.accountId, sandbox: query.library === 'sandbox' }, params.id)
+      // the page's workspace (its query), else the cookie's; one the person is not a member of is refused
+      const w = await currentWorkspace(deps.workspaces, request, user.accountId, typeof query.workspace === 'string' ? query.workspace : null)
+      if (w.asked) throw new ApiError('insufficient_scope', `You are not a member of the workspace this page names. Pick one of your workspaces in the library's workspace menu.`)
+      const media = await uploads.media({ accountId: w.current.id, sandbox: query.library === 'sandbox' }, params.id)
       const range = byteRange(request.headers.get('range'), media.size)
       const headers: Record<string, string> = {
         'content-type': mediaType(media.contentType), 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff',
@@ -164,7 +198,7 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
       // One event per playing, not per range a player asks for while seeking: the read from the start.
       if (!range || range.start === 0) {
         await deps.audit.recordBy(userBy(user.accountId, server, request), {
-          accountId: user.accountId, action: 'note.media_read', target: { type: 'note', id: params.id }, details: { sandbox: query.library === 'sandbox' },
+          accountId: w.current.id, action: 'note.media_read', target: { type: 'note', id: params.id }, details: { sandbox: query.library === 'sandbox' },
         })
       }
       const body = await uploads.readMedia(media.key, range ?? undefined)

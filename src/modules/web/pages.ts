@@ -4,6 +4,7 @@ import type { Balance } from '../usage/service'
 import { commandLine } from '../../command-name'
 import { escapeHtml, stylesheet } from '../../http/html'
 import css from './assets/pages.css' with { type: 'text' }
+import { SWITCH_PATH, WORKSPACE_PAGE_PATH, type CurrentWorkspace } from './workspace-choice'
 
 export const esc = escapeHtml
 
@@ -17,17 +18,34 @@ export interface HeaderUser {
 }
 
 /**
- * The header of every signed-in page (the library, a note, account settings): the same navigation,
- * the credit balance always in view, the user and the sign-out button.
+ * The header of every signed-in page (the library, a note, the workspace page, account settings): the
+ * same navigation, the workspace switcher (when given), the credit balance always in view, the user and
+ * the sign-out button.
  */
-export function siteHeader(o: { user: HeaderUser; balance: number | null; current: 'library' | 'settings' }): string {
+export function siteHeader(o: { user: HeaderUser; balance: number | null; current: 'library' | 'settings' | 'workspace'; workspace?: CurrentWorkspace }): string {
   const link = (href: string, text: string, on: boolean) => `<a href="${href}"${on ? ' aria-current="page"' : ''}>${text}</a>`
   return `<header class="top">
 <a class="brand" href="/">notesvc</a>
-<nav aria-label="Main">${link('/', 'Library', o.current === 'library')}${link('/settings', 'Account', o.current === 'settings')}</nav>
+<nav aria-label="Main">${link('/', 'Library', o.current === 'library')}${link(WORKSPACE_PAGE_PATH, 'Workspace', o.current === 'workspace')}${link('/settings', 'Account', o.current === 'settings')}</nav>
+${o.workspace ? workspaceSwitcher(o.workspace, o.user.csrf, o.current === 'library' ? '/' : o.current === 'workspace' ? WORKSPACE_PAGE_PATH : '/settings') : ''}
 <span class="balance-chip" title="Credits available (monthly grant and prepaid)"><span id="balance">${o.balance === null ? '—' : esc(o.balance)}</span> credits</span>
 <form method="post" action="/signout" class="signout"><span class="who">${esc(o.user.email)}</span><input type="hidden" name="csrf" value="${esc(o.user.csrf)}"><button type="submit">Sign out</button></form>
 </header>`
+}
+
+/**
+ * The header's workspace menu: the current workspace, the person's others (a form: works without the
+ * script), and "New team workspace" (the workspace page's form). The workspace's names are escaped.
+ */
+function workspaceSwitcher(w: CurrentWorkspace, csrf: string, next: string): string {
+  const options = w.all.map(x => `<option value="${esc(x.id)}"${x.id === w.current.id ? ' selected' : ''}>${esc(x.name)}${x.kind === 'team' ? ` (${esc(x.role)})` : ''}</option>`).join('')
+  return `<form method="post" action="${SWITCH_PATH}" class="workspace-switch" id="workspace-switch">
+<input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="next" value="${esc(next)}">
+<label for="workspace-select">Workspace</label>
+<select id="workspace-select" name="workspace" data-current="${esc(w.current.id)}">${options}</select>
+<button type="submit" id="workspace-go">Switch</button>
+<a href="${WORKSPACE_PAGE_PATH}#new-team" id="new-team-link">New team workspace</a>
+</form>`
 }
 
 interface PageOptions {
@@ -40,6 +58,8 @@ interface PageOptions {
   /** a per-response nonce that the Content-Security-Policy allows for inline script */
   nonce: string
   script?: string
+  /** the header's workspace switcher */
+  workspace?: CurrentWorkspace
 }
 
 function layout(o: PageOptions): string {
@@ -52,7 +72,7 @@ function layout(o: PageOptions): string {
 <link rel="stylesheet" href="${PAGES_STYLESHEET.href}">
 </head>
 <body>
-${o.user ? siteHeader({ user: o.user, balance: o.balance ?? null, current: 'settings' }) : '<header><b>notesvc</b></header>'}
+${o.user ? siteHeader({ user: o.user, balance: o.balance ?? null, current: 'settings', workspace: o.workspace }) : '<header><b>notesvc</b></header>'}
 <main>
 ${o.body}
 </main>
@@ -127,6 +147,10 @@ export function settingsPage(o: {
   audit?: string
   /** the Retention section (./retention-section.ts), rendered */
   retention?: string
+  /** the workspace the browser works in: the key form makes keys for it; the credits and usage below stay the personal workspace's */
+  workspace?: CurrentWorkspace
+  /** the header's figure: the credits of the workspace the person works in (default: the personal balance) */
+  headerBalance?: number
 }): string {
   const csrfField = `<input type="hidden" name="csrf" value="${esc(o.user.csrf)}">`
   const keyRows = o.keys.map(k => `<tr data-key-id="${esc(k.id)}">
@@ -146,17 +170,20 @@ export function settingsPage(o: {
 <td>${date(u.createdAt)}</td>
 </tr>`).join('\n')
   const b = o.balance
+  // in a team workspace, the page's credits and usage are still the personal workspace's (the team's are on the workspace page)
+  const team = o.workspace?.current.kind === 'team'
   return layout({
     title: 'Account settings',
     user: o.user,
-    balance: o.balance.totalRemaining,
+    balance: o.headerBalance ?? o.balance.totalRemaining,
     nonce: o.nonce,
+    workspace: o.workspace,
     script: `document.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!confirm(f.dataset.confirm))e.preventDefault()})});
 var c=document.getElementById('copy-key');if(c)c.addEventListener('click',function(){navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(function(){c.textContent='Copied'})});`,
     body: `<h1>Account settings</h1>
 ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 <section>
-<h2>Credits</h2>
+<h2>Credits${team ? ' of your personal workspace' : ''}</h2>
 <div class="balance">
 <div><span class="muted">Plan</span><strong>${esc(b.plan)}</strong></div>
 <div><span class="muted">Monthly grant left</span><strong id="grant">${esc(b.grantRemaining)} / ${esc(b.grantTotal)}</strong></div>
@@ -167,7 +194,10 @@ ${o.error ? `<div class="error" role="alert">${esc(o.error)}</div>` : ''}
 </section>
 <section>
 <h2>API keys</h2>
-${o.newKey ? `<div class="newkey" role="status"><b>New ${o.newKey.info.sandbox ? 'sandbox' : 'live'} key${o.newKey.info.name ? ` “${esc(o.newKey.info.name)}”` : ''}.</b> Copy it now: it is shown only this once and stored only as a hash.
+<p class="muted" id="keys-workspace">${o.workspace && o.workspace.current.kind === 'team'
+    ? `Keys you made for <b>${esc(o.workspace.current.name)}</b>, the workspace you work in (the header's menu): they act as you, with your role there (${esc(o.workspace.current.role)}), and stop working if you leave it. Its admins see all its keys on <a href="${WORKSPACE_PAGE_PATH}">the workspace page</a>.`
+    : 'Keys of your personal workspace. To make a key for a team, pick the team in the header\'s workspace menu first.'}</p>
+${o.newKey ? `<div class="newkey" role="status"><b>New ${o.newKey.info.sandbox ? 'sandbox' : 'live'} key${o.newKey.info.name ? ` “${esc(o.newKey.info.name)}”` : ''} for ${o.workspace && o.workspace.current.kind === 'team' ? esc(o.workspace.current.name) : 'your personal workspace'}.</b> Copy it now: it is shown only this once and stored only as a hash.
 <code id="new-key">${esc(o.newKey.key)}</code><button type="button" class="secondary" id="copy-key">Copy</button></div>` : ''}
 ${o.keys.length ? `<table id="keys"><thead><tr><th>Key</th><th>Name</th><th>Library</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>
 ${keyRows}
@@ -188,7 +218,7 @@ ${SCOPES.map(s => `<label><input type="checkbox" name="scopes" value="${esc(s.sc
 </section>
 ${o.retention ?? ''}
 <section>
-<h2>Recent usage</h2>
+<h2>Recent usage${team ? ' of your personal workspace' : ''}</h2>
 ${o.recent.length ? `<table id="usage"><thead><tr><th>Operation</th><th>Credits</th><th>Source</th><th>Note</th><th>Date</th></tr></thead><tbody>
 ${usageRows}
 </tbody></table>` : '<p class="muted">No usage yet.</p>'}

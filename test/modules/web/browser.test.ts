@@ -146,7 +146,7 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
 
     step('sign out')
     // Sign out through the header button.
-    await Promise.all([page.waitForURL(/\/signin$/), page.click('header button')])
+    await Promise.all([page.waitForURL(/\/signin$/), page.click('header .signout button')])
     await page.goto(`${base}/settings`)
     expect(new URL(page.url()).pathname).toBe('/signin')
 

@@ -1,9 +1,14 @@
 // Calls to the /v1 API as the signed-in user, as every client makes them (docs/decisions.md "The web
-// library"): the session cookie plus the page's CSRF token in X-CSRF-Token, and X-Notesvc-Library to
-// pick the live or the sandbox library. Also the header's balance, which charged calls update.
+// library"): the session cookie plus the page's CSRF token in X-CSRF-Token, X-Notesvc-Library to
+// pick the live or the sandbox library and X-Notesvc-Workspace the workspace. Also the header's balance, which charged calls update.
 import { $ } from './dom.js'
 
 const CSRF = document.querySelector('meta[name="csrf-token"]').content
+/** the workspace the page was drawn in (the header's switcher sets it; the server checked the membership) */
+const WORKSPACE = (document.querySelector('meta[name="notesvc-workspace"]') || {}).content || ''
+export const workspaceId = () => WORKSPACE
+/** whether the person's role in the page's workspace may write (viewers may not; the API's 403 is the real gate) */
+export const canWrite = () => document.body.dataset.role !== 'viewer'
 const LIBRARY_KEY = 'notesvc.library'
 
 /** the library the pages work in, `live` or `sandbox`, kept across pages; changed only by setLibrary */
@@ -21,7 +26,7 @@ export function setLibrary(next) {
 export const csrfToken = () => CSRF
 
 /** The session's headers, for the requests that do not go through `api` (recording lengths, exports). */
-export const sessionHeaders = () => ({ 'x-csrf-token': CSRF, 'x-notesvc-library': library })
+export const sessionHeaders = () => ({ 'x-csrf-token': CSRF, 'x-notesvc-library': library, ...(WORKSPACE ? { 'x-notesvc-workspace': WORKSPACE } : {}) })
 
 export class ApiFailure extends Error {
   constructor(status, body) {

@@ -7,8 +7,12 @@ import { initAskLibrary } from './ask.js'
 import { initLibrary } from './list.js'
 import { initNote } from './note.js'
 import { initRecorder } from './record.js'
+import { initInvitationPage, initWorkspacePage } from './workspace.js'
 
-if (document.body.dataset.view === 'note') initNote()
+const view = document.body.dataset.view
+if (view === 'note') initNote()
+else if (view === 'workspace') initWorkspacePage()
+else if (view === 'invitation') initInvitationPage()
 else {
   initLibrary()
   initAddDialog()

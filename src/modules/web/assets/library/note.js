@@ -4,7 +4,7 @@
 // the transcript's rows and editing: transcript.js; its history, undo and redo: history.js; summarizing
 // again: resummarize.js; find and replace: findreplace.js; voice suggestions: suggestions.js; downloads:
 // downloads.js.
-import { api, apiCall, ApiFailure, explain, library, setLibrary, versionOf } from './api.js'
+import { api, apiCall, ApiFailure, explain, library, setLibrary, versionOf, workspaceId } from './api.js'
 import { $, charged, credits, el, operationText, typeText, when } from './dom.js'
 import { renderExports } from './downloads.js'
 import { initFindReplace } from './findreplace.js'
@@ -185,7 +185,7 @@ async function setUpPlayer(note) {
     $('player-section').hidden = false
     return
   }
-  const src = `/notes/${encodeURIComponent(note.id)}/media?library=${library}`
+  const src = `/notes/${encodeURIComponent(note.id)}/media?library=${library}&workspace=${encodeURIComponent(workspaceId())}`
   const head = await fetch(src, { method: 'GET', headers: { range: 'bytes=0-0' } }).catch(() => null)
   if (!head || (head.status !== 206 && head.status !== 200)) return
   await head.arrayBuffer().catch(() => null)

@@ -4,7 +4,7 @@
 // it for editing in place and plays the recording from the word clicked; Enter saves (PATCH
 // …/segments/{i} with If-Match of the version read), Escape cancels. The rows are built lean (no
 // helper per word): a two-hour transcript has 20,000 words.
-import { apiCall, ApiFailure, explain, versionOf } from './api.js'
+import { apiCall, ApiFailure, canWrite, explain, versionOf } from './api.js'
 import { clock, el } from './dom.js'
 import { noteState, notePath, say } from './note-state.js'
 
@@ -105,11 +105,12 @@ export function listenToTranscript(list) {
     const word = e.target.closest('.w')
     const i = Number(text.dataset.index)
     if (word) hooks.seek(i, Number(word.dataset.start))
-    openEditor(i, word)
+    // a viewer's page offers no editor (the API would refuse the edit with 403)
+    if (canWrite()) openEditor(i, word)
   })
   list.addEventListener('keydown', e => {
     const text = e.target.closest && e.target.closest('.seg > .text')
-    if (text && e.target === text && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); openEditor(Number(text.dataset.index), null) }
+    if (text && e.target === text && canWrite() && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); openEditor(Number(text.dataset.index), null) }
   })
 }
 
