@@ -24,5 +24,5 @@ export async function voicedNote(t: TestApp, key: string, o: { title: string; te
     const res = await t.call('PATCH', path, { token: key, body })
     if (res.status !== 200) throw new Error(`PATCH ${path}: ${res.text}`)
   }
-  return { noteId, uploadId: up.body.id ?? up.body.uploadId }
+  return { noteId, uploadId: noteId }
 }

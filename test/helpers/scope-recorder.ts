@@ -1,0 +1,282 @@
+/**
+ * The repository check of issue 35: every SQL statement a run issues, recorded below the repositories,
+ * and checked for the workspace it names. A statement that reads or writes a library table (SCOPED)
+ * must name that table's `account_id` in its WHERE (`<alias>.account_id = ?`) or INSERT column list,
+ * bound to the caller's workspace; reads of child tables by a parent id are allowed (AFTER_PARENT) when
+ * that id was bound in a statement of the same request that passed the check first. Statements with no
+ * caller (sweeps, workers, the share-openings flush) are checked against BACKGROUND.
+ *
+ * Recording: SQLite by patching the `Database` instance's query/prepare/run before the app is made
+ * (whatever path a repository takes: the Store, `store.db.query`, a transaction's statements); the
+ * caller is carried by AsyncLocalStorage from `as(workspace, …)` into every statement the request
+ * causes. PostgreSQL by the server's own log (`log_statement=all`, test/helpers/postgres.ts), parsed
+ * with its `DETAIL: parameters:` lines; the caller is given by the marker statements `mark` sends.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { readFileSync } from 'node:fs'
+import type { Database } from 'bun:sqlite'
+
+/** The library tables: each row belongs to the workspace its account_id names. */
+export const SCOPED = ['notes', 'folders', 'tags', 'speaker_profiles', 'webhooks', 'audit_events', 'note_shares', 'retention_policies', 'uploads', 'usage', 'live_streams'] as const
+
+/**
+ * Statements allowed to read or write a scoped table (or a child table) by a parent's id, each with why.
+ * `needsParent`: one of its bound values must have been bound in a statement of the same request that
+ * passed the check before it (the parent was found in the caller's workspace first).
+ */
+export const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; reason: string }[] = [
+  { name: 'tags.attach', match: /^INSERT INTO note_tags \(note_id, tag_id, date_created\) SELECT id, \S+, date_created FROM notes WHERE id = /, needsParent: true, reason: 'copies the note\'s date into note_tags; the note was read with its account_id by tags.lockNote in the same transaction' },
+  { name: 'tags.refreshNote (lock)', match: /^SELECT id FROM notes WHERE id = \S+( FOR UPDATE)?$/, needsParent: true, reason: 'locks a note whose tags changed; the note id came from a scoped read (lockNote) or from the tag\'s notes (notesWith after a scoped tag read)' },
+  { name: 'tags.refreshNote (write)', match: /^UPDATE notes SET tags = \S+, updated_at = .* WHERE id = \S+$/, needsParent: true, reason: 'the note\'s denormalised tag list, after the lock above' },
+  { name: 'notes list items by rowid', match: /^SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN \(SELECT value FROM json_each\(/, needsParent: false, reason: 'the rows of a list page by the rowids a scoped range read (account_id = $account_id) returned just before, in the same call (repo.sqlite.ts listItems)' },
+]
+
+/** Child tables: no account_id of their own, read and written by their parent's id (which the parent's scoped read vouches for). */
+export const CHILD_TABLES: Record<string, string> = {
+  note_tags: 'notes/tags', note_bodies: 'notes', note_speakers: 'notes', transcript_revisions: 'notes', note_questions: 'notes',
+  webhook_outbox: 'webhooks', webhook_deliveries: 'webhooks', share_openings: 'note_shares',
+}
+
+/** Statements with no caller that may touch scoped tables: sweeps, workers and flushes, each with why. */
+export const BACKGROUND: { name: string; match: RegExp; reason: string }[] = [
+  { name: 'share openings flush', match: /^UPDATE note_shares SET open_count = open_count \+/, reason: 'counts openings of a share found by its token hash; no caller (a public page), the share id is the row\'s own' },
+  { name: 'webhook outbox', match: /webhook_(outbox|deliveries)|FROM webhooks/, reason: 'the sender delivers queued events to each event\'s own webhook; no caller' },
+  { name: 'jobs', match: /FROM notes WHERE id = \S+$|FROM uploads WHERE note_id = /, reason: 'a worker processes the note its job names (the job was queued in the note\'s workspace)' },
+]
+
+export interface Caller {
+  workspace: string
+  /** what the request was, for the failures' messages */
+  label: string
+  request: number
+}
+
+export interface Recorded {
+  sql: string
+  /** positional values, or named ones (SQLite's `$name`) */
+  params: unknown[] | Record<string, unknown>
+  /** the repository function (file:line and the method named there) that issued it */
+  fn: string
+  caller: Caller | null
+}
+
+export interface Violation {
+  table: string
+  sql: string
+  fn: string
+  caller: string
+  why: string
+}
+
+const MUTATING = new Set(['all', 'get', 'run', 'values', 'iterate'])
+const oneLine = (sql: string) => sql.replace(/\s+/g, ' ').trim()
+
+/** The method a repository line belongs to: the nearest property name above it at an object literal's indentation. */
+const methodNames = new Map<string, string[]>()
+function methodAt(file: string, line: number): string {
+  let lines = methodNames.get(file)
+  if (!lines) methodNames.set(file, (lines = readFileSync(file, 'utf8').split('\n')))
+  for (let i = line - 1; i >= 0; i--) {
+    const m = /^ {2,6}(?:async\s+)?([A-Za-z_]\w*)\s*(?::|\(|=)/.exec(lines[i]!) ?? /^\s*(?:async\s+)?function\s+([A-Za-z_]\w*)/.exec(lines[i]!)
+    if (m) return m[1]!
+  }
+  return '?'
+}
+
+/** The repository frame of the current stack (a file named *repo*), else the first frame in src/. */
+function repoFrame(stack: string): string {
+  const frames = stack.split('\n').map(l => /\((\/[^)]*\/src\/[^)]+):(\d+):\d+\)|at (\/[^ ]*\/src\/[^ ]+):(\d+):\d+/.exec(l)).filter(m => m !== null)
+  const pick = frames.find(m => /repo[^/]*\.ts$/.test(m![1] ?? m![3]!)) ?? frames.find(m => !/\/src\/db\//.test(m![1] ?? m![3]!))
+  if (!pick) return '(no src frame)'
+  const file = pick[1] ?? pick[3]!
+  const line = Number(pick[2] ?? pick[4])
+  return `${file.slice(file.indexOf('/src/') + 1)}:${line} ${methodAt(file, line)}`
+}
+
+export function createScopeRecorder() {
+  const als = new AsyncLocalStorage<Caller>()
+  const statements: Recorded[] = []
+  let requests = 0
+  let paused = false
+
+  function record(sql: string, params: unknown[] | Record<string, unknown>, caller: Caller | null = als.getStore() ?? null) {
+    if (paused || /^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return
+    statements.push({ sql: oneLine(sql), params, fn: repoFrame(new Error().stack ?? ''), caller })
+  }
+
+  const wrap = (sql: string, st: object) => new Proxy(st, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target)
+      if (typeof v !== 'function') return v
+      if (!MUTATING.has(prop as string)) return v.bind(target)
+      return (...args: unknown[]) => {
+        const named = args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !Array.isArray(args[0]) && !(args[0] instanceof Uint8Array)
+        record(sql, named ? (args[0] as Record<string, unknown>) : args.length === 1 && Array.isArray(args[0]) ? args[0] : args)
+        return v.apply(target, args)
+      }
+    },
+  })
+
+  return {
+    statements,
+    /** Runs `fn` as a request of `workspace`: every statement it causes is the caller's. */
+    as<T>(workspace: string, label: string, fn: () => Promise<T>): Promise<T> {
+      return als.run({ workspace, label, request: ++requests }, fn)
+    },
+    /** `fn` unrecorded (the test's own set-up reads) */
+    async quietly<T>(fn: () => Promise<T>): Promise<T> {
+      paused = true
+      try {
+        return await fn()
+      } finally {
+        paused = false
+      }
+    },
+    /** Patches one SQLite connection: every statement prepared on it from now on is recorded when it runs. */
+    attachSqlite(db: Database): void {
+      const d = db as unknown as Record<string, (...a: unknown[]) => unknown>
+      for (const name of ['query', 'prepare'] as const) {
+        const original = d[name]!.bind(db)
+        d[name] = (sql: unknown, ...rest: unknown[]) => wrap(sql as string, original(sql, ...rest) as object)
+      }
+      const run = d.run!.bind(db)
+      d.run = (sql: unknown, ...rest: unknown[]) => {
+        record(sql as string, (rest.length === 1 && Array.isArray(rest[0]) ? rest[0] : rest) as unknown[])
+        return run(sql, ...rest)
+      }
+    },
+    record,
+  }
+}
+export type ScopeRecorder = ReturnType<typeof createScopeRecorder>
+
+/** The index of each `?` placeholder outside quoted strings. */
+function placeholderPositions(sql: string): number[] {
+  const out: number[] = []
+  let quote: string | null = null
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!
+    if (quote) {
+      if (c === quote) quote = null
+    } else if (c === "'" || c === '"') quote = c
+    else if (c === '?') out.push(i)
+  }
+  return out
+}
+
+/** The value bound to the placeholder at `at` (`?`, `$name` or `$n`). */
+function boundAt(r: Recorded, at: number, token: string): unknown {
+  if (token === '?') return (r.params as unknown[])[placeholderPositions(r.sql).indexOf(at)]
+  if (/^\$\d+$/.test(token)) return (r.params as unknown[])[Number(token.slice(1)) - 1]
+  return (r.params as Record<string, unknown>)[token.slice(1)] ?? (r.params as Record<string, unknown>)[token]
+}
+
+const NOT_ALIAS = new Set(['where', 'set', 'on', 'left', 'right', 'inner', 'join', 'cross', 'indexed', 'order', 'group', 'limit', 'values', 'select', 'using', 'as', 'default', 'union', 'returning', 'natural', 'full', 'outer', 'having', 'window', 'offset', 'for', 'and', 'or'])
+const PLACEHOLDER = String.raw`(\?|\$[A-Za-z_]\w*|\$\d+)`
+
+/** The scoped tables a statement names, each with its alias. */
+export function scopedMentions(sql: string): { table: string; alias: string | null; insert: boolean }[] {
+  const out: { table: string; alias: string | null; insert: boolean }[] = []
+  const re = new RegExp(String.raw`\b(FROM|JOIN|UPDATE|INTO)\s+"?(${SCOPED.join('|')})"?(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?`, 'gi')
+  for (const m of sql.matchAll(re)) {
+    const alias = m[3] && !NOT_ALIAS.has(m[3].toLowerCase()) ? m[3] : null
+    out.push({ table: m[2]!.toLowerCase(), alias, insert: m[1]!.toUpperCase() === 'INTO' })
+  }
+  return out
+}
+
+/** Whether the statement binds `table`'s account_id (through its alias) to `workspace`; the reason when not. */
+function bindsWorkspace(r: Recorded, mention: { table: string; alias: string | null; insert: boolean }, workspace: string): string | null {
+  if (mention.insert) {
+    const m = new RegExp(String.raw`INTO\s+"?${mention.table}"?\s*\(([^)]*)\)\s*VALUES\s*\(`, 'i').exec(r.sql)
+    if (!m) return `an INSERT into ${mention.table} without a column list and VALUES`
+    const columns = m[1]!.split(',').map(c => c.trim().replace(/"/g, ''))
+    const at = columns.indexOf('account_id')
+    if (at < 0) return `an INSERT into ${mention.table} that does not name account_id`
+    // the values' tokens, in order, from the VALUES tuple
+    let i = m.index + m[0].length
+    const tokens: { token: string; at: number }[] = []
+    let depth = 0
+    let start = i
+    for (; i < r.sql.length && depth >= 0; i++) {
+      const c = r.sql[i]
+      if (c === '(') depth++
+      else if (c === ')') depth--
+      if ((c === ',' && depth === 0) || depth < 0) {
+        const text = r.sql.slice(start, i)
+        tokens.push({ token: text.trim(), at: start + text.indexOf(text.trim()) })
+        start = i + 1
+      }
+    }
+    const value = tokens[at]
+    if (!value || !new RegExp(`^${PLACEHOLDER}$`).test(value.token)) return `${mention.table}.account_id is not a bound value`
+    const bound = boundAt(r, value.at, value.token)
+    return bound === workspace ? null : `${mention.table}.account_id is bound to ${String(bound)}, not the caller's workspace ${workspace}`
+  }
+  const column = mention.alias ? String.raw`\b${mention.alias}\.account_id` : String.raw`(?:\b${mention.table}\.|(?<![\w.]))account_id`
+  const seen: unknown[] = []
+  for (const m of r.sql.matchAll(new RegExp(String.raw`${column}\s*=\s*${PLACEHOLDER}`, 'g'))) {
+    const bound = boundAt(r, m.index + m[0].length - m[1]!.length, m[1]!)
+    if (bound === workspace) return null
+    seen.push(bound)
+  }
+  if (seen.length > 0) return `${mention.alias ?? mention.table}.account_id is bound to ${seen.join(', ')}, not the caller's workspace ${workspace}`
+  return `no ${mention.alias ? `${mention.alias}.` : ''}account_id = ? for ${mention.table}`
+}
+
+const boundValues = (r: Recorded): unknown[] => (Array.isArray(r.params) ? r.params : Object.values(r.params))
+
+export interface ScopeReport {
+  /** statements naming a scoped table, checked against their caller's workspace */
+  checked: number
+  /** of those, allowed by AFTER_PARENT */
+  afterParent: { name: string; count: number; reason: string }[]
+  /** statements with no caller naming a scoped table, by BACKGROUND entry */
+  background: { name: string; count: number; reason: string }[]
+  violations: Violation[]
+  /** the repository functions seen, `file method` */
+  functions: Set<string>
+}
+
+/** The rule, over every recorded statement. */
+export function checkScoping(statements: readonly Recorded[]): ScopeReport {
+  const report: ScopeReport = { checked: 0, afterParent: [], background: [], violations: [], functions: new Set() }
+  const count = (list: { name: string; count: number; reason: string }[], name: string, reason: string) => {
+    const entry = list.find(e => e.name === name)
+    if (entry) entry.count++
+    else list.push({ name, count: 1, reason })
+  }
+  /** per request, the values bound in statements that passed */
+  const vouched = new Map<number, Set<unknown>>()
+  for (const r of statements) {
+    report.functions.add(r.fn.replace(/:\d+ /, ' '))
+    const mentions = scopedMentions(r.sql)
+    if (mentions.length === 0) continue
+    if (!r.caller) {
+      const entry = BACKGROUND.find(b => b.match.test(r.sql))
+      if (entry) count(report.background, entry.name, entry.reason)
+      else report.violations.push({ table: mentions[0]!.table, sql: r.sql, fn: r.fn, caller: '(no caller)', why: 'a statement with no caller that BACKGROUND does not list' })
+      continue
+    }
+    report.checked++
+    const failures = mentions.map(m => ({ m, why: bindsWorkspace(r, m, r.caller!.workspace) })).filter(f => f.why !== null)
+    const mine = vouched.get(r.caller.request) ?? new Set<unknown>()
+    vouched.set(r.caller.request, mine)
+    if (failures.length === 0) {
+      for (const v of boundValues(r)) mine.add(v)
+      continue
+    }
+    const allowed = AFTER_PARENT.find(a => a.match.test(r.sql))
+    if (allowed && (!allowed.needsParent || boundValues(r).some(v => typeof v === 'string' && mine.has(v)))) {
+      count(report.afterParent, allowed.name, allowed.reason)
+      continue
+    }
+    for (const f of failures) {
+      report.violations.push({ table: f.m.table, sql: r.sql, fn: r.fn, caller: `${r.caller.label} (workspace ${r.caller.workspace})`, why: allowed ? `${allowed.name}: no parent id vouched for in the same request` : f.why! })
+    }
+  }
+  return report
+}
+
+/** A violation as one line: the function, the table, why, the statement. */
+export const describeViolation = (v: Violation) => `${v.fn}: ${v.table}: ${v.why}; by ${v.caller}: ${v.sql.slice(0, 300)}`
