@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { OPERATIONS } from '../../src/operations'
+import type { Operation } from '../../src/http/contract'
 import { createAccountsRepo } from '../../src/modules/accounts/repo'
 import { LIVE_PREFIX } from '../../src/modules/accounts/api-keys'
 import { teamEmail } from '../../src/modules/workspaces/model'
@@ -168,10 +169,10 @@ function withoutIds<T>(value: T, target: Filled): T {
 const normalized = (text: string) => text.replaceAll(/req_[0-9a-f-]+/g, 'req').replaceAll(/\d{4}-\d{2}-\d{2}T[0-9:.]+Z/g, 'T')
 
 /** Sends one operation's request (JSON, or multipart with a short WAV). */
-async function callOperation(t: TestApp, op: (typeof OPERATIONS)[number], path: string, body: unknown, key: string): Promise<CallResult> {
+async function callOperation(t: TestApp, op: Operation, path: string, body: unknown, key: string): Promise<CallResult> {
   if (!op.multipartBody) return t.call(op.method, path, { token: key, body })
   const form = new FormData()
-  form.append('file', new Blob([makeWav({ seconds: 1 })], { type: 'audio/wav' }), 'probe.wav')
+  form.append('file', new Blob([makeWav({ seconds: 1 }) as unknown as BlobPart], { type: 'audio/wav' }), 'probe.wav')
   form.append('model', 'whisper-1')
   const r = await t.app.handle(new Request(`http://localhost${path}`, { method: op.method, headers: { authorization: `Bearer ${key}` }, body: form }))
   const text = await r.text()
@@ -189,7 +190,7 @@ export async function probeOperations(t: TestApp, caller: { workspace: string; k
   const as = asCaller(rec)
   const rows: ProbeRow[] = []
   // the deletions last: were one to succeed, the other probes would still find what they look for
-  const ordered = [...OPERATIONS].sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
+  const ordered = ([...OPERATIONS] as Operation[]).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
   for (const op of ordered) {
     if (op.public) continue
     const params = [...op.path.matchAll(/:(\w+)/g)].map(m => m[1]!)

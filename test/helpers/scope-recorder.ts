@@ -28,6 +28,11 @@ export const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; 
   { name: 'tags.attach', match: /^INSERT INTO note_tags \(note_id, tag_id, date_created\) SELECT id, \S+, date_created FROM notes WHERE id = /, needsParent: true, reason: 'copies the note\'s date into note_tags; the note was read with its account_id by tags.lockNote in the same transaction' },
   { name: 'tags.refreshNote (lock)', match: /^SELECT id FROM notes WHERE id = \S+( FOR UPDATE)?$/, needsParent: true, reason: 'locks a note whose tags changed; the note id came from a scoped read (lockNote) or from the tag\'s notes (notesWith after a scoped tag read)' },
   { name: 'tags.refreshNote (write)', match: /^UPDATE notes SET tags = \S+, updated_at = .* WHERE id = \S+$/, needsParent: true, reason: 'the note\'s denormalised tag list, after the lock above' },
+  { name: 'notes.write (repo.ts updateColumns)', match: /^UPDATE notes SET .* WHERE id = \S+$/, needsParent: true, reason: 'a note\'s columns written by id; every request path reads the note with its account_id first (requireNote), workers write the note their job names' },
+  { name: 'notes.getById (worker read)', match: /^SELECT n\.\*, .* FROM notes n LEFT JOIN note_bodies b ON b\.note_id = n\.id WHERE n\.id = \S+$/, needsParent: true, reason: 'processing-writes.ts settles the note its job names, read by id after the write above' },
+  { name: 'tags of a note (note_tags → tags)', match: /^SELECT t\.[\w*]+(, t\.\w+)* FROM note_tags nt JOIN tags t ON t\.id = nt\.tag_id WHERE nt\.note_id = \S+ ORDER BY/, needsParent: true, reason: 'the tags a note carries, by the note\'s id (a note carries only its workspace\'s tags: addNoteTag finds them scoped)' },
+  { name: 'uploads.byNote', match: /^SELECT \* FROM uploads WHERE note_id = \S+( FOR UPDATE)?$/, needsParent: true, reason: 'a note\'s upload row by the note\'s id, after the note was found in the workspace' },
+  { name: 'uploads.markReceived', match: /^UPDATE uploads SET received_size = \S+, received_at = \S+ WHERE note_id = \S+$/, needsParent: true, reason: 'the PUT of a signed upload URL (the signature names the note)' },
   { name: 'notes list items by rowid', match: /^SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN \(SELECT value FROM json_each\(/, needsParent: false, reason: 'the rows of a list page by the rowids a scoped range read (account_id = $account_id) returned just before, in the same call (repo.sqlite.ts listItems)' },
 ]
 
@@ -58,6 +63,8 @@ export interface Recorded {
   /** the repository function (file:line and the method named there) that issued it */
   fn: string
   caller: Caller | null
+  /** rows returned or changed (SQLite); undefined where unknown (PostgreSQL's log) */
+  rows?: number
 }
 
 export interface Violation {
@@ -93,15 +100,17 @@ function repoFrame(stack: string): string {
   return `${file.slice(file.indexOf('/src/') + 1)}:${line} ${methodAt(file, line)}`
 }
 
-export function createScopeRecorder() {
+export function createScopeRecorder(opts: { mark?: (text: string) => Promise<void> } = {}) {
   const als = new AsyncLocalStorage<Caller>()
   const statements: Recorded[] = []
   let requests = 0
   let paused = false
 
-  function record(sql: string, params: unknown[] | Record<string, unknown>, caller: Caller | null = als.getStore() ?? null) {
-    if (paused || /^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return
-    statements.push({ sql: oneLine(sql), params, fn: repoFrame(new Error().stack ?? ''), caller })
+  function record(sql: string, params: unknown[] | Record<string, unknown>, caller: Caller | null = als.getStore() ?? null): Recorded | null {
+    if (paused || /^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return null
+    const r: Recorded = { sql: oneLine(sql), params, fn: repoFrame(new Error().stack ?? ''), caller }
+    statements.push(r)
+    return r
   }
 
   const wrap = (sql: string, st: object) => new Proxy(st, {
@@ -111,8 +120,10 @@ export function createScopeRecorder() {
       if (!MUTATING.has(prop as string)) return v.bind(target)
       return (...args: unknown[]) => {
         const named = args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !Array.isArray(args[0]) && !(args[0] instanceof Uint8Array)
-        record(sql, named ? (args[0] as Record<string, unknown>) : args.length === 1 && Array.isArray(args[0]) ? args[0] : args)
-        return v.apply(target, args)
+        const r = record(sql, named ? (args[0] as Record<string, unknown>) : args.length === 1 && Array.isArray(args[0]) ? args[0] : args)
+        const result = v.apply(target, args)
+        if (r) r.rows = prop === 'run' ? (result as { changes: number }).changes : Array.isArray(result) ? result.length : result == null ? 0 : 1
+        return result
       }
     },
   })
@@ -120,8 +131,20 @@ export function createScopeRecorder() {
   return {
     statements,
     /** Runs `fn` as a request of `workspace`: every statement it causes is the caller's. */
-    as<T>(workspace: string, label: string, fn: () => Promise<T>): Promise<T> {
-      return als.run({ workspace, label, request: ++requests }, fn)
+    async as<T>(workspace: string, label: string, fn: () => Promise<T>): Promise<T> {
+      const caller = { workspace, label, request: ++requests }
+      if (!opts.mark) return als.run(caller, fn)
+      // on PostgreSQL the caller is told to the server's log: what runs between the two marks is theirs
+      await opts.mark(`${MARK} begin ${caller.request} ${workspace} ${label}`)
+      try {
+        return await fn()
+      } finally {
+        await opts.mark(`${MARK} end ${caller.request}`)
+      }
+    },
+    /** Runs `fn` as the operator (the CLI): its statements are listed apart, not checked against a workspace. */
+    operator<T>(label: string, fn: () => Promise<T>): Promise<T> {
+      return this.as(OPERATOR, label, fn)
     },
     /** `fn` unrecorded (the test's own set-up reads) */
     async quietly<T>(fn: () => Promise<T>): Promise<T> {
@@ -149,6 +172,58 @@ export function createScopeRecorder() {
   }
 }
 export type ScopeRecorder = ReturnType<typeof createScopeRecorder>
+
+const MARK = 'scope-recorder-mark'
+/** the caller of the operator's statements (the CLI: accounts create-key and the like) */
+export const OPERATOR = '(operator)'
+
+/** A statement that marks a caller's request in PostgreSQL's log (sent through the app's own store). */
+export const markStatement = (text: string) => `SELECT '${text.replaceAll("'", "''")}' AS mark`
+
+/** A parameter value as the log writes it: 'text' (quotes doubled) or NULL. */
+function logValue(v: string): string | null {
+  return v === 'NULL' ? null : v.slice(1, -1).replaceAll("''", "'")
+}
+
+/**
+ * The statements of a PostgreSQL server log written with log_statement=all (from `from`, a character
+ * offset), each with its parameters (the DETAIL line after it) and the caller whose marks enclose it.
+ */
+export function readPostgresLog(text: string): Recorded[] {
+  const entries: { body: string; pid: string }[] = []
+  for (const line of text.split('\n')) {
+    const m = /^\S+ \S+ \S+ \[(\d+)\] (LOG|DETAIL|ERROR|STATEMENT|WARNING|HINT|CONTEXT|FATAL):  (.*)$/.exec(line)
+    if (m) entries.push({ pid: m[1]!, body: `${m[2]}:${m[3]}` })
+    else if (entries.length > 0 && line.startsWith('\t')) entries.at(-1)!.body += `\n${line.slice(1)}`
+  }
+  const out: Recorded[] = []
+  let caller: Caller | null = null
+  const lastOf = new Map<string, Recorded>()
+  for (const e of entries) {
+    const statement = /^LOG:(?:statement|execute [^:]*): ([\s\S]*)$/.exec(e.body)
+    if (statement) {
+      const sql = oneLine(statement[1]!)
+      const mark = new RegExp(`^SELECT '${MARK} (begin|end) (\\d+)(?: (\\S+) (.*))?' AS mark$`).exec(sql)
+      if (mark) {
+        caller = mark[1] === 'begin' ? { request: Number(mark[2]), workspace: mark[3]!, label: mark[4]!.replaceAll("''", "'") } : null
+        continue
+      }
+      if (/^(BEGIN|COMMIT|ROLLBACK|SET |SAVEPOINT|RELEASE|SELECT pg_advisory)/i.test(sql)) continue
+      const r: Recorded = { sql, params: [], fn: '(postgres log)', caller }
+      out.push(r)
+      lastOf.set(e.pid, r)
+      continue
+    }
+    const detail = /^DETAIL:parameters: ([\s\S]*)$/.exec(e.body)
+    const r = lastOf.get(e.pid)
+    if (detail && r) {
+      const params: (string | null)[] = []
+      for (const p of detail[1]!.matchAll(/\$(\d+) = ('(?:[^']|'')*'|NULL)/g)) params[Number(p[1]) - 1] = logValue(p[2]!)
+      r.params = params
+    }
+  }
+  return out
+}
 
 /** The index of each `?` placeholder outside quoted strings. */
 function placeholderPositions(sql: string): number[] {
@@ -233,6 +308,8 @@ export interface ScopeReport {
   afterParent: { name: string; count: number; reason: string }[]
   /** statements with no caller naming a scoped table, by BACKGROUND entry */
   background: { name: string; count: number; reason: string }[]
+  /** the operator's (CLI) statements naming a scoped table, by request */
+  operator: { name: string; count: number; reason: string }[]
   violations: Violation[]
   /** the repository functions seen, `file method` */
   functions: Set<string>
@@ -240,7 +317,7 @@ export interface ScopeReport {
 
 /** The rule, over every recorded statement. */
 export function checkScoping(statements: readonly Recorded[]): ScopeReport {
-  const report: ScopeReport = { checked: 0, afterParent: [], background: [], violations: [], functions: new Set() }
+  const report: ScopeReport = { checked: 0, afterParent: [], background: [], operator: [], violations: [], functions: new Set() }
   const count = (list: { name: string; count: number; reason: string }[], name: string, reason: string) => {
     const entry = list.find(e => e.name === name)
     if (entry) entry.count++
@@ -258,12 +335,17 @@ export function checkScoping(statements: readonly Recorded[]): ScopeReport {
       else report.violations.push({ table: mentions[0]!.table, sql: r.sql, fn: r.fn, caller: '(no caller)', why: 'a statement with no caller that BACKGROUND does not list' })
       continue
     }
+    if (r.caller.workspace === OPERATOR) {
+      count(report.operator, r.caller.label, 'the operator (CLI) acts on the account it names')
+      continue
+    }
     report.checked++
     const failures = mentions.map(m => ({ m, why: bindsWorkspace(r, m, r.caller!.workspace) })).filter(f => f.why !== null)
     const mine = vouched.get(r.caller.request) ?? new Set<unknown>()
     vouched.set(r.caller.request, mine)
     if (failures.length === 0) {
-      for (const v of boundValues(r)) mine.add(v)
+      // a parent found in the caller's workspace (rows unknown on PostgreSQL: the text and values alone)
+      if (r.rows === undefined || r.rows > 0) for (const v of boundValues(r)) mine.add(v)
       continue
     }
     const allowed = AFTER_PARENT.find(a => a.match.test(r.sql))
