@@ -16,7 +16,11 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { readFileSync } from 'node:fs'
 import type { Database } from 'bun:sqlite'
 
-/** The library tables: each row belongs to the workspace its account_id names. */
+/**
+ * The library tables: each row belongs to the workspace its account_id names. (PostgreSQL's note_search
+ * is a table with the note's account_id, checked as one; SQLite's is the FTS5 index of notes, keyed by
+ * the note's rowid, without account_id, and read only joined to `notes n` with n.account_id.)
+ */
 export const SCOPED = ['notes', 'folders', 'tags', 'speaker_profiles', 'webhooks', 'audit_events', 'note_shares', 'retention_policies', 'uploads', 'usage', 'live_streams'] as const
 
 /**
@@ -250,9 +254,9 @@ const NOT_ALIAS = new Set(['where', 'set', 'on', 'left', 'right', 'inner', 'join
 const PLACEHOLDER = String.raw`(\?|\$[A-Za-z_]\w*|\$\d+)`
 
 /** The scoped tables a statement names, each with its alias. */
-export function scopedMentions(sql: string): { table: string; alias: string | null; insert: boolean }[] {
+export function scopedMentions(sql: string, tables: readonly string[] = SCOPED): { table: string; alias: string | null; insert: boolean }[] {
   const out: { table: string; alias: string | null; insert: boolean }[] = []
-  const re = new RegExp(String.raw`\b(FROM|JOIN|UPDATE|INTO)\s+"?(${SCOPED.join('|')})"?(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?`, 'gi')
+  const re = new RegExp(String.raw`\b(FROM|JOIN|UPDATE|INTO)\s+"?(${tables.join('|')})"?(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?`, 'gi')
   for (const m of sql.matchAll(re)) {
     const alias = m[3] && !NOT_ALIAS.has(m[3].toLowerCase()) ? m[3] : null
     out.push({ table: m[2]!.toLowerCase(), alias, insert: m[1]!.toUpperCase() === 'INTO' })
@@ -316,7 +320,8 @@ export interface ScopeReport {
 }
 
 /** The rule, over every recorded statement. */
-export function checkScoping(statements: readonly Recorded[]): ScopeReport {
+export function checkScoping(statements: readonly Recorded[], backEnd: 'sqlite' | 'postgres'): ScopeReport {
+  const tables = backEnd === 'postgres' ? [...SCOPED, 'note_search'] : SCOPED
   const report: ScopeReport = { checked: 0, afterParent: [], background: [], operator: [], violations: [], functions: new Set() }
   const count = (list: { name: string; count: number; reason: string }[], name: string, reason: string) => {
     const entry = list.find(e => e.name === name)
@@ -327,7 +332,7 @@ export function checkScoping(statements: readonly Recorded[]): ScopeReport {
   const vouched = new Map<number, Set<unknown>>()
   for (const r of statements) {
     report.functions.add(r.fn.replace(/:\d+ /, ' '))
-    const mentions = scopedMentions(r.sql)
+    const mentions = scopedMentions(r.sql, tables)
     if (mentions.length === 0) continue
     if (!r.caller) {
       const entry = BACKGROUND.find(b => b.match.test(r.sql))
@@ -345,6 +350,14 @@ export function checkScoping(statements: readonly Recorded[]): ScopeReport {
     vouched.set(r.caller.request, mine)
     if (failures.length === 0) {
       // a parent found in the caller's workspace (rows unknown on PostgreSQL: the text and values alone)
+      if (r.rows === undefined || r.rows > 0) for (const v of boundValues(r)) mine.add(v)
+      continue
+    }
+    // `JOIN notes n ON n.id = page.id`: rows joined by id to a row set of the same statement that is
+    // itself read with the caller's account_id (a list page's keys, a search's matches)
+    const joinedById = (m: { table: string; alias: string | null }) => m.alias !== null && new RegExp(String.raw`JOIN\s+${m.table}\s+${m.alias}\s+ON\s+${m.alias}\.id\s*=\s*\w+\.(id|note_id)\b`, 'i').test(r.sql)
+    if (failures.length < mentions.length && failures.every(f => joinedById(f.m))) {
+      count(report.afterParent, 'joined by id to a scoped row set of the same statement', 'a list page\'s or search\'s rows, joined by id to keys the same statement reads with the caller\'s account_id')
       if (r.rows === undefined || r.rows > 0) for (const v of boundValues(r)) mine.add(v)
       continue
     }

@@ -71,7 +71,7 @@ async function probeRun(store: Store, rec: ScopeRecorder, port: number): Promise
     const team = await rec.operator('team made, its key', () => teamKey(t, 'Team Quince', 'cy@example.com'))
     keyOwners.set(b.key, b.workspace)
     const teamFilled = await fillWorkspace(t, team, 'quince', rec)
-    const aBefore = await rec.quietly(() => libraryOf(t, a))
+    const aBefore = await rec.as(a.workspace, 'A reads its library', () => libraryOf(t, a))
     const columns = [
       { title: 'personal B → personal A', rows: await probeOperations(t, { ...b, label: 'B' }, a, rec) },
       { title: 'team T → personal A', rows: await probeOperations(t, { ...team, label: 'T' }, a, rec) },
@@ -112,7 +112,7 @@ async function probeRun(store: Store, rec: ScopeRecorder, port: number): Promise
       const seen = (r: typeof mine, id: string) => `${r.status} ${r.text.replaceAll(id, '{id}').replaceAll(/req_[0-9a-f-]+/g, 'req')}`
       pages.push({ what, status: mine.status, sameAsUnknown: seen(mine, a.ids.note) === seen(other, unknown), leaked: mine.text.includes('apricot') })
     }
-    const aAfter = await rec.quietly(() => libraryOf(t, a))
+    const aAfter = await rec.as(a.workspace, 'A reads its library', () => libraryOf(t, a))
     return { columns, mcp, pages, statements: () => rec.statements, a, aBefore, aAfter }
   } finally {
     server.stop(true)
@@ -183,7 +183,7 @@ for (const backEnd of ['sqlite', 'postgres'] as const) {
 
     test('the repository check: every statement on a library table names the caller\'s workspace', async () => {
       const run = await runs[backEnd]!
-      const report = checkScoping(run.statements())
+      const report = checkScoping(run.statements(), backEnd)
       console.log(`Repository check on ${backEnd}: ${run.statements().length} statements recorded, ${report.checked} on library tables checked against the caller's workspace; ` +
         `allowed after a parent: ${report.afterParent.map(a => `${a.name} ×${a.count}`).join(', ')}; no caller: ${report.background.map(a => `${a.name} ×${a.count}`).join(', ') || 'none'}; the operator (CLI): ${report.operator.map(a => `${a.name} ×${a.count}`).join(', ')}`)
       expect(report.violations.map(describeViolation)).toEqual([])
