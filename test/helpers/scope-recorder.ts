@@ -14,6 +14,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Database } from 'bun:sqlite'
 
 /**
@@ -37,6 +38,7 @@ export const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; 
   { name: 'tags of a note (note_tags → tags)', match: /^SELECT t\.[\w*]+(, t\.\w+)* FROM note_tags nt JOIN tags t ON t\.id = nt\.tag_id WHERE nt\.note_id = \S+ ORDER BY/, needsParent: true, reason: 'the tags a note carries, by the note\'s id (a note carries only its workspace\'s tags: addNoteTag finds them scoped)' },
   { name: 'uploads.byNote', match: /^SELECT \* FROM uploads WHERE note_id = \S+( FOR UPDATE)?$/, needsParent: true, reason: 'a note\'s upload row by the note\'s id, after the note was found in the workspace' },
   { name: 'uploads.markReceived', match: /^UPDATE uploads SET received_size = \S+, received_at = \S+ WHERE note_id = \S+$/, needsParent: true, reason: 'the PUT of a signed upload URL (the signature names the note)' },
+  { name: 'notes.unfileAll', match: /^UPDATE notes SET folder_id = NULL, updated_at = .* WHERE folder_id = \S+$/, needsParent: true, reason: 'a deleted folder\'s notes go to the top level, by the folder\'s id, after the folder was found in the workspace (a note is filed only in a folder of its own workspace: checkFolder, and moveNote clears it)' },
   { name: 'notes list items by rowid', match: /^SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN \(SELECT value FROM json_each\(/, needsParent: false, reason: 'the rows of a list page by the rowids a scoped range read (account_id = $account_id) returned just before, in the same call (repo.sqlite.ts listItems)' },
 ]
 
@@ -88,23 +90,105 @@ function methodAt(file: string, line: number): string {
   let lines = methodNames.get(file)
   if (!lines) methodNames.set(file, (lines = readFileSync(file, 'utf8').split('\n')))
   for (let i = line - 1; i >= 0; i--) {
-    const m = /^ {2,6}(?:async\s+)?([A-Za-z_]\w*)\s*(?::|\(|=)/.exec(lines[i]!) ?? /^\s*(?:async\s+)?function\s+([A-Za-z_]\w*)/.exec(lines[i]!)
-    if (m) return m[1]!
+    // a repository's methods sit at four spaces (`return {` in `createXRepo`), its helpers are functions
+    const m = /^ {4}(?:async\s+)?([A-Za-z_]\w*)\s*(?::|\()/.exec(lines[i]!) ?? /^\s*(?:async\s+)?function\s+([A-Za-z_]\w*)/.exec(lines[i]!)
+    if (m && !/^(if|for|while|return|switch|const|let|await|try|catch|else)$/.test(m[1]!)) return m[1]!
   }
   return '?'
 }
 
-/** The repository frame of the current stack (a file named *repo*), else the first frame in src/. */
-function repoFrame(stack: string): string {
-  const frames = stack.split('\n').map(l => /\((\/[^)]*\/src\/[^)]+):(\d+):\d+\)|at (\/[^ ]*\/src\/[^ ]+):(\d+):\d+/.exec(l)).filter(m => m !== null)
-  const pick = frames.find(m => /repo[^/]*\.ts$/.test(m![1] ?? m![3]!)) ?? frames.find(m => !/\/src\/db\//.test(m![1] ?? m![3]!))
-  if (!pick) return '(no src frame)'
-  const file = pick[1] ?? pick[3]!
-  const line = Number(pick[2] ?? pick[4])
-  return `${file.slice(file.indexOf('/src/') + 1)}:${line} ${methodAt(file, line)}`
+/** A statement text of a source file, as a pattern (its `${…}` pieces any text), with where it is. */
+interface SqlSite {
+  pattern: RegExp
+  /** characters the pattern fixes: of several that match, the most specific names the statement */
+  fixed: number
+  file: string
+  line: number
 }
 
-export function createScopeRecorder(opts: { mark?: (text: string) => Promise<void> } = {}) {
+const STATEMENT_START = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i
+
+/** The string and template literals of a source file that hold SQL statements. */
+function sqlSites(file: string, shown: string): SqlSite[] {
+  const text = readFileSync(file, 'utf8')
+  const out: SqlSite[] = []
+  const escape = (x: string) => oneLine(x).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  for (let i = 0; i < text.length; i++) {
+    const quote = text[i]
+    if (quote !== '`' && quote !== "'") continue
+    const start = i
+    const parts: string[] = []
+    let piece = ''
+    for (i++; i < text.length && text[i] !== quote; i++) {
+      if (quote === '`' && text[i] === '$' && text[i + 1] === '{') {
+        parts.push(piece)
+        piece = ''
+        let depth = 1
+        for (i += 2; i < text.length && depth > 0; i++) {
+          if (text[i] === '{') depth++
+          else if (text[i] === '}') depth--
+        }
+        i--
+      } else if (text[i] === '\\') piece += text[++i]
+      else if (quote === "'" && text[i] === '\n') break
+      else piece += text[i]
+    }
+    parts.push(piece)
+    const whole = parts.join(' ')
+    if (!STATEMENT_START.test(parts[0]!) && !(parts[0]!.trim() === '' && STATEMENT_START.test(parts.slice(1).join(' ')))) {
+      if (!/\b(FROM|INTO|UPDATE|WHERE|SET)\b/.test(whole) || parts.length === 1) continue
+    }
+    const fixed = parts.reduce((n, p) => n + oneLine(p).length, 0)
+    if (fixed < 12) continue
+    out.push({ pattern: new RegExp(`^${parts.map(escape).join('[\\s\\S]*?')}$`.replace(/\\ /g, '\\s*')), fixed, file: shown, line: text.slice(0, start).split('\n').length })
+  }
+  return out
+}
+
+let siteIndex: { sites: SqlSite[]; files: Set<string> } | null = null
+
+/** The source sites of every statement of src/modules (and the files `more` adds), read once. */
+function sitesOf(more: string[] = []): SqlSite[] {
+  siteIndex ??= { sites: [], files: new Set() }
+  const root = join(import.meta.dir, '..', '..')
+  const files = [...new Bun.Glob('src/modules/**/*.ts').scanSync(root), ...more].filter(f => !siteIndex!.files.has(f))
+  for (const f of files) {
+    siteIndex.files.add(f)
+    siteIndex.sites.push(...sqlSites(join(root, f), f))
+  }
+  return siteIndex.sites
+}
+
+/** Where a statement's text is written (file:line and the method there), or null when no literal matches it. */
+export function statementSite(sql: string, more: string[] = []): string | null {
+  const text = oneLine(sql.replace(/\$\d+/g, '?'))
+  let best: SqlSite | null = null
+  for (const site of sitesOf(more)) if (site.pattern.test(text) && (!best || site.fixed > best.fixed)) best = site
+  return best && `${best.file}:${best.line} ${methodAt(join(import.meta.dir, '..', '..', best.file), best.line)}`
+}
+
+/** The repository frame of the current stack (a file named *repo*), else the first frame in src/ outside src/db/. */
+function repoFrame(stack: string): string {
+  const frames = stack.split('\n').map(l => /\(?(\/[^()\s]+\.ts):(\d+):\d+\)?$/.exec(l.trim())).filter(m => m !== null && !m[1]!.includes('/node_modules/'))
+  const pick = frames.find(m => /repo[^/]*\.ts$/.test(m![1]!)) ?? frames.find(m => /\/src\//.test(m![1]!) && !/\/src\/db\//.test(m![1]!))
+  if (!pick) return '(no src frame)'
+  const [, file, line] = pick
+  const from = Math.max(file!.lastIndexOf('/src/'), file!.lastIndexOf('/test/'))
+  return `${file!.slice(from + 1)}:${line} ${methodAt(file!, Number(line))}`
+}
+
+const sites = new Map<string, string | null>()
+/** statementSite, remembered by text */
+function siteOf(sql: string, more: string[]): string | null {
+  if (!sites.has(sql)) sites.set(sql, statementSite(sql, more))
+  return sites.get(sql)!
+}
+
+/**
+ * `mark`: how to tell PostgreSQL's log a caller's request begins and ends; `sources`: more files whose
+ * statements are named (a planted repository), beside src/modules.
+ */
+export function createScopeRecorder(opts: { mark?: (text: string) => Promise<void>; sources?: string[] } = {}) {
   const als = new AsyncLocalStorage<Caller>()
   const statements: Recorded[] = []
   let requests = 0
@@ -112,7 +196,10 @@ export function createScopeRecorder(opts: { mark?: (text: string) => Promise<voi
 
   function record(sql: string, params: unknown[] | Record<string, unknown>, caller: Caller | null = als.getStore() ?? null): Recorded | null {
     if (paused || /^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return null
-    const r: Recorded = { sql: oneLine(sql), params, fn: repoFrame(new Error().stack ?? ''), caller }
+    // the statement's literal in the source names its method (a repository's arrow method is a tail
+    // call, absent from the stack); the stack when no literal matches (a statement built from pieces)
+    const text = oneLine(sql)
+    const r: Recorded = { sql: text, params, fn: siteOf(text, opts.sources ?? []) ?? repoFrame(new Error().stack ?? ''), caller }
     statements.push(r)
     return r
   }
@@ -213,7 +300,7 @@ export function readPostgresLog(text: string): Recorded[] {
         continue
       }
       if (/^(BEGIN|COMMIT|ROLLBACK|SET |SAVEPOINT|RELEASE|SELECT pg_advisory)/i.test(sql)) continue
-      const r: Recorded = { sql, params: [], fn: '(postgres log)', caller }
+      const r: Recorded = { sql, params: [], fn: siteOf(sql, []) ?? '(postgres log)', caller }
       out.push(r)
       lastOf.set(e.pid, r)
       continue
@@ -371,6 +458,15 @@ export function checkScoping(statements: readonly Recorded[], backEnd: 'sqlite' 
     }
   }
   return report
+}
+
+/**
+ * The methods of the given repository objects (`file`: its path from src/) that no recorded statement
+ * came from: each must be reached by the run, or be named in `unreached` with why.
+ */
+export function unreachedMethods(report: ScopeReport, repos: { file: string; repo: object }[], unreached: Record<string, string>): string[] {
+  return repos.flatMap(({ file, repo }) => Object.entries(repo).filter(([, v]) => typeof v === 'function').map(([name]) => `${file} ${name}`))
+    .filter(name => !report.functions.has(name) && !(name in unreached) && !/ transaction$/.test(name))
 }
 
 /** A violation as one line: the function, the table, why, the statement. */

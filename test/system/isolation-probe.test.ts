@@ -18,16 +18,89 @@ import { postgresUnavailable, startPostgres, type PostgresCluster } from '../hel
 import { freePort } from '../helpers/process'
 import { cookieBrowser, field } from '../helpers/web'
 import { PROBE_ENV, fillWorkspace, markdownTable, personalKey, probeOperations, teamKey, type Filled, type ProbeRow } from '../helpers/isolation-probe'
-import { checkScoping, createScopeRecorder, describeViolation, markStatement, readPostgresLog, type Recorded, type ScopeRecorder } from '../helpers/scope-recorder'
+import { unreachedMethods, checkScoping, createScopeRecorder, describeViolation, markStatement, readPostgresLog, type Recorded, type ScopeRecorder } from '../helpers/scope-recorder'
 import { migrateStore } from '../../src/db/migrate-store'
 import { postgresMigrations } from '../../src/db/migrations-postgres'
 import { PostgresStore, type Store } from '../../src/db/store'
 import { OPERATIONS } from '../../src/operations'
+import { createFoldersRepo } from '../../src/modules/folders/repo'
+import { createTagsRepo } from '../../src/modules/tags/repo'
+import { createSpeakersRepo } from '../../src/modules/notes/speakers-repo'
+import { createWebhooksRepo } from '../../src/modules/webhooks/repo'
+import { createAuditRepo } from '../../src/modules/audit/repo'
+import { createRetentionRepo } from '../../src/modules/retention/repo'
+import { createSharesRepo } from '../../src/modules/sharing/repo'
+import { createUploadsRepo } from '../../src/modules/uploads/repo'
+import { createRevisionsRepo } from '../../src/modules/notes/revisions-repo'
+import { notesRepoFor } from '../../src/services'
+import { createPlantedRepo } from '../fixtures/planted-repo'
 
 const PASSWORD = 'a long enough password 35'
 
+/** The repository objects of the library tables, whose every method the run must reach (or NOT_REACHED name). */
+function scopedRepos(store: Store) {
+  return [
+    { file: 'src/modules/folders/repo.ts', repo: createFoldersRepo(store) },
+    { file: 'src/modules/tags/repo.ts', repo: createTagsRepo(store) },
+    { file: 'src/modules/notes/speakers-repo.ts', repo: createSpeakersRepo(store) },
+    { file: 'src/modules/webhooks/repo.ts', repo: createWebhooksRepo(store) },
+    { file: 'src/modules/audit/repo.ts', repo: createAuditRepo(store) },
+    { file: 'src/modules/retention/repo.ts', repo: createRetentionRepo(store) },
+    { file: 'src/modules/sharing/repo.ts', repo: createSharesRepo(store) },
+    { file: 'src/modules/uploads/repo.ts', repo: createUploadsRepo(store) },
+    { file: 'src/modules/notes/revisions-repo.ts', repo: createRevisionsRepo(store) },
+    { file: 'src/modules/notes/repo.ts', repo: notesRepoFor(store) },
+  ]
+}
+
+/** Repository methods the probe's run does not reach, each with why (a new method not here fails the check). */
+const NOT_REACHED: Record<string, string> = {
+  // the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)
+  'src/modules/notes/repo.ts listJson': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  'src/modules/notes/repo.ts listPage': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  'src/modules/notes/repo.ts pageKey': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  'src/modules/notes/repo.ts keptPage': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  'src/modules/notes/repo.ts keptBody': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  'src/modules/notes/repo.ts searchPage': "the listing's statements are written in repo.sqlite.ts / repo.postgres.ts and named there (checked as those files' functions)",
+  // its statements are built by a helper (updateColumns, saveTranscript's) and named there
+  'src/modules/notes/repo.ts write': "its statements are built by a helper (updateColumns, saveTranscript's) and named there",
+  'src/modules/notes/repo.ts saveEdit': "its statements are built by a helper (updateColumns, saveTranscript's) and named there",
+  'src/modules/notes/repo.ts remakeTitle': "its statements are built by a helper (updateColumns, saveTranscript's) and named there",
+  // its statement is a module constant (INSERT) run in a tail call: named by the caller's frame (audit/service.ts append)
+  'src/modules/audit/repo.ts append': "its statement is a module constant (INSERT) run in a tail call: named by the caller's frame (audit/service.ts append)",
+  'src/modules/audit/repo.ts appendRead': "its statement is a module constant (INSERT) run in a tail call: named by the caller's frame (audit/service.ts append)",
+  // a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe
+  'src/modules/notes/repo.ts agedPage': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  'src/modules/notes/repo.ts markMediaRemoved': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  'src/modules/notes/repo.ts deleteSettled': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  'src/modules/retention/repo.ts remove': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  'src/modules/audit/repo.ts pruneBefore': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  'src/modules/webhooks/repo.ts prune': 'a sweep with no caller (retention, audit pruning, webhook pruning): not run by the probe',
+  // the webhook sender's (no caller): no delivery is due within the probe's run
+  'src/modules/webhooks/repo.ts byId': "the webhook sender's (no caller): no delivery is due within the probe's run",
+  'src/modules/webhooks/repo.ts enqueue': "the webhook sender's (no caller): no delivery is due within the probe's run",
+  'src/modules/webhooks/repo.ts logAttempt': "the webhook sender's (no caller): no delivery is due within the probe's run",
+  'src/modules/webhooks/repo.ts disable': "the webhook sender's (no caller): no delivery is due within the probe's run",
+  'src/modules/webhooks/repo.ts outboxOf': "the webhook sender's (no caller): no delivery is due within the probe's run",
+  // the public share page's (opened by token, no credential): not part of the API probe
+  'src/modules/sharing/repo.ts get': "the public share page's (opened by token, no credential): not part of the API probe",
+  'src/modules/sharing/repo.ts noteRevision': "the public share page's (opened by token, no credential): not part of the API probe",
+  'src/modules/sharing/repo.ts byTokenHash': "the public share page's (opened by token, no credential): not part of the API probe",
+  'src/modules/sharing/repo.ts countOpened': "the public share page's (opened by token, no credential): not part of the API probe",
+  // a speaker suggestion (a new recording matched against remembered voices): the probe's notes are not processed by an engine
+  'src/modules/notes/speakers-repo.ts profilesFor': "a speaker suggestion (a new recording matched against remembered voices): the probe's notes are not processed by an engine",
+  // the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)
+  'src/modules/tags/repo.ts update': "the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)",
+  'src/modules/tags/repo.ts detach': "the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)",
+  'src/modules/tags/repo.ts detachAll': "the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)",
+  'src/modules/uploads/repo.ts durations': "the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)",
+  'src/modules/uploads/repo.ts markCompleted': "the probe's own-use bodies do not reach it (updateTag renames to a name in use: 409; removeNoteTag/detachAll after deleteTag; the web library's durations; completion after processing)",
+}
+
 interface Run {
   columns: { title: string; rows: ProbeRow[] }[]
+  /** A's own use of every operation (for the repository check) */
+  ordinary: ProbeRow[]
   mcp: { tool: string; isError: boolean; text: string }[]
   pages: { what: string; status: number; sameAsUnknown: boolean; leaked: boolean }[]
   statements: () => Recorded[]
@@ -113,7 +186,10 @@ async function probeRun(store: Store, rec: ScopeRecorder, port: number): Promise
       pages.push({ what, status: mine.status, sameAsUnknown: seen(mine, a.ids.note) === seen(other, unknown), leaked: mine.text.includes('apricot') })
     }
     const aAfter = await rec.as(a.workspace, 'A reads its library', () => libraryOf(t, a))
-    return { columns, mcp, pages, statements: () => rec.statements, a, aBefore, aAfter }
+    // then A's ordinary use of its own library, every operation on its own ids (deletions last), for
+    // the repository check: the statements of the answers that find something, not only of refusals
+    const ordinary = await probeOperations(t, { ...a, label: 'A (own)' }, a, rec)
+    return { columns, ordinary, mcp, pages, statements: () => rec.statements, a, aBefore, aAfter }
   } finally {
     server.stop(true)
   }
@@ -183,11 +259,37 @@ for (const backEnd of ['sqlite', 'postgres'] as const) {
 
     test('the repository check: every statement on a library table names the caller\'s workspace', async () => {
       const run = await runs[backEnd]!
+      expect(run.ordinary.filter(r => !r.ok).map(r => `${r.operation} ${r.status}`)).toEqual([])
       const report = checkScoping(run.statements(), backEnd)
       console.log(`Repository check on ${backEnd}: ${run.statements().length} statements recorded, ${report.checked} on library tables checked against the caller's workspace; ` +
         `allowed after a parent: ${report.afterParent.map(a => `${a.name} ×${a.count}`).join(', ')}; no caller: ${report.background.map(a => `${a.name} ×${a.count}`).join(', ') || 'none'}; the operator (CLI): ${report.operator.map(a => `${a.name} ×${a.count}`).join(', ')}`)
       expect(report.violations.map(describeViolation)).toEqual([])
       expect(report.checked).toBeGreaterThan(300)
+      const unreached = unreachedMethods(report, scopedRepos(stores[backEnd === 'sqlite' ? 0 : 1]!), NOT_REACHED)
+      console.log(`Repository methods not reached on ${backEnd}: ${unreached.join('\n') || 'none'}`)
+      expect(unreached).toEqual([])
     })
   })
 }
+
+describe('the repository check itself', () => {
+  test('a planted repository function without account_id fails the check, named with its table; so does one bound to another workspace', async () => {
+    const store = migratedMemoryStore()
+    const rec = createScopeRecorder({ sources: ['test/fixtures/planted-repo.ts'] })
+    rec.attachSqlite(store.db)
+    const t = createTestApp({ store, env: PROBE_ENV })
+    const a = await rec.operator('key a', () => personalKey(t, 'ada@example.com'))
+    const b = await rec.operator('key b', () => personalKey(t, 'bo@example.com'))
+    const note = await rec.as(a.workspace, 'A creates a note', () => t.call('POST', '/v1/notes', { token: a.key, body: { title: 'apricot', content: 'x' } }))
+    const planted = createPlantedRepo(store)
+    await rec.as(b.workspace, 'B through the planted repo', async () => {
+      await planted.findNote(note.body.id)
+      await planted.findFolderOf(a.workspace, 'fld_x')
+    })
+    const violations = checkScoping(rec.statements, 'sqlite').violations
+    expect(violations.map(v => ({ fn: v.fn.replace(/:\d+ /, ' '), table: v.table, why: v.why }))).toEqual([
+      { fn: 'test/fixtures/planted-repo.ts findNote', table: 'notes', why: 'no account_id = ? for notes' },
+      { fn: 'test/fixtures/planted-repo.ts findFolderOf', table: 'folders', why: `folders.account_id is bound to ${a.workspace}, not the caller's workspace ${b.workspace}` },
+    ])
+  })
+})
