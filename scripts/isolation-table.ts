@@ -17,7 +17,7 @@ const store = onPostgres ? new PostgresStore(await freshPostgresUrl(), { max: 4 
 const t = createTestApp({ store, env: PROBE_ENV })
 const ada = await fillWorkspace(t, await personalKey(t, 'ada@example.com'), 'apricot')
 const bo = await personalKey(t, 'bo@example.com')
-const team = await teamKey(t, 'Team Quince', 'cy@example.com')
+const team = await teamKey(t, 'Team Quince', { ...(await personalKey(t, 'cy@example.com')), email: 'cy@example.com' })
 const teamFilled = await fillWorkspace(t, team, 'quince')
 const columns = [
   { title: 'personal B → personal A', rows: await probeOperations(t, { ...bo, label: 'B' }, ada) },

@@ -4,16 +4,13 @@
  * path parameters and body naming the first workspace's ids. Shared by test/system/isolation-probe.test.ts
  * and scripts/isolation-table.ts (which prints the table as Markdown).
  */
-import { createHash, randomBytes } from 'node:crypto'
 import { OPERATIONS } from '../../src/operations'
 import type { Operation } from '../../src/http/contract'
-import { createAccountsRepo } from '../../src/modules/accounts/repo'
-import { LIVE_PREFIX } from '../../src/modules/accounts/api-keys'
-import { teamEmail } from '../../src/modules/workspaces/model'
 import { makeWav } from '../fixtures/wav'
 import type { createTestApp, CallResult } from './app'
 import type { ScopeRecorder } from './scope-recorder'
 import { voicedNote } from './voiced-note'
+import { cookieBrowser, field } from './web'
 
 type TestApp = ReturnType<typeof createTestApp>
 
@@ -22,7 +19,7 @@ export interface Filled {
   name: string
   workspace: string
   key: string
-  ids: { note: string; folder: string; tag: string; profile: string; webhook: string; share: string; upload: string; pendingUpload: string }
+  ids: { note: string; folder: string; tag: string; profile: string; webhook: string; share: string; upload: string; pendingUpload: string; key: string; member: string; invitation: string }
   /** the words only this workspace's content holds (a leak of content shows them) */
   marks: string[]
 }
@@ -45,26 +42,47 @@ export interface ProbeRow {
 /** what a caller asks on the app: `as(workspace, label, fn)` of a recorder, or just fn */
 const asCaller = (rec: ScopeRecorder | undefined) => <T>(workspace: string, label: string, fn: () => Promise<T>) => (rec ? rec.as(workspace, label, fn) : fn())
 
-/** A person's personal workspace: a key made as the CLI makes one. */
-export async function personalKey(t: TestApp, email: string): Promise<{ workspace: string; key: string }> {
-  const { key, account } = await t.services.accounts.createKey({ email, plan: 'pro' })
-  return { workspace: account.id, key }
+/** A workspace's credential: the workspace, its key and the key's id, and the person the key acts as. */
+export interface Credential {
+  workspace: string
+  key: string
+  keyId: string
+  person: string
 }
 
-/** A team workspace owned by `ownerEmail`, and a key its owner made for it (made_by the owner). */
-export async function teamKey(t: TestApp, name: string, ownerEmail: string): Promise<{ workspace: string; key: string }> {
-  const owner = await personalKey(t, ownerEmail)
-  const at = new Date().toISOString()
-  const id = `acct_team_${randomBytes(6).toString('hex')}`
-  await t.services.workspacesRepo.insertTeam({ id, name, email: teamEmail(id), plan: 'pro', grant_period: at.slice(0, 7), created_at: at })
-  await t.services.workspacesRepo.addMember({ workspace_id: id, account_id: owner.workspace, role: 'owner', via: 'created', added_at: at })
-  const key = LIVE_PREFIX + randomBytes(24).toString('base64url')
-  await createAccountsRepo(t.store).insertKey({ id: `key_team_${randomBytes(6).toString('hex')}`, account_id: id, name: 'team key', start: key.slice(0, LIVE_PREFIX.length + 4), hash: createHash('sha256').update(key).digest('hex'), sandbox: 0, scopes: 'notes:read notes:write folders:read folders:write transcriptions:write summaries:write usage:read', created_at: at, made_by: owner.workspace })
-  return { workspace: id, key }
+/** A person's personal workspace: a key made as the CLI makes one. */
+export async function personalKey(t: TestApp, email: string): Promise<Credential> {
+  const { key, info, account } = await t.services.accounts.createKey({ email, plan: 'pro' })
+  return { workspace: account.id, key, keyId: info.id, person: account.id }
+}
+
+/**
+ * A team workspace made through the API by `owner` (createWorkspace with their own key), and a key
+ * its owner made for it from the browser, in the team (createWorkspaceKey with X-Notesvc-Workspace).
+ */
+export async function teamKey(t: TestApp, name: string, owner: Credential & { email: string }, rec?: ScopeRecorder): Promise<Credential> {
+  const as = asCaller(rec)
+  const ownerEmail = owner.email
+  const made = await as(owner.workspace, 'createWorkspace', () => t.call('POST', '/v1/workspaces', { token: owner.key, body: { name } }))
+  if (made.status !== 201) throw new Error(`POST /v1/workspaces: ${made.text}`)
+  const team: string = made.body.id
+  const password = 'the team owner\'s password 35'
+  await (rec ? rec.operator('web set-password', () => t.services.web.setPassword(ownerEmail, password)) : t.services.web.setPassword(ownerEmail, password))
+  const origin = new URL(t.config.publicUrl).origin
+  const browser = cookieBrowser(origin, r => as(owner.workspace, `browser ${new URL(r.url).pathname}`, () => t.app.handle(r)))
+  if ((await browser.signIn(ownerEmail, password)).status !== 303) throw new Error(`${ownerEmail} could not sign in`)
+  const csrf = field((await browser.get('/settings')).text, 'csrf')!
+  const r = await as(team, 'createWorkspaceKey', () => t.app.handle(new Request(`${origin}/v1/workspaces/${team}/keys`, {
+    method: 'POST', body: JSON.stringify({ name: 'team key' }),
+    headers: { cookie: [...browser.jar].map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': csrf, origin, 'content-type': 'application/json', 'x-notesvc-workspace': team },
+  })))
+  const body = await r.json() as { id: string; key: string }
+  if (r.status !== 201) throw new Error(`POST /v1/workspaces/${team}/keys: ${JSON.stringify(body)}`)
+  return { workspace: team, key: body.key, keyId: body.id, person: owner.workspace }
 }
 
 /** Fills a workspace through the API with one of everything: a note with a transcript, its revision and voice, a folder, a tag, a webhook, a share link, an export (audit), a pending upload. */
-export async function fillWorkspace(t: TestApp, who: { workspace: string; key: string }, word: string, rec?: ScopeRecorder): Promise<Filled> {
+export async function fillWorkspace(t: TestApp, who: Credential, word: string, rec?: ScopeRecorder): Promise<Filled> {
   const as = asCaller(rec)
   const ok = (method: string, path: string, body?: unknown) => as(who.workspace, `fill ${method} ${path}`, async () => {
     const res = await t.call(method, path, { token: who.key, body })
@@ -83,9 +101,11 @@ export async function fillWorkspace(t: TestApp, who: { workspace: string; key: s
   const profiles = await ok('GET', '/v1/speakers')
   const wav = makeWav({ seconds: 1 })
   const pending = await ok('POST', '/v1/uploads', { fileName: `${word}.wav`, contentType: 'audio/wav', fileSize: wav.length })
+  // a team's open invitation (a personal workspace has none: its id stands for one that exists nowhere)
+  const invitation = who.workspace === who.person ? { id: 'inv_nowhere' } : await ok('POST', `/v1/workspaces/${who.workspace}/invitations`, { email: `invited-${word}@example.com`, role: 'viewer' })
   return {
     name: word, workspace: who.workspace, key: who.key,
-    ids: { note: noteId, folder: folder.id, tag: tag.id, profile: profiles.data[0].id, webhook: webhook.id, share: share.id, upload: uploadId, pendingUpload: pending.noteId },
+    ids: { note: noteId, folder: folder.id, tag: tag.id, profile: profiles.data[0].id, webhook: webhook.id, share: share.id, upload: uploadId, pendingUpload: pending.noteId, key: who.keyId, member: who.person, invitation: invitation.id },
     marks: [word],
   }
 }
@@ -97,7 +117,7 @@ function pathValue(path: string, param: string, target: Filled): string {
     notes: target.ids.note, speakers: target.ids.profile, folders: target.ids.folder, tags: target.ids.tag,
     uploads: target.ids.pendingUpload, webhooks: target.ids.webhook, workspaces: target.workspace,
   }
-  const byName: Record<string, string> = { speakerId: 'A', index: '0', version: '1', shareId: target.ids.share, tagId: target.ids.tag, accountId: target.workspace, keyId: 'key_none' }
+  const byName: Record<string, string> = { speakerId: 'A', index: '0', version: '1', shareId: target.ids.share, tagId: target.ids.tag, accountId: target.ids.member, keyId: target.ids.key, invitationId: target.ids.invitation }
   const value = param === 'id' ? byResource[resource] : byName[param]
   if (value === undefined) throw new Error(`the isolation probe does not know what :${param} of ${path} names; add it to pathValue (test/helpers/isolation-probe.ts)`)
   return value

@@ -352,7 +352,8 @@ export function scopedMentions(sql: string, tables: readonly string[] = SCOPED):
 }
 
 /** Whether the statement binds `table`'s account_id (through its alias) to `workspace`; the reason when not. */
-function bindsWorkspace(r: Recorded, mention: { table: string; alias: string | null; insert: boolean }, workspace: string): string | null {
+function bindsWorkspace(r: Recorded, mention: { table: string; alias: string | null; insert: boolean }, workspace: string, created: ReadonlySet<unknown>): string | null {
+  const mine = (v: unknown) => v === workspace || created.has(v)
   if (mention.insert) {
     const m = new RegExp(String.raw`INTO\s+"?${mention.table}"?\s*\(([^)]*)\)\s*VALUES\s*\(`, 'i').exec(r.sql)
     if (!m) return `an INSERT into ${mention.table} without a column list and VALUES`
@@ -377,13 +378,13 @@ function bindsWorkspace(r: Recorded, mention: { table: string; alias: string | n
     const value = tokens[at]
     if (!value || !new RegExp(`^${PLACEHOLDER}$`).test(value.token)) return `${mention.table}.account_id is not a bound value`
     const bound = boundAt(r, value.at, value.token)
-    return bound === workspace ? null : `${mention.table}.account_id is bound to ${String(bound)}, not the caller's workspace ${workspace}`
+    return mine(bound) ? null : `${mention.table}.account_id is bound to ${String(bound)}, not the caller's workspace ${workspace}`
   }
   const column = mention.alias ? String.raw`\b${mention.alias}\.account_id` : String.raw`(?:\b${mention.table}\.|(?<![\w.]))account_id`
   const seen: unknown[] = []
   for (const m of r.sql.matchAll(new RegExp(String.raw`${column}\s*=\s*${PLACEHOLDER}`, 'g'))) {
     const bound = boundAt(r, m.index + m[0].length - m[1]!.length, m[1]!)
-    if (bound === workspace) return null
+    if (mine(bound)) return null
     seen.push(bound)
   }
   if (seen.length > 0) return `${mention.alias ?? mention.table}.account_id is bound to ${seen.join(', ')}, not the caller's workspace ${workspace}`
@@ -417,7 +418,13 @@ export function checkScoping(statements: readonly Recorded[], backEnd: 'sqlite' 
   }
   /** per request, the values bound in statements that passed */
   const vouched = new Map<number, Set<unknown>>()
+  /** per request, the workspaces it made (createWorkspace: the team's row, then its audit line in it) */
+  const createdBy = new Map<number, Set<unknown>>()
   for (const r of statements) {
+    if (r.caller && /^INSERT INTO accounts \(id,/.test(r.sql) && Array.isArray(r.params)) {
+      const made = createdBy.get(r.caller.request) ?? new Set<unknown>()
+      createdBy.set(r.caller.request, made.add(r.params[0]))
+    }
     report.functions.add(r.fn.replace(/:\d+ /, ' '))
     const mentions = scopedMentions(r.sql, tables)
     if (mentions.length === 0) continue
@@ -432,9 +439,9 @@ export function checkScoping(statements: readonly Recorded[], backEnd: 'sqlite' 
       continue
     }
     report.checked++
-    const failures = mentions.map(m => ({ m, why: bindsWorkspace(r, m, r.caller!.workspace) })).filter(f => f.why !== null)
     const mine = vouched.get(r.caller.request) ?? new Set<unknown>()
     vouched.set(r.caller.request, mine)
+    const failures = mentions.map(m => ({ m, why: bindsWorkspace(r, m, r.caller!.workspace, createdBy.get(r.caller!.request) ?? new Set()) })).filter(f => f.why !== null)
     if (failures.length === 0) {
       // a parent found in the caller's workspace (rows unknown on PostgreSQL: the text and values alone)
       if (r.rows === undefined || r.rows > 0) for (const v of boundValues(r)) mine.add(v)

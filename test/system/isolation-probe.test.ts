@@ -141,7 +141,9 @@ async function probeRun(store: Store, rec: ScopeRecorder, port: number): Promise
     // keys made as the CLI makes them: the operator's statements, listed apart
     const a = await fillWorkspace(t, await rec.operator('accounts create-key ada', () => personalKey(t, 'ada@example.com')), 'apricot', rec)
     const b = await rec.operator('accounts create-key bo', () => personalKey(t, 'bo@example.com'))
-    const team = await rec.operator('team made, its key', () => teamKey(t, 'Team Quince', 'cy@example.com'))
+    const cy = await rec.operator('accounts create-key cy', () => personalKey(t, 'cy@example.com'))
+    // the team made through the API, its key made by its owner from the browser, in the team
+    const team = await teamKey(t, 'Team Quince', { ...cy, email: 'cy@example.com' }, rec)
     keyOwners.set(b.key, b.workspace)
     const teamFilled = await fillWorkspace(t, team, 'quince', rec)
     const aBefore = await rec.as(a.workspace, 'A reads its library', () => libraryOf(t, a))
