@@ -13,23 +13,24 @@
  * with its `DETAIL: parameters:` lines; the caller is given by the marker statements `mark` sends.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { oneLine, repoFrame, siteOf } from './sql-sites'
 import type { Database } from 'bun:sqlite'
 
 /**
- * The library tables: each row belongs to the workspace its account_id names. (PostgreSQL's note_search
+ * The library tables: each row belongs to the workspace its account_id names. (Their child tables,
+ * note_tags, note_bodies, note_speakers, transcript_revisions, webhook_outbox and the like, have no
+ * account_id: they are read by the parent's id, which the parent's scoped read vouched for.) (PostgreSQL's note_search
  * is a table with the note's account_id, checked as one; SQLite's is the FTS5 index of notes, keyed by
  * the note's rowid, without account_id, and read only joined to `notes n` with n.account_id.)
  */
-export const SCOPED = ['notes', 'folders', 'tags', 'speaker_profiles', 'webhooks', 'audit_events', 'note_shares', 'retention_policies', 'uploads', 'usage', 'live_streams'] as const
+const SCOPED = ['notes', 'folders', 'tags', 'speaker_profiles', 'webhooks', 'audit_events', 'note_shares', 'retention_policies', 'uploads', 'usage', 'live_streams'] as const
 
 /**
  * Statements allowed to read or write a scoped table (or a child table) by a parent's id, each with why.
  * `needsParent`: one of its bound values must have been bound in a statement of the same request that
  * passed the check before it (the parent was found in the caller's workspace first).
  */
-export const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; reason: string }[] = [
+const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; reason: string }[] = [
   { name: 'tags.attach', match: /^INSERT INTO note_tags \(note_id, tag_id, date_created\) SELECT id, \S+, date_created FROM notes WHERE id = /, needsParent: true, reason: 'copies the note\'s date into note_tags; the note was read with its account_id by tags.lockNote in the same transaction' },
   { name: 'tags.refreshNote (lock)', match: /^SELECT id FROM notes WHERE id = \S+( FOR UPDATE)?$/, needsParent: true, reason: 'locks a note whose tags changed; the note id came from a scoped read (lockNote) or from the tag\'s notes (notesWith after a scoped tag read)' },
   { name: 'tags.refreshNote (write)', match: /^UPDATE notes SET tags = \S+, updated_at = .* WHERE id = \S+$/, needsParent: true, reason: 'the note\'s denormalised tag list, after the lock above' },
@@ -42,14 +43,8 @@ export const AFTER_PARENT: { name: string; match: RegExp; needsParent: boolean; 
   { name: 'notes list items by rowid', match: /^SELECT rowid, revision, list_item, tags FROM notes WHERE rowid IN \(SELECT value FROM json_each\(/, needsParent: false, reason: 'the rows of a list page by the rowids a scoped range read (account_id = $account_id) returned just before, in the same call (repo.sqlite.ts listItems)' },
 ]
 
-/** Child tables: no account_id of their own, read and written by their parent's id (which the parent's scoped read vouches for). */
-export const CHILD_TABLES: Record<string, string> = {
-  note_tags: 'notes/tags', note_bodies: 'notes', note_speakers: 'notes', transcript_revisions: 'notes', note_questions: 'notes',
-  webhook_outbox: 'webhooks', webhook_deliveries: 'webhooks', share_openings: 'note_shares',
-}
-
 /** Statements with no caller that may touch scoped tables: sweeps, workers and flushes, each with why. */
-export const BACKGROUND: { name: string; match: RegExp; reason: string }[] = [
+const BACKGROUND: { name: string; match: RegExp; reason: string }[] = [
   { name: 'share openings flush', match: /^UPDATE note_shares SET open_count = open_count \+/, reason: 'counts openings of a share found by its token hash; no caller (a public page), the share id is the row\'s own' },
   { name: 'webhook outbox', match: /webhook_(outbox|deliveries)|FROM webhooks/, reason: 'the sender delivers queued events to each event\'s own webhook; no caller' },
   { name: 'jobs', match: /FROM notes WHERE id = \S+$|FROM uploads WHERE note_id = /, reason: 'a worker processes the note its job names (the job was queued in the note\'s workspace)' },
@@ -82,107 +77,6 @@ export interface Violation {
 }
 
 const MUTATING = new Set(['all', 'get', 'run', 'values', 'iterate'])
-const oneLine = (sql: string) => sql.replace(/\s+/g, ' ').trim()
-
-/** The method a repository line belongs to: the nearest property name above it at an object literal's indentation. */
-const methodNames = new Map<string, string[]>()
-function methodAt(file: string, line: number): string {
-  let lines = methodNames.get(file)
-  if (!lines) methodNames.set(file, (lines = readFileSync(file, 'utf8').split('\n')))
-  for (let i = line - 1; i >= 0; i--) {
-    // a repository's methods sit at four spaces (`return {` in `createXRepo`), its helpers are functions
-    const m = /^ {4}(?:async\s+)?([A-Za-z_]\w*)\s*(?::|\()/.exec(lines[i]!) ?? /^\s*(?:async\s+)?function\s+([A-Za-z_]\w*)/.exec(lines[i]!)
-    if (m && !/^(if|for|while|return|switch|const|let|await|try|catch|else)$/.test(m[1]!)) return m[1]!
-  }
-  return '?'
-}
-
-/** A statement text of a source file, as a pattern (its `${…}` pieces any text), with where it is. */
-interface SqlSite {
-  pattern: RegExp
-  /** characters the pattern fixes: of several that match, the most specific names the statement */
-  fixed: number
-  file: string
-  line: number
-}
-
-const STATEMENT_START = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i
-
-/** The string and template literals of a source file that hold SQL statements. */
-function sqlSites(file: string, shown: string): SqlSite[] {
-  const text = readFileSync(file, 'utf8')
-  const out: SqlSite[] = []
-  const escape = (x: string) => oneLine(x).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  for (let i = 0; i < text.length; i++) {
-    const quote = text[i]
-    if (quote !== '`' && quote !== "'") continue
-    const start = i
-    const parts: string[] = []
-    let piece = ''
-    for (i++; i < text.length && text[i] !== quote; i++) {
-      if (quote === '`' && text[i] === '$' && text[i + 1] === '{') {
-        parts.push(piece)
-        piece = ''
-        let depth = 1
-        for (i += 2; i < text.length && depth > 0; i++) {
-          if (text[i] === '{') depth++
-          else if (text[i] === '}') depth--
-        }
-        i--
-      } else if (text[i] === '\\') piece += text[++i]
-      else if (quote === "'" && text[i] === '\n') break
-      else piece += text[i]
-    }
-    parts.push(piece)
-    const whole = parts.join(' ')
-    if (!STATEMENT_START.test(parts[0]!) && !(parts[0]!.trim() === '' && STATEMENT_START.test(parts.slice(1).join(' ')))) {
-      if (!/\b(FROM|INTO|UPDATE|WHERE|SET)\b/.test(whole) || parts.length === 1) continue
-    }
-    const fixed = parts.reduce((n, p) => n + oneLine(p).length, 0)
-    if (fixed < 12) continue
-    out.push({ pattern: new RegExp(`^${parts.map(escape).join('[\\s\\S]*?')}$`.replace(/\\ /g, '\\s*')), fixed, file: shown, line: text.slice(0, start).split('\n').length })
-  }
-  return out
-}
-
-let siteIndex: { sites: SqlSite[]; files: Set<string> } | null = null
-
-/** The source sites of every statement of src/modules (and the files `more` adds), read once. */
-function sitesOf(more: string[] = []): SqlSite[] {
-  siteIndex ??= { sites: [], files: new Set() }
-  const root = join(import.meta.dir, '..', '..')
-  const files = [...new Bun.Glob('src/modules/**/*.ts').scanSync(root), ...more].filter(f => !siteIndex!.files.has(f))
-  for (const f of files) {
-    siteIndex.files.add(f)
-    siteIndex.sites.push(...sqlSites(join(root, f), f))
-  }
-  return siteIndex.sites
-}
-
-/** Where a statement's text is written (file:line and the method there), or null when no literal matches it. */
-export function statementSite(sql: string, more: string[] = []): string | null {
-  const text = oneLine(sql.replace(/\$\d+/g, '?'))
-  let best: SqlSite | null = null
-  for (const site of sitesOf(more)) if (site.pattern.test(text) && (!best || site.fixed > best.fixed)) best = site
-  return best && `${best.file}:${best.line} ${methodAt(join(import.meta.dir, '..', '..', best.file), best.line)}`
-}
-
-/** The repository frame of the current stack (a file named *repo*), else the first frame in src/ outside src/db/. */
-function repoFrame(stack: string): string {
-  const frames = stack.split('\n').map(l => /\(?(\/[^()\s]+\.ts):(\d+):\d+\)?$/.exec(l.trim())).filter(m => m !== null && !m[1]!.includes('/node_modules/'))
-  const pick = frames.find(m => /repo[^/]*\.ts$/.test(m![1]!)) ?? frames.find(m => /\/src\//.test(m![1]!) && !/\/src\/db\//.test(m![1]!))
-  if (!pick) return '(no src frame)'
-  const [, file, line] = pick
-  const from = Math.max(file!.lastIndexOf('/src/'), file!.lastIndexOf('/test/'))
-  return `${file!.slice(from + 1)}:${line} ${methodAt(file!, Number(line))}`
-}
-
-const sites = new Map<string, string | null>()
-/** statementSite, remembered by text */
-function siteOf(sql: string, more: string[]): string | null {
-  if (!sites.has(sql)) sites.set(sql, statementSite(sql, more))
-  return sites.get(sql)!
-}
 
 /**
  * `mark`: how to tell PostgreSQL's log a caller's request begins and ends; `sources`: more files whose
@@ -192,10 +86,9 @@ export function createScopeRecorder(opts: { mark?: (text: string) => Promise<voi
   const als = new AsyncLocalStorage<Caller>()
   const statements: Recorded[] = []
   let requests = 0
-  let paused = false
 
   function record(sql: string, params: unknown[] | Record<string, unknown>, caller: Caller | null = als.getStore() ?? null): Recorded | null {
-    if (paused || /^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return null
+    if (/^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/i.test(sql.trim())) return null
     // the statement's literal in the source names its method (a repository's arrow method is a tail
     // call, absent from the stack); the stack when no literal matches (a statement built from pieces)
     const text = oneLine(sql)
@@ -237,15 +130,6 @@ export function createScopeRecorder(opts: { mark?: (text: string) => Promise<voi
     operator<T>(label: string, fn: () => Promise<T>): Promise<T> {
       return this.as(OPERATOR, label, fn)
     },
-    /** `fn` unrecorded (the test's own set-up reads) */
-    async quietly<T>(fn: () => Promise<T>): Promise<T> {
-      paused = true
-      try {
-        return await fn()
-      } finally {
-        paused = false
-      }
-    },
     /** Patches one SQLite connection: every statement prepared on it from now on is recorded when it runs. */
     attachSqlite(db: Database): void {
       const d = db as unknown as Record<string, (...a: unknown[]) => unknown>
@@ -266,7 +150,7 @@ export type ScopeRecorder = ReturnType<typeof createScopeRecorder>
 
 const MARK = 'scope-recorder-mark'
 /** the caller of the operator's statements (the CLI: accounts create-key and the like) */
-export const OPERATOR = '(operator)'
+const OPERATOR = '(operator)'
 
 /** A statement that marks a caller's request in PostgreSQL's log (sent through the app's own store). */
 export const markStatement = (text: string) => `SELECT '${text.replaceAll("'", "''")}' AS mark`
@@ -341,7 +225,7 @@ const NOT_ALIAS = new Set(['where', 'set', 'on', 'left', 'right', 'inner', 'join
 const PLACEHOLDER = String.raw`(\?|\$[A-Za-z_]\w*|\$\d+)`
 
 /** The scoped tables a statement names, each with its alias. */
-export function scopedMentions(sql: string, tables: readonly string[] = SCOPED): { table: string; alias: string | null; insert: boolean }[] {
+function scopedMentions(sql: string, tables: readonly string[] = SCOPED): { table: string; alias: string | null; insert: boolean }[] {
   const out: { table: string; alias: string | null; insert: boolean }[] = []
   const re = new RegExp(String.raw`\b(FROM|JOIN|UPDATE|INTO)\s+"?(${tables.join('|')})"?(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?`, 'gi')
   for (const m of sql.matchAll(re)) {
