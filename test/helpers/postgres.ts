@@ -34,6 +34,13 @@ export interface PostgresCluster {
   stop(): Promise<void>
   /** a shell command that stops the cluster and removes its folder, for an exit handler (no await there) */
   stopCommand: string
+  /** the server's log file (with `logStatements`, every statement the server ran, with its parameters) */
+  logPath: string
+}
+
+export interface PostgresOptions {
+  /** `log_statement=all`: the log holds every statement and its bound parameters (test/helpers/scope-recorder.ts reads it) */
+  logStatements?: boolean
 }
 
 /** The folder holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
@@ -87,7 +94,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Starts a private cluster; call `stop()` in afterAll. */
-export async function startPostgres(): Promise<PostgresCluster> {
+export async function startPostgres(opts: PostgresOptions = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir()
   if (!bin) throw new Error(postgresUnavailable() ?? 'PostgreSQL not found')
   const user = postgresUser()
@@ -98,7 +105,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
   const port = await freePort()
   const asUser = user !== null
   // fsync off: a test cluster is thrown away, and durability is not what the tests measure
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200${opts.logStatements ? ' -c log_statement=all' : ''}`
   const start = () => run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asUser, 'pg_ctl start')
   try {
     await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asUser, 'initdb')
@@ -151,6 +158,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
       return frozen
     },
     thaw,
+    logPath: join(dir, 'log'),
     stopCommand: `${asUser ? 'runuser -u postgres -- ' : ''}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop; rm -rf '${dir}'`,
     async stop() {
       if (frozen.length) thaw()

@@ -120,10 +120,14 @@ export function createNotesService(deps: {
      * deletion (`by`: who, from where) commits with the row or not at all.
      */
     async delete(lib: Library, id: string, by: AuditBy) {
-      const keys = (await deps.mediaOf?.(id)) ?? []
-      await store.transaction(async () => {
+      const keys = await store.transaction(async () => {
+        // the media is looked up by the note's id only once the note is known to be the library's
+        // (another workspace's note id must not read its upload; the isolation probe's repository check)
+        await requireNote(lib, id)
+        const keys = (await deps.mediaOf?.(id)) ?? []
         if (!(await repo.delete(lib, id))) throw notFound('note', id)
         await deps.audit?.recordBy(by, { accountId: lib.accountId, action: 'note.deleted', target: { type: 'note', id }, details: { sandbox: lib.sandbox } })
+        return keys
       })
       if (keys.length) await deps.removeMedia?.(keys)
     },
