@@ -23,7 +23,6 @@ export const TAGS = [
   { name: 'Speakers', description: 'Who said what: the speakers of a diarized note, their names, and the voices remembered for later recordings.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed events when a note finishes processing or fails.' },
   { name: 'Audit', description: 'The account\'s audit log: who signed in, read, exported or deleted what, when and from where.' },
-  { name: 'Workspaces', description: 'Personal and team workspaces: members and their roles, invitations, and keys made for a workspace.' },
   { name: 'Settings', description: 'The account\'s own settings: what the retention policy keeps and deletes.' },
   { name: 'Workspaces', description: 'Personal and team workspaces: members and their roles, invitations, keys, and the identity provider\'s groups that join a team.' },
 ] as const
