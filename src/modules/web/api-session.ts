@@ -12,19 +12,25 @@ const CSRF_HEADER = 'x-csrf-token'
 /** The header that picks the library: `sandbox` for the sandbox library, anything else the live one. */
 const LIBRARY_HEADER = 'x-notesvc-library'
 /** The header that picks the workspace (its id); absent: the person's personal workspace. */
-export const WORKSPACE_HEADER = 'x-notesvc-workspace'
+const WORKSPACE_HEADER = 'x-notesvc-workspace'
 
 /** a person's role in a workspace, null when not a member (WorkspacesRepo.roleOf) */
 export type RoleLookup = (workspaceId: string, accountId: string) => Promise<Role | null>
+/** records a member's last activity in a team workspace (WorkspacesRepo.touchMember) */
+export type MemberTouch = (workspaceId: string, accountId: string, at: string) => Promise<void>
+/** a member's last activity is written at most this often per member and node */
+const TOUCH_INTERVAL_MS = 60_000
 
 /**
  * The signed-in session of a request that carries the session's CSRF token (`token`), as the principal
- * it acts as in the library `sandbox` picks; throws 401 when the request came from another site, the
+ * it acts as in the library `sandbox` picks, in `workspace` (else the one X-Notesvc-Workspace names, else
+ * the person's own); throws 401 when the request came from another site, the
  * session has ended or the token is not the session's. Shared by the API calls below and the browser's
  * live stream (modules/live/browser-credential.ts), which sends the token as a WebSocket subprotocol.
  */
-export function sessionPrincipal(sessions: SessionService, publicUrl: string, roleOf: RoleLookup) {
-  return async (request: Request, token: string, sandbox: boolean): Promise<Principal> => {
+export function sessionPrincipal(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch) {
+  const lastTouched = new Map<string, number>()
+  return async (request: Request, token: string, sandbox: boolean, workspace?: string): Promise<Principal> => {
     const refuse = (why: string) => new ApiError('invalid_token', `${why} Sign in again at ${SIGN_IN_PATH} (or send an API key as \`Authorization: Bearer <key>\`).`)
     if (!fromOwnOrigin(request, publicUrl)) throw refuse('This request came from another site, so the browser session was not used.')
     const user = await sessions.userOf(request)
@@ -32,12 +38,22 @@ export function sessionPrincipal(sessions: SessionService, publicUrl: string, ro
     if (!safeEqual(token, user.csrf)) throw refuse('The page\'s security token does not match your session; reload the page.')
     const cookie = cookieValue(request.headers.get('cookie'), SESSION_COOKIE) ?? ''
     // The workspace is asked of the database on every request, so a member removed is refused at once.
-    const workspaceId = request.headers.get(WORKSPACE_HEADER) || user.accountId
+    const workspaceId = workspace ?? (request.headers.get(WORKSPACE_HEADER) || user.accountId)
     const role = await roleOf(workspaceId, user.accountId)
     if (!role) {
       throw new ApiError('insufficient_scope', `You are not a member of the workspace ${workspaceId}. Pick one of your workspaces in the library's workspace menu (or ask an admin of that workspace to invite you).`, {
         details: [{ field: 'X-Notesvc-Workspace', issue: 'not a member' }],
       })
+    }
+    if (touch && workspaceId !== user.accountId) {
+      // a team member's last activity (the workspace page shows it), written at most once a minute
+      const member = `${workspaceId} ${user.accountId}`
+      const now = Date.now()
+      if ((lastTouched.get(member) ?? 0) + TOUCH_INTERVAL_MS <= now) {
+        if (lastTouched.size >= 10_000) lastTouched.clear()
+        lastTouched.set(member, now)
+        await touch(workspaceId, user.accountId, new Date(now).toISOString())
+      }
     }
     return {
       accountId: workspaceId,
@@ -60,8 +76,8 @@ export function sessionPrincipal(sessions: SessionService, publicUrl: string, ro
  * grants, and the cookie is SameSite=Lax, so only the library's own pages can call this way; the Origin
  * check is the same second line of defence as the forms'. Rate limits count per session.
  */
-export function sessionCredential(sessions: SessionService, publicUrl: string, roleOf: RoleLookup): SessionCredential {
-  const principalOf = sessionPrincipal(sessions, publicUrl, roleOf)
+export function sessionCredential(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch): SessionCredential {
+  const principalOf = sessionPrincipal(sessions, publicUrl, roleOf, touch)
   return async (request: Request): Promise<Principal | null> => {
     const token = request.headers.get(CSRF_HEADER)
     if (token === null) return null

@@ -148,9 +148,8 @@ export function libraryRoutes(deps: LibraryRouteDeps) {
     const body = libraryShell({
       view, user, balance, noteId: o.noteId, workspace, main,
       assets: { script: `${ASSETS.script.path}?v=${ASSETS.script.v}`, style: `${ASSETS.style.path}?v=${ASSETS.style.v}` },
-      // The record button only in the personal workspace: a browser's stream cannot carry X-Notesvc-Workspace
-      // (no headers on a WebSocket), so the session's stream (api-session.ts) records into the personal one.
-      live: deps.liveStreams && workspace.current.kind === 'personal' ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
+      // in a team too: the stream names the page's workspace as a subprotocol (live/browser-credential.ts)
+      live: deps.liveStreams ? { worklet: `${ASSETS.worklet.path}?v=${ASSETS.worklet.v}` } : undefined,
       sharing: deps.sharing,
     })
     return new Response(body, { status: typeof part === 'object' ? part.status : 200, headers: pageHeaders(csp) })

@@ -11,6 +11,7 @@ import { until } from '../../helpers/process'
 import { sessionCookie } from '../../helpers/web'
 import { replayLibrivoxRecognizers } from '../../fixtures/replay-recognizer'
 import { speechWav } from '../../fixtures/speech'
+import { teamWorkspace } from '../../helpers/team-workspace'
 
 const EMAIL = 'recorder@example.com'
 const PASSWORD = 'a recording passphrase'
@@ -90,4 +91,31 @@ test('with notesvc-library.sandbox the stream is the sandbox library\'s: its not
   expect([finished.note.status, finished.credits_charged]).toEqual(['Done', 0])
   const inLibrary = async (library: string) => (await fetch(`${site}/v1/notes/${finished.note.id}`, { headers: { cookie, origin: site, 'x-csrf-token': csrf, 'x-notesvc-library': library } })).status
   expect({ sandbox: await inLibrary('sandbox'), live: await inLibrary('live') }).toEqual({ sandbox: 200, live: 404 })
+})
+
+test('with notesvc-workspace.<id> the stream records into that team workspace of the person (its editor); a viewer, or a workspace not theirs, is refused before the upgrade', async () => {
+  const me = (await t.services.accounts.accountOfEmail(EMAIL))!.id
+  const team = await teamWorkspace(t, 'Recorders')
+  await t.services.workspacesRepo.addMember({ workspace_id: team, account_id: me, role: 'editor', via: 'invitation', added_at: new Date().toISOString() })
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?intent=transcription`, { protocols: ['realtime', `notesvc-csrf.${csrf}`, `notesvc-workspace.${team}`], headers: { cookie, origin: site } } as never)
+  const events: any[] = []
+  ws.onmessage = m => void events.push(JSON.parse(String(m.data)))
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)))
+  const pcm = speechWav(3).subarray(44, 44 + 3 * 24000 * 2)
+  for (let at = 0; at < pcm.byteLength; at += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from(pcm.subarray(at, at + 4800)).toString('base64') }))
+  ws.send(JSON.stringify({ type: 'notesvc.stream.finish' }))
+  const finished = await until('notesvc.stream.finished', () => events.find(e => e.type === 'notesvc.stream.finished'), 30_000)
+  const inWorkspace = async (workspace: string) => (await fetch(`${site}/v1/notes/${finished.note.id}`, { headers: { cookie, origin: site, 'x-csrf-token': csrf, 'x-notesvc-workspace': workspace } })).status
+  expect({ team: await inWorkspace(team), personal: await inWorkspace(me) }).toEqual({ team: 200, personal: 404 })
+  // the session's use of the team is the member's last activity, which the workspace page shows
+  expect((await t.services.workspacesRepo.member(team, me))!.last_active_at).toBeString()
+
+  const upgrade = (workspace: string) => refusal({ cookie, origin: site, 'sec-websocket-protocol': `realtime, notesvc-csrf.${csrf}, notesvc-workspace.${workspace}` })
+  await t.services.workspacesRepo.setRole(team, me, 'viewer')
+  const asViewer = await upgrade(team)
+  expect([asViewer.status, asViewer.body.error.code]).toEqual([403, 'insufficient_scope'])
+  expect(asViewer.body.error.message).toContain('Your role in this workspace is viewer')
+  const notMine = await upgrade(await teamWorkspace(t, 'Others'))
+  expect([notMine.status, notMine.body.error.code]).toEqual([403, 'insufficient_scope'])
+  expect(notMine.body.error.message).toContain('You are not a member of the workspace')
 })

@@ -100,7 +100,7 @@ describe('the header\'s workspace menu', () => {
     expect({ meta: meta(forged.text), options: menu(forged.text).map(o => o[1]) }).toEqual({ meta: (await t.services.accounts.ensureAccount(MEMBER)).id, options: ['Personal'] })
   })
 
-  test('the record button only in the personal workspace (a browser\'s stream cannot name a team)', async () => {
+  test('the record button in the personal workspace and in a team (the stream names the page\'s workspace)', async () => {
     const t = createTestApp({ liveRecognizers: replayLibrivoxRecognizers() })
     await t.services.web.setPassword(MEMBER, PASSWORD)
     const member = (await t.services.accounts.ensureAccount(MEMBER)).id
@@ -114,7 +114,7 @@ describe('the header\'s workspace menu', () => {
     const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(personal.text)![1]!
     await b.post('/workspace/switch', { csrf, workspace: id, next: '/' }, { origin: 'http://localhost' })
     const team = await b.get('/')
-    expect({ meta: meta(team.text), recorder: team.text.includes('id="open-recorder"'), upload: team.text.includes('id="open-upload"') }).toEqual({ meta: id, recorder: false, upload: true })
+    expect({ meta: meta(team.text), recorder: team.text.includes('id="open-recorder"'), upload: team.text.includes('id="open-upload"') }).toEqual({ meta: id, recorder: true, upload: true })
   })
 
   test('the recording route refuses a workspace the person is not a member of', async () => {

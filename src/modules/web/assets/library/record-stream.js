@@ -4,7 +4,7 @@
 // events. Nothing is lost on a dropped connection: the audio since the server last confirmed what it
 // keeps (notesvc.stream.kept) stays in memory; the page connects again with ?resume=<token> and sends
 // it again from the point the server names (notesvc.stream.resumed's audio_seconds).
-import { csrfToken, library as libraryAtStart } from './api.js'
+import { csrfToken, library as libraryAtStart, workspaceId } from './api.js'
 import { base64Pcm, STREAM_RATE } from './pcm.js'
 
 const SESSION = { type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: STREAM_RATE }, turn_detection: { type: 'server_vad' } } } } }
@@ -44,7 +44,9 @@ export function openLiveStream({ style, on }) {
   }
   // the library the stream started in, also when the page switches while it runs
   const library = libraryAtStart === 'sandbox' ? ['notesvc-library.sandbox'] : []
-  const protocols = () => ['realtime', `notesvc-csrf.${csrfToken()}`, ...library]
+  // and the workspace the page works in (a WebSocket sends no X-Notesvc-Workspace: a subprotocol names it)
+  const workspace = workspaceId() ? [`notesvc-workspace.${workspaceId()}`] : []
+  const protocols = () => ['realtime', `notesvc-csrf.${csrfToken()}`, ...library, ...workspace]
 
   function send(event) {
     socket.send(JSON.stringify(event))
