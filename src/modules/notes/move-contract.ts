@@ -9,7 +9,7 @@ import type { NoteMovesService } from './move'
 
 const defineOperation = operationDefiner<{ noteMoves: NoteMovesService }>()
 
-export const MoveNoteRequest = t.Object(
+const MoveNoteRequest = t.Object(
   { workspaceId: t.String({ minLength: 1, maxLength: 200, error: 'must be the id of one of your workspaces (GET /v1/workspaces lists them)', description: 'the workspace the note goes to' }) },
   { additionalProperties: false, title: 'MoveNoteRequest' },
 )

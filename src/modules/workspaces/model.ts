@@ -5,7 +5,6 @@
  */
 export { isRole, ROLE_GRANTS, roleAllows, ROLES, type Role } from '../../http/roles'
 
-export type WorkspaceKind = 'personal' | 'team'
 export type MemberVia = 'created' | 'invitation' | 'sso'
 
 /** The email a team workspace's accounts row carries (the column is NOT NULL and unique); `.invalid` is reserved (RFC 2606), so no person signs up or in with it. */

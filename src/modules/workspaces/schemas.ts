@@ -42,13 +42,13 @@ export const Member = t.Object({
 export type Member = Static<typeof Member>
 
 const InvitationFields = { id: t.String(), email: t.String(), role: Role, createdAt: DateTime, expiresAt: DateTime }
-export const Invitation = t.Object(InvitationFields, { title: 'WorkspaceInvitation' })
+const Invitation = t.Object(InvitationFields, { title: 'WorkspaceInvitation' })
 export const CreatedInvitation = t.Object(
   { ...InvitationFields, token: t.String({ description: 'shown once' }), acceptUrl: t.String({ format: 'uri' }) },
   { title: 'CreatedWorkspaceInvitation', description: 'The invitation, with its token: shown this once, send it (or acceptUrl) to the person invited.' },
 )
 
-export const WorkspaceKey = t.Object({
+const WorkspaceKey = t.Object({
   id: t.String(), name: Nullable(t.String()), start: t.String(), sandbox: t.Boolean(), madeBy: Nullable(t.String()), madeByEmail: Nullable(t.String()),
   createdAt: DateTime, lastUsedAt: Nullable(DateTime), revokedAt: Nullable(DateTime),
 }, { title: 'WorkspaceKey' })
