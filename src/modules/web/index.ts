@@ -121,24 +121,40 @@ const forbidden = () => page(nonce => messagePage({
 }), 403)
 
 /** The sign-in and account settings pages. */
-export function webRoutes(deps: WebRouteDeps) {
-  const { web, accounts, usage } = deps
-  const sessions = web.sessions
-  const secure = deps.publicUrl.startsWith('https:')
-  const methods: SignInMethods = deps.signInMethods ?? { password: true }
+/** A form sent from another site: refused, with where to open the service instead. */
+const crossOriginPage = (publicUrl: string) => page(nonce => messagePage({
+  nonce, title: 'Form refused',
+  message: `This form was sent from another site, so it was not accepted. Open ${publicUrl} directly and try again (if that is not where you opened it, set NOTESVC_PUBLIC_URL to the address you use).`,
+  link: { href: SETTINGS_PATH, text: 'Back to account settings' },
+}), 403)
 
-  const crossOrigin = () => page(nonce => messagePage({
-    nonce, title: 'Form refused',
-    message: `This form was sent from another site, so it was not accepted. Open ${deps.publicUrl} directly and try again (if that is not where you opened it, set NOTESVC_PUBLIC_URL to the address you use).`,
-    link: { href: SETTINGS_PATH, text: 'Back to account settings' },
-  }), 403)
+/** The sign-in form's own CSRF cookie (before there is a session). */
+function signInCsrfCookieOf(secure: boolean, value: string, maxAge: number): string {
+  return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
+}
 
-  const toSignIn = (next: string) => redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`)
+/** Sign-ins from this address were refused too often: when to try again. */
+function tooManyAttemptsPage(next: string, retryAfterSeconds: number): Response {
+  const minutes = Math.ceil(retryAfterSeconds / 60)
+  return page(nonce => messagePage({
+    nonce, title: 'Too many attempts',
+    message: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    link: { href: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, text: 'Back to sign-in' },
+  }), 429, { 'retry-after': String(retryAfterSeconds) })
+}
 
-  function signInCsrfCookie(value: string, maxAge = 3600): string {
-    return `${SIGN_IN_CSRF_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${SIGN_IN_PATH}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`
-  }
+const passwordsOffPage = (methods: SignInMethods) => page(nonce => messagePage({
+  nonce, title: 'Password sign-in is off',
+  message: `This notesvc does not accept passwords (NOTESVC_PASSWORD_SIGNIN=off).${methods.sso ? ` Sign in with ${methods.sso.name} instead.` : ''}`,
+  link: { href: SIGN_IN_PATH, text: 'Back to sign-in' },
+}), 403)
 
+/**
+ * The settings page as the signed-in person sees it in the workspace they work in: their usage, keys,
+ * audit lines and retention policy (the personal workspace's), the keys they made for a team.
+ */
+function settingsPages(deps: WebRouteDeps) {
+  const { accounts, usage } = deps
   async function settings(user: SessionUser, o: { status?: number; newKey?: { key: string; info: KeyInfo }; error?: string; request: Request }): Promise<Response> {
     const u = await usage.usage(user.accountId, RECENT_USAGE)
     const workspace = await currentWorkspace(deps.workspaces, o.request, user.accountId)
@@ -169,6 +185,22 @@ export function webRoutes(deps: WebRouteDeps) {
     accountId: w.id, actorId: user.accountId, role: w.role, sandbox: false, scopes: new Set(ALL_SCOPES), credentialId: 'ses_settings', source: 'oauth',
   })
 
+  return { settings, memberPrincipal }
+}
+
+export function webRoutes(deps: WebRouteDeps) {
+  const { web, accounts, usage } = deps
+  const sessions = web.sessions
+  const secure = deps.publicUrl.startsWith('https:')
+  const methods: SignInMethods = deps.signInMethods ?? { password: true }
+  const { settings, memberPrincipal } = settingsPages(deps)
+
+  const crossOrigin = () => crossOriginPage(deps.publicUrl)
+
+  const toSignIn = (next: string) => redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`)
+
+  const signInCsrfCookie = (value: string, maxAge = 3600) => signInCsrfCookieOf(secure, value, maxAge)
+
   /** The signed-in user of a form post whose CSRF field matches the session's, else the response to send. */
   async function formUser(request: Request, next: string): Promise<{ user: SessionUser; form: URLSearchParams } | Response> {
     if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
@@ -194,11 +226,7 @@ export function webRoutes(deps: WebRouteDeps) {
 
     .post(SIGN_IN_PATH, async ({ request, server }) => {
       if (!methods.password) {
-        return page(nonce => messagePage({
-          nonce, title: 'Password sign-in is off',
-          message: `This notesvc does not accept passwords (NOTESVC_PASSWORD_SIGNIN=off).${methods.sso ? ` Sign in with ${methods.sso.name} instead.` : ''}`,
-          link: { href: SIGN_IN_PATH, text: 'Back to sign-in' },
-        }), 403)
+        return passwordsOffPage(methods)
       }
       if (!fromOwnOrigin(request, deps.publicUrl)) return crossOrigin()
       const form = await formOf(request)
@@ -213,14 +241,7 @@ export function webRoutes(deps: WebRouteDeps) {
       const password = form.get('password') ?? ''
       const result = await web.signIn(email, password, clientAddress(server, request), request.headers.get('user-agent'))
       if (result.ok) return redirect(next, [result.setCookie, signInCsrfCookie('', 0)])
-      if (result.reason === 'limited') {
-        const minutes = Math.ceil(result.retryAfterSeconds / 60)
-        return page(nonce => messagePage({
-          nonce, title: 'Too many attempts',
-          message: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-          link: { href: `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}`, text: 'Back to sign-in' },
-        }), 429, { 'retry-after': String(result.retryAfterSeconds) })
-      }
+      if (result.reason === 'limited') return tooManyAttemptsPage(next, result.retryAfterSeconds)
       return page(nonce => signInPage({ nonce, next, csrf: cookieCsrf, email, methods, error: 'The email or password is not right.' }), 401)
     }, noParse)
 
