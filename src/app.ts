@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps) {
   // API keys the key cache holds are admitted without a turn through promises (admitNow)
   const admission = createAdmission(verifiers, services.rateLimiter, OPERATION_TABLE, services.accounts.cachedApiKey)
   // The web library calls the same operations with its session (src/modules/web/api-session.ts).
-  const session = sessionCredential(services.web.sessions, config.publicUrl, services.workspacesRepo.roleOf, services.workspacesRepo.touchMember)
+  const session = sessionCredential(services.web.sessions, config.publicUrl, services.workspacesRepo.roleOf, services.workspacesRepo.touchMember, () => deps.clock.now().getTime())
   const guard = authGuard(admission, { session, server: () => app.server })
   let methodsForPath: MethodsForPath | undefined
   // Request ids need only be unique, and are made for every request: a UUID is the cheapest.
@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps) {
   // request must be added there too (its test compares the two answers).
   const realtime = deps.liveRecognizers
     ? createRealtimeRoute({ admission, docsUrl: config.docsUrl, recognizers: deps.liveRecognizers, streams: services.live, publicUrl: config.publicUrl, limits: config.live,
-      browserSession: browserStreamCredential(sessionPrincipal(services.web.sessions, config.publicUrl, services.workspacesRepo.roleOf, services.workspacesRepo.touchMember)) })
+      browserSession: browserStreamCredential(sessionPrincipal(services.web.sessions, config.publicUrl, services.workspacesRepo.roleOf, services.workspacesRepo.touchMember, () => deps.clock.now().getTime())) })
     : undefined
   return Object.assign(app, { realtime, answerAtOnce: keptListAnswer({ admission, notes: services.notes, newRequestId, accessLog: config.accessLog ? log : undefined }),
     // every response counted for GET /metrics when it is on (NOTESVC_METRICS_TOKEN), by http/listen.ts

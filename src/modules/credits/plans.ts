@@ -12,3 +12,12 @@ export type Plan = keyof typeof PLANS
 export function isPlan(value: string): value is Plan {
   return Object.hasOwn(PLANS, value)
 }
+
+/**
+ * What a workspace's plan grants it a month. A team workspace on the free plan has no grant of its own
+ * (docs/decisions.md "Workspaces"): its pooled credits are what the operator adds (or the pro plan's
+ * grant), or any person could make themselves a free grant a month per team they create.
+ */
+export function monthlyGrantOf(plan: Plan, kind: 'person' | 'team' | undefined): number {
+  return kind === 'team' && plan === 'free' ? 0 : PLANS[plan].monthlyGrant
+}

@@ -24,6 +24,8 @@ export interface UsageRow {
 /** The balance columns of an account. */
 export interface BalanceRow {
   plan: Plan
+  /** a person's own account or a team workspace's row (migration 32); absent on rows built by hand */
+  kind?: 'person' | 'team'
   grant_period: string
   grant_used: number
   purchased_credits: number
@@ -41,8 +43,8 @@ export function createCreditsRepo(store: Store) {
     transaction: <T>(fn: () => Promise<T>) => store.transaction(fn),
     /** The balance columns; `lock` (inside a transaction) keeps other transactions, on any node, from changing them until this one ends. */
     balance: (accountId: string, opts: { lock?: boolean } = {}) =>
-      store.get<BalanceRow>(`SELECT plan, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?${opts.lock ? store.sql.lock('update') : ''}`, [accountId]),
-    setBalance: async (accountId: string, b: Omit<BalanceRow, 'plan'>) => {
+      store.get<BalanceRow>(`SELECT plan, kind, grant_period, grant_used, purchased_credits FROM accounts WHERE id = ?${opts.lock ? store.sql.lock('update') : ''}`, [accountId]),
+    setBalance: async (accountId: string, b: Omit<BalanceRow, 'plan' | 'kind'>) => {
       await store.run('UPDATE accounts SET grant_period = ?, grant_used = ?, purchased_credits = ? WHERE id = ?', [b.grant_period, b.grant_used, b.purchased_credits, accountId])
     },
     insert: async (row: UsageRow) => {

@@ -3,7 +3,8 @@ import type { IdGenerator } from '../../ids'
 import { ApiError } from '../../http/errors'
 import type { CredentialSource } from '../../http/admission'
 import type { OperationTable } from '../../http/contract'
-import { grantPeriod, grantPeriodStart, nextGrantReset, PLANS, priceList, TOP_UP_OPERATION, type Plan } from './model'
+import { grantPeriod, grantPeriodStart, nextGrantReset, priceList, TOP_UP_OPERATION, type Plan } from './model'
+import { monthlyGrantOf } from './plans'
 import type { BalanceRow, CreditsRepo, UsageRow } from './repo'
 
 export interface Balance {
@@ -72,7 +73,7 @@ export function createCreditsService(deps: { repo: CreditsRepo; clock: Clock; id
   }
 
   function view(b: BalanceRow, at: Date): Balance {
-    const grantTotal = PLANS[b.plan].monthlyGrant
+    const grantTotal = monthlyGrantOf(b.plan, b.kind)
     const grantRemaining = Math.max(0, grantTotal - b.grant_used)
     return {
       plan: b.plan,

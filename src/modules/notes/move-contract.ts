@@ -2,7 +2,8 @@ import { t } from 'elysia'
 import { operationDefiner } from '../../http/contract'
 import { Answer } from '../../http/answer'
 import { IdParams } from '../../http/schemas'
-import { auditBy } from '../audit/by'
+import { auditBy, isOwnCredential } from '../audit/by'
+import { ApiError } from '../../http/errors'
 import { transcriptETag } from './transcript-edits'
 import { Note } from './model'
 import type { NoteMovesService } from './move'
@@ -24,6 +25,8 @@ export const moveNote = defineOperation({
   responses: { 200: Note },
   errors: ['not_found', 'conflict'],
 }, async ({ id, workspaceId }, caller, { noteMoves }) => {
+  // where a note lives, and so who can read it, is the person's to change, not an application's
+  if (!isOwnCredential(caller.principal)) throw new ApiError('insufficient_scope', 'An OAuth access token or ID token cannot move a note to another workspace (its members would read it): a person does it in the browser or with an API key of their own (svc_live_…).')
   const { note, version } = await noteMoves.move(caller.principal, id, workspaceId, auditBy(caller))
   return new Answer(note, { headers: { etag: transcriptETag(version) } })
 })

@@ -17,6 +17,7 @@ export interface SsoWorkspaceMembers {
   removeMember(workspaceId: string, accountId: string): Promise<boolean>
   revokeKeysOf(workspaceId: string, accountId: string, at: string): Promise<number>
   revokeGrantsOf(workspaceId: string, accountId: string, at: string): Promise<number>
+  revokeInvitationsBy(workspaceId: string, inviter: string, at: string): Promise<number>
 }
 
 /** the highest role any of the person's groups maps each workspace to */
@@ -69,6 +70,8 @@ export async function syncGroupMemberships(deps: {
     await workspaces.removeMember(w.id, accountId)
     const keysRevoked = await workspaces.revokeKeysOf(w.id, accountId, at)
     const grantsRevoked = await workspaces.revokeGrantsOf(w.id, accountId, at)
+    // and the invitations they sent, as a removal by an admin ends them (workspaces/membership.ts)
+    await workspaces.revokeInvitationsBy(w.id, accountId, at)
     await audit.record({ accountId: w.id, actor, action: 'workspace.member_removed', target, origin, details: { keysRevoked, grantsRevoked, self: false, via: 'sso' } })
   }
 }

@@ -28,7 +28,7 @@ const TOUCH_INTERVAL_MS = 60_000
  * session has ended or the token is not the session's. Shared by the API calls below and the browser's
  * live stream (modules/live/browser-credential.ts), which sends the token as a WebSocket subprotocol.
  */
-export function sessionPrincipal(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch) {
+export function sessionPrincipal(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch, millis: () => number = Date.now) {
   const lastTouched = new Map<string, number>()
   return async (request: Request, token: string, sandbox: boolean, workspace?: string): Promise<Principal> => {
     const refuse = (why: string) => new ApiError('invalid_token', `${why} Sign in again at ${SIGN_IN_PATH} (or send an API key as \`Authorization: Bearer <key>\`).`)
@@ -48,7 +48,7 @@ export function sessionPrincipal(sessions: SessionService, publicUrl: string, ro
     if (touch && workspaceId !== user.accountId) {
       // a team member's last activity (the workspace page shows it), written at most once a minute
       const member = `${workspaceId} ${user.accountId}`
-      const now = Date.now()
+      const now = millis()
       if ((lastTouched.get(member) ?? 0) + TOUCH_INTERVAL_MS <= now) {
         if (lastTouched.size >= 10_000) lastTouched.clear()
         lastTouched.set(member, now)
@@ -76,8 +76,8 @@ export function sessionPrincipal(sessions: SessionService, publicUrl: string, ro
  * grants, and the cookie is SameSite=Lax, so only the library's own pages can call this way; the Origin
  * check is the same second line of defence as the forms'. Rate limits count per session.
  */
-export function sessionCredential(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch): SessionCredential {
-  const principalOf = sessionPrincipal(sessions, publicUrl, roleOf, touch)
+export function sessionCredential(sessions: SessionService, publicUrl: string, roleOf: RoleLookup, touch?: MemberTouch, millis?: () => number): SessionCredential {
+  const principalOf = sessionPrincipal(sessions, publicUrl, roleOf, touch, millis)
   return async (request: Request): Promise<Principal | null> => {
     const token = request.headers.get(CSRF_HEADER)
     if (token === null) return null

@@ -2,6 +2,7 @@ import { ApiError } from '../../http/errors'
 import { roleOf, type Principal } from '../../http/principal'
 import { isRole, roleAllows, ROLES, type Role } from './model'
 import type { WorkspaceRow } from './repo'
+import { isOwnCredential } from '../audit/by'
 
 /** The refusals the workspace operations share: the workspace named, the role held, names and roles sent. */
 
@@ -11,6 +12,17 @@ export function requireOwnWorkspace(p: Principal, id: string): void {
   throw new ApiError('not_found', `No workspace ${id} for this credential: an API key works in the workspace it was made for, and the browser in the one its workspace menu picked (X-Notesvc-Workspace). List yours with GET /v1/workspaces.`, {
     details: [{ field: 'id', issue: 'not the credential\'s workspace' }],
   })
+}
+
+/**
+ * 403 unless the person calls with their own credential (a key, or the browser): what changes who is in a
+ * workspace, which keys it has or where a note lives is not for an application acting for them (an OAuth
+ * access token) nor an ID token, as with the audit log and the retention policy. Otherwise an app's
+ * token could mint a key that outlives the grant, or invite anyone.
+ */
+export function requirePersonCredential(p: Principal, operation: string): void {
+  if (isOwnCredential(p)) return
+  throw new ApiError('insufficient_scope', `An OAuth access token or ID token cannot call ${operation}: a person does it in the browser (/settings/workspace) or with an API key of their own (svc_live_…).`)
 }
 
 /** 403 insufficient_scope naming the role held and the one needed, as admission words it. */

@@ -5,8 +5,13 @@ import {
   InviteMemberRequest, KeyParams, Member, MemberParams, Workspace, WorkspaceDetail, WorkspaceList, WorkspaceNameRequest, WorkspaceParams,
 } from './schemas'
 import type { WorkspacesService } from './service'
+import type { Principal } from '../../http/principal'
+import { requirePersonCredential } from './checks'
 
 const defineOperation = operationDefiner<{ workspaces: WorkspacesService }>()
+
+/** the principal, when it is the person's own credential (requirePersonCredential): every change below */
+const person = (p: Principal, operation: string): Principal => (requirePersonCredential(p, operation), p)
 
 // Reads need notes:read and changes notes:write (the interface's scope list is fixed); the role in the
 // workspace is the real gate. `{id}` is always the credential's workspace, else 404.
@@ -29,7 +34,7 @@ const createWorkspace = defineOperation({
   scopes: WRITE, credits: 0, role: 'viewer',
   body: WorkspaceNameRequest,
   responses: { 201: Workspace },
-}, (body, caller, { workspaces }) => workspaces.create(caller.principal, body, auditBy(caller)))
+}, (body, caller, { workspaces }) => workspaces.create(person(caller.principal, 'createWorkspace'), body, auditBy(caller)))
 
 const getWorkspace = defineOperation({
   id: 'getWorkspace', method: 'GET', path: '/v1/workspaces/:id', tag: 'Workspaces',
@@ -50,7 +55,7 @@ const renameWorkspace = defineOperation({
   body: WorkspaceNameRequest,
   responses: { 200: Workspace },
   errors: ['not_found', 'conflict'],
-}, ({ id, ...body }, caller, { workspaces }) => workspaces.rename(caller.principal, id, body, auditBy(caller)))
+}, ({ id, ...body }, caller, { workspaces }) => workspaces.rename(person(caller.principal, 'renameWorkspace'), id, body, auditBy(caller)))
 
 const inviteMember = defineOperation({
   id: 'inviteMember', method: 'POST', path: '/v1/workspaces/:id/invitations', tag: 'Workspaces',
@@ -62,7 +67,7 @@ const inviteMember = defineOperation({
   responses: { 201: CreatedInvitation },
   errors: ['not_found', 'conflict'],
   mcp: { tool: false },
-}, ({ id, ...body }, caller, { workspaces }) => workspaces.invite(caller.principal, id, body, auditBy(caller)))
+}, ({ id, ...body }, caller, { workspaces }) => workspaces.invite(person(caller.principal, 'inviteMember'), id, body, auditBy(caller)))
 
 const revokeInvitation = defineOperation({
   id: 'revokeInvitation', method: 'DELETE', path: '/v1/workspaces/:id/invitations/:invitationId', tag: 'Workspaces',
@@ -73,7 +78,7 @@ const revokeInvitation = defineOperation({
   responses: { 204: null },
   errors: ['not_found'],
   mcp: { tool: false },
-}, ({ id, invitationId }, caller, { workspaces }) => workspaces.revokeInvitation(caller.principal, id, invitationId, auditBy(caller)))
+}, ({ id, invitationId }, caller, { workspaces }) => workspaces.revokeInvitation(person(caller.principal, 'revokeInvitation'), id, invitationId, auditBy(caller)))
 
 const acceptInvitation = defineOperation({
   id: 'acceptInvitation', method: 'POST', path: '/v1/invitations/accept', tag: 'Workspaces',
@@ -84,7 +89,7 @@ const acceptInvitation = defineOperation({
   responses: { 200: Workspace },
   errors: ['not_found', 'conflict'],
   mcp: { tool: false },
-}, (body, caller, { workspaces }) => workspaces.accept(caller.principal, body.token, auditBy(caller)))
+}, (body, caller, { workspaces }) => workspaces.accept(person(caller.principal, 'acceptInvitation'), body.token, auditBy(caller)))
 
 const changeMemberRole = defineOperation({
   id: 'changeMemberRole', method: 'PATCH', path: '/v1/workspaces/:id/members/:accountId', tag: 'Workspaces',
@@ -96,7 +101,7 @@ const changeMemberRole = defineOperation({
   responses: { 200: Member },
   errors: ['not_found', 'conflict'],
   mcp: { tool: false },
-}, ({ id, accountId, ...body }, caller, { workspaces }) => workspaces.changeRole(caller.principal, id, accountId, body, auditBy(caller)))
+}, ({ id, accountId, ...body }, caller, { workspaces }) => workspaces.changeRole(person(caller.principal, 'changeMemberRole'), id, accountId, body, auditBy(caller)))
 
 const removeMember = defineOperation({
   id: 'removeMember', method: 'DELETE', path: '/v1/workspaces/:id/members/:accountId', tag: 'Workspaces',
@@ -107,7 +112,7 @@ const removeMember = defineOperation({
   responses: { 204: null },
   errors: ['not_found', 'conflict'],
   mcp: { tool: false },
-}, ({ id, accountId }, caller, { workspaces }) => workspaces.remove(caller.principal, id, accountId, auditBy(caller)))
+}, ({ id, accountId }, caller, { workspaces }) => workspaces.remove(person(caller.principal, 'removeMember'), id, accountId, auditBy(caller)))
 
 const createWorkspaceKey = defineOperation({
   id: 'createWorkspaceKey', method: 'POST', path: '/v1/workspaces/:id/keys', tag: 'Workspaces',
@@ -119,7 +124,7 @@ const createWorkspaceKey = defineOperation({
   responses: { 201: CreatedWorkspaceKey },
   errors: ['not_found'],
   mcp: { tool: false },
-}, ({ id, ...body }, caller, { workspaces }) => workspaces.createKey(caller.principal, id, body, auditBy(caller)))
+}, ({ id, ...body }, caller, { workspaces }) => workspaces.createKey(person(caller.principal, 'createWorkspaceKey'), id, body, auditBy(caller)))
 
 const revokeWorkspaceKey = defineOperation({
   id: 'revokeWorkspaceKey', method: 'DELETE', path: '/v1/workspaces/:id/keys/:keyId', tag: 'Workspaces',
@@ -130,7 +135,7 @@ const revokeWorkspaceKey = defineOperation({
   responses: { 204: null },
   errors: ['not_found'],
   mcp: { tool: false },
-}, ({ id, keyId }, caller, { workspaces }) => workspaces.revokeKey(caller.principal, id, keyId, auditBy(caller)))
+}, ({ id, keyId }, caller, { workspaces }) => workspaces.revokeKey(person(caller.principal, 'revokeWorkspaceKey'), id, keyId, auditBy(caller)))
 
 export const workspacesOperations = [
   listWorkspaces, createWorkspace, getWorkspace, renameWorkspace, inviteMember, revokeInvitation, acceptInvitation,

@@ -6,7 +6,7 @@ import { actorOf, type Principal } from '../../http/principal'
 import type { AuditBy } from '../audit/model'
 import type { AuditService } from '../audit/service'
 import type { AccountsService } from '../accounts/service'
-import { isReservedEmail, type Role } from './model'
+import { isReservedEmail, roleAllows, type Role } from './model'
 import type { InvitationRow, MemberOfWorkspace, WorkspacesRepo, WorkspaceRow } from './repo'
 import { parseRole, requireOwnWorkspace, requireRole, requireTeam, shownName } from './checks'
 
@@ -132,7 +132,9 @@ export function createMembership(deps: MembershipDeps) {
       await repo.transaction(async () => {
         await refuseLastOwner(ws.id, accountId)
         await repo.setRole(ws.id, accountId, role)
-        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: member.role, to: role } })
+        // an invitation stands for its sender's authority: one who no longer administers has none to lend
+        const invitationsRevoked = roleAllows(role, 'admin') ? 0 : await repo.revokeInvitationsBy(ws.id, accountId, now())
+        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: member.role, to: role, ...(invitationsRevoked ? { invitationsRevoked } : {}) } })
       })
       // a verified team key carries its maker's role: this node's keys act with the new one at once
       deps.accounts.forgetVerifiedKeys()
@@ -155,7 +157,8 @@ export function createMembership(deps: MembershipDeps) {
         await repo.removeMember(ws.id, accountId)
         const keys = await repo.revokeKeysOf(ws.id, accountId, at)
         const grants = await repo.revokeGrantsOf(ws.id, accountId, at)
-        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, self, role: member.role } })
+        const invitations = await repo.revokeInvitationsBy(ws.id, accountId, at)
+        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, invitationsRevoked: invitations, self, role: member.role } })
       })
       // this node's verified keys: a revoked key is refused on the very next request
       deps.accounts.forgetVerifiedKeys()

@@ -135,6 +135,9 @@ export function createWorkspacesRepo(store: Store) {
       'SELECT actor_id, sum(credits) AS credits FROM usage WHERE account_id = ? AND created_at >= ? GROUP BY actor_id', [workspaceId, since]))
       .map(r => ({ actorId: r.actor_id, credits: Number(r.credits ?? 0) })),
 
+    /** the open invitations a member sent, revoked (they leave, or no longer administer); how many */
+    revokeInvitationsBy: async (workspaceId: string, inviter: string, at: string) =>
+      store.run('UPDATE workspace_invitations SET revoked_at = ? WHERE workspace_id = ? AND invited_by = ? AND accepted_at IS NULL AND revoked_at IS NULL', [at, workspaceId, inviter]),
     insertInvitation: async (i: Omit<InvitationRow, 'accepted_at' | 'revoked_at'>) => {
       await store.run('INSERT INTO workspace_invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         [i.id, i.workspace_id, i.email, i.role, i.token_hash, i.invited_by, i.created_at, i.expires_at])

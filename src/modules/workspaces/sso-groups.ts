@@ -1,6 +1,7 @@
 import { t, type Static } from 'elysia'
 import { operationDefiner } from '../../http/contract'
 import { ApiError } from '../../http/errors'
+import { requirePersonCredential } from './checks'
 import { roleOf } from '../../http/principal'
 import { auditBy } from '../audit/by'
 import type { AuditService } from '../audit/service'
@@ -58,9 +59,13 @@ const setSsoGroups = defineOperation({
   if (input.id !== principal.accountId) {
     throw new ApiError('not_found', `No workspace ${input.id} for this credential: a key acts in the workspace it was made for, the browser in the one X-Notesvc-Workspace names. Use a key of that workspace, or pick it in the library's workspace menu.`)
   }
+  requirePersonCredential(principal, 'setSsoGroups')
   const mappings = checkedMappings(input)
-  if (mappings.some(m => m.role === 'owner') && roleOf(principal) !== 'owner') {
-    throw new ApiError('insufficient_scope', `Your role in this workspace is ${roleOf(principal)}; mapping a group to owner needs owner. Map it to admin or below, or ask an owner of the workspace.`, {
+  // a mapping to owner, made or dropped (dropping it removes its owners at their next sign-in), is an owner's to change
+  const dropsOwners = (await workspacesRepo.groupMappings(input.id)).some(m => m.role === 'owner' && !mappings.some(n => n.group === m.group_name && n.role === 'owner'))
+  if ((dropsOwners || mappings.some(m => m.role === 'owner')) && roleOf(principal) !== 'owner') {
+    const what = dropsOwners ? 'dropping a group mapped to owner' : 'mapping a group to owner'
+    throw new ApiError('insufficient_scope', `Your role in this workspace is ${roleOf(principal)}; ${what} needs owner. Map groups to admin or below, or ask an owner of the workspace.`, {
       details: [{ field: 'role', issue: `${roleOf(principal)} (needed: owner)` }],
     })
   }

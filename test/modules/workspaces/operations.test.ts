@@ -151,9 +151,9 @@ for (const b of backEnds) {
       expect((await role(owner, editor.accountId, 'admin')).body).toMatchObject({ accountId: editor.accountId, role: 'admin', via: 'invitation' })
       const seen = await t.call('GET', `/v1/workspaces/${team}`, { token: editorKey.key })
       expect(seen.status).toBe(200)
-      // last active: when each last used a team key (the owner has not used theirs yet)
+      // last active: when each last used a team key or the browser in the team (the owner: the browser, at T0)
       expect(seen.body.members.map((m: { email: string; role: string; lastActiveAt: string | null }) => [m.email, m.role, m.lastActiveAt]))
-        .toEqual([[OWNER, 'owner', null], [EDITOR, 'admin', T0], [VIEWER, 'viewer', T0]])
+        .toEqual([[OWNER, 'owner', T0], [EDITOR, 'admin', T0], [VIEWER, 'viewer', T0]])
       expect(seen.body.keys.map((k: { id: string; madeByEmail: string }) => `${k.id}:${k.madeByEmail}`)).toEqual([`${ownerKey.id}:${OWNER}`, `${editorKey.id}:${EDITOR}`, `${viewerKey.id}:${VIEWER}`])
 
       // removed: their team key refused on the very next request; their note stays for the others
