@@ -10,7 +10,7 @@ export const ROLE_GRANTS: Record<Role, string> = {
   viewer: 'read, export and ask',
   editor: 'also write notes, folders, tags, speakers and edits',
   admin: 'also manage members, keys, retention, webhooks and the audit log',
-  owner: 'also make owners and delete the workspace',
+  owner: 'also make and remove owners, and map groups to owner',
 }
 
 export const isRole = (s: unknown): s is Role => typeof s === 'string' && (ROLES as readonly string[]).includes(s)
