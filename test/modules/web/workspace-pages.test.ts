@@ -142,10 +142,12 @@ describe('the settings page\'s keys in a team workspace', () => {
     expect(made.status).toBe(200)
     expect(made.text).toContain('<b>New live key “team laptop” for Research.</b>')
     expect(made.text).toContain('Keys you made for <b>Research</b>')
-    // the header's chip is the team's credits (2 spent of its 60); the page's own figures are the person's
+    // the header's chip is the team's credits (a free team has no grant: 10 added by the operator, 2
+    // spent); the page's own figures are the person's
+    await t.services.accounts.addPurchasedCredits(teamEmail(id), 10)
     await t.services.credits.charge({ accountId: id, operation: 'createSummary', credits: 2, source: 'api_key' })
     const settings = await b.get('/settings')
-    expect(/<span id="balance">(\d+)<\/span>/.exec(settings.text)?.[1]).toBe('58')
+    expect(/<span id="balance">(\d+)<\/span>/.exec(settings.text)?.[1]).toBe('8')
     expect(/<strong id="total">(\d+)<\/strong>/.exec(settings.text)?.[1]).toBe('60')
     expect(settings.text).toContain('<h2>Credits of your personal workspace</h2>')
     const key = /<code id="new-key">(svc_live_\w+)<\/code>/.exec(made.text)![1]!
