@@ -140,7 +140,7 @@ export function createWorkspacesService(deps: {
       const madeBy = ws.kind === 'team' ? actorOf(p) : null
       const crossing = id !== p.accountId
       const recordedBy: AuditBy = crossing ? { ...by, actor: { type: 'user', id: actorOf(p) } } : by
-      const asked = crossing && by.actor.type === 'key' && by.actor.id ? { credential: by.actor.id } : {}
+      const asked: Record<string, string> = crossing && by.actor.type === 'key' && by.actor.id ? { credential: by.actor.id } : {}
       const { key, info } = await deps.accounts.createWorkspaceKey(id, madeBy, { name: body.name?.trim() || undefined, sandbox, scopes }, recordedBy, asked)
       return { id: info.id, name: info.name, start: info.start, key, sandbox: info.sandbox, scopes: info.scopes, createdAt: info.createdAt }
     },
