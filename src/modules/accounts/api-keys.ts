@@ -68,9 +68,9 @@ export function createApiKeys(deps: {
   /**
    * A new key of the workspace `workspaceId`, made by `madeBy` (a team key, which acts as its maker
    * with the maker's role there) or by the workspace's own person (null: a personal key), and its
-   * audit event, in the calling transaction.
+   * audit event (`details` beside the key's own), in the calling transaction.
    */
-  async function insertKeyNow(workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy): Promise<{ key: string; info: KeyInfo }> {
+  async function insertKeyNow(workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy, details: Record<string, string> = {}): Promise<{ key: string; info: KeyInfo }> {
     const key = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX) + randomKeyBody()
     const prefixLength = (opts.sandbox ? SANDBOX_PREFIX : LIVE_PREFIX).length
     const row = {
@@ -86,7 +86,7 @@ export function createApiKeys(deps: {
     }
     await repo.insertKey(row)
     const action = madeBy === null ? 'key.created' : 'workspace.key_created'
-    await record(by, { accountId: workspaceId, action, target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1, scopes: row.scopes } })
+    await record(by, { accountId: workspaceId, action, target: { type: 'key', id: row.id }, details: { sandbox: row.sandbox === 1, scopes: row.scopes, ...details } })
     return { key, info: toKeyInfo({ ...row, last_used_at: null, revoked_at: null }) }
   }
 
@@ -109,8 +109,8 @@ export function createApiKeys(deps: {
     createKey,
 
     /** A key of a workspace (see insertKeyNow), in one transaction with its audit event; shown once. */
-    createWorkspaceKey: (workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy) =>
-      repo.transaction(() => insertKeyNow(workspaceId, madeBy, opts, by)),
+    createWorkspaceKey: (workspaceId: string, madeBy: string | null, opts: Omit<NewKey, 'email' | 'plan'>, by: AuditBy, details: Record<string, string> = {}) =>
+      repo.transaction(() => insertKeyNow(workspaceId, madeBy, opts, by, details)),
 
     /**
      * First start (an empty database): the owner account, on the `pro` plan (the operator is not held

@@ -1,5 +1,5 @@
 import { ApiError } from '../../http/errors'
-import { roleOf, type Principal } from '../../http/principal'
+import { actorOf, roleOf, type Principal } from '../../http/principal'
 import { isRole, roleAllows, ROLES, type Role } from './model'
 import type { WorkspaceRow } from './repo'
 import { isOwnCredential } from '../audit/by'
@@ -8,11 +8,26 @@ import { isOwnCredential } from '../audit/by'
 
 /** 404 unless `id` is the credential's workspace: a key is made for one workspace, the browser names its own. */
 export function requireOwnWorkspace(p: Principal, id: string): void {
-  if (id === p.accountId) return
-  throw new ApiError('not_found', `No workspace ${id} for this credential: an API key works in the workspace it was made for, and the browser in the one its workspace menu picked (X-Notesvc-Workspace). List yours with GET /v1/workspaces.`, {
+  if (id !== p.accountId) throw notTheCredentialsWorkspace(id)
+}
+
+/**
+ * The one 404 for a workspace the credential may not name, the same whether it exists or not (nobody
+ * learns which ids are teams), saying how to get a key that works there.
+ */
+export function notTheCredentialsWorkspace(id: string): ApiError {
+  return new ApiError('not_found', `No workspace ${id} for this credential: an API key works in the workspace it was made for, and the browser in the one its workspace menu picked (X-Notesvc-Workspace). For a team you belong to, make a key with your personal key (POST /v1/workspaces/{id}/keys), then use that key. List yours with GET /v1/workspaces.`, {
     details: [{ field: 'id', issue: 'not the credential\'s workspace' }],
   })
 }
+
+/**
+ * Whether the credential speaks for the whole person rather than for one of their teams: one of the
+ * person's personal workspace (their personal key, or the browser working there). Only such a one makes
+ * a key for another workspace the person belongs to (createWorkspaceKey); a team's key stays in its
+ * team, so a team key that leaks reaches nothing else of the person's.
+ */
+export const isPersonalCredential = (p: Principal): boolean => p.accountId === actorOf(p)
 
 /**
  * 403 unless the person calls with their own credential (a key, or the browser): what changes who is in a

@@ -14,7 +14,8 @@ const defineOperation = operationDefiner<{ workspaces: WorkspacesService }>()
 const person = (p: Principal, operation: string): Principal => (requirePersonCredential(p, operation), p)
 
 // Reads need notes:read and changes notes:write (the interface's scope list is fixed); the role in the
-// workspace is the real gate. `{id}` is always the credential's workspace, else 404.
+// workspace is the real gate. `{id}` is always the credential's workspace, else 404 (but createWorkspaceKey
+// from a personal credential: any workspace the person belongs to).
 const READ = ['notes:read'] as const
 const WRITE = ['notes:write'] as const
 const ONE_WORKSPACE = 'The workspace must be the credential\'s own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.'
@@ -30,7 +31,7 @@ const listWorkspaces = defineOperation({
 const createWorkspace = defineOperation({
   id: 'createWorkspace', method: 'POST', path: '/v1/workspaces', tag: 'Workspaces',
   summary: 'Create a team workspace',
-  description: 'A team workspace, with its own library and pooled credits, whose owner is the credential\'s person. Its name: 1 to 100 characters, no control characters. Work in it with a key made for it (createWorkspaceKey) or by picking it in the browser.',
+  description: 'A team workspace, with its own library and pooled credits, whose owner is the credential\'s person. Its name: 1 to 100 characters, no control characters. No key comes with it, and the key that made it still works only in its own workspace: make a key for it with POST /v1/workspaces/{id}/keys using your own key (createWorkspaceKey with the `id` answered here), then call with that key; or pick it in the browser.',
   scopes: WRITE, credits: 0, role: 'viewer',
   body: WorkspaceNameRequest,
   responses: { 201: Workspace },
@@ -117,7 +118,7 @@ const removeMember = defineOperation({
 const createWorkspaceKey = defineOperation({
   id: 'createWorkspaceKey', method: 'POST', path: '/v1/workspaces/:id/keys', tag: 'Workspaces',
   summary: 'Make an API key for the workspace',
-  description: `A key that works in this workspace as the credential's person, with their role there at each request (a member removed: refused). \`scopes\` (default: the credential's own) cannot exceed the credential's; a sandbox credential makes sandbox keys. The key is shown once. ${ONE_WORKSPACE}`,
+  description: 'A key that works in this workspace as the credential\'s person, with their role there at each request (a member removed: refused). `scopes` (default: the credential\'s own) cannot exceed the credential\'s; a sandbox credential makes sandbox keys. The key is shown once. The workspace is the credential\'s own or, with the person\'s personal key (or the browser in their personal workspace), any workspace the person is a member of: how a team made with createWorkspace gets its first key without the browser. A key of a team makes keys for that team only. Any other workspace, or one that does not exist, answers 404.',
   scopes: WRITE, credits: 0, role: 'viewer',
   params: WorkspaceParams,
   body: CreateWorkspaceKeyRequest,

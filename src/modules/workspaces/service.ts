@@ -10,7 +10,7 @@ import type { CreditsService } from '../credits/service'
 import { grantPeriod, grantPeriodStart } from '../credits/model'
 import { teamEmail } from './model'
 import type { WorkspaceKeyRow, WorkspacesRepo, WorkspaceRow } from './repo'
-import { parseName, requireOwnWorkspace, requireRole, shownKind, shownName } from './checks'
+import { isPersonalCredential, notTheCredentialsWorkspace, parseName, requireOwnWorkspace, requireRole, shownKind, shownName } from './checks'
 import { createMembership, invitationView, memberView } from './membership'
 
 export type WorkspacesService = ReturnType<typeof createWorkspacesService>
@@ -23,7 +23,8 @@ const keyView = (k: WorkspaceKeyRow) => ({
 /**
  * Workspaces (docs/decisions.md "Workspaces"): the person's list, team workspaces made and renamed,
  * what an admin sees of one, its keys, and its membership (membership.ts). The person is always
- * `actorOf(principal)`; the workspace an operation names must be the credential's (`principal.accountId`).
+ * `actorOf(principal)`; the workspace an operation names must be the credential's (`principal.accountId`),
+ * but for createKey from a personal credential (keyWorkspaceOf).
  */
 export function createWorkspacesService(deps: {
   repo: WorkspacesRepo
@@ -41,6 +42,18 @@ export function createWorkspacesService(deps: {
     requireOwnWorkspace(p, id)
     const ws = await repo.findWorkspace(id)
     if (!ws) throw new ApiError('not_found', `No workspace ${id}; list yours with GET /v1/workspaces.`)
+    return ws
+  }
+
+  /**
+   * createKey's workspace: the credential's own, or, for a credential of the person's personal workspace,
+   * any workspace the person is a member of (how an API-only person starts working in a team); else the
+   * 404 an unknown id gets.
+   */
+  async function keyWorkspaceOf(p: Principal, id: string): Promise<WorkspaceRow> {
+    if (id === p.accountId || !isPersonalCredential(p)) return workspaceOf(p, id)
+    const ws = (await repo.roleOf(id, actorOf(p))) ? await repo.findWorkspace(id) : null
+    if (!ws) throw notTheCredentialsWorkspace(id)
     return ws
   }
 
@@ -114,14 +127,21 @@ export function createWorkspacesService(deps: {
       return { id, name, kind: 'team' as const, role: roleOf(p), current: true }
     },
 
-    /** A key of the workspace for the caller's person (a personal workspace's: a personal key); shown once. */
+    /**
+     * A key of the workspace for the caller's person (a personal workspace's: a personal key); shown once.
+     * Made from the personal workspace for another, its event in that workspace's log names the person
+     * (whose emails its members see), with the personal key that asked in its details.
+     */
     async createKey(p: Principal, id: string, body: { name?: string; sandbox?: boolean; scopes?: string[] }, by: AuditBy) {
-      const ws = await workspaceOf(p, id)
+      const ws = await keyWorkspaceOf(p, id)
       const scopes = keyScopes(p, body.scopes)
       const sandbox = body.sandbox ?? p.sandbox
       if (p.sandbox && !sandbox) throw new ApiError('insufficient_scope', 'A sandbox credential makes sandbox keys only; send "sandbox": true, or make a live key with a live credential.')
       const madeBy = ws.kind === 'team' ? actorOf(p) : null
-      const { key, info } = await deps.accounts.createWorkspaceKey(id, madeBy, { name: body.name?.trim() || undefined, sandbox, scopes }, by)
+      const crossing = id !== p.accountId
+      const recordedBy: AuditBy = crossing ? { ...by, actor: { type: 'user', id: actorOf(p) } } : by
+      const asked: Record<string, string> = crossing && by.actor.type === 'key' && by.actor.id ? { credential: by.actor.id } : {}
+      const { key, info } = await deps.accounts.createWorkspaceKey(id, madeBy, { name: body.name?.trim() || undefined, sandbox, scopes }, recordedBy, asked)
       return { id: info.id, name: info.name, start: info.start, key, sandbox: info.sandbox, scopes: info.scopes, createdAt: info.createdAt }
     },
 

@@ -1032,7 +1032,7 @@ export interface paths {
         put?: never;
         /**
          * Create a team workspace
-         * @description A team workspace, with its own library and pooled credits, whose owner is the credential's person. Its name: 1 to 100 characters, no control characters. Work in it with a key made for it (createWorkspaceKey) or by picking it in the browser.
+         * @description A team workspace, with its own library and pooled credits, whose owner is the credential's person. Its name: 1 to 100 characters, no control characters. No key comes with it, and the key that made it still works only in its own workspace: make a key for it with POST /v1/workspaces/{id}/keys using your own key (createWorkspaceKey with the `id` answered here), then call with that key; or pick it in the browser.
          */
         post: operations["createWorkspace"];
         delete?: never;
@@ -1160,7 +1160,7 @@ export interface paths {
         put?: never;
         /**
          * Make an API key for the workspace
-         * @description A key that works in this workspace as the credential's person, with their role there at each request (a member removed: refused). `scopes` (default: the credential's own) cannot exceed the credential's; a sandbox credential makes sandbox keys. The key is shown once. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         * @description A key that works in this workspace as the credential's person, with their role there at each request (a member removed: refused). `scopes` (default: the credential's own) cannot exceed the credential's; a sandbox credential makes sandbox keys. The key is shown once. The workspace is the credential's own or, with the person's personal key (or the browser in their personal workspace), any workspace the person is a member of: how a team made with createWorkspace gets its first key without the browser. A key of a team makes keys for that team only. Any other workspace, or one that does not exist, answers 404.
          */
         post: operations["createWorkspaceKey"];
         delete?: never;
