@@ -889,6 +889,17 @@ const MIGRATIONS: Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION note_search_on_note();
     `,
   },
+  {
+    version: 33,
+    name: 'search rows: the library and the list filters indexed, so a filtered search reads only the rows it keeps (PostgreSQL)',
+    sql: `
+      -- A search with status, type or folder read every row holding the word through the GIN index, each
+      -- a tsvector checked again, and dropped most of them for the filter (word 100 of bench/search.ts's zipf
+      -- library with status and type: 5,482 rows read for 1,089 kept, 13 ms). With the filters' own index
+      -- PostgreSQL ANDs the two bitmaps and reads only the rows in both (7 ms).
+      CREATE INDEX note_search_filters ON note_search (account_id, sandbox, status, type, folder_id);
+    `,
+  },
 ]
 
 let postgres: Migration[] | undefined

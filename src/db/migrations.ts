@@ -1001,4 +1001,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE usage ADD COLUMN actor_id TEXT;
     `,
   },
+  {
+    version: 33,
+    name: 'search rows: the library and the list filters indexed, so a filtered search reads only the rows it keeps (PostgreSQL)',
+    sql: `
+      -- PostgreSQL only (an index of its note_search rows). Nothing changes here: SQLite's search reads the
+      -- filters from search_keys (migration 30); the version is kept in step with PostgreSQL's.
+      SELECT 1;
+    `,
+  },
 ]

@@ -142,7 +142,8 @@ for (const b of backEnds) {
       expect(await copyRows(source.db, store)).toBeGreaterThan(20)
       expect(Number((await store.get<{ v: number }>('SELECT max(version) AS v FROM schema_migrations'))!.v)).toBe(BEFORE)
       await migrateStore(store, b.name === 'sqlite' ? MIGRATIONS : postgresMigrations())
-      expect(Number((await store.get<{ v: number }>('SELECT max(version) AS v FROM schema_migrations'))!.v)).toBe(32)
+      // migrated through 32 (and whatever later ones there are, which the app below expects)
+      expect(Number((await store.get<{ v: number }>('SELECT max(version) AS v FROM schema_migrations'))!.v)).toBeGreaterThanOrEqual(32)
 
       const after = createTestApp({ store, env: ENV })
       for (const p of people) {

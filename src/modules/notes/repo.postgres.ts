@@ -109,6 +109,10 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
     const score = `ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?)) AS score`
     const want = offset + count
+    // A deep page (more than PRESORTED_FROM rows kept) reads and ranks every match whatever the titled
+    // notes are: it goes straight to them, each with its tier, without the titled pass first (4 of 30
+    // ms at offset 5,000 in bench/search.ts).
+    const deep = want > PRESORTED_FROM
     // Notes whose title holds every word come first (docs/decisions.md "Notes titled with the words
     // first"), found through the title's own index (migration 31): when they fill the page, the
     // other matches (for a common word, nearly every note, each a tsvector of kilobytes to match and
@@ -118,19 +122,19 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     const titledParams = [...rq, ...afterParams, ...tq, ...eq.params, want]
     // Otherwise every match, the titled ones first (tier 0).
     const matches = `SELECT s.note_id AS id, s.date_created, CASE WHEN s.head @@ ${tsquery} THEN 0 ELSE 1 END AS tier, ${score}
-      FROM ${from} WHERE s.doc @@ ${tsquery} AND ${eq.where} AND (SELECT count(*) FROM titled) < ?`
-    const matchesParams = [...tq, ...rq, ...afterParams, ...tq, ...eq.params, want]
+      FROM ${from} WHERE s.doc @@ ${tsquery} AND ${eq.where}${deep ? '' : ' AND (SELECT count(*) FROM titled) < ?'}`
+    const matchesParams = [...tq, ...rq, ...afterParams, ...tq, ...eq.params, ...(deep ? [] : [want])]
     // A deep page keeps thousands of matches sorted, and with a common word most of them share a score
     // with others (110 scores among 9,815 matches in bench/search.ts), each tie broken by comparing
     // date and id: sorted by tier and score alone first, the ties are sorted group by group
     // (PostgreSQL's incremental sort), the page at offset 5,000 in 12% less time. A shallow page
     // keeps its top rows in a heap, cheaper than sorting every match by score (10% more at offset 0).
-    const all = want <= PRESORTED_FROM
-      ? `${matches} ORDER BY tier, score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?`
-      : `SELECT id, date_created, tier, score FROM (${matches} ORDER BY tier, score DESC) ranked ORDER BY tier, score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?`
-    const page = `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?)
-      UNION ALL (${all})) parts ORDER BY tier, score DESC, date_created DESC, id DESC`
-    const params = [...titledParams, want, count, offset, ...matchesParams, count, offset]
+    const pageOf = deep
+      ? `SELECT id, date_created, tier, score FROM (${matches} ORDER BY tier, score DESC) ranked ORDER BY tier, score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?`
+      : `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?)
+      UNION ALL (${matches} ORDER BY tier, score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)) parts ORDER BY tier, score DESC, date_created DESC, id DESC`
+    const ctes = deep ? `page AS (${pageOf})` : `titled AS MATERIALIZED (${titled}), page AS (${pageOf})`
+    const params = deep ? [...matchesParams, count, offset] : [...titledParams, want, count, offset, ...matchesParams, count, offset]
     // each column lower-cased once (ASCII only, as SQLite's lower()), searched for the anchor word's spellings
     const spellings = anchorSpellings(terms)
     const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
@@ -140,7 +144,7 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     // 98% of 10,000 notes, 24 against 17 with status and type). SET LOCAL holds for this transaction.
     return store.transaction(async tx => {
       await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
-      const rows = await tx.all<SearchWindows>(`WITH titled AS MATERIALIZED (${titled}), page AS (${page}),
+      const rows = await tx.all<SearchWindows>(`WITH ${ctes},
         texts AS MATERIALIZED (
           SELECT page.*, n.list_item, n.tags, n.title AS c0, n.summary AS c1, coalesce(b.original_transcription, '') AS c2
           FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id),

@@ -137,6 +137,35 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect([...first.data, ...second.data].map(n => n.id)).toEqual(r)
   })
 
+  test.skipIf(b.name !== 'postgres')('PostgreSQL: a page deep in the results (more than 1,000 notes kept) still has the notes titled with the words first, as the pages before it', async () => {
+    const store = await open()
+    const t = createTestApp({ store, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+    const token = await t.key({ email: 'deep@example.com' })
+    const account = (await store.get<{ id: string }>('SELECT id FROM accounts WHERE email = ?', ['deep@example.com']))!.id
+    const at = (i: number) => new Date(T0 + i * 60_000).toISOString()
+    const note = (id: string, title: string, summary: string, transcript: string, i: number): GeneratedNote =>
+      ({ id, account_id: account, sandbox: 0, folder_id: null, title, summary, transcript, status: 'Done', type: 'audio', date_created: at(i), updated_at: at(i) })
+    // 1,000 older notes titled with the word, and 60 newer ones holding it only in their text, in many
+    // forms (each form adds to ts_rank: ranked alone, these would come first)
+    const forms = Array(20).fill('budget budgets budgeted budgeting budgetary budgeteer budgetless budgeter').join(' ')
+    await insertNotes(store, [
+      ...Array.from({ length: 1000 }, (_, i) => note(`note_titled${String(i).padStart(4, '0')}`, `Budget ${i}`, 'nothing else', 'nothing else', i)),
+      ...Array.from({ length: 60 }, (_, i) => note(`note_forms${String(i).padStart(4, '0')}`, 'Weekly sync', 'budgets budgeted', forms, 2000 + i)),
+    ])
+    const page = async (offset: number, limit: number) => {
+      const r = await t.call('GET', `/v1/notes?q=budg&limit=${limit}&offset=${offset}`, { token })
+      expect(r.status).toBe(200)
+      return (r.body.data as { id: string }[]).map(n => n.id)
+    }
+    // offset 980 + 40: 1,020 kept, past where a page is sorted in two steps; 960 + 40 keeps 1,000
+    const deep = await page(980, 40)
+    const shallow = await page(960, 40)
+    expect(deep.slice(0, 20).every(id => id.startsWith('note_titled'))).toBe(true)
+    expect(deep.slice(20).every(id => id.startsWith('note_forms'))).toBe(true)
+    expect(deep.slice(0, 20)).toEqual(shallow.slice(20))
+    expect((await page(1000, 60)).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `note_forms${String(i).padStart(4, '0')}`))
+  })
+
   test('every word must occur, in any of title, summary or transcript; the last word also as the start of a word; case does not matter', async () => {
     const t = await setup()
     const both = await t.create('Harbor', 'The lantern by the water.')
