@@ -66,7 +66,7 @@ export function createAccountsRepo(store: Store) {
     /**
      * The key of a hash, with its maker's role in its workspace (one statement: verification's, on
      * every request whose key is not in the key cache). The role is a scalar subquery, not a join:
-     * bun:sqlite reads a joined row about nine times slower (14 against 1.6 µs a row here), 12% of an
+     * the embedded database reads a joined row about nine times slower (14 against 1.6 µs a row here), 12% of an
      * uncached page's time (bench/list-notes-compare.ts).
      */
     findKeyByHash: (hash: string) => store.get<VerifiedKeyRow>(

@@ -73,7 +73,7 @@ export function createOAuthRepo(store: Store) {
     /**
      * The access-token check's one statement: the token of a hash with its person's role in the token's
      * workspace (docs/decisions.md "Workspaces"; as accounts' findKeyByHash reads a key's maker's, by a
-   * scalar subquery: bun:sqlite reads a joined row about nine times slower).
+   * scalar subquery: a joined row is read about nine times slower, docs/decisions.md "Workspaces").
      */
     accessToken: (hash: string) => store.get<VerifiedTokenRow>(
       `SELECT t.*, (SELECT m.role FROM workspace_members m WHERE m.workspace_id = t.workspace_id AND m.account_id = t.account_id) AS member_role
