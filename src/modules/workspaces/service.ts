@@ -21,6 +21,15 @@ const keyView = (k: WorkspaceKeyRow) => ({
 })
 
 /**
+ * An event written to another workspace's log than the credential's (a team made, a key made for it
+ * from the personal workspace): the person as its actor, whom that workspace's members know, and the
+ * credential that asked (a key of the person's own workspace) in its details.
+ */
+function inThePersonsName(p: Principal, by: AuditBy): { by: AuditBy; details: Record<string, string> } {
+  return { by: { ...by, actor: { type: 'user', id: actorOf(p) } }, details: by.actor.type === 'key' && by.actor.id ? { credential: by.actor.id } : {} }
+}
+
+/**
  * Workspaces (docs/decisions.md "Workspaces"): the person's list, team workspaces made and renamed,
  * what an admin sees of one, its keys, and its membership (membership.ts). The person is always
  * `actorOf(principal)`; the workspace an operation names must be the credential's (`principal.accountId`),
@@ -84,7 +93,8 @@ export function createWorkspacesService(deps: {
       await repo.transaction(async () => {
         await repo.insertTeam({ id, name, email: teamEmail(id), plan: 'free', grant_period: grantPeriod(at), created_at: at.toISOString() })
         await repo.addMember({ workspace_id: id, account_id: person, role: 'owner', via: 'created', added_at: at.toISOString() })
-        await audit.recordBy(by, { accountId: id, action: 'workspace.created', target: { type: 'workspace', id }, details: { name } })
+        const named = inThePersonsName(p, by)
+        await audit.recordBy(named.by, { accountId: id, action: 'workspace.created', target: { type: 'workspace', id }, details: { name, ...named.details } })
       })
       return { id, name, kind: 'team' as const, role: 'owner' as const, current: false }
     },
@@ -138,10 +148,8 @@ export function createWorkspacesService(deps: {
       const sandbox = body.sandbox ?? p.sandbox
       if (p.sandbox && !sandbox) throw new ApiError('insufficient_scope', 'A sandbox credential makes sandbox keys only; send "sandbox": true, or make a live key with a live credential.')
       const madeBy = ws.kind === 'team' ? actorOf(p) : null
-      const crossing = id !== p.accountId
-      const recordedBy: AuditBy = crossing ? { ...by, actor: { type: 'user', id: actorOf(p) } } : by
-      const asked: Record<string, string> = crossing && by.actor.type === 'key' && by.actor.id ? { credential: by.actor.id } : {}
-      const { key, info } = await deps.accounts.createWorkspaceKey(id, madeBy, { name: body.name?.trim() || undefined, sandbox, scopes }, recordedBy, asked)
+      const named = id === p.accountId ? { by, details: {} } : inThePersonsName(p, by)
+      const { key, info } = await deps.accounts.createWorkspaceKey(id, madeBy, { name: body.name?.trim() || undefined, sandbox, scopes }, named.by, named.details)
       return { id: info.id, name: info.name, start: info.start, key, sandbox: info.sandbox, scopes: info.scopes, createdAt: info.createdAt }
     },
 

@@ -1,7 +1,7 @@
 import { t, type Static } from 'elysia'
 import { operationDefiner } from '../../http/contract'
 import { ApiError } from '../../http/errors'
-import { requirePersonCredential } from './checks'
+import { requireOwnWorkspace, requirePersonCredential } from './checks'
 import { roleOf } from '../../http/principal'
 import { auditBy } from '../audit/by'
 import type { AuditService } from '../audit/service'
@@ -56,9 +56,7 @@ const setSsoGroups = defineOperation({
   mcp: { tool: false },
 }, async (input, caller, { workspacesRepo, audit }) => {
   const { principal } = caller
-  if (input.id !== principal.accountId) {
-    throw new ApiError('not_found', `No workspace ${input.id} for this credential: a key acts in the workspace it was made for, the browser in the one X-Notesvc-Workspace names. Use a key of that workspace, or pick it in the library's workspace menu.`)
-  }
+  requireOwnWorkspace(principal, input.id)
   requirePersonCredential(principal, 'setSsoGroups')
   const mappings = checkedMappings(input)
   // a mapping to owner, made or dropped (dropping it removes its owners at their next sign-in), is an owner's to change

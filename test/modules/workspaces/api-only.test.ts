@@ -88,6 +88,9 @@ for (const b of backEnds) describe.skipIf(b.skip)(`an API-only person in their t
       [team, { type: 'user', id: alice.id }, { type: 'key', id: teamKey.body.id }, { sandbox: false, scopes: EVERY_SCOPE.join(' '), credential: alice.keyId }],
     ])
     expect((await t.call('GET', '/v1/audit-events?action=workspace.key_created', { token: alice.key })).body.data).toEqual([])
+    // so has the team's making: Alice, whom its members know, not a key of her personal workspace
+    const createdLog = await t.call('GET', '/v1/audit-events?action=workspace.created', { token: key })
+    expect(createdLog.body.data.map((e: any) => [e.actor, e.details])).toEqual([[{ type: 'user', id: alice.id }, { name: 'Research', credential: alice.keyId }]])
 
     // a sandbox personal key makes a sandbox key for the team, and no live one
     const sandbox = await signUp(t, 'alice@example.com', { sandbox: true })
