@@ -201,6 +201,9 @@ test('three people in a team: an invitation and a single sign-on group, an edit 
     await o.locator('#workspace-activity li[data-action="workspace.sso_groups_set"]').waitFor()
     await expect(o.locator('#sso-mappings').inputValue()).resolves.toBe(`${VIEWERS_GROUP} = viewer`)
     expect(await seriousViolations(o)).toEqual([])
+    // a new free team has no credits of its own: the page says who adds them, with the team's reserved email
+    const team = ((await (await api(ownerKey, '/v1/workspaces')).json()) as { data: { id: string; current: boolean }[] }).data.find(w => w.current)!.id
+    await expect(o.locator('#usage-summary').textContent()).resolves.toContain(`Ask the operator of this notesvc to add credits (notesvc accounts credit --email ${team}@workspace.invalid --credits N)`)
     await shoot(o, 'admin')
 
     step('the editor joins through the link and renames the note in the shared folder')

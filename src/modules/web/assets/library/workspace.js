@@ -116,7 +116,11 @@ async function loadAdmin() {
   $('invitations').replaceChildren(...(w.invitations.length ? w.invitations.map(invitationItem) : [el('li', { class: 'muted', text: 'No open invitations.' })]))
   $('workspace-keys').tBodies[0].replaceChildren(...w.keys.map(keyRow))
   const u = w.usage
-  $('usage-summary').textContent = `${u.balance.totalRemaining} credits available (plan ${u.balance.plan}); ${u.creditsThisMonth} used this month.`
+  // a team on the free plan has no monthly grant of its own (docs/decisions.md "Workspaces"): say who can add credits
+  const noCredits = w.kind === 'team' && u.balance.totalRemaining === 0
+    ? ` This team has no credits, so its recordings cannot be processed: a team on the free plan has no monthly grant. Ask the operator of this notesvc to add credits (notesvc accounts credit --email ${w.id}@workspace.invalid --credits N) or to put it on a paid plan.`
+    : ''
+  $('usage-summary').textContent = `${u.balance.totalRemaining} credits available (plan ${u.balance.plan}); ${u.creditsThisMonth} used this month.${noCredits}`
   $('usage-by-member').tBodies[0].replaceChildren(...u.byMember.map(b => el('tr', {}, el('td', { text: b.email || b.accountId }), el('td', { text: String(b.credits) }))))
   $('sso-mappings').value = w.ssoGroups.map(g => `${g.group} = ${g.role}`).join('\n')
   for (const m of w.members) emails.set(m.accountId, m.email)
