@@ -1,5 +1,6 @@
 import type { AuditEvent } from '../audit/model'
 import { escapeHtml as esc } from '../../http/html'
+import { WORKSPACE_PAGE_PATH } from './workspace-choice'
 
 /** The settings page's download of the whole log (the session's cookie; the page's own route). */
 export const AUDIT_DOWNLOAD_PATH = '/settings/audit-events.jsonl'
@@ -42,9 +43,10 @@ function by(e: AuditEvent): string {
 
 /**
  * The settings page's "Activity" section: the latest events of the audit log (what, on what, when,
- * from where, by what) and a link that downloads every event as JSON lines.
+ * from where, by what) and a link that downloads every event as JSON lines. `of` names whose log it
+ * is when the browser works in a team (the personal workspace's; the team's is on the workspace page).
  */
-export function auditSection(events: AuditEvent[]): string {
+export function auditSection(events: AuditEvent[], of = ''): string {
   const rows = events.map(e => `<tr data-action="${esc(e.action)}" data-count="${e.count}">
 <td>${esc(ACTION_TEXT[e.action] ?? e.action)}${e.count > 1 ? `, ${e.count} times` : ''}${e.target ? `<br><code class="muted">${esc(e.target.id)}</code>` : ''}</td>
 <td>${when(e)}</td>
@@ -52,7 +54,8 @@ export function auditSection(events: AuditEvent[]): string {
 <td>${by(e)}</td>
 </tr>`).join('\n')
   return `<section id="activity">
-<h2>Activity</h2>
+<h2>Activity${of}</h2>${of ? `
+<p class="muted">The team's own activity is on <a href="${WORKSPACE_PAGE_PATH}">the workspace page</a>.</p>` : ''}
 <p class="muted">Sign-ins, keys, authorized applications, recordings played, transcripts exported and deletions in this account: the latest ${events.length}. The same read by the same key or browser within ten minutes is one line with how many times. <a href="${AUDIT_DOWNLOAD_PATH}" download>Download all (JSON lines)</a></p>
 ${events.length ? `<table id="audit-events"><thead><tr><th>What</th><th>When</th><th>From where</th><th>By</th></tr></thead><tbody>
 ${rows}

@@ -163,12 +163,14 @@ function settingsPages(deps: WebRouteDeps) {
     const headerBalance = workspace.current.kind === 'team' ? (await usage.usage(workspace.current.id, 1)).balance.totalRemaining : u.balance.totalRemaining
     const events = (await deps.audit.list(user.accountId, { limit: RECENT_AUDIT_EVENTS })).items
     const retention = await deps.retention?.policy(user.accountId)
+    // in a team, the audit log and retention shown are still the personal workspace's: said in their headings
+    const of = workspace.current.kind === 'team' ? ' of your personal workspace' : ''
     return page(nonce => settingsPage({
-      audit: auditSection(events),
+      audit: auditSection(events, of),
       nonce, user, keys, balance: u.balance,
       recent: u.recent.map(r => ({ operation: r.operation, credits: r.credits, source: r.source, noteId: r.noteId, createdAt: r.createdAt })),
       newKey: o.newKey, error: o.error,
-      retention: retention ? retentionSection(retention, user.csrf) : undefined,
+      retention: retention ? retentionSection(retention, user.csrf, of) : undefined,
       workspace, headerBalance,
     }), o.status ?? 200)
   }

@@ -10,11 +10,15 @@ const describe = (p: { mode: string; days: number | null }) =>
     : p.mode === 'media' ? `delete recordings ${p.days} days after the note was created (transcripts and summaries kept)`
       : `delete whole notes ${p.days} days after they were created`
 
-/** The settings page's "Retention" section: the policy in effect and the form that changes it. */
-export function retentionSection(p: RetentionPolicy, csrf: string): string {
+/**
+ * The settings page's "Retention" section: the policy in effect and the form that changes it. `of`
+ * names whose policy it is when the browser works in a team (the personal workspace's: the team's is
+ * set with its admin's key, PUT /v1/retention).
+ */
+export function retentionSection(p: RetentionPolicy, csrf: string, of = ''): string {
   const option = (value: string, label: string) => `<label><input type="radio" name="mode" value="${value}"${p.mode === value ? ' checked' : ''}> ${label}</label>`
   return `<section id="retention">
-<h2>Retention</h2>
+<h2>Retention${of}</h2>
 <p>In effect: <strong id="retention-effective">${esc(describe(p.effective))}</strong>${p.mode === 'default' ? ' <span class="muted">(this server\'s default)</span>' : ''}. Finished and failed notes are swept on the server\'s schedule; notes still processing never are.</p>
 <form method="post" action="${RETENTION_FORM_PATH}" id="retention-form">
 <input type="hidden" name="csrf" value="${esc(csrf)}">

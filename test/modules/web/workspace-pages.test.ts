@@ -150,6 +150,10 @@ describe('the settings page\'s keys in a team workspace', () => {
     expect(/<span id="balance">(\d+)<\/span>/.exec(settings.text)?.[1]).toBe('8')
     expect(/<strong id="total">(\d+)<\/strong>/.exec(settings.text)?.[1]).toBe('60')
     expect(settings.text).toContain('<h2>Credits of your personal workspace</h2>')
+    // so are the retention policy and the activity shown there: said so, with the way to the team's
+    expect(settings.text).toContain('<h2>Retention of your personal workspace</h2>')
+    expect(settings.text).toContain('<h2>Activity of your personal workspace</h2>')
+    expect(settings.text).toContain('The team\'s own activity is on <a href="/settings/workspace">the workspace page</a>.')
     const key = /<code id="new-key">(svc_live_\w+)<\/code>/.exec(made.text)![1]!
     const notes = await t.call('GET', '/v1/notes', { token: key })
     expect(notes.body.data.map((n: { title: string }) => n.title)).toEqual(['Team note'])
