@@ -13,7 +13,7 @@ const describe = (p: { mode: string; days: number | null }) =>
 /**
  * The settings page's "Retention" section: the policy in effect and the form that changes it. `of`
  * names whose policy it is when the browser works in a team (the personal workspace's: the team's is
- * set with its admin's key, PUT /v1/retention).
+ * set with its admin's key, PATCH /v1/settings/retention).
  */
 export function retentionSection(p: RetentionPolicy, csrf: string, of = ''): string {
   const option = (value: string, label: string) => `<label><input type="radio" name="mode" value="${value}"${p.mode === value ? ' checked' : ''}> ${label}</label>`
