@@ -55,13 +55,17 @@ export function createMembership(deps: MembershipDeps) {
 
   /**
    * Inside the change's transaction, with the workspace locked (two owners removing each other at once
-   * on two connections would otherwise both see two owners): 409 when the member is its last owner.
+   * on two connections would otherwise both see two owners): the member as they are now, which the
+   * change is checked against again (an admin's change to a member made owner since it was first read:
+   * 403, as an owner's change is an owner's; not for a member leaving); 409 when the member is its last owner.
    */
-  async function refuseLastOwner(workspaceId: string, accountId: string): Promise<void> {
+  async function lockedMember(p: Principal, workspaceId: string, accountId: string, roles: Role[] | 'leaving', operation: string): Promise<NonNullable<Awaited<ReturnType<WorkspacesRepo['member']>>>> {
     await repo.lockWorkspace(workspaceId)
     const current = await repo.member(workspaceId, accountId)
     if (!current) throw new ApiError('not_found', `No member ${accountId} in this workspace; GET /v1/workspaces/${workspaceId} lists its members.`)
+    if (roles !== 'leaving') requireOwnerFor(p, [...roles, current.role as Role], operation)
     if (current.role === 'owner' && (await repo.countOwners(workspaceId)) <= 1) throw lastOwner()
+    return current
   }
 
   /** only an owner makes, unmakes or removes an owner */
@@ -129,16 +133,18 @@ export function createMembership(deps: MembershipDeps) {
       const member = await memberOf(ws.id, accountId)
       requireOwnerFor(p, [role, member.role], 'changeMemberRole')
       if (member.role === role) return memberView(member)
-      await repo.transaction(async () => {
-        await refuseLastOwner(ws.id, accountId)
+      const current = await repo.transaction(async () => {
+        const current = await lockedMember(p, ws.id, accountId, [role], 'changeMemberRole')
+        if (current.role === role) return current
         await repo.setRole(ws.id, accountId, role)
         // an invitation stands for its sender's authority: one who no longer administers has none to lend
         const invitationsRevoked = roleAllows(role, 'admin') ? 0 : await repo.revokeInvitationsBy(ws.id, accountId, now())
-        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: member.role, to: role, ...(invitationsRevoked ? { invitationsRevoked } : {}) } })
+        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.role_changed', target: { type: 'account', id: accountId }, details: { from: current.role, to: role, ...(invitationsRevoked ? { invitationsRevoked } : {}) } })
+        return current
       })
       // a verified team key carries its maker's role: this node's keys act with the new one at once
       deps.accounts.forgetVerifiedKeys()
-      return memberView({ ...member, role })
+      return memberView({ ...member, ...current, role })
     },
 
     /**
@@ -152,13 +158,13 @@ export function createMembership(deps: MembershipDeps) {
       const member = await memberOf(ws.id, accountId)
       if (!self) requireOwnerFor(p, [member.role], 'removeMember')
       await repo.transaction(async () => {
-        await refuseLastOwner(ws.id, accountId)
+        const current = await lockedMember(p, ws.id, accountId, self ? 'leaving' : [], 'removeMember')
         const at = now()
         await repo.removeMember(ws.id, accountId)
         const keys = await repo.revokeKeysOf(ws.id, accountId, at)
         const grants = await repo.revokeGrantsOf(ws.id, accountId, at)
         const invitations = await repo.revokeInvitationsBy(ws.id, accountId, at)
-        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, invitationsRevoked: invitations, self, role: member.role } })
+        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, invitationsRevoked: invitations, self, role: current.role } })
       })
       // this node's verified keys: a revoked key is refused on the very next request
       deps.accounts.forgetVerifiedKeys()

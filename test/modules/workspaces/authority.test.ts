@@ -99,6 +99,39 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a workspace's authority on ${
     expect(roles).toEqual(['admin@example.com', 'owner@example.com'])
   })
 
+  test('an admin\'s change to a member who was made owner after it was first read (an owner\'s change racing it) is refused once the workspace is locked; nothing changed', async () => {
+    const t = await app()
+    const ws = await teamWorkspace(t, 'Research')
+    const owner = await person(t, 'owner@example.com')
+    await memberKey(t, ws, owner.id, 'owner')
+    const admin = await person(t, 'admin@example.com')
+    const adminKey = await memberKey(t, ws, admin.id, 'admin')
+    const editor = await person(t, 'editor@example.com')
+    await memberKey(t, ws, editor.id, 'editor')
+    // the owner's promotion of the editor commits between the admin's request reading the editor and
+    // its transaction (as another connection's would)
+    const repo = t.services.workspacesRepo
+    const transaction = repo.transaction
+    const promotedFirst = () => {
+      repo.transaction = async fn => {
+        repo.transaction = transaction
+        await repo.setRole(ws, editor.id, 'owner')
+        return transaction(fn)
+      }
+    }
+    promotedFirst()
+    const demoted = await t.call('PATCH', `/v1/workspaces/${ws}/members/${editor.id}`, { token: adminKey, body: { role: 'viewer' } })
+    expect([demoted.status, demoted.body.error?.code]).toEqual([403, 'insufficient_scope'])
+    expect(demoted.body.error.message).toContain('needs owner')
+    expect(await repo.roleOf(ws, editor.id)).toBe('owner')
+    // the same for removing them
+    await repo.setRole(ws, editor.id, 'editor')
+    promotedFirst()
+    const removed = await t.call('DELETE', `/v1/workspaces/${ws}/members/${editor.id}`, { token: adminKey })
+    expect([removed.status, removed.body.error?.code]).toEqual([403, 'insufficient_scope'])
+    expect(await repo.roleOf(ws, editor.id)).toBe('owner')
+  })
+
   test('a team on the free plan has no grant of its own (one person making teams makes no credits); the pro plan or a top-up fund it', async () => {
     const t = await app()
     const owner = await person(t, 'owner@example.com')
