@@ -900,6 +900,7 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX note_search_filters ON note_search (account_id, sandbox, status, type, folder_id);
     `,
   },
+  sameAsSqlite(34),
 ]
 
 let postgres: Migration[] | undefined

@@ -1010,4 +1010,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 34,
+    name: 'webhooks and share links: the team member who made them, so removing the member ends them',
+    sql: `
+      -- A webhook endpoint and a share link name the member of a team who made them (null: made before,
+      -- or in a personal workspace, whose person is its only member). Removing a member from a team
+      -- disables the endpoints they made (the team's events no longer go to an address they chose) and
+      -- revokes their share links, in the removal's transaction (docs/decisions.md "Workspaces").
+      ALTER TABLE webhooks ADD COLUMN made_by TEXT REFERENCES accounts(id) ON DELETE SET NULL;
+      ALTER TABLE note_shares ADD COLUMN made_by TEXT REFERENCES accounts(id) ON DELETE SET NULL;
+    `,
+  },
 ]

@@ -23,5 +23,7 @@ export interface Principal {
 
 /** the person acting for a principal */
 export const actorOf = (p: Pick<Principal, 'accountId' | 'actorId'>) => p.actorId ?? p.accountId
+/** the team member behind a credential, for what they make in the team (null in a personal workspace: its person is its only member) */
+export const madeBy = (p: Pick<Principal, 'accountId'> & Partial<Pick<Principal, 'actorId'>>): string | null => (p.actorId && p.actorId !== p.accountId ? p.actorId : null)
 /** a principal's role in its workspace */
 export const roleOf = (p: Pick<Principal, 'role'>): Role => p.role ?? 'owner'

@@ -18,6 +18,8 @@ export interface NoteShareRow {
   revoked_at: string | null
   open_count: number | string
   last_opened_at: string | null
+  /** the team member who made it (migration 34); null in a personal workspace and before */
+  made_by?: string | null
 }
 
 export type SharesRepo = ReturnType<typeof createSharesRepo>
@@ -28,9 +30,9 @@ export function createSharesRepo(store: Store) {
   return {
     insert: async (r: NoteShareRow) => {
       await store.run(
-        `INSERT INTO note_shares (id, note_id, account_id, sandbox, token_hash, show_summary, show_speakers, show_recording, formats, expires_at, passphrase_hash, created_at, revoked_at, open_count, last_opened_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, NULL)`,
-        [r.id, r.note_id, r.account_id, r.sandbox, r.token_hash, r.show_summary, r.show_speakers, r.show_recording, r.formats, r.expires_at, r.passphrase_hash, r.created_at],
+        `INSERT INTO note_shares (id, note_id, account_id, sandbox, token_hash, show_summary, show_speakers, show_recording, formats, expires_at, passphrase_hash, created_at, revoked_at, open_count, last_opened_at, made_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, NULL, ?)`,
+        [r.id, r.note_id, r.account_id, r.sandbox, r.token_hash, r.show_summary, r.show_speakers, r.show_recording, r.formats, r.expires_at, r.passphrase_hash, r.created_at, r.made_by ?? null],
       )
     },
     listOfNote: (l: Library, noteId: string) =>

@@ -4,6 +4,7 @@ import type { IdGenerator } from '../../ids'
 import { ApiError, notFound } from '../../http/errors'
 import { sha256 } from '../../crypto/digest'
 import type { Library } from '../library'
+import { madeBy, type Principal } from '../../http/principal'
 import type { AuditBy, AuditOrigin } from '../audit/model'
 import type { AuditService } from '../audit/service'
 import type { NotesService } from '../notes/service'
@@ -97,7 +98,8 @@ export function createSharingService(deps: {
   }
 
   return {
-    async create(lib: Library, noteId: string, body: CreateNoteShareRequest, by: AuditBy): Promise<CreatedNoteShare> {
+    /** A link to a note of the library; in a team, it names the member who made it (revoked with their membership). */
+    async create(lib: Library & Partial<Pick<Principal, 'actorId'>>, noteId: string, body: CreateNoteShareRequest, by: AuditBy): Promise<CreatedNoteShare> {
       checkEnabled()
       await deps.notes.get(lib, noteId)
       const now = clock.now()
@@ -110,7 +112,7 @@ export function createSharingService(deps: {
         show_summary: body.showSummary ? 1 : 0, show_speakers: body.showSpeakers ? 1 : 0, show_recording: body.showRecording ? 1 : 0,
         formats: (body.formats ?? []).join(','), expires_at: body.expiresAt ? new Date(body.expiresAt).toISOString() : null,
         passphrase_hash: body.passphrase ? await Bun.password.hash(body.passphrase, hashOptions) : null,
-        created_at: now.toISOString(), revoked_at: null, open_count: 0, last_opened_at: null,
+        created_at: now.toISOString(), revoked_at: null, open_count: 0, last_opened_at: null, made_by: madeBy(lib),
       }
       await deps.store.transaction(async () => {
         await repo.insert(row)

@@ -14,6 +14,8 @@ export interface WebhookRow {
   disabled_at: string | null
   disabled_reason: string | null
   created_at: string
+  /** the team member who made it (migration 34); null in a personal workspace and before */
+  made_by?: string | null
 }
 
 /** An event for an endpoint: a row of the leased queue (`jobs/queue.ts`) in `webhook_outbox`. */
@@ -90,8 +92,8 @@ export function createWebhooksRepo(store: Store, limits: InFlightLimits = IN_FLI
       if (store.sql.namedLock) await store.get(store.sql.namedLock, [`webhooks:${r.account_id}`])
       const had = Number((await store.get<{ n: number | string }>('SELECT count(*) AS n FROM webhooks WHERE account_id = ?', [r.account_id]))!.n)
       if (had >= max) return { inserted: false, had }
-      await store.run(`INSERT INTO webhooks (id, account_id, sandbox, url, events, description, secret, disabled_at, disabled_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [r.id, r.account_id, r.sandbox, r.url, r.events, r.description, r.secret, r.disabled_at, r.disabled_reason, r.created_at])
+      await store.run(`INSERT INTO webhooks (id, account_id, sandbox, url, events, description, secret, disabled_at, disabled_reason, created_at, made_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [r.id, r.account_id, r.sandbox, r.url, r.events, r.description, r.secret, r.disabled_at, r.disabled_reason, r.created_at, r.made_by ?? null])
       return { inserted: true, had }
     }, 'write'),
     list: (lib: Library): Promise<WebhookRow[]> =>

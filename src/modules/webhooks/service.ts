@@ -4,6 +4,7 @@ import type { Logger } from '../../log'
 import { ApiError } from '../../http/errors'
 import { UrlRefusedError, vetUrl, type LookupFn } from '../../net/outbound'
 import type { Library } from '../library'
+import { madeBy, type Principal } from '../../http/principal'
 import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookDelivery, WebhookEvent, WebhookPayload, WebhookSpeaker, WebhookTag } from './model'
 import type { RetryPolicy } from '../../jobs/queue'
 import { createDeliveryAttempt } from './delivery'
@@ -173,7 +174,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   const service = {
-    async create(lib: Library, body: CreateWebhookRequest): Promise<CreatedWebhook> {
+    /** An endpoint of the library; in a team, it names the member who made it (ended with their membership). */
+    async create(lib: Library & Partial<Pick<Principal, 'actorId'>>, body: CreateWebhookRequest): Promise<CreatedWebhook> {
       await checkUrl(body.url)
       const row: WebhookRow = {
         id: ids.next('whk'),
@@ -186,6 +188,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         disabled_at: null,
         disabled_reason: null,
         created_at: clock.now().toISOString(),
+        made_by: madeBy(lib),
       }
       const { inserted, had } = await repo.insertUnder(row, maxPerAccount)
       if (!inserted) {

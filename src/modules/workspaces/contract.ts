@@ -107,7 +107,7 @@ const changeMemberRole = defineOperation({
 const removeMember = defineOperation({
   id: 'removeMember', method: 'DELETE', path: '/v1/workspaces/:id/members/:accountId', tag: 'Workspaces',
   summary: 'Remove a member, or leave',
-  description: `An admin removes a member (an owner only by an owner); any member removes themselves (leaves). Their keys of the workspace and its OAuth grants to them are revoked at once; the notes they made stay. The last owner answers 409: make another member owner first. ${ONE_WORKSPACE}`,
+  description: `An admin removes a member (an owner only by an owner); any member removes themselves (leaves). Their keys of the workspace, its OAuth grants to them and their open invitations are revoked at once, the webhook endpoints they made are disabled and their share links revoked; the notes they made stay. The last owner answers 409: make another member owner first. ${ONE_WORKSPACE}`,
   scopes: WRITE, credits: 0, role: 'viewer',
   params: MemberParams,
   responses: { 204: null },

@@ -148,8 +148,9 @@ export function createMembership(deps: MembershipDeps) {
     },
 
     /**
-     * A member removed (or leaving: `accountId` is the caller's person): their row, their team keys and
-     * OAuth grants to the workspace, and the audit event, in one transaction; their notes stay.
+     * A member removed (or leaving: `accountId` is the caller's person): their row, their team keys,
+     * OAuth grants, open invitations, webhook endpoints and share links of the workspace, and the audit
+     * event, in one transaction; their notes stay.
      */
     async remove(p: Principal, id: string, accountId: string, by: AuditBy): Promise<void> {
       const ws = await teamOf(p, id, 'lose its member')
@@ -164,7 +165,10 @@ export function createMembership(deps: MembershipDeps) {
         const keys = await repo.revokeKeysOf(ws.id, accountId, at)
         const grants = await repo.revokeGrantsOf(ws.id, accountId, at)
         const invitations = await repo.revokeInvitationsBy(ws.id, accountId, at)
-        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, invitationsRevoked: invitations, self, role: current.role } })
+        // what sends the team's notes or events outside under their name ends with them too
+        const webhooks = await repo.disableWebhooksOf(ws.id, accountId, at, 'the member who made it left the workspace')
+        const shares = await repo.revokeSharesOf(ws.id, accountId, at)
+        await audit.recordBy(by, { accountId: ws.id, action: 'workspace.member_removed', target: { type: 'account', id: accountId }, details: { keysRevoked: keys, grantsRevoked: grants, invitationsRevoked: invitations, webhooksDisabled: webhooks, sharesRevoked: shares, self, role: current.role } })
       })
       // this node's verified keys: a revoked key is refused on the very next request
       deps.accounts.forgetVerifiedKeys()

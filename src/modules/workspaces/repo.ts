@@ -120,6 +120,12 @@ export function createWorkspacesRepo(store: Store) {
     /** a removed member's keys of the workspace, revoked; how many */
     revokeKeysOf: async (workspaceId: string, accountId: string, at: string) =>
       store.run('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND made_by = ? AND revoked_at IS NULL', [at, workspaceId, accountId]),
+    /** a removed member's webhook endpoints of the workspace, disabled (why: `reason`); how many */
+    disableWebhooksOf: async (workspaceId: string, accountId: string, at: string, reason: string) =>
+      store.run('UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE account_id = ? AND made_by = ? AND disabled_at IS NULL', [at, reason, workspaceId, accountId]),
+    /** a removed member's share links of the workspace's notes, revoked; how many */
+    revokeSharesOf: async (workspaceId: string, accountId: string, at: string) =>
+      store.run('UPDATE note_shares SET revoked_at = ? WHERE account_id = ? AND made_by = ? AND revoked_at IS NULL', [at, workspaceId, accountId]),
     /** a removed member's OAuth grants to the workspace, revoked; how many */
     revokeGrantsOf: async (workspaceId: string, accountId: string, at: string) =>
       store.run('UPDATE oauth_tokens SET revoked_at = ? WHERE workspace_id = ? AND account_id = ? AND revoked_at IS NULL', [at, workspaceId, accountId]),

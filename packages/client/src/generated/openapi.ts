@@ -1137,7 +1137,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a member, or leave
-         * @description An admin removes a member (an owner only by an owner); any member removes themselves (leaves). Their keys of the workspace and its OAuth grants to them are revoked at once; the notes they made stay. The last owner answers 409: make another member owner first. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
+         * @description An admin removes a member (an owner only by an owner); any member removes themselves (leaves). Their keys of the workspace, its OAuth grants to them and their open invitations are revoked at once, the webhook endpoints they made are disabled and their share links revoked; the notes they made stay. The last owner answers 409: make another member owner first. The workspace must be the credential's own: an API key works in the workspace it was made for, the browser in the one `X-Notesvc-Workspace` names; any other answers 404.
          */
         delete: operations["removeMember"];
         options?: never;
