@@ -645,6 +645,25 @@ describe('migration 9 indexes the notes a database already has', () => {
   })
 })
 
+/**
+ * Makes each search statement on `store` take 40 ms, and records, as each starts, whose statements
+ * (named by `whoOf` from its parameters) are under way together, such as "AB".
+ */
+function overlapsOf(store: SqliteStore, whoOf: (params?: readonly SqlValue[]) => string): string[] {
+  const read = store.allAside.bind(store)
+  const running: string[] = []
+  const together: string[] = []
+  store.allAside = (async (sql: string, params?: readonly SqlValue[]) => {
+    const who = whoOf(params)
+    running.push(who)
+    together.push([...running].sort().join(''))
+    await Bun.sleep(40)
+    running.splice(running.indexOf(who), 1)
+    return read(sql, params)
+  }) as SqliteStore['allAside']
+  return together
+}
+
 describe('searches of one account run one at a time', () => {
   test('three searches sent at once by one account run in turn; another account’s runs beside them', async () => {
     const t = createTestApp()
@@ -653,18 +672,7 @@ describe('searches of one account run one at a time', () => {
     const accountA = (await t.services.accounts.ensureAccount('a@example.com')).id
     for (const key of [a, b]) expect((await t.call('POST', '/v1/notes', { token: key, body: { title: 'budget', content: 'the budget for the year' } })).status).toBe(201)
     // each search statement takes 40 ms here; whose were under way together is recorded
-    const store = t.store as SqliteStore
-    const read = store.allAside.bind(store)
-    const running: string[] = []
-    const together: string[] = []
-    store.allAside = (async (sql: string, params?: readonly SqlValue[]) => {
-      const who = params?.includes(accountA) ? 'A' : 'B'
-      running.push(who)
-      together.push([...running].sort().join(''))
-      await Bun.sleep(40)
-      running.splice(running.indexOf(who), 1)
-      return read(sql, params)
-    }) as SqliteStore['allAside']
+    const together = overlapsOf(t.store as SqliteStore, params => (params?.includes(accountA) ? 'A' : 'B'))
     const search = (key: string) => t.call('GET', '/v1/notes?q=budget', { token: key })
     const answers = await Promise.all([search(a), search(a), search(a), search(b)])
     expect(answers.map(r => [r.status, r.body.data.length])).toEqual([[200, 1], [200, 1], [200, 1], [200, 1]])
@@ -684,18 +692,7 @@ describe('searches of one person in a workspace run one at a time (issue 35)', (
     expect((await t.call('POST', '/v1/notes', { token: ann, body: { title: 'budget', content: 'the budget for the harbour' } })).status).toBe(201)
     // each search statement takes 40 ms here; whose were under way together is recorded (Ann searches
     // for budget, Ben for harbour: the statement's match text tells them apart, the workspace is one)
-    const store = t.store as SqliteStore
-    const read = store.allAside.bind(store)
-    const running: string[] = []
-    const together: string[] = []
-    store.allAside = (async (sql: string, params?: readonly SqlValue[]) => {
-      const who = params?.some(p => typeof p === 'string' && p.includes('harbour')) ? 'B' : 'A'
-      running.push(who)
-      together.push([...running].sort().join(''))
-      await Bun.sleep(40)
-      running.splice(running.indexOf(who), 1)
-      return read(sql, params)
-    }) as SqliteStore['allAside']
+    const together = overlapsOf(t.store as SqliteStore, params => (params?.some(p => typeof p === 'string' && p.includes('harbour')) ? 'B' : 'A'))
     const answers = await Promise.all([
       t.call('GET', '/v1/notes?q=budget', { token: ann }), t.call('GET', '/v1/notes?q=budget', { token: ann }),
       t.call('GET', '/v1/notes?q=harbour', { token: ben }),

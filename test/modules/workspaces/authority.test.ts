@@ -16,6 +16,16 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a workspace's authority on ${
   const open = closingAfterEach(b)
   const app = async () => createTestApp({ store: await open(), env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
 
+  /** A team with its owner and an admin, each with a key of the team. */
+  async function ownerAndAdmin(t: Awaited<ReturnType<typeof app>>) {
+    const ws = await teamWorkspace(t, 'Research')
+    const owner = await person(t, 'owner@example.com')
+    const ownerKey = await memberKey(t, ws, owner.id, 'owner')
+    const admin = await person(t, 'admin@example.com')
+    const adminKey = await memberKey(t, ws, admin.id, 'admin')
+    return { ws, owner, ownerKey, admin, adminKey }
+  }
+
   /** An OAuth access token of an app the person granted notes:read notes:write in workspace `ws` (rows as the token endpoint writes them). */
   async function appToken(t: Awaited<ReturnType<typeof app>>, personId: string, ws: string): Promise<string> {
     const now = new Date().toISOString()
@@ -63,11 +73,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a workspace's authority on ${
 
   test('an admin cannot drop a group mapped to owner (its owners would leave at their next sign-in); an owner can', async () => {
     const t = await app()
-    const ws = await teamWorkspace(t)
-    const owner = await person(t, 'owner@example.com')
-    const ownerKey = await memberKey(t, ws, owner.id, 'owner')
-    const admin = await person(t, 'admin@example.com')
-    const adminKey = await memberKey(t, ws, admin.id, 'admin')
+    const { ws, ownerKey, adminKey } = await ownerAndAdmin(t)
     expect((await t.call('PUT', `/v1/workspaces/${ws}/sso-groups`, { token: ownerKey, body: { mappings: [{ group: 'leads', role: 'owner' }, { group: 'eng', role: 'editor' }] } })).status).toBe(200)
     const dropped = await t.call('PUT', `/v1/workspaces/${ws}/sso-groups`, { token: adminKey, body: { mappings: [{ group: 'eng', role: 'editor' }] } })
     expect([dropped.status, dropped.body.error.code]).toEqual([403, 'insufficient_scope'])
@@ -78,11 +84,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a workspace's authority on ${
 
   test('the open invitations an admin sent end when they are removed or no longer administer', async () => {
     const t = await app()
-    const ws = await teamWorkspace(t)
-    const owner = await person(t, 'owner@example.com')
-    const ownerKey = await memberKey(t, ws, owner.id, 'owner')
-    const admin = await person(t, 'admin@example.com')
-    const adminKey = await memberKey(t, ws, admin.id, 'admin')
+    const { ws, ownerKey, admin, adminKey } = await ownerAndAdmin(t)
     const alt = await person(t, 'alt@example.com')
     const other = await person(t, 'other@example.com')
     const toAlt = await t.call('POST', `/v1/workspaces/${ws}/invitations`, { token: adminKey, body: { email: 'alt@example.com', role: 'admin' } })
@@ -101,11 +103,7 @@ for (const b of backEnds) describe.skipIf(b.skip)(`a workspace's authority on ${
 
   test('an admin\'s change to a member who was made owner after it was first read (an owner\'s change racing it) is refused once the workspace is locked; nothing changed', async () => {
     const t = await app()
-    const ws = await teamWorkspace(t, 'Research')
-    const owner = await person(t, 'owner@example.com')
-    await memberKey(t, ws, owner.id, 'owner')
-    const admin = await person(t, 'admin@example.com')
-    const adminKey = await memberKey(t, ws, admin.id, 'admin')
+    const { ws, adminKey } = await ownerAndAdmin(t)
     const editor = await person(t, 'editor@example.com')
     await memberKey(t, ws, editor.id, 'editor')
     // the owner's promotion of the editor commits between the admin's request reading the editor and
