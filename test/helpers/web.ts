@@ -4,6 +4,7 @@ import type { Env } from '../../src/config'
 import type { Clock } from '../../src/clock'
 import { createWebService } from '../../src/modules/web/service'
 import { SESSION_COOKIE } from '../../src/modules/web/sessions'
+import type { Page } from 'playwright-core'
 
 export interface PageResult {
   status: number
@@ -114,4 +115,20 @@ export async function inSteps(said: () => string, scenario: (step: (name: string
     const at = `${((stepStarted - started) / 1000).toFixed(1)} s in, for ${((performance.now() - stepStarted) / 1000).toFixed(1)} s`
     throw new Error(`step "${current}" failed (${at}): ${(err as Error).message}\nthe server printed:\n${said() || '(nothing)'}`, { cause: err })
   }
+}
+
+/**
+ * Submits a server-rendered form as a person at a keyboard does: Enter in one of its text fields (the
+ * form's default button), so no pointer position can miss on a loaded machine; then waits for the page
+ * the server answers with. Returns that answer's status, or fails at once, saying so, when no POST to
+ * `path` left the browser (rather than a later wait for the new page running out).
+ */
+export async function submitWithEnter(page: Page, field: string, path: string): Promise<number> {
+  const [answer] = await Promise.all([
+    page.waitForResponse(r => r.request().method() === 'POST' && new URL(r.url()).pathname === path, { timeout: 15_000 })
+      .catch(() => { throw new Error(`pressing Enter in ${field} sent no POST to ${path} within 15 s`) }),
+    page.press(field, 'Enter'),
+  ])
+  await page.waitForURL(u => u.pathname === path)
+  return answer.status()
 }

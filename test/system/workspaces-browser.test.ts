@@ -5,7 +5,7 @@ import type { Subprocess } from 'bun'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import axe from 'axe-core'
 import { firstLine, freePort, ROOT, tempDir } from '../helpers/process'
-import { inSteps } from '../helpers/web'
+import { inSteps, submitWithEnter } from '../helpers/web'
 import { startOidcProvider } from '../helpers/oidc-provider'
 
 /**
@@ -219,8 +219,8 @@ test('three people in a team: an invitation and a single sign-on group, an edit 
     step('the editor makes a key for the team on the settings page')
     await e.goto(`${base}/settings`)
     await expect(e.locator('#keys-workspace').textContent()).resolves.toContain('Keys you made for Research')
-    await e.fill('input[name=name]', 'editor laptop')
-    await Promise.all([e.waitForLoadState('load'), e.click('#create-key button[type=submit]')])
+    await e.fill('#create-key input[name=name]', 'editor laptop')
+    expect(await submitWithEnter(e, '#create-key input[name=name]', '/settings/keys')).toBe(200)
     await expect(e.locator('.newkey b').textContent()).resolves.toBe('New live key “editor laptop” for Research.')
     const editorKey = (await e.locator('#new-key').textContent())!
     const listed = await api(editorKey, '/v1/notes')

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { chromium, type Browser } from 'playwright-core'
 import { firstLine, freePort, ROOT } from '../../helpers/process'
-import { inSteps } from '../../helpers/web'
+import { inSteps, submitWithEnter } from '../../helpers/web'
 
 /**
  * The sign-in and settings pages in headless Chromium (Debian's `chromium` package), against a real
@@ -102,12 +102,12 @@ test('sign in, create a key, use it, revoke it, see it refused', async () => {
 
     step('create a key')
     // Create a live key with two scopes.
-    await page.fill('input[name=name]', 'browser <test> key')
+    await page.fill('#create-key input[name=name]', 'browser <test> key')
     for (const box of await page.locator('input[name=scopes]').all()) {
       const value = await box.getAttribute('value')
       if (value !== 'notes:read' && value !== 'notes:write' && value !== 'summaries:write') await box.uncheck()
     }
-    await Promise.all([page.waitForLoadState('load'), page.click('#create-key button[type=submit]')])
+    expect(await submitWithEnter(page, '#create-key input[name=name]', '/settings/keys')).toBe(200)
     const key = (await page.locator('#new-key').textContent())!
     expect(key).toMatch(/^svc_live_[A-Za-z0-9]{32}$/)
     await expect(page.locator('#keys').textContent()).resolves.toContain('browser <test> key')
