@@ -1022,4 +1022,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE note_shares ADD COLUMN made_by TEXT REFERENCES accounts(id) ON DELETE SET NULL;
     `,
   },
+  {
+    version: 35,
+    name: 'search rows: the second each note was made, so one number orders a search (PostgreSQL)',
+    sql: `
+      -- PostgreSQL only (its note_search rows gain the second of date_created). Nothing changes here; the
+      -- version is kept in step with PostgreSQL's, so a database copies between them.
+      SELECT 1;
+    `,
+  },
 ]

@@ -105,6 +105,7 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       'column note_search.status position': 'after folder_id',
       'column note_search.type position': 'after status',
       'column note_search.head position': 'after type',
+      'column note_search.created_s position': 'after head',
       'column note_search.* type': '*',
       'column note_search.* null': '*',
       'column note_search.* collation': '*',

@@ -16,18 +16,20 @@ import { anchorSpellings, BEFORE, SCAN, snippetOf, WINDOW } from './search-snipp
  */
 const ORDER = LIST_ORDER
 
-/** From this many rows kept (offset + count), a search page is sorted by score first, then its ties (searchRows). */
+/** From this many rows kept (offset + count), a search page ranks every match at once, without the titled pass first (searchRows). */
 const PRESORTED_FROM = 1000
 
 /**
- * What a search's untitled matches have taken off their rank (searchRows), so that one number orders
- * the titled notes first, each group by rank. A power of two above any rank (ts_rank gives at most
- * about 1.6 for each lexeme a query word matches in the note, averaged over the query's words), so the
- * float8 difference keeps every rank of 2^-9 and above exact: the ranks of a search of up to 31 words
- * (each matching word gives at least 0.06 over the count of words). Below that, ranks within about
- * 2^-32 of each other are ties, ordered by date as every tie is; on every page alike.
+ * A search result's place as one bigint, compared as a whole (searchRows): the titled notes first (bit
+ * 62), then by rank in steps of 2^-20 (bits 32-61, ranks of 1,024 and above as one), then by the
+ * second the note was made (bits 0-31, note_search.created_s, migration 35). Only two matches sharing
+ * all three go on to date and id, where a sort by titled-or-not, rank, date and id compared the date
+ * for nearly every pair of a common word's matches (110 ranks among 9,815 in bench/search.ts).
  */
-const UNTITLED = 1048576
+const placeOf = (titled: string, rank: string) =>
+  `(${titled}) | (least(floor(${rank} * 1048576), 1073741823)::int8 << 32) | least(s.created_s, 4294967295)`
+/** bit 62 of a place: the note's title holds every word of the search */
+const TITLED = '4611686018427387904'
 
 /** The first of several strpos() places (0 for none), or null (least() passes over nulls). */
 const earliest = (places: string[]) => `least(${places.map(p => `nullif(${p}, 0)`).join(', ')})`
@@ -117,7 +119,7 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     // or of every word on its own (tsqueryRankText): not by how close the words stand. Not
     // ts_rank_cd: cover density costs about twice as much per match (bench/search.ts).
     const rq = rest === '' ? [last] : [tsqueryRankText(terms)]
-    const rank = `ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?))::float8`
+    const rank = `ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?))`
     const want = offset + count
     // A deep page (more than PRESORTED_FROM rows kept) reads and ranks every match whatever the titled
     // notes are: it goes straight to them, titled or not in each one's score, without the titled pass
@@ -127,22 +129,17 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     // first"), found through the title's own index (migration 31): when they fill the page, the
     // other matches (for a common word, nearly every note, each a tsvector of kilobytes to match and
     // rank) are never read.
-    const titled = `SELECT s.note_id AS id, s.date_created, ${rank} AS score FROM ${from} WHERE s.head @@ ${tsquery} AND ${eq.where}
+    const titled = `SELECT s.note_id AS id, s.date_created, ${placeOf(TITLED, rank)} AS score FROM ${from} WHERE s.head @@ ${tsquery} AND ${eq.where}
       ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ?`
     const titledParams = [...rq, ...afterParams, ...tq, ...eq.params, want]
-    // Otherwise every match, the titled ones first: their score is their rank, the others' their rank
-    // less UNTITLED (one sort key, where titled-or-not then rank were two: the page at offset 5,000's
-    // keys in 20% less time).
-    const matches = `SELECT s.note_id AS id, s.date_created, ${rank} - CASE WHEN s.head @@ ${tsquery} THEN 0 ELSE ${UNTITLED} END AS score
+    // Otherwise every match, the titled ones first (placeOf).
+    const matches = `SELECT s.note_id AS id, s.date_created, ${placeOf(`CASE WHEN s.head @@ ${tsquery} THEN ${TITLED} ELSE 0 END`, rank)} AS score
       FROM ${from} WHERE s.doc @@ ${tsquery} AND ${eq.where}${deep ? '' : ' AND (SELECT count(*) FROM titled) < ?'}`
-    const matchesParams = [...rq, ...tq, ...afterParams, ...tq, ...eq.params, ...(deep ? [] : [want])]
-    // A deep page keeps thousands of matches sorted, and with a common word most of them share a score
-    // with others (110 scores among 9,815 matches in bench/search.ts), each tie broken by comparing
-    // date and id: sorted by score alone first, the ties are sorted group by group
-    // (PostgreSQL's incremental sort), the page at offset 5,000 in 12% less time. A shallow page
-    // keeps its top rows in a heap, cheaper than sorting every match by score (10% more at offset 0).
+    const matchesParams = [...tq, ...rq, ...afterParams, ...tq, ...eq.params, ...(deep ? [] : [want])]
+    // A deep page keeps thousands of matches sorted, a shallow page its top rows in a heap; by their
+    // place (one bigint, placeOf) and, where two share it, date and id.
     const pageOf = deep
-      ? `SELECT id, date_created, score FROM (${matches} ORDER BY score DESC) ranked ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?`
+      ? `${matches} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?`
       : `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?)
       UNION ALL (${matches} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)) parts ORDER BY score DESC, date_created DESC, id DESC`
     const ctes = deep ? `page AS (${pageOf})` : `titled AS MATERIALIZED (${titled}), page AS (${pageOf})`

@@ -193,6 +193,17 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect(await t.ids('harbor lantern')).toEqual([titled.id, apart.id, together.id])
   })
 
+  test('among notes not titled with the word, the one saying it more often comes first, whatever its age; equal ones newest first', async () => {
+    const t = await setup()
+    const often = await t.create('Quarterly review', 'The budget. The budget again. And the budget once more.')
+    const once = await t.create('Team offsite', 'We talked about the venue and briefly the budget.')
+    const same = await t.create('Team offsite', 'We talked about the venue and briefly the budget.')
+    expect(await t.ids('budget')).toEqual([often.id, same.id, once.id])
+    // and so on every page
+    const pages = [...(await t.ids('budget', '&limit=1')), ...(await t.ids('budget', '&limit=1&offset=1')), ...(await t.ids('budget', '&limit=1&offset=2'))]
+    expect(pages).toEqual([often.id, same.id, once.id])
+  })
+
   test('a search with filters follows a note at once: a new folder, its folder deleted, a status or type changed (by the API or another program)', async () => {
     const t = await setup()
     const folder = (await t.call('POST', '/v1/folders', { token: t.token, body: { name: 'Harbor' } })).body as { id: string }
