@@ -39,7 +39,7 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').
 const TARGET_P99_MS = 20
 
 /** What is measured on each library: the plain list first (the baseline), then searches. */
-const PATHS: Record<'uniform' | 'zipf', [string, string][]> = {
+export const PATHS: Record<'uniform' | 'zipf', [string, string][]> = {
   uniform: [
     ['list (baseline)', '/v1/notes?limit=50'],
     ['a word in ~every note', '/v1/notes?q=budget&limit=50'],
@@ -68,7 +68,7 @@ export function zipfWord(r: number): string {
 }
 const VOCABULARY = 5000
 
-function zipfPaths(): [string, string][] {
+export function zipfPaths(): [string, string][] {
   const w = (r: number) => zipfWord(r - 1)
   return [
     ['list (baseline)', '/v1/notes?limit=50'],
