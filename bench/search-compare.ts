@@ -20,7 +20,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { copyToPostgres } from '../src/db/copy'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../test/helpers/postgres'
-import { PATHS, zipfPaths } from './search'
+import { PATHS, percentile, zipfPaths } from './search'
 import { BenchFailure, runBench, startLoggedNotesvc, stopServer, type LoggedServer } from './notesvc-process'
 
 const AFTER = resolve(import.meta.dir, '..')
@@ -30,8 +30,6 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300)
 const LIBRARIES = (process.env.BENCH_LIBRARIES ?? 'uniform,zipf').split(',').map(s => s.trim()) as ('uniform' | 'zipf')[]
 const WARMUP = 30
 const SIDES = ['before', 'after'] as const
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 async function timed(s: LoggedServer, path: string, key: string): Promise<number> {
   const start = performance.now()

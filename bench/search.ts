@@ -133,7 +133,7 @@ export async function seedZipfLibrary(dataDir: string, size: number): Promise<{ 
 
 type Server = LoggedServer
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 /** `REQUESTS` requests one after another (after a warm-up); p50 and p99 in ms, and the page's size. */
 async function measure(s: Server, path: string, key: string): Promise<{ p50: number; p99: number; items: number }> {

@@ -30,6 +30,11 @@ const placeOf = (titled: string, rank: string) =>
   `(${titled}) | (least(floor(${rank} * 1048576), 1073741823)::int8 << 32) | least(s.created_s, 4294967295)`
 /** bit 62 of a place: the note's title holds every word of the search */
 const TITLED = '4611686018427387904'
+/**
+ * The one order of search results, on every page and in each part of one: `t` the alias of the rows
+ * and `id` their id column (`place` is always the select list's own column).
+ */
+const byPlace = (t = '', id = 'id') => `place DESC, ${t}date_created DESC, ${t}${id} DESC`
 
 /** The first of several strpos() places (0 for none), or null (least() passes over nulls). */
 const earliest = (places: string[]) => `least(${places.map(p => `nullif(${p}, 0)`).join(', ')})`
@@ -122,26 +127,26 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     const rank = `ts_rank('{0.1, 0.1, 0.2, 1.0}', s.doc, to_tsquery('simple', ?))`
     const want = offset + count
     // A deep page (more than PRESORTED_FROM rows kept) reads and ranks every match whatever the titled
-    // notes are: it goes straight to them, titled or not in each one's score, without the titled pass
+    // notes are: it goes straight to them, titled or not in each one's place, without the titled pass
     // first (4 of 30 ms at offset 5,000 in bench/search.ts).
     const deep = want > PRESORTED_FROM
     // Notes whose title holds every word come first (docs/decisions.md "Notes titled with the words
     // first"), found through the title's own index (migration 31): when they fill the page, the
     // other matches (for a common word, nearly every note, each a tsvector of kilobytes to match and
     // rank) are never read.
-    const titled = `SELECT s.note_id AS id, s.date_created, ${placeOf(TITLED, rank)} AS score FROM ${from} WHERE s.head @@ ${tsquery} AND ${eq.where}
-      ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ?`
+    const titled = `SELECT s.note_id AS id, s.date_created, ${placeOf(TITLED, rank)} AS place FROM ${from} WHERE s.head @@ ${tsquery} AND ${eq.where}
+      ORDER BY ${byPlace('s.', 'note_id')} LIMIT ?`
     const titledParams = [...rq, ...afterParams, ...tq, ...eq.params, want]
     // Otherwise every match, the titled ones first (placeOf).
-    const matches = `SELECT s.note_id AS id, s.date_created, ${placeOf(`CASE WHEN s.head @@ ${tsquery} THEN ${TITLED} ELSE 0 END`, rank)} AS score
+    const matches = `SELECT s.note_id AS id, s.date_created, ${placeOf(`CASE WHEN s.head @@ ${tsquery} THEN ${TITLED} ELSE 0 END`, rank)} AS place
       FROM ${from} WHERE s.doc @@ ${tsquery} AND ${eq.where}${deep ? '' : ' AND (SELECT count(*) FROM titled) < ?'}`
     const matchesParams = [...tq, ...rq, ...afterParams, ...tq, ...eq.params, ...(deep ? [] : [want])]
     // A deep page keeps thousands of matches sorted, a shallow page its top rows in a heap; by their
     // place (one bigint, placeOf) and, where two share it, date and id.
     const pageOf = deep
-      ? `${matches} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?`
-      : `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY score DESC, date_created DESC, id DESC LIMIT ? OFFSET ?)
-      UNION ALL (${matches} ORDER BY score DESC, s.date_created DESC, s.note_id DESC LIMIT ? OFFSET ?)) parts ORDER BY score DESC, date_created DESC, id DESC`
+      ? `${matches} ORDER BY ${byPlace('s.', 'note_id')} LIMIT ? OFFSET ?`
+      : `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY ${byPlace()} LIMIT ? OFFSET ?)
+      UNION ALL (${matches} ORDER BY ${byPlace('s.', 'note_id')} LIMIT ? OFFSET ?)) parts ORDER BY ${byPlace()}`
     const ctes = deep ? `page AS (${pageOf})` : `titled AS MATERIALIZED (${titled}), page AS (${pageOf})`
     const params = deep ? [...matchesParams, count, offset] : [...titledParams, want, count, offset, ...matchesParams, count, offset]
     // each column lower-cased once (ASCII only, as SQLite's lower()), searched for the anchor word's spellings
@@ -162,7 +167,7 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
           FROM texts t, LATERAL (SELECT lower(c0) AS l0, lower(c1) AS l1, lower(c2) AS l2) l,
             LATERAL (SELECT ${[0, 1, 2].map(i => `' ' || replace(replace(l${i}, chr(10), ' '), chr(9), ' ') AS w${i}`).join(', ')}) w)
         SELECT list_item, tags, ${[0, 1, 2].map(i => windowOf(i)).join(', ')}
-        FROM anchors a ORDER BY a.score DESC, a.date_created DESC, a.id DESC`, [...params, ...[0, 1, 2].flatMap(() => anchorParams)])
+        FROM anchors a ORDER BY ${byPlace('a.')}`, [...params, ...[0, 1, 2].flatMap(() => anchorParams)])
       return rows.map(r => ({
         list_item: r.list_item,
         tags: r.tags,
