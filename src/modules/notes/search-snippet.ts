@@ -35,7 +35,6 @@ const SNIPPET_WORDS = 16
  */
 const DIACRITIC = '\\u0300-\\u0304\\u0306-\\u030c\\u030f\\u0311\\u031b\\u0323-\\u0328\\u032d\\u032e\\u0330\\u0331'
 const TOKEN = new RegExp(`[\\p{L}\\p{N}\\p{Co}](?:[\\p{L}\\p{N}\\p{Co}${DIACRITIC}])*`, 'gu')
-const ASCII_TOKEN = /[A-Za-z0-9]+/g
 const IS_DIACRITIC = new RegExp(`^[${DIACRITIC}]$`, 'u')
 const LATIN_WITH_MARKS = /^[a-z]\p{M}+$/u
 
@@ -77,13 +76,26 @@ interface Word {
   end: number
 }
 
+/** Whether a UTF-16 code unit is an ASCII letter or digit. */
+const isAsciiWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
+
 /** Where the words of `text` are, as unicode61 cuts it. */
 function wordsOf(text: string): Word[] {
   const words: Word[] = []
-  // in ASCII text (most windows) a word is a run of letters and digits: the same cuts, found faster
-  const token = ASCII.test(text) ? ASCII_TOKEN : TOKEN
-  token.lastIndex = 0
-  for (let m = token.exec(text); m !== null; m = token.exec(text)) words.push({ start: m.index, end: token.lastIndex })
+  if (!ASCII.test(text)) {
+    TOKEN.lastIndex = 0
+    for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) words.push({ start: m.index, end: TOKEN.lastIndex })
+    return words
+  }
+  // in ASCII text (most windows) a word is a run of letters and digits: the same cuts, read off the
+  // code units with no match object made per word (half a search page's snippet time with a regular expression)
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    if (!isAsciiWordChar(text.charCodeAt(i))) continue
+    const start = i
+    while (i + 1 < n && isAsciiWordChar(text.charCodeAt(i + 1))) i++
+    words.push({ start, end: i + 1 })
+  }
   return words
 }
 
@@ -221,7 +233,7 @@ function score(col: Column, from: number, phrases: number): { score: number; sta
 }
 
 /** What snippet() skips between a word and the `.` or `:` before it. */
-const WHITESPACE = new Set([' ', '\t', '\n', '\r'])
+const WHITESPACE = new Set([' ', '\t', '\n', '\r'].map(c => c.charCodeAt(0)))
 
 /**
  * For each word, the last word at or before it that starts a sentence (the column's first, or one
@@ -233,8 +245,9 @@ function sentenceStarts(col: Column): number[] {
     if (i === 0 && !col.cutStart) last = 0
     else {
       let k = t.start - 1
-      while (k >= 0 && WHITESPACE.has(col.text[k]!)) k--
-      if (k < t.start - 1 && k >= 0 && (col.text[k] === '.' || col.text[k] === ':')) last = i
+      while (k >= 0 && WHITESPACE.has(col.text.charCodeAt(k))) k--
+      const c = k >= 0 ? col.text.charCodeAt(k) : 0
+      if (k < t.start - 1 && (c === 46 || c === 58)) last = i // `.` or `:`
     }
     return last
   })

@@ -58,6 +58,8 @@ describe("snippets of small notes: the same as FTS5's snippet()", () => {
     ['Long day', 'Intro words before the point: the budget was cut, as the budget owner said, and the review came late in the autumn of that year', 'budget review'],
     ['Notes', 'Москва и МОСКВА, a city; Αθήνα too', 'москва'],
     ['Tempo', 'storm stone stones stork stormy stonework', 'stor'],
+    ['Archive 1999', 'Records from 1998 and 1999 were moved in Q3; the 1999 ones stay, said item_42b-x9.', '1999'],
+    ['Archive', 'Records from 1998 and 1999 were moved in Q3; the 1999 ones stay, said item_42b-x9.', 'x9'],
   ]
   for (const [title, content, q] of CASES) {
     test(`${q}: ${content.slice(0, 30)}`, () => {
