@@ -35,12 +35,19 @@ describe('kill -9 after a note is done, before its webhook is delivered', () => 
       const status = await statusOnceProcessed(async () => (await call('GET', `/v1/notes/${up.noteId}/status`)).body, 50, 1200)
       expect(status).toMatchObject({ status: 'Done', isComplete: true })
 
-      // the note is final; the first attempt finds nothing listening; then kill the server outright
-      let first: any[] = []
-      for (let i = 0; i < 200 && first.length === 0; i++) {
-        first = (await call('GET', `/v1/webhooks/${hook.body.id}/deliveries`)).body.data
-        if (!first.length) await Bun.sleep(50)
+      // the deliveries log once it lists `attempts` attempts (polled 50 ms apart, for up to 10 s): an
+      // attempt is logged once the receiver's answer (or the refused connection) is back
+      const logOnce = async (attempts: number): Promise<any[]> => {
+        let log: any[] = []
+        for (let i = 0; i < 200 && log.length < attempts; i++) {
+          log = (await call('GET', `/v1/webhooks/${hook.body.id}/deliveries`)).body.data
+          if (log.length < attempts) await Bun.sleep(50)
+        }
+        return log
       }
+
+      // the note is final; the first attempt finds nothing listening; then kill the server outright
+      const first = await logOnce(1)
       expect(first).toMatchObject([{ attempt: 1, status: 'failed', responseCode: null }])
       server.proc.kill('SIGKILL')
       await server.proc.exited
@@ -61,12 +68,8 @@ describe('kill -9 after a note is done, before its webhook is delivered', () => 
       const event = new Webhook(hook.body.secret).verify(received[0]!.body, received[0]!.headers)
       expect(event).toEqual({ type: 'note.completed', timestamp: expect.any(String), data: { noteId: up.noteId, status: 'Done', errorCode: null } })
 
-      // the attempt is logged once the receiver's answer is back, a moment after the receiver has the event
-      let log: any[] = []
-      for (let i = 0; i < 200 && log.length < 2; i++) {
-        log = (await call('GET', `/v1/webhooks/${hook.body.id}/deliveries`)).body.data
-        if (log.length < 2) await Bun.sleep(50)
-      }
+      // logged a moment after the receiver has the event
+      const log = await logOnce(2)
       expect(log.map((d: any) => [d.attempt, d.status, d.responseCode, d.messageId])).toEqual([
         [2, 'delivered', 200, received[0]!.headers['webhook-id']],
         [1, 'failed', null, received[0]!.headers['webhook-id']],
