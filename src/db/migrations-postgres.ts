@@ -922,6 +922,17 @@ const MIGRATIONS: Migration[] = [
       $$;
     `,
   },
+  {
+    version: 36,
+    name: 'search rows found by the second each note was made, for deep pages of results (PostgreSQL)',
+    sql: `
+      -- A deep page of search results sorts every match's place alone, cuts its page's places from
+      -- them, then finds the matches holding those places by the second in each place's low 32 bits
+      -- (repo.postgres.ts deepPage; docs/decisions.md "A deep page sorts the places alone"): this
+      -- index, on the expression as the place holds it, finds them without reading the other matches.
+      CREATE INDEX note_search_second ON note_search (account_id, sandbox, (least(created_s, 4294967295) & 4294967295));
+    `,
+  },
 ]
 
 let postgres: Migration[] | undefined

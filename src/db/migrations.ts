@@ -1031,4 +1031,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 36,
+    name: 'search rows found by the second each note was made, for deep pages of results (PostgreSQL)',
+    sql: `
+      -- PostgreSQL only (an index of note_search by the second its notes were made). Nothing changes
+      -- here; the version is kept in step with PostgreSQL's, so a database copies between them.
+      SELECT 1;
+    `,
+  },
 ]

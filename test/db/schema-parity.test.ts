@@ -116,9 +116,10 @@ const DIALECT_DIFFERENCES: DialectDifference[] = [
       'index note_search_head on': 'note_search (head)',
       'index note_search_head using': 'gin',
       'index note_search_filters on': 'note_search (account_id, sandbox, status, type, folder_id)',
+      'index note_search_second on': "note_search (account_id, sandbox, least(created_s,'4294967295')&'4294967295')",
     },
     why: "Each back end's own (migrations 9 and 12): SQLite's FTS5 table (its shadow tables stand behind it), "
-      + "PostgreSQL's table of tsvectors with a GIN index, the title's own with another (migration 31), and its copies of the library and the list filters in a b-tree (migration 33, for filtered searches). SQLite's search reads the library, date and filters from "
+      + "PostgreSQL's table of tsvectors with a GIN index, the title's own with another (migration 31), and its copies of the library and the list filters in a b-tree (migration 33, for filtered searches), and the second each note was made as a search result's place holds it (migration 36, for deep pages). SQLite's search reads the library, date and filters from "
       + 'notes; PostgreSQL\'s from copies in the search row (compared below, as the triggers keep them).',
   },
   {

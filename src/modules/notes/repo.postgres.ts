@@ -36,6 +36,29 @@ const TITLED = '4611686018427387904'
  */
 const byPlace = (t = '', id = 'id') => `place DESC, ${t}date_created DESC, ${t}${id} DESC`
 
+/** The low 32 bits of a place (placeOf), as note_search_second indexes them (migration 36). */
+const SECOND = '(least(s.created_s, 4294967295) & 4294967295)'
+
+/** An array subscript of an offset (an array holds far fewer than 2^31 places: past it is past the end). */
+const subscript = (n: string) => `least(${n}, 2147483647)::int`
+
+/**
+ * A deep page (`page`) of `matches` (rows of id, date_created and place), in two steps. `places`: every
+ * match's place alone, sorted as one array of bigints (an aggregate's sort of one value, where sorting
+ * the rows made and compared a row for each of thousands of matches), from which the page's places
+ * are cut, with how many matches are placed above its first. Then the matches holding one of those
+ * places, found by their second through note_search_second and ranked again, in the full order
+ * (place, date, id), where the first `offset - above` of them are before the page. Parameters: offset,
+ * offset, count, offset, the matches', the matches' again, offset, count.
+ */
+const deepPage = (matches: string) => `places AS MATERIALIZED (
+        SELECT a[${subscript('?::int8 + 1')} : ${subscript('?::int8 + ?::int8')}] AS page, array_position(a, a[${subscript('?::int8 + 1')}]) - 1 AS above
+        FROM (SELECT array_agg(m.place ORDER BY m.place DESC) AS a FROM (${matches}) m) sorted),
+      page AS (
+        SELECT m.id, m.date_created, m.place FROM (${matches} AND ${SECOND} = ANY(ARRAY(SELECT p & 4294967295 FROM places, unnest(places.page) p))) m
+        WHERE m.place = ANY((SELECT page FROM places)::int8[])
+        ORDER BY ${byPlace('m.')} OFFSET ?::int8 - (SELECT above FROM places) LIMIT ?)`
+
 /** The first of several strpos() places (0 for none), or null (least() passes over nulls). */
 const earliest = (places: string[]) => `least(${places.map(p => `nullif(${p}, 0)`).join(', ')})`
 
@@ -141,14 +164,12 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     const matches = `SELECT s.note_id AS id, s.date_created, ${placeOf(`CASE WHEN s.head @@ ${tsquery} THEN ${TITLED} ELSE 0 END`, rank)} AS place
       FROM ${from} WHERE s.doc @@ ${tsquery} AND ${eq.where}${deep ? '' : ' AND (SELECT count(*) FROM titled) < ?'}`
     const matchesParams = [...tq, ...rq, ...afterParams, ...tq, ...eq.params, ...(deep ? [] : [want])]
-    // A deep page keeps thousands of matches sorted, a shallow page its top rows in a heap; by their
-    // place (one bigint, placeOf) and, where two share it, date and id.
-    const pageOf = deep
-      ? `${matches} ORDER BY ${byPlace('s.', 'note_id')} LIMIT ? OFFSET ?`
-      : `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY ${byPlace()} LIMIT ? OFFSET ?)
+    // A shallow page keeps its top rows in a heap, by their place (one bigint, placeOf) and, where two
+    // share it, date and id; a deep page sorts the places alone first (deepPage).
+    const pageOf = `SELECT * FROM ((SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= ? ORDER BY ${byPlace()} LIMIT ? OFFSET ?)
       UNION ALL (${matches} ORDER BY ${byPlace('s.', 'note_id')} LIMIT ? OFFSET ?)) parts ORDER BY ${byPlace()}`
-    const ctes = deep ? `page AS (${pageOf})` : `titled AS MATERIALIZED (${titled}), page AS (${pageOf})`
-    const params = deep ? [...matchesParams, count, offset] : [...titledParams, want, count, offset, ...matchesParams, count, offset]
+    const ctes = deep ? deepPage(matches) : `titled AS MATERIALIZED (${titled}), page AS (${pageOf})`
+    const params = deep ? [offset, offset, count, offset, ...matchesParams, ...matchesParams, offset, count] : [...titledParams, want, count, offset, ...matchesParams, count, offset]
     // each column lower-cased once (ASCII only, as SQLite's lower()), searched for the anchor word's spellings
     const spellings = anchorSpellings(terms)
     const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]

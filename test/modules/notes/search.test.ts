@@ -166,6 +166,36 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     expect((await page(1000, 60)).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `note_forms${String(i).padStart(4, '0')}`))
   })
 
+  test('pages past the 1,000th result keep the order of equal matches: newest first, then by id, across the page boundaries, with notes made in the same second and at the same time', async () => {
+    const store = await open()
+    const t = createTestApp({ store, env: { NOTESVC_RATE_LIMITS: 'read=100000,write=100000,processing=100000' } })
+    const token = await t.key({ email: 'ties@example.com' })
+    const account = (await store.get<{ id: string }>('SELECT id FROM accounts WHERE email = ?', ['ties@example.com']))!.id
+    const note = (id: string, at: number): GeneratedNote =>
+      ({ id, account_id: account, sandbox: 0, folder_id: null, title: 'Weekly sync', summary: 'nothing else', transcript: 'the harvest went well', status: 'Done', type: 'audio', date_created: new Date(at).toISOString(), updated_at: new Date(at).toISOString() })
+    // every note the same text (the same score): 500 made at one instant, 400 within one second, 220
+    // a minute apart, their ids not in the order they were made
+    const id = (group: string, i: number) => `note_${group}${String((i * 37) % 1000).padStart(4, '0')}`
+    const notes = [
+      ...Array.from({ length: 500 }, (_, i) => note(id('same', i), T0 + 86_400_000)),
+      ...Array.from({ length: 400 }, (_, i) => note(id('second', i), T0 + 2 * 86_400_000 + (i % 7) * 100)),
+      ...Array.from({ length: 220 }, (_, i) => note(id('apart', i), T0 + (i % 2 ? 3 : -3) * 86_400_000 + i * 60_000)),
+    ]
+    await insertNotes(store, notes)
+    // the interface's order for equal scores: newest first, then by id (descending, as the list)
+    const expected = notes.map(n => [n.date_created, n.id] as const).sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? 1 : -1) : a[0] < b[0] ? 1 : -1)).map(([, id]) => id)
+    const page = async (offset: number, limit: number) => {
+      const r = await t.call('GET', `/v1/notes?q=harvest&limit=${limit}&offset=${offset}`, { token })
+      expect(r.status).toBe(200)
+      return (r.body.data as { id: string }[]).map(n => n.id)
+    }
+    // in that order: 110 notes a minute apart, the 400 of one second, the 500 of one instant (511th to
+    // 1,010th), 110 more a minute apart. Pages past the 1,000th kept that begin inside the instant's
+    // run, end in it or after it, the last page cut short, and pages past the end.
+    for (const [offset, limit] of [[990, 50], [1000, 1], [960, 100], [1050, 100], [1090, 100], [1120, 10]] as const)
+      expect({ offset, ids: await page(offset, limit) }).toEqual({ offset, ids: expected.slice(offset, offset + limit) })
+  })
+
   test('every word must occur, in any of title, summary or transcript; the last word also as the start of a word; case does not matter', async () => {
     const t = await setup()
     const both = await t.create('Harbor', 'The lantern by the water.')
