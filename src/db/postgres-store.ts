@@ -43,6 +43,8 @@ export class PostgresStore implements StoreCommon {
   private ambient = new AsyncLocalStorage<Queryable>()
   private pooled: InstanceType<typeof Bun.SQL>
   private pool: Queryable
+  /** connections whose every statement is planned for its own values (customPlanned), opened on first use */
+  private planning: { client: InstanceType<typeof Bun.SQL>; q: Queryable } | null = null
   /** LISTEN's own connection, opened by the first listen(): it outlives pools given up on */
   private listener: InstanceType<typeof Bun.SQL> | null = null
   private readonly maxConnections: number
@@ -63,8 +65,9 @@ export class PostgresStore implements StoreCommon {
     return this.pooled
   }
 
-  private newPool(max = this.maxConnections): InstanceType<typeof Bun.SQL> {
-    return new Bun.SQL(this.url, { max, ...deadlineOptions(this.deadline) })
+  private newPool(max = this.maxConnections, settings: Record<string, string | number> = {}): InstanceType<typeof Bun.SQL> {
+    const options = deadlineOptions(this.deadline)
+    return new Bun.SQL(this.url, { max, ...options, connection: { ...options.connection, ...settings } })
   }
 
   /** The server did not answer a statement sent on `stale`: its connections are closed, and a new pool takes its place. */
@@ -129,6 +132,33 @@ export class PostgresStore implements StoreCommon {
 
   run(sql: string, params?: readonly SqlValue[]): Promise<number> {
     return this.current().run(sql, params)
+  }
+
+  /**
+   * `fn`'s statements planned for the values they are given every time, as a search's must be: a
+   * statement prepared once per connection would after five runs get a generic plan, made without
+   * knowing how many notes hold the words (for a common word the wrong scan). Outside a transaction,
+   * on connections of their own whose plan_cache_mode is force_custom_plan (at most half the pool's
+   * size, opened on first use), one statement at a time and no transaction around it; inside one, on
+   * its connection after SET LOCAL, which holds until it ends.
+   */
+  async customPlanned<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    if (this.inTransaction) {
+      return this.transaction(async tx => {
+        await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
+        return fn(tx)
+      })
+    }
+    if (!this.planning) {
+      const client = this.newPool(Math.max(1, Math.ceil(this.maxConnections / 2)), { plan_cache_mode: 'force_custom_plan' })
+      const q = this.over(client, () => {
+        // no answer past the deadline: these connections are closed, the next call opens new ones
+        if (this.planning?.client === client) this.planning = null
+        void client.close({ timeout: 0 }).catch(() => {})
+      })
+      this.planning = { client, q }
+    }
+    return fn(this.planning.q)
   }
 
   /** Whether the calling async context is inside a transaction of this store. */
@@ -226,6 +256,6 @@ export class PostgresStore implements StoreCommon {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.pooled.close(), this.listener?.close()])
+    await Promise.all([this.pooled.close(), this.listener?.close(), this.planning?.client.close()])
   }
 }

@@ -173,13 +173,11 @@ export function createPostgresNotesRepo(store: PostgresStore, caches: Pick<ListC
     // each column lower-cased once (ASCII only, as SQLite's lower()), searched for the anchor word's spellings
     const spellings = anchorSpellings(terms)
     const anchorParams = [...spellings.map(w => ` ${w}`), ...spellings]
-    // Planned for this query's own words every time: a statement prepared once per connection would
-    // after five runs be given a generic plan, made without knowing how many notes hold the words,
-    // which for a common word scans the wrong way (bench/search.ts: 19 ms against 14 ms for a word in
-    // 98% of 10,000 notes, 24 against 17 with status and type). SET LOCAL holds for this transaction.
-    return store.transaction(async tx => {
-      await tx.run('SET LOCAL plan_cache_mode = force_custom_plan')
-      const rows = await tx.all<SearchWindows>(`WITH ${ctes},
+    // Planned for this query's own words every time (customPlanned): a generic plan, made without
+    // knowing how many notes hold the words, scans the wrong way for a common word (bench/search.ts:
+    // 19 ms against 14 ms for a word in 98% of 10,000 notes, 24 against 17 with status and type).
+    return store.customPlanned(async q => {
+      const rows = await q.all<SearchWindows>(`WITH ${ctes},
         texts AS MATERIALIZED (
           SELECT page.*, n.list_item, n.tags, n.title AS c0, n.summary AS c1, coalesce(b.original_transcription, '') AS c2
           FROM page JOIN notes n ON n.id = page.id LEFT JOIN note_bodies b ON b.note_id = n.id),
