@@ -129,6 +129,16 @@ for (const b of backEnds) {
       await expect(store.transaction(async () => { throw new Error('no') })).rejects.toThrow('no')
       expect(store.activity()).toMatchObject({ openTransactions: 0, queriesInFlight: 0 })
     })
+
+    test.skipIf(b.name !== 'postgres')('PostgreSQL: statements run through customPlanned are planned for their values every time, on their own connections or in the caller\'s transaction; the pool\'s are not', async () => {
+      const pgStore = store as PostgresStore
+      const mode = async (q: { get<T>(sql: string): Promise<T | null> }) => (await q.get<{ plan_cache_mode: string }>('SHOW plan_cache_mode'))!.plan_cache_mode
+      expect(await pgStore.customPlanned(mode)).toBe('force_custom_plan')
+      expect(await mode(store)).toBe('auto')
+      // inside a transaction: on its connection, from then until it ends
+      expect(await store.transaction(async tx => [await mode(tx), await pgStore.customPlanned(mode), await mode(tx)])).toEqual(['auto', 'force_custom_plan', 'force_custom_plan'])
+      expect(await mode(store)).toBe('auto')
+    })
   })
 }
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database'
 import { openConfiguredStore } from '../../src/db/open'
-import { SqliteStore, type Store } from '../../src/db/store'
+import { PostgresStore, SqliteStore, type Store } from '../../src/db/store'
+import { DatabaseUnavailableError } from '../../src/db/unavailable'
 import { createTestApp, expectEnvelope, type CallResult } from '../helpers/app'
 import { postgresUnavailable, startPostgres, type PostgresCluster } from '../helpers/postgres'
 
@@ -155,11 +156,18 @@ describe.skipIf(pgSkip !== null)('PostgreSQL that hangs (SIGSTOP) in the middle 
     const kept = await t.call('POST', '/v1/notes', { token, body: { title: 'Before the hang', content: 'kept' } })
     const folder = await t.call('POST', '/v1/folders', { token, body: { name: 'Inbox' } })
     expect([kept.status, folder.status]).toEqual([201, 201])
+    // a search's own connection (customPlanned) opened before the hang
+    const titles = async (res: Promise<{ status: number; body: { data: { title: string }[] } }>) => {
+      const r = await res
+      return [r.status, r.body.data.map(n => n.title)]
+    }
+    expect(await titles(t.call('GET', '/v1/notes?q=hang', { token }))).toEqual([200, ['Before the hang']])
 
     expect(pg.freeze().length).toBeGreaterThan(1)
     try {
       const requests: [string, string, unknown?][] = [
         ['GET', '/v1/notes'],
+        ['GET', '/v1/notes?q=hang'],
         ['POST', '/v1/notes', { title: 'During the hang', content: 'must not be kept', folderId: folder.body.id }],
         ['GET', `/v1/notes/${kept.body.id}`],
         ['PATCH', `/v1/notes/${kept.body.id}`, { title: 'Renamed during the hang' }],
@@ -169,8 +177,8 @@ describe.skipIf(pgSkip !== null)('PostgreSQL that hangs (SIGSTOP) in the middle 
         ['POST', '/v1/summaries', { text: 'The beta ships on March third.' }],
       ]
       // one after another, then all at once: the pool given up on, and the new one's connections too
-      for (const [method, path, body] of requests.slice(0, 3)) expectUnavailable(await within(BOUND_SECONDS, `${method} ${path}`, t.call(method, path, { token, body })), `${method} ${path}`, 5)
-      const together = await within(BOUND_SECONDS, 'eight requests at once', Promise.all(requests.map(([method, path, body]) => t.call(method, path, { token, body }))))
+      for (const [method, path, body] of requests.slice(0, 4)) expectUnavailable(await within(BOUND_SECONDS, `${method} ${path}`, t.call(method, path, { token, body })), `${method} ${path}`, 5)
+      const together = await within(BOUND_SECONDS, 'nine requests at once', Promise.all(requests.map(([method, path, body]) => t.call(method, path, { token, body }))))
       together.forEach((res, i) => expectUnavailable(res, `${requests[i]![0]} ${requests[i]![1]}`, 5))
       const health = await within(BOUND_SECONDS, 'GET /v1/health', t.call('GET', '/v1/health'))
       expect(health.status).toBe(200)
@@ -186,12 +194,31 @@ describe.skipIf(pgSkip !== null)('PostgreSQL that hangs (SIGSTOP) in the middle 
     const list = await t.call('GET', '/v1/notes', { token })
     expect(list.status).toBe(200)
     expect(list.body.data.map((n: { title: string }) => n.title)).toEqual(['Before the hang'])
+    expect(await titles(t.call('GET', '/v1/notes?q=hang', { token }))).toEqual([200, ['Before the hang']])
     expect((await t.call('GET', '/v1/folders', { token })).body.data.map((f: { name: string }) => f.name)).toEqual(['Inbox'])
     expect((await t.call('GET', '/v1/usage', { token })).body.recent).toEqual([])
     const rows = await store.get<Record<string, string>>('SELECT (SELECT count(*) FROM notes) AS notes, (SELECT count(*) FROM folders) AS folders, (SELECT count(*) FROM usage) AS usage')
     expect(rows).toEqual({ notes: '1', folders: '1', usage: '0' })
     expect((await t.call('POST', '/v1/notes', { token, body: { title: 'After the hang', content: 'kept too' } })).status).toBe(201)
   }, 120_000)
+
+  test("a search's own connections (customPlanned): a statement sent in the hang is given up within seconds, and searches run again after SIGCONT", async () => {
+    const pgStore = store as PostgresStore
+    const one = () => pgStore.customPlanned(q => q.get<{ one: number }>('SELECT 1 AS one'))
+    expect(await one()).toEqual({ one: 1 })
+    pg.freeze()
+    let failure: unknown = null
+    try {
+      failure = await within(BOUND_SECONDS, 'a statement on the search connections', one().then(() => null, (err: unknown) => err))
+    } finally {
+      pg.thaw()
+    }
+    expect(failure).toBeInstanceOf(DatabaseUnavailableError)
+    const deadline = Date.now() + 15_000
+    let after: unknown = null
+    while (Date.now() < deadline && !(after = await one().catch(() => null))) await Bun.sleep(200)
+    expect(after).toEqual({ one: 1 })
+  }, 60_000)
 })
 
 describe('SQLite locked by another process past the busy timeout', () => {
