@@ -93,15 +93,16 @@ export class PostgresStore implements StoreCommon {
    * Statements on `client`; a connection refused, lost or timed out is thrown as
    * DatabaseUnavailableError (classified), here and in transaction(). Past the deadline, `giveUp`
    * runs (a transaction closes its connection); on the pool, a statement still waiting for a
-   * connection is cancelled (it never runs), and one sent gives up on the pool.
+   * connection is cancelled (it never runs), and one sent gives up on the pool (`replace`: by default
+   * the main pool's replacement; customPlanned's connections are closed and opened again on next use).
    */
-  private over(client: InstanceType<typeof Bun.SQL>, giveUp?: () => void): Queryable {
+  private over(client: InstanceType<typeof Bun.SQL>, giveUp?: () => void, replace = () => this.replacePool(client)): Queryable {
     const query = async (sql: string, params: readonly SqlValue[]) => {
       this.inFlight++
       try {
         const q = client.unsafe(this.text(sql), params as SqlValue[])
         if (!this.deadline) return await q
-        return await answeredWithin(q, this.deadline.answerMs, 'a statement', giveUp ?? (() => (q.active ? this.replacePool(client) : q.cancel())))
+        return await answeredWithin(q, this.deadline.answerMs, 'a statement', giveUp ?? (() => (q.active ? replace() : q.cancel())))
       } catch (err) {
         throw classified(err)
       } finally {
@@ -151,8 +152,9 @@ export class PostgresStore implements StoreCommon {
     }
     if (!this.planning) {
       const client = this.newPool(Math.max(1, Math.ceil(this.maxConnections / 2)), { plan_cache_mode: 'force_custom_plan' })
-      const q = this.over(client, () => {
-        // no answer past the deadline: these connections are closed, the next call opens new ones
+      // a statement sent and unanswered past the deadline: these connections are closed, and the
+      // next call opens new ones (one still waiting for a connection is cancelled, as on the pool)
+      const q = this.over(client, undefined, () => {
         if (this.planning?.client === client) this.planning = null
         void client.close({ timeout: 0 }).catch(() => {})
       })
