@@ -184,8 +184,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     await insertNotes(store, notes)
     // the interface's order for equal scores: newest first, then by id (descending, as the list)
     const expected = notes.map(n => [n.date_created, n.id] as const).sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? 1 : -1) : a[0] < b[0] ? 1 : -1)).map(([, id]) => id)
-    const page = async (offset: number, limit: number) => {
-      const r = await t.call('GET', `/v1/notes?q=harvest&limit=${limit}&offset=${offset}`, { token })
+    const page = async (offset: number, limit: number, filters = '') => {
+      const r = await t.call('GET', `/v1/notes?q=harvest&limit=${limit}&offset=${offset}${filters}`, { token })
       expect(r.status).toBe(200)
       return (r.body.data as { id: string }[]).map(n => n.id)
     }
@@ -194,6 +194,8 @@ for (const b of backEnds) describe.skipIf(b.skip)(`searching notes on ${b.name}`
     // run, end in it or after it, the last page cut short, and pages past the end.
     for (const [offset, limit] of [[990, 50], [1000, 1], [960, 100], [1050, 100], [1090, 100], [1120, 10]] as const)
       expect({ offset, ids: await page(offset, limit) }).toEqual({ offset, ids: expected.slice(offset, offset + limit) })
+    // the same page with filters every note meets (each read in both steps of a deep page)
+    expect(await page(990, 50, `&status=Done&type=audio&updatedAfter=${new Date(T0 - 4 * 86_400_000).toISOString()}`)).toEqual(expected.slice(990, 1040))
   })
 
   test('every word must occur, in any of title, summary or transcript; the last word also as the start of a word; case does not matter', async () => {
