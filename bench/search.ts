@@ -161,6 +161,9 @@ async function main() {
   if (!Number.isInteger(NOTES) || NOTES < 50) throw new BenchFailure(`BENCH_NOTES=${process.env.BENCH_NOTES}: a whole number of at least 50`)
   if (!Number.isInteger(REQUESTS) || REQUESTS < 100) throw new BenchFailure(`BENCH_REQUESTS=${process.env.BENCH_REQUESTS}: a whole number of at least 100`)
   PATHS.zipf = zipfPaths()
+  // a search within tags (issue 33; not in search-compare.ts, whose older side may have no tags), the
+  // tags as list-notes.ts seeds them: ~30% of notes carry one of four, a third of those a second
+  PATHS.uniform.splice(-1, 0, ['a word + tag', '/v1/notes?q=budget&tag=meeting&limit=50'], ['a word + two tags', '/v1/notes?q=budget&tag=meeting&tag=customer&limit=50'])
   const work = mkdtempSync(join(tmpdir(), 'notesvc-bench-search-'))
   const servers: Server[] = []
   let pg: PostgresCluster | null = null
